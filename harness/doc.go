@@ -1,0 +1,7 @@
+// Package harness is what rule specs and the capture audit use: the
+// per-connection model that passive monitors read, the monitor registry
+// and the one-pass audit of a trace, the findings and per-clause tallies
+// that become verdicts, the ladder diagrams of failure messages, and the
+// peer (stimulus builders and expectations on the device's clock) that
+// active specs drive a device with.
+package harness

@@ -1,0 +1,566 @@
+package harness
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"sync"
+
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// Checker is one monitor's state on one connection. Observe is called for
+// every usable packet of the connection in trace order, before the
+// connection model (Conn) absorbs the packet, so Conn describes what was
+// seen before it. End is called once when the trace ends.
+type Checker interface {
+	Observe(c *Conn, r *trace.Record)
+	End(c *Conn)
+}
+
+// Monitor is a passive check of one clause: it builds a Checker per
+// connection. Monitors flag only what no legal device could have sent
+// given what the trace shows, and report indeterminate where the trace
+// lacks what the clause needs.
+type Monitor struct {
+	Clause string
+	New    func(c *Conn) Checker
+}
+
+var (
+	monMu    sync.Mutex
+	monitors []Monitor
+)
+
+// RegisterMonitor adds a passive monitor; rule packages call it from init.
+func RegisterMonitor(m Monitor) {
+	monMu.Lock()
+	defer monMu.Unlock()
+	monitors = append(monitors, m)
+}
+
+// Monitors returns the registered monitors sorted by clause.
+func Monitors() []Monitor {
+	monMu.Lock()
+	defer monMu.Unlock()
+	out := append([]Monitor(nil), monitors...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Clause < out[j].Clause })
+	return out
+}
+
+// SRQMode says what is known about the responder QPs' receive queues.
+type SRQMode uint8
+
+// SRQ knowledge.
+const (
+	SRQUnknown SRQMode = iota
+	SRQNone            // no responder QP uses an SRQ
+	SRQAll             // every responder QP uses an SRQ
+)
+
+// Settings are connection settings the user knows (audit flags) or the
+// active run configured. Zero values mean unknown.
+type Settings struct {
+	MTU        int
+	SRQ        SRQMode
+	AckTimeout int // local ACK timeout exponent; -1 unknown
+	RetryCnt   int // -1 unknown
+	RNRRetry   int // -1 unknown
+	// Active is set for traces of active runs: the trace holds the whole
+	// connection from its first packet, nothing was lost before the
+	// capture point, and the device is the side named by DeviceIs.
+	Active bool
+	// DeviceIsRequester is set (with Active) when the device under test is
+	// the requester of the connection.
+	DeviceIsRequester bool
+}
+
+// UnknownSettings returns settings with every value unknown.
+func UnknownSettings() Settings {
+	return Settings{AckTimeout: -1, RetryCnt: -1, RNRRetry: -1}
+}
+
+// reqEntry is what the model remembers of one request PSN.
+type reqEntry struct {
+	valid   bool
+	psn     wire.PSN
+	op      wire.Opcode
+	ackReq  bool
+	frame   int
+	sends   int      // how many times this PSN was seen (first send + resends)
+	lastPSN wire.PSN // READ: last reserved PSN
+}
+
+// reqWindow is how many request PSNs the model remembers.
+const reqWindow = 1 << 14
+
+// Read is an RDMA READ request seen on the connection.
+type Read struct {
+	First, Last wire.PSN
+	Length      uint32
+	VA          uint64
+	RKey        uint32
+	Frame       int
+	// Next is the next response PSN expected for this READ; Done when the
+	// Last/Only response was seen.
+	Next wire.PSN
+	Done bool
+}
+
+// Conn is the model of one RC connection (one requester QP talking to one
+// responder QP) built from the trace, shared by every monitor.
+type Conn struct {
+	ID          int
+	Requester   netip.Addr
+	Responder   netip.Addr
+	ResponderQP uint32 // DestQP of requests
+	RequesterQP uint32 // DestQP of responses (0 until a response is seen)
+	Settings    Settings
+	Capture     string
+
+	// Requests.
+	HaveReq    bool
+	FirstReq   wire.PSN // first request PSN seen
+	NextReq    wire.PSN // one past the highest PSN a request used (READ: its reserved range)
+	reqs       [reqWindow]reqEntry
+	Reads      []*Read // READs whose responses are not complete, oldest first
+	MTUGuess   int     // largest payload of a First/Middle request or response seen (0: none)
+	atomicOrig map[wire.PSN]uint64
+
+	// Responses.
+	HaveResp    bool
+	LastAckPSN  wire.PSN // PSN of the newest positive Acknowledge
+	HaveAck     bool
+	LastMSN     uint32
+	HaveMSN     bool
+	LastNAK     *trace.Record // most recent NAK (any code)
+	Packets     int
+	recent      []*trace.Record
+	sink        *Sink
+	checkers    []Checker
+	lastRecTime int64
+}
+
+// recentMax is how many records a finding's ladder shows.
+const recentMax = 16
+
+// Req returns what the model remembers of request PSN p.
+func (c *Conn) Req(p wire.PSN) (op wire.Opcode, ackReq bool, frame int, ok bool) {
+	e := &c.reqs[uint32(p)%reqWindow]
+	if !e.valid || e.psn != p {
+		return 0, false, 0, false
+	}
+	return e.op, e.ackReq, e.frame, true
+}
+
+// ReqSends returns how many times request PSN p was seen.
+func (c *Conn) ReqSends(p wire.PSN) int {
+	e := &c.reqs[uint32(p)%reqWindow]
+	if !e.valid || e.psn != p {
+		return 0
+	}
+	return e.sends
+}
+
+// SentBefore reports whether a request used PSN p (a READ counts for its
+// whole reserved range) before now.
+func (c *Conn) SentBefore(p wire.PSN) bool {
+	if !c.HaveReq {
+		return false
+	}
+	return p.AtOrAfter(c.FirstReq) && p.Before(c.NextReq)
+}
+
+// ReadCovering returns the outstanding READ whose reserved range holds p.
+func (c *Conn) ReadCovering(p wire.PSN) *Read {
+	for _, r := range c.Reads {
+		if p.InRange(r.First, r.Last) {
+			return r
+		}
+	}
+	return nil
+}
+
+// AtomicOriginal returns the original value first returned for the
+// ATOMIC at PSN p.
+func (c *Conn) AtomicOriginal(p wire.PSN) (uint64, bool) {
+	v, ok := c.atomicOrig[p]
+	return v, ok
+}
+
+// MTU returns the path MTU: the configured one, else the inferred one
+// (0 if neither is known).
+func (c *Conn) MTU() int {
+	if c.Settings.MTU != 0 {
+		return c.Settings.MTU
+	}
+	return c.MTUGuess
+}
+
+// Recent returns the last records of the connection (for ladders).
+func (c *Conn) Recent() []*trace.Record { return c.recent }
+
+// absorb updates the model with r after the monitors saw it.
+func (c *Conn) absorb(r *trace.Record) {
+	p := r.Packet
+	c.Packets++
+	if len(c.recent) == recentMax {
+		copy(c.recent, c.recent[1:])
+		c.recent = c.recent[:recentMax-1]
+	}
+	c.recent = append(c.recent, r)
+	op := p.Opcode
+	if op.IsRequest() {
+		last := p.PSN
+		if op == wire.ReadRequest {
+			mtu := c.MTU()
+			if mtu != 0 {
+				last = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, mtu) - 1)
+			}
+		}
+		e := &c.reqs[uint32(p.PSN)%reqWindow]
+		if e.valid && e.psn == p.PSN {
+			e.sends++
+		} else {
+			*e = reqEntry{valid: true, psn: p.PSN, op: op, ackReq: p.AckReq, frame: r.Frame, sends: 1, lastPSN: last}
+		}
+		if !c.HaveReq {
+			c.HaveReq, c.FirstReq, c.NextReq = true, p.PSN, last.Next()
+		} else if last.AtOrAfter(c.NextReq) {
+			c.NextReq = last.Next()
+		}
+		if op == wire.ReadRequest && c.ReadCovering(p.PSN) == nil && c.MTU() != 0 {
+			c.Reads = append(c.Reads, &Read{First: p.PSN, Last: last, Length: p.RETH.Length,
+				VA: p.RETH.VA, RKey: p.RETH.RKey, Frame: r.Frame, Next: p.PSN})
+			if len(c.Reads) > 256 {
+				c.Reads = c.Reads[1:]
+			}
+		}
+		if pos := op.Position(); (pos == wire.PosFirst || pos == wire.PosMiddle) && !r.Truncated {
+			if n := r.PayloadLen; n > c.MTUGuess && wire.ValidMTU(n) {
+				c.MTUGuess = n
+			}
+		}
+		return
+	}
+	if !op.IsResponse() {
+		return
+	}
+	c.HaveResp = true
+	if op.Has(wire.HdrAETH) {
+		c.LastMSN, c.HaveMSN = p.AETH.MSN, true
+	}
+	switch op.Class() {
+	case wire.ClassAck:
+		if p.AETH.IsACK() {
+			c.LastAckPSN, c.HaveAck = p.PSN, true
+			c.retireReads(p.PSN, false)
+		} else {
+			c.LastNAK = r
+		}
+	case wire.ClassReadResponse:
+		if pos := op.Position(); pos == wire.PosFirst || pos == wire.PosMiddle {
+			if n := r.PayloadLen; n > c.MTUGuess && wire.ValidMTU(n) && !r.Truncated {
+				c.MTUGuess = n
+			}
+		}
+		if rd := c.ReadCovering(p.PSN); rd != nil {
+			rd.Next = p.PSN.Next()
+			if op.EndsMessage() && p.PSN == rd.Last {
+				rd.Done = true
+			}
+		}
+		c.retireReads(p.PSN, true)
+	case wire.ClassAtomicAck:
+		if c.atomicOrig == nil {
+			c.atomicOrig = map[wire.PSN]uint64{}
+		}
+		if _, ok := c.atomicOrig[p.PSN]; !ok {
+			c.atomicOrig[p.PSN] = p.AtomicAck
+			if len(c.atomicOrig) > 4096 {
+				for k := range c.atomicOrig {
+					if k.Before(p.PSN.Add(-2048)) {
+						delete(c.atomicOrig, k)
+					}
+				}
+			}
+		}
+	}
+}
+
+// retireReads drops READs that are complete, or that an acknowledgment
+// with a later PSN has implicitly NAKed (the requester will re-issue).
+func (c *Conn) retireReads(psn wire.PSN, resp bool) {
+	k := 0
+	for _, rd := range c.Reads {
+		if rd.Done || (!resp && psn.After(rd.Last)) {
+			continue
+		}
+		c.Reads[k] = rd
+		k++
+	}
+	for i := k; i < len(c.Reads); i++ {
+		c.Reads[i] = nil
+	}
+	c.Reads = c.Reads[:k]
+}
+
+// Violation reports that r violates clause.
+func (c *Conn) Violation(clause string, r *trace.Record, message string, expected []string, seen string) {
+	c.sink.violation(c, clause, r, message, expected, seen)
+}
+
+// Checked counts one instance of clause that was checked and held.
+func (c *Conn) Checked(clause string) { c.sink.tally(clause).Checked++ }
+
+// Indeterminate records that an instance of clause could not be decided.
+func (c *Conn) Indeterminate(clause, reason string) {
+	t := c.sink.tally(clause)
+	t.Indeterminate++
+	if t.Reason == "" {
+		t.Reason = reason
+	}
+}
+
+// Tally counts what happened to one clause.
+type Tally struct {
+	Checked       int
+	Violations    int
+	Indeterminate int
+	Reason        string
+}
+
+// Verdict turns a tally into a verdict: any violation fails; otherwise a
+// checked instance passes; otherwise an undecided one is indeterminate;
+// otherwise the clause was not exercised.
+func (t *Tally) Verdict() reports.Verdict {
+	switch {
+	case t == nil:
+		return reports.NotExercised
+	case t.Violations > 0:
+		return reports.Fail
+	case t.Checked > 0:
+		return reports.Pass
+	case t.Indeterminate > 0:
+		return reports.Indeterminate
+	}
+	return reports.NotExercised
+}
+
+// Sink collects findings and tallies.
+type Sink struct {
+	Capture  string
+	Tallies  map[string]*Tally
+	Findings []reports.Finding
+	// MaxFindings bounds the findings kept per clause (the count goes on).
+	MaxFindings int
+	perClause   map[string]int
+	// Text gives the clause in our words for findings.
+	Text func(clause string) string
+}
+
+// NewSink returns an empty sink.
+func NewSink(capture string) *Sink {
+	return &Sink{Capture: capture, Tallies: map[string]*Tally{}, MaxFindings: 50, perClause: map[string]int{}}
+}
+
+func (s *Sink) tally(clause string) *Tally {
+	t := s.Tallies[clause]
+	if t == nil {
+		t = &Tally{}
+		s.Tallies[clause] = t
+	}
+	return t
+}
+
+// Tally returns the tally of clause (nil if nothing happened to it).
+func (s *Sink) Tally(clause string) *Tally { return s.Tallies[clause] }
+
+func (s *Sink) violation(c *Conn, clause string, r *trace.Record, message string, expected []string, seen string) {
+	s.tally(clause).Violations++
+	s.perClause[clause]++
+	if s.MaxFindings > 0 && s.perClause[clause] > s.MaxFindings {
+		return
+	}
+	f := reports.Finding{
+		ID: clause, Capture: s.Capture, QP: c.ResponderQP,
+		Message: message, Expected: expected, Seen: seen,
+	}
+	if r != nil {
+		f.PSN = uint32(r.Packet.PSN)
+		if c.Settings.Active {
+			f.Frame = 0
+		} else {
+			f.Frame = r.Frame
+		}
+	}
+	if s.Text != nil {
+		f.Clause = s.Text(clause)
+	}
+	recs := append([]*trace.Record(nil), c.recent...)
+	if r != nil && (len(recs) == 0 || recs[len(recs)-1] != r) {
+		recs = append(recs, r)
+	}
+	f.Ladder = Rungs(recs, r, !c.Settings.Active)
+	s.Findings = append(s.Findings, f)
+}
+
+// Auditor runs every registered monitor over a stream of records in one
+// pass, rebuilding connections as it goes.
+type Auditor struct {
+	Settings Settings
+	Sink     *Sink
+	Only     map[string]bool // if non-nil, run only these clauses' monitors
+	conns    []*Conn
+	mons     []Monitor
+}
+
+// NewAuditor returns an auditor writing into sink.
+func NewAuditor(settings Settings, sink *Sink) *Auditor {
+	return &Auditor{Settings: settings, Sink: sink}
+}
+
+// Conns returns the connections seen so far.
+func (a *Auditor) Conns() []*Conn { return a.conns }
+
+func (a *Auditor) monitorsToRun() []Monitor {
+	if a.mons == nil {
+		for _, m := range Monitors() {
+			if a.Only == nil || a.Only[m.Clause] {
+				a.mons = append(a.mons, m)
+			}
+		}
+	}
+	return a.mons
+}
+
+// Observe feeds one record. Records with a bad ICRC are left out: their
+// receiver dropped them. The record must not be modified afterwards.
+func (a *Auditor) Observe(r *trace.Record) {
+	if !r.Usable() || r.Packet == nil {
+		return
+	}
+	op := r.Packet.Opcode
+	if !op.IsRequest() && !op.IsResponse() {
+		return
+	}
+	c := a.connFor(r)
+	if c == nil {
+		return
+	}
+	for _, ch := range c.checkers {
+		ch.Observe(c, r)
+	}
+	c.absorb(r)
+}
+
+// End finishes every connection.
+func (a *Auditor) End() {
+	for _, c := range a.conns {
+		for _, ch := range c.checkers {
+			ch.End(c)
+		}
+	}
+}
+
+func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32) *Conn {
+	c := &Conn{ID: len(a.conns) + 1, Requester: req, Responder: rsp, ResponderQP: rspQP,
+		Settings: a.Settings, Capture: a.Sink.Capture, sink: a.Sink}
+	for _, m := range a.monitorsToRun() {
+		c.checkers = append(c.checkers, m.New(c))
+	}
+	a.conns = append(a.conns, c)
+	return c
+}
+
+// connFor finds or creates the connection a record belongs to. Requests
+// are keyed by (requester, responder, DestQP). Responses go to the
+// requester's QP: they are paired with the connection between the same
+// two addresses whose requester QP is already known to be their DestQP,
+// else with an unpaired one whose request PSNs are nearest.
+func (a *Auditor) connFor(r *trace.Record) *Conn {
+	p := r.Packet
+	if p.Opcode.IsRequest() {
+		for _, c := range a.conns {
+			if c.ResponderQP == p.DestQP && c.Requester == r.Src && c.Responder == r.Dst {
+				return c
+			}
+		}
+		return a.newConn(r.Src, r.Dst, p.DestQP)
+	}
+	// A response from r.Src (the responder) to r.Dst (the requester).
+	var best *Conn
+	bestDist := 1 << 30
+	for _, c := range a.conns {
+		if c.Requester != r.Dst || c.Responder != r.Src {
+			continue
+		}
+		if c.RequesterQP == p.DestQP && c.HaveResp {
+			return c
+		}
+		if c.HaveResp || !c.HaveReq {
+			continue
+		}
+		d := p.PSN.Diff(c.NextReq)
+		if d < 0 {
+			d = -d
+		}
+		if d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	if best != nil && bestDist < 1<<16 {
+		best.RequesterQP = p.DestQP
+		return best
+	}
+	// Responses whose requests were never seen: a connection of its own,
+	// on which monitors needing the requests will be indeterminate.
+	c := a.newConn(r.Dst, r.Src, 0)
+	c.RequesterQP = p.DestQP
+	return c
+}
+
+// Rungs converts records to ladder rungs, highlighting hi.
+func Rungs(recs []*trace.Record, hi *trace.Record, frames bool) []reports.Rung {
+	out := make([]reports.Rung, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, Rung(r, r == hi, frames))
+	}
+	return out
+}
+
+// Rung converts one record to a ladder rung.
+func Rung(r *trace.Record, highlight, frames bool) reports.Rung {
+	p := r.Packet
+	g := reports.Rung{TimeNS: int64(r.Time), Dir: r.Dir.String(), Opcode: p.Opcode.ShortName(),
+		PSN: uint32(p.PSN), AckReq: p.AckReq, QP: p.DestQP, Highlight: highlight, Note: r.Note}
+	if frames {
+		g.Frame = r.Frame
+	}
+	if p.Opcode.Has(wire.HdrAETH) {
+		g.Syndrome = p.AETH.String()
+		m := p.AETH.MSN
+		g.MSN = &m
+	}
+	if p.Opcode.Has(wire.HdrAtomicAckETH) {
+		g.Note = joinNote(g.Note, fmt.Sprintf("orig=0x%x", p.AtomicAck))
+	}
+	if p.Opcode.Has(wire.HdrRETH) {
+		g.Note = joinNote(g.Note, fmt.Sprintf("len=%d", p.RETH.Length))
+	}
+	return g
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// Ladder renders records as a text ladder for failure messages.
+func Ladder(recs []*trace.Record, hi *trace.Record, frames bool) string {
+	return reports.LadderText(Rungs(recs, hi, frames))
+}

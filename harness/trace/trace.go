@@ -1,0 +1,75 @@
+// Package trace records the packets of an RC exchange, in both directions,
+// with their time and frame number, and rebuilds RC connections from a
+// stream of packets by pairing each QP's two directions.
+//
+// A trace is what every passive monitor reads: the suite records one for
+// each active scenario, and the capture audit builds one from a file.
+package trace
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/rcconform/rcconform/wire"
+)
+
+// Dir is the direction of a packet relative to the RC connection.
+type Dir uint8
+
+// Directions.
+const (
+	// ToResponder is a packet from the requester to the responder
+	// (requests).
+	ToResponder Dir = iota
+	// ToRequester is a packet from the responder to the requester
+	// (responses: ACK, NAK, READ responses, ATOMIC acknowledgments).
+	ToRequester
+)
+
+func (d Dir) String() string {
+	if d == ToResponder {
+		return "req>rsp"
+	}
+	return "rsp>req"
+}
+
+// Arrow renders the direction for text ladders.
+func (d Dir) Arrow() string {
+	if d == ToResponder {
+		return "-->"
+	}
+	return "<--"
+}
+
+// Record is one packet of a trace.
+type Record struct {
+	Frame   int           // 1-based frame number in the capture, or sequence number in an active run
+	Time    time.Duration // since the start of the trace (virtual clock for the reference DUT)
+	Dir     Dir
+	Src     netip.Addr
+	Dst     netip.Addr
+	IPID    uint16 // IPv4 identification (0 for IPv6): tells a network duplicate from a resend
+	HasIPID bool
+	Packet  *wire.Packet // owned by the record (payload copied)
+	// ICRC is the ICRC check's outcome; a packet with a bad ICRC never
+	// reached the transport and monitors leave it out.
+	ICRC wire.ICRCStatus
+	// Truncated is set when the capture cut the frame short: its headers
+	// are analysed, its payload length and ICRC are unknown.
+	Truncated bool
+	// PayloadLen is the payload length the packet had on the wire (which
+	// may exceed len(Packet.Payload) when Truncated).
+	PayloadLen int
+	// Note is free text (for example the defect that shaped this packet).
+	Note string
+}
+
+// Usable reports whether monitors should analyse the record: a frame
+// whose ICRC is bad was dropped by its receiver.
+func (r *Record) Usable() bool { return r.ICRC != wire.ICRCBad }
+
+// String renders the record on one line.
+func (r *Record) String() string {
+	return fmt.Sprintf("#%d %v %s %s", r.Frame, r.Time, r.Dir, r.Packet)
+}

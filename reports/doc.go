@@ -1,0 +1,23 @@
+// Package reports holds the one result model that every rcconform run
+// produces, suite runs against a DUT and audits of captures alike, and the
+// renderers that present it.
+//
+// A [Result] lists the clauses that were considered, each with a [Verdict]
+// (pass, fail, not exercised, indeterminate, unsupported, text unavailable),
+// and the [Finding]s behind every failure. A finding says what the clause
+// asks in our words, every outcome that would have been acceptable, what was
+// seen instead, and the exchange around it as a ladder of [Rung]s, one per
+// packet.
+//
+// JSON is the source of truth: [Result.WriteJSON] and [ReadJSON] follow the
+// contract in docs/DESIGN.md (captures, clauses and findings are always
+// present, as empty lists when there are none). The other formats render
+// from the same Result:
+//
+//   - [WriteJUnit]: JUnit XML keyed to clause numbers (testcase classname =
+//     clause ID, section, side, level and verdict as properties), for CI.
+//   - [WriteHTML]: one self-contained page with a verdict table, filters and
+//     an SVG sequence diagram of each violation, for people.
+//   - [WriteMarkdown]: a summary for pull-request comments.
+//   - [LadderText]: the fixed-width text ladder used in failure messages.
+package reports

@@ -1,0 +1,285 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// Verdict is the outcome of one clause in one run (or, for audits of several
+// captures, in one capture).
+type Verdict string
+
+// The verdicts, in the order reports list them.
+const (
+	// Pass: the clause was exercised and nothing violated it.
+	Pass Verdict = "pass"
+	// Fail: at least one observed behaviour violates the clause.
+	Fail Verdict = "fail"
+	// NotExercised: nothing in the run gave the clause a chance to apply.
+	NotExercised Verdict = "not-exercised"
+	// Indeterminate: the clause applied, but what was seen cannot decide it
+	// (the connection began before the capture, a setting is unknown, ...).
+	Indeterminate Verdict = "indeterminate"
+	// Unsupported: the DUT adapter lacks a capability the check needs (a
+	// capture cannot be sent packets, a device without atomics, ...).
+	Unsupported Verdict = "unsupported"
+	// TextUnavailable: the clause is catalogued but its text could not be
+	// checked against, so no check is made.
+	TextUnavailable Verdict = "text-unavailable"
+)
+
+// Verdicts lists every verdict in the order reports show them.
+var Verdicts = []Verdict{Pass, Fail, NotExercised, Indeterminate, Unsupported, TextUnavailable}
+
+// Valid reports whether v is one of [Verdicts].
+func (v Verdict) Valid() bool {
+	for _, known := range Verdicts {
+		if v == known {
+			return true
+		}
+	}
+	return false
+}
+
+// Result kinds.
+const (
+	KindSuite = "suite" // the rule suite run against a DUT
+	KindAudit = "audit" // passive monitors run over captures
+)
+
+// Rung directions.
+const (
+	DirReqToRsp = "req>rsp" // requester to responder
+	DirRspToReq = "rsp>req" // responder to requester
+)
+
+// Result is everything one run found. JSON is its source of truth.
+type Result struct {
+	Kind   string `json:"kind"`             // KindSuite or KindAudit
+	DUT    string `json:"dut,omitempty"`    // "reference", "pcap", "live"
+	Defect string `json:"defect,omitempty"` // the reference defect switched on, if any
+	Seed   int64  `json:"seed,omitempty"`
+	// Captures is always present in the JSON (an empty list for suite runs).
+	Captures []CaptureInfo  `json:"captures"`
+	Clauses  []ClauseResult `json:"clauses"`
+	Findings []Finding      `json:"findings"`
+}
+
+// CaptureInfo describes one capture an audit read.
+type CaptureInfo struct {
+	File       string   `json:"file"`
+	Format     string   `json:"format,omitempty"` // "pcap", "pcapng"
+	Frames     int      `json:"frames"`
+	RoCEFrames int      `json:"roce_frames"`
+	Skipped    int      `json:"skipped"`
+	BadICRC    int      `json:"bad_icrc"`
+	Truncated  int      `json:"truncated"`
+	Errors     []string `json:"errors,omitempty"`
+}
+
+// ClauseResult is the verdict on one clause (for audits of several captures,
+// one ClauseResult per clause per capture).
+type ClauseResult struct {
+	ID         string  `json:"id"`
+	Section    string  `json:"section"`
+	Side       string  `json:"side"`  // "requester", "responder", "both"
+	Level      string  `json:"level"` // "mandatory", "optional"
+	Summary    string  `json:"summary"`
+	Verdict    Verdict `json:"verdict"`
+	Checked    int     `json:"checked"`
+	Violations int     `json:"violations"`
+	// Reason says why the clause was not exercised, unsupported,
+	// indeterminate or its text unavailable.
+	Reason  string `json:"reason,omitempty"`
+	Capture string `json:"capture,omitempty"`
+	// Checks names what was checked (scenario names).
+	Checks []string `json:"checks,omitempty"`
+}
+
+// Finding is one violation of a clause.
+type Finding struct {
+	ID      string `json:"id"` // the clause ID
+	Capture string `json:"capture,omitempty"`
+	Frame   int    `json:"frame"` // 1-based, as Wireshark numbers frames; 0 when not from a capture
+	QP      uint32 `json:"qp"`
+	PSN     uint32 `json:"psn"`
+	Message string `json:"message"`
+	// Clause is the clause in our words.
+	Clause string `json:"clause_text,omitempty"`
+	// Expected lists every acceptable outcome.
+	Expected []string `json:"expected,omitempty"`
+	Seen     string   `json:"seen,omitempty"`
+	Scenario string   `json:"scenario,omitempty"`
+	Ladder   []Rung   `json:"ladder,omitempty"`
+}
+
+// Rung is one packet of the exchange around a finding.
+type Rung struct {
+	TimeNS    int64   `json:"time_ns"`
+	Dir       string  `json:"dir"` // DirReqToRsp or DirRspToReq
+	Opcode    string  `json:"opcode"`
+	PSN       uint32  `json:"psn"`
+	AckReq    bool    `json:"ackreq"`
+	Syndrome  string  `json:"syndrome,omitempty"`
+	MSN       *uint32 `json:"msn,omitempty"`
+	Frame     int     `json:"frame,omitempty"`
+	QP        uint32  `json:"qp"` // destination QP
+	Highlight bool    `json:"highlight,omitempty"`
+	Note      string  `json:"note,omitempty"`
+}
+
+// MarshalJSON writes r with captures, clauses and findings always present, as
+// the JSON contract requires, even when r holds nil slices.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result // without this method
+	p := plain(r)
+	if p.Captures == nil {
+		p.Captures = []CaptureInfo{}
+	}
+	if p.Clauses == nil {
+		p.Clauses = []ClauseResult{}
+	}
+	if p.Findings == nil {
+		p.Findings = []Finding{}
+	}
+	return json.Marshal(p)
+}
+
+// WriteJSON writes r as indented JSON followed by a newline.
+func (r *Result) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding result JSON: %w", err)
+	}
+	b = append(b, '\n')
+	if _, err := w.Write(b); err != nil {
+		return fmt.Errorf("writing result JSON: %w", err)
+	}
+	return nil
+}
+
+// ReadJSON reads one result written by [Result.WriteJSON] and checks that
+// its kind, verdicts and rung directions are known.
+func ReadJSON(r io.Reader) (*Result, error) {
+	dec := json.NewDecoder(r)
+	var res Result
+	if err := dec.Decode(&res); err != nil {
+		return nil, fmt.Errorf("decoding result JSON: %w", err)
+	}
+	var extra json.RawMessage
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err == nil {
+			err = errors.New("more than one JSON value")
+		}
+		return nil, fmt.Errorf("decoding result JSON: after the result: %w", err)
+	}
+	if err := res.validate(); err != nil {
+		return nil, fmt.Errorf("decoding result JSON: %w", err)
+	}
+	if res.Captures == nil {
+		res.Captures = []CaptureInfo{}
+	}
+	if res.Clauses == nil {
+		res.Clauses = []ClauseResult{}
+	}
+	if res.Findings == nil {
+		res.Findings = []Finding{}
+	}
+	return &res, nil
+}
+
+func (r *Result) validate() error {
+	switch r.Kind {
+	case KindSuite, KindAudit:
+	case "":
+		return errors.New("missing kind")
+	default:
+		return fmt.Errorf("unknown kind %q (want %q or %q)", r.Kind, KindSuite, KindAudit)
+	}
+	for i, c := range r.Clauses {
+		if c.ID == "" {
+			return fmt.Errorf("clause %d: missing id", i+1)
+		}
+		if !c.Verdict.Valid() {
+			return fmt.Errorf("clause %d (%s): unknown verdict %q", i+1, c.ID, c.Verdict)
+		}
+	}
+	for i, f := range r.Findings {
+		for j, g := range f.Ladder {
+			if g.Dir != DirReqToRsp && g.Dir != DirRspToReq {
+				return fmt.Errorf("finding %d (%s), rung %d: unknown direction %q (want %q or %q)",
+					i+1, f.ID, j+1, g.Dir, DirReqToRsp, DirRspToReq)
+			}
+		}
+	}
+	return nil
+}
+
+// Failed reports whether any clause failed.
+func (r *Result) Failed() bool {
+	for _, c := range r.Clauses {
+		if c.Verdict == Fail {
+			return true
+		}
+	}
+	return false
+}
+
+// Sort puts findings in order of capture, then frame; findings that tie keep
+// the order they were added in. Clauses keep the order they were added in,
+// which is the catalogue's order when the run adds them that way.
+func (r *Result) Sort() {
+	sort.SliceStable(r.Findings, func(i, j int) bool {
+		a, b := r.Findings[i], r.Findings[j]
+		if a.Capture != b.Capture {
+			return a.Capture < b.Capture
+		}
+		return a.Frame < b.Frame
+	})
+}
+
+// Counts returns the number of clause results with each verdict. Every
+// verdict of [Verdicts] has an entry, zero or not.
+func (r *Result) Counts() map[Verdict]int {
+	n := make(map[Verdict]int, len(Verdicts))
+	for _, v := range Verdicts {
+		n[v] = 0
+	}
+	for _, c := range r.Clauses {
+		n[c.Verdict]++
+	}
+	return n
+}
+
+// FindingsFor returns the findings behind c: those with c's clause ID and,
+// when c names a capture, found in that capture.
+func (r *Result) FindingsFor(c ClauseResult) []Finding {
+	var out []Finding
+	for _, f := range r.Findings {
+		if f.ID != c.ID {
+			continue
+		}
+		if c.Capture != "" && f.Capture != c.Capture {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// countLine is "2 pass, 1 fail, 0 not-exercised, ..." for every verdict.
+func countLine(r *Result, sep string) string {
+	n := r.Counts()
+	var b bytes.Buffer
+	for i, v := range Verdicts {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		fmt.Fprintf(&b, "%d %s", n[v], v)
+	}
+	return b.String()
+}

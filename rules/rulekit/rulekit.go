@@ -1,0 +1,317 @@
+// Package rulekit is the wrapper every rule's spec file registers
+// through. It adds the rule's labels (rule:ID, side:…, level:…), checks
+// before anything runs that the catalogue and the spec files match one to
+// one, turns the adapter's capabilities into "unsupported" verdicts,
+// audits every trace an active spec produces with every passive monitor,
+// runs each monitor over a capture in capture mode, and collects the
+// per-clause verdicts that the suite writes as JSON and as JUnit keyed to
+// clause IDs.
+package rulekit
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/reports"
+	"github.com/rcconform/rcconform/rules/catalog"
+)
+
+// Config is the suite's configuration, from the flags after `--`.
+type Config struct {
+	DUT      string
+	Defect   string
+	Capture  string
+	Seed     int64
+	JUnit    string
+	JSON     string
+	Settings string // comma-separated key=value adapter settings
+	// Known connection settings for capture audits.
+	SRQ        string
+	MTU        int
+	AckTimeout int
+	RetryCnt   int
+	RNRRetry   int
+}
+
+// Cfg holds the parsed flags.
+var Cfg = Config{DUT: "reference", Seed: 1, AckTimeout: -1, RetryCnt: -1, RNRRetry: -1, SRQ: "unknown"}
+
+// RegisterFlags adds the suite's flags to fs (the test binary's flags).
+func RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&Cfg.DUT, "dut", Cfg.DUT, "device adapter: "+strings.Join(dut.Names(), ", "))
+	fs.StringVar(&Cfg.Defect, "defect", "", "reference DUT: the defect to switch on (see `rcconform defects`)")
+	fs.StringVar(&Cfg.Capture, "capture", "", "pcap DUT: the capture file to audit")
+	fs.Int64Var(&Cfg.Seed, "seed", Cfg.Seed, "seed for PSNs, QPNs and impairments; failures print it")
+	fs.StringVar(&Cfg.JUnit, "junit", "", "write JUnit keyed to clause IDs to this file")
+	fs.StringVar(&Cfg.JSON, "json", "", "write the JSON result to this file")
+	fs.StringVar(&Cfg.Settings, "settings", "", "adapter settings, key=value,key=value")
+	fs.StringVar(&Cfg.SRQ, "srq", Cfg.SRQ, "capture audit: none|all|unknown")
+	fs.IntVar(&Cfg.MTU, "mtu", 0, "capture audit: path MTU (0 unknown)")
+	fs.IntVar(&Cfg.AckTimeout, "ack-timeout", -1, "capture audit: local ACK timeout exponent (-1 unknown)")
+	fs.IntVar(&Cfg.RetryCnt, "retry-cnt", -1, "capture audit: transport retry count (-1 unknown)")
+	fs.IntVar(&Cfg.RNRRetry, "rnr-retry", -1, "capture audit: RNR retry count (-1 unknown)")
+}
+
+// ParseSettings splits "a=b,c=d".
+func ParseSettings(s string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+// CaptureSettings turns the flags into audit settings.
+func CaptureSettings(c Config) harness.Settings {
+	s := harness.UnknownSettings()
+	s.MTU = c.MTU
+	switch c.SRQ {
+	case "none":
+		s.SRQ = harness.SRQNone
+	case "all":
+		s.SRQ = harness.SRQAll
+	}
+	s.AckTimeout, s.RetryCnt, s.RNRRetry = c.AckTimeout, c.RetryCnt, c.RNRRetry
+	return s
+}
+
+// Auditable is implemented by capture adapters: Audit runs the auditor
+// over every record of the capture in one pass.
+type Auditable interface {
+	Audit(a *harness.Auditor) (reports.CaptureInfo, error)
+}
+
+type registration struct {
+	entry catalog.Entry
+	file  string
+}
+
+type clauseAcc struct {
+	checked, violations, indeterminate int
+	unsupported, reasons               []string
+	checks                             []string
+	ran                                bool
+	textUnavailable                    bool
+}
+
+var (
+	mu       sync.Mutex
+	regs     = map[string]registration{}
+	regOrder []string
+	regErrs  []string
+	acc      = map[string]*clauseAcc{}
+	findings []reports.Finding
+
+	env struct {
+		dut      dut.DUT
+		caps     dut.Capabilities
+		err      error
+		capSink  *harness.Sink
+		capInfo  reports.CaptureInfo
+		captured bool
+	}
+)
+
+func accFor(id string) *clauseAcc {
+	a := acc[id]
+	if a == nil {
+		a = &clauseAcc{}
+		acc[id] = a
+	}
+	return a
+}
+
+// Rule registers the specs of clause id. Call it once per clause, from
+// the clause's spec file in rules/<folder>/, as
+//
+//	var _ = rulekit.Rule("C9-95", func(r *rulekit.R) { r.Active(...) })
+func Rule(id string, body func(r *R)) bool {
+	e, ok := catalog.Lookup(id)
+	_, file, _, _ := runtime.Caller(1)
+	mu.Lock()
+	if !ok {
+		regErrs = append(regErrs, fmt.Sprintf("%s registers %q, which is not in the catalogue", file, id))
+		mu.Unlock()
+		return false
+	}
+	if prev, dup := regs[id]; dup {
+		regErrs = append(regErrs, fmt.Sprintf("%q registered twice: %s and %s", id, prev.file, file))
+	}
+	want := catalog.Folder(id)
+	if filepath.Base(filepath.Dir(file)) != want {
+		regErrs = append(regErrs, fmt.Sprintf("%q is registered from %s; its spec file belongs in rules/%s/", id, file, want))
+	}
+	regs[id] = registration{entry: e, file: file}
+	regOrder = append(regOrder, id)
+	mu.Unlock()
+
+	labels := ginkgo.Label(catalog.Label(id), "side:"+string(e.Side), "level:"+string(e.Level))
+	ginkgo.Describe(id+" "+e.Summary, labels, func() {
+		r := &R{Entry: e}
+		if e.Status == catalog.TextUnavailable {
+			ginkgo.It("is reported text-unavailable: its text is not public, so nothing is checked", func() {
+				mu.Lock()
+				a := accFor(id)
+				a.ran, a.textUnavailable = true, true
+				mu.Unlock()
+				ginkgo.Skip("text-unavailable: the text of " + id + " is not public; rcconform checks nothing under it")
+			})
+			return
+		}
+		ginkgo.It("passive monitor over the capture", func() { r.auditCapture() })
+		body(r)
+	})
+	return true
+}
+
+// CheckRegistry returns an error unless every catalogue entry has exactly
+// one spec registration and every registration a catalogue entry.
+func CheckRegistry() error {
+	mu.Lock()
+	defer mu.Unlock()
+	var problems []string
+	problems = append(problems, regErrs...)
+	for _, e := range catalog.All() {
+		if _, ok := regs[e.ID]; !ok {
+			problems = append(problems, fmt.Sprintf("catalogue entry %q has no spec file (rules/%s/)", e.ID, catalog.Folder(e.ID)))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("catalogue and spec files do not match:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// Setup builds the DUT from the flags; the suite calls it in BeforeSuite.
+func Setup() error {
+	if err := CheckRegistry(); err != nil {
+		return err
+	}
+	d, err := dut.New(Cfg.DUT, dut.Options{Defect: Cfg.Defect, Capture: Cfg.Capture, Seed: Cfg.Seed,
+		Settings: ParseSettings(Cfg.Settings)})
+	if err != nil {
+		return err
+	}
+	env.dut, env.caps = d, d.Capabilities()
+	if env.caps.Capture {
+		au, ok := d.(Auditable)
+		if !ok {
+			return fmt.Errorf("adapter %q replays a capture but cannot audit it", Cfg.DUT)
+		}
+		sink := harness.NewSink(Cfg.Capture)
+		sink.Text = ClauseText
+		a := harness.NewAuditor(CaptureSettings(Cfg), sink)
+		info, err := au.Audit(a)
+		env.capSink, env.capInfo, env.captured = sink, info, true
+		if err != nil {
+			return fmt.Errorf("auditing %s: %w", Cfg.Capture, err)
+		}
+	}
+	return nil
+}
+
+// ClauseText returns the clause in our words (for findings).
+func ClauseText(id string) string {
+	if e, ok := catalog.Lookup(id); ok {
+		return e.Text
+	}
+	return ""
+}
+
+// DUT returns the adapter the suite runs against.
+func DUT() dut.DUT { return env.dut }
+
+// Result builds the run's result from every clause's outcome.
+func Result() *reports.Result {
+	mu.Lock()
+	defer mu.Unlock()
+	res := &reports.Result{Kind: reports.KindSuite, DUT: Cfg.DUT, Defect: Cfg.Defect, Seed: Cfg.Seed,
+		Captures: []reports.CaptureInfo{}, Findings: append([]reports.Finding{}, findings...)}
+	if env.captured {
+		res.Captures = append(res.Captures, env.capInfo)
+	}
+	for _, e := range catalog.All() {
+		a := acc[e.ID]
+		c := reports.ClauseResult{ID: e.ID, Section: e.Section, Side: string(e.Side), Level: string(e.Level), Summary: e.Summary}
+		switch {
+		case e.Status == catalog.TextUnavailable:
+			c.Verdict, c.Reason = reports.TextUnavailable, "the clause's text is not public; nothing is checked under it"
+		case a == nil || !a.ran:
+			c.Verdict, c.Reason = reports.NotExercised, "no spec of this clause ran (filtered out, or none applies)"
+		default:
+			c.Checked, c.Violations, c.Checks = a.checked, a.violations, a.checks
+			switch {
+			case a.violations > 0:
+				c.Verdict = reports.Fail
+			case a.checked > 0:
+				c.Verdict = reports.Pass
+			case len(a.unsupported) > 0:
+				c.Verdict, c.Reason = reports.Unsupported, strings.Join(uniq(a.unsupported), "; ")
+			case a.indeterminate > 0:
+				c.Verdict, c.Reason = reports.Indeterminate, strings.Join(uniq(a.reasons), "; ")
+			default:
+				c.Verdict, c.Reason = reports.NotExercised, strings.Join(uniq(a.reasons), "; ")
+			}
+		}
+		res.Clauses = append(res.Clauses, c)
+	}
+	return res
+}
+
+func uniq(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if x != "" && !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// WriteReports writes the JSON and JUnit files the flags ask for.
+func WriteReports() error {
+	res := Result()
+	if Cfg.JSON != "" {
+		if err := writeFile(Cfg.JSON, func(f *os.File) error { return res.WriteJSON(f) }); err != nil {
+			return err
+		}
+	}
+	if Cfg.JUnit != "" {
+		if err := writeFile(Cfg.JUnit, func(f *os.File) error { return reports.WriteJUnit(f, res, "rcconform") }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeFile(name string, w func(*os.File) error) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	if err := w(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing report %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing report %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,215 @@
+package rulekit
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/reports"
+	"github.com/rcconform/rcconform/rules/catalog"
+)
+
+// R is a clause's spec context inside its Describe.
+type R struct {
+	Entry catalog.Entry
+}
+
+// Needs lists capabilities an active scenario requires beyond injecting
+// packets.
+type Needs struct {
+	PostWR, Completions, Memory, Atomics, SRQ, Credits, VirtualTime bool
+}
+
+func (n Needs) missing(c dut.Capabilities) []string {
+	var m []string
+	add := func(need, have bool, what string) {
+		if need && !have {
+			m = append(m, what)
+		}
+	}
+	add(!c.Capture, c.Inject, "injecting packets")
+	add(n.PostWR, c.PostWR, "posting work requests on the device")
+	add(n.Completions, c.Completions, "reading the device's completions")
+	add(n.Memory, c.Memory, "reading and writing the device's memory")
+	add(n.Atomics, c.Atomics, "atomics")
+	add(n.SRQ, c.SRQ, "a shared receive queue")
+	add(n.Credits, c.Credits, "a known receive queue depth")
+	add(n.VirtualTime, c.VirtualTime, "exact timing (a virtual clock)")
+	return m
+}
+
+// Scenario is one active scenario of a clause.
+type Scenario struct {
+	Config dut.ConnConfig
+	Needs  Needs
+}
+
+// Active registers an active scenario: an It that opens a fresh
+// connection on the device, hands the body a Peer, and afterwards audits
+// the connection's trace with every passive monitor. Capabilities the
+// adapter lacks (and the optional feature the clause depends on) make the
+// scenario unsupported, never failed.
+func (r *R) Active(name string, sc Scenario, body func(p *harness.Peer)) {
+	id := r.Entry.ID
+	ginkgo.It(name, func() {
+		d := env.dut
+		caps := env.caps
+		needs := sc.Needs
+		for _, n := range r.Entry.Needs {
+			switch n {
+			case catalog.NeedAtomics:
+				needs.Atomics = true
+			case catalog.NeedSRQ:
+				needs.SRQ = true
+			}
+		}
+		if needs.Atomics {
+			sc.Config.Atomics = true
+		}
+		mu.Lock()
+		a := accFor(id)
+		a.ran = true
+		mu.Unlock()
+		if caps.Capture {
+			reason := "active scenario: a capture cannot be sent packets"
+			mu.Lock()
+			a.unsupported = append(a.unsupported, reason)
+			mu.Unlock()
+			ginkgo.Skip("unsupported: " + reason)
+		}
+		if m := needs.missing(caps); len(m) > 0 {
+			reason := fmt.Sprintf("the %s adapter lacks %s", d.Name(), strings.Join(m, ", "))
+			mu.Lock()
+			a.unsupported = append(a.unsupported, reason)
+			mu.Unlock()
+			ginkgo.Skip("unsupported: " + reason)
+		}
+		conn, err := d.NewConn(sc.Config)
+		if err != nil {
+			ginkgo.Fail(fmt.Sprintf("opening a connection on the %s device: %v", d.Name(), err))
+		}
+		ginkgo.DeferCleanup(func() { _ = conn.Close() })
+		peer := harness.NewPeer(conn, id, r.Entry.Text)
+		ginkgo.DeferCleanup(func() { r.afterActive(name, conn, sc) })
+		body(peer)
+	})
+}
+
+// afterActive records the scenario's outcome and audits its trace with
+// every monitor; a monitor's violation fails the spec under its clause.
+func (r *R) afterActive(name string, conn dut.Conn, sc Scenario) {
+	id := r.Entry.ID
+	rep := ginkgo.CurrentSpecReport()
+	settings := harness.UnknownSettings()
+	settings.Active = true
+	settings.MTU = conn.Info().MTU
+	if sc.Config.SRQ {
+		settings.SRQ = harness.SRQAll
+	} else {
+		settings.SRQ = harness.SRQNone
+	}
+	sink := harness.NewSink("")
+	sink.Text = ClauseText
+	au := harness.NewAuditor(settings, sink)
+	for _, rec := range conn.Trace() {
+		au.Observe(rec)
+	}
+	au.End()
+
+	mu.Lock()
+	a := accFor(id)
+	switch {
+	case rep.State.Is(types.SpecStateSkipped):
+	case rep.Failed():
+		a.violations++
+		findings = append(findings, reports.Finding{ID: id, Message: rep.FailureMessage(), Scenario: name,
+			Clause: r.Entry.Text})
+	default:
+		a.checked++
+		a.checks = append(a.checks, name)
+	}
+	var cross []string
+	for clause, t := range sink.Tallies {
+		if t.Violations == 0 {
+			continue
+		}
+		accFor(clause).violations += t.Violations
+		accFor(clause).ran = true
+		for _, f := range sink.Findings {
+			if f.ID == clause {
+				f.Scenario = id + ": " + name
+				findings = append(findings, f)
+				cross = append(cross, fmt.Sprintf("%s (passive monitor): %s\n%s", clause, f.Message,
+					reports.LadderText(f.Ladder)))
+			}
+		}
+	}
+	mu.Unlock()
+	if len(cross) > 0 && !rep.Failed() {
+		ginkgo.Fail("the trace of this scenario violates other clauses:\n" + strings.Join(cross, "\n"))
+	}
+}
+
+// auditCapture reports the clause's passive monitor over the capture (in
+// capture mode); in active mode it is skipped, since every active trace
+// is audited by every monitor anyway.
+func (r *R) auditCapture() {
+	id := r.Entry.ID
+	if !env.captured {
+		ginkgo.Skip("no capture: this DUT is audited through its active scenarios' traces")
+	}
+	mu.Lock()
+	a := accFor(id)
+	a.ran = true
+	t := env.capSink.Tally(id)
+	hasMon := false
+	for _, m := range harness.Monitors() {
+		if m.Clause == id {
+			hasMon = true
+		}
+	}
+	var fs []reports.Finding
+	for _, f := range env.capSink.Findings {
+		if f.ID == id {
+			fs = append(fs, f)
+		}
+	}
+	if t != nil {
+		a.checked += t.Checked
+		a.violations += t.Violations
+		a.indeterminate += t.Indeterminate
+		if t.Reason != "" {
+			a.reasons = append(a.reasons, t.Reason)
+		}
+	}
+	findings = append(findings, fs...)
+	mu.Unlock()
+	switch v := t.Verdict(); v {
+	case reports.Fail:
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s violated in %s: %s\n", id, env.capSink.Capture, r.Entry.Text)
+		for _, f := range fs {
+			fmt.Fprintf(&b, "\nframe %d, QP 0x%06x, PSN %d: %s\nacceptable: %s\nseen: %s\n%s", f.Frame, f.QP, f.PSN,
+				f.Message, strings.Join(f.Expected, " | "), f.Seen, reports.LadderText(f.Ladder))
+		}
+		ginkgo.Fail(b.String())
+	case reports.Pass:
+	case reports.Indeterminate:
+		ginkgo.Skip("indeterminate: " + t.Reason)
+	default:
+		if !hasMon {
+			mu.Lock()
+			a.unsupported = append(a.unsupported, "no passive monitor: the clause is checked only by active scenarios")
+			mu.Unlock()
+			ginkgo.Skip("unsupported: " + id + " has no passive monitor")
+		}
+		mu.Lock()
+		a.reasons = append(a.reasons, "nothing in the capture exercised it")
+		mu.Unlock()
+		ginkgo.Skip("not-exercised: nothing in the capture exercised " + id)
+	}
+}
