@@ -72,6 +72,9 @@ type Settings struct {
 	// connection from its first packet, nothing was lost before the
 	// capture point, and the device is the side named by DeviceIs.
 	Active bool
+	// Complete says the capture holds each connection from its first
+	// packet, taken where nothing is lost before the capture point.
+	Complete bool
 	// DeviceIsRequester is set (with Active) when the device under test is
 	// the requester of the connection.
 	DeviceIsRequester bool
@@ -198,6 +201,21 @@ func (c *Conn) MTU() int {
 	}
 	return c.MTUGuess
 }
+
+// JudgesResponder reports whether responder-side monitors should judge
+// this connection's responses: always for captures, and in active runs
+// only when the device is the responder (the harness, playing the
+// responder for requester rules, breaks responder rules on purpose).
+func (c *Conn) JudgesResponder() bool { return !(c.Settings.Active && c.Settings.DeviceIsRequester) }
+
+// JudgesRequester reports whether requester-side monitors should judge
+// this connection's requests.
+func (c *Conn) JudgesRequester() bool { return !c.Settings.Active || c.Settings.DeviceIsRequester }
+
+// Complete reports whether the trace is known to hold the whole
+// connection from its first packet with nothing lost before the capture
+// point: true for active runs and for audits told so (--complete).
+func (c *Conn) Complete() bool { return c.Settings.Active || c.Settings.Complete }
 
 // Recent returns the last records of the connection (for ladders).
 func (c *Conn) Recent() []*trace.Record { return c.recent }

@@ -41,6 +41,7 @@ type Config struct {
 	AckTimeout int
 	RetryCnt   int
 	RNRRetry   int
+	Complete   bool
 }
 
 // Cfg holds the parsed flags.
@@ -60,6 +61,7 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&Cfg.AckTimeout, "ack-timeout", -1, "capture audit: local ACK timeout exponent (-1 unknown)")
 	fs.IntVar(&Cfg.RetryCnt, "retry-cnt", -1, "capture audit: transport retry count (-1 unknown)")
 	fs.IntVar(&Cfg.RNRRetry, "rnr-retry", -1, "capture audit: RNR retry count (-1 unknown)")
+	fs.BoolVar(&Cfg.Complete, "complete", false, "capture audit: the capture holds every connection from its first packet, taken where nothing is lost before the capture point")
 }
 
 // ParseSettings splits "a=b,c=d".
@@ -86,6 +88,7 @@ func CaptureSettings(c Config) harness.Settings {
 		s.SRQ = harness.SRQAll
 	}
 	s.AckTimeout, s.RetryCnt, s.RNRRetry = c.AckTimeout, c.RetryCnt, c.RNRRetry
+	s.Complete = c.Complete
 	return s
 }
 

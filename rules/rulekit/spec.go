@@ -46,6 +46,9 @@ func (n Needs) missing(c dut.Capabilities) []string {
 type Scenario struct {
 	Config dut.ConnConfig
 	Needs  Needs
+	// DeviceIsRequester: the device is the requester and the harness plays
+	// the responder (requester rules).
+	DeviceIsRequester bool
 }
 
 // Active registers an active scenario: an It that opens a fresh
@@ -107,6 +110,10 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario) {
 	settings := harness.UnknownSettings()
 	settings.Active = true
 	settings.MTU = conn.Info().MTU
+	settings.DeviceIsRequester = sc.DeviceIsRequester
+	settings.AckTimeout = int(conn.Info().Config.Timeout)
+	settings.RetryCnt = int(conn.Info().Config.RetryCnt)
+	settings.RNRRetry = int(conn.Info().Config.RNRRetry)
 	if sc.Config.SRQ {
 		settings.SRQ = harness.SRQAll
 	} else {

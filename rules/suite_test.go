@@ -1,0 +1,33 @@
+package rules_test
+
+import (
+	"flag"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	_ "github.com/rcconform/rcconform/dut/pcapdut"
+	_ "github.com/rcconform/rcconform/dut/refdut"
+	_ "github.com/rcconform/rcconform/rules"
+	"github.com/rcconform/rcconform/rules/rulekit"
+)
+
+func init() { rulekit.RegisterFlags(flag.CommandLine) }
+
+func TestRules(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "rcconform rules")
+}
+
+var _ = BeforeSuite(func() {
+	GinkgoWriter.Printf("rcconform: dut=%s defect=%q seed=%d\n", rulekit.Cfg.DUT, rulekit.Cfg.Defect, rulekit.Cfg.Seed)
+	if err := rulekit.Setup(); err != nil {
+		Fail(err.Error())
+	}
+})
+
+var _ = ReportAfterSuite("clause-keyed reports", func(Report) {
+	if err := rulekit.WriteReports(); err != nil {
+		Fail(err.Error())
+	}
+})
