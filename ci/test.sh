@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# What .ci/run runs: everything a submission must pass.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export GOFLAGS="${GOFLAGS:-} -mod=mod"
+go version
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== tests (the README's test command)"
+go test -race -timeout 60m ./...
+
+echo "== the suite against the reference DUT, with clause-keyed reports"
+mkdir -p out
+go tool ginkgo run --junit-report=out/ginkgo-junit.xml ./rules -- --junit=out/junit.xml --json=out/result.json
+go run ./cmd/rcconform report --in out/result.json --html out/report.html --markdown out/report.md
+
+echo "== the report as a person sees it"
+bash ci/render-report.sh out/report.png out/result.json

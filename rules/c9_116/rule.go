@@ -1,0 +1,119 @@
+// Package c9_116 checks C9-116 (§9.7.5.1.6): a valid request whose BTH
+// AckReq bit is set obliges the responder to schedule a response carrying
+// that request's PSN or a later one. Without AckReq it may wait as long as
+// it likes, which is what makes coalescing possible.
+package c9_116
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// ID is the clause this package checks.
+const ID = "C9-116"
+
+func init() {
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(*harness.Conn) harness.Checker { return &monitor{} }})
+}
+
+// monitor keeps the requests that carried AckReq and are not yet covered.
+// A request at PSN p is covered by a later response whose PSN is p or
+// later: a positive Acknowledge, a READ response packet carrying an AETH
+// (its ACK implicitly covers earlier requests), an ATOMIC Acknowledge, or
+// a NAK naming p itself. A NAK or RNR NAK naming an earlier PSN releases
+// the obligation: the requester must resend from there, and the resent
+// request carries its own AckReq. A request resent later (same PSN) takes
+// over the obligation of its earlier copy.
+//
+// A missing response can be proven only where nothing can be lost after
+// the capture point and the whole connection was seen (active runs, or
+// audits with --complete); elsewhere a lost ACK looks the same as a
+// missing one, so an uncovered request at the end is indeterminate.
+type monitor struct {
+	open []*trace.Record // uncovered AckReq requests, oldest first
+	// latchFrom is set while a sequence-error NAK with PSN latchPSN is
+	// outstanding: requests beyond it are out of sequence, not valid.
+	latched  bool
+	latchPSN wire.PSN
+}
+
+func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
+	if !c.JudgesResponder() {
+		return
+	}
+	p := r.Packet
+	if p.Opcode.IsRequest() {
+		if m.latched && p.PSN == m.latchPSN {
+			m.latched = false
+		}
+		if !p.AckReq && p.Opcode.Class() != wire.ClassReadRequest && p.Opcode.Class() != wire.ClassAtomic {
+			return
+		}
+		if m.latched && p.PSN.After(m.latchPSN) {
+			return // out of sequence while the NAK latch holds: not a valid request
+		}
+		// A resend supersedes the earlier copy.
+		k := 0
+		for _, o := range m.open {
+			if o.Packet.PSN != p.PSN {
+				m.open[k] = o
+				k++
+			}
+		}
+		m.open = append(m.open[:k], r)
+		if len(m.open) > 4096 {
+			m.open = m.open[1:]
+		}
+		return
+	}
+	var upTo wire.PSN
+	switch {
+	case p.Opcode == wire.Acknowledge && p.AETH.IsACK():
+		upTo = p.PSN
+	case p.Opcode == wire.Acknowledge:
+		// NAK or RNR NAK: releases everything from its PSN on (resent
+		// later), covers what it names.
+		k := 0
+		for _, o := range m.open {
+			if o.Packet.PSN.Before(p.PSN) {
+				m.open[k] = o
+				k++
+			}
+		}
+		m.open = m.open[:k]
+		if p.AETH.IsNAK(wire.NAKPSNSequence) {
+			m.latched, m.latchPSN = true, p.PSN
+		}
+		return
+	case p.Opcode.Has(wire.HdrAETH):
+		upTo = p.PSN // READ response First/Last/Only, ATOMIC Acknowledge
+	default:
+		return // READ response Middle: no AETH
+	}
+	k := 0
+	for _, o := range m.open {
+		if o.Packet.PSN.AtOrBefore(upTo) && o.Time <= r.Time {
+			c.Checked(ID)
+			continue
+		}
+		m.open[k] = o
+		k++
+	}
+	m.open = m.open[:k]
+}
+
+func (m *monitor) End(c *harness.Conn) {
+	for _, o := range m.open {
+		if c.Complete() {
+			c.Violation(ID, o, fmt.Sprintf("the request at PSN %d carried AckReq and no response with PSN %d or later followed", o.Packet.PSN, o.Packet.PSN),
+				[]string{fmt.Sprintf("an ACK (or READ response / ATOMIC acknowledgment) with PSN ≥ %d", o.Packet.PSN),
+					"a NAK or RNR NAK for that or an earlier PSN"},
+				"no such response before the end of the trace")
+		} else {
+			c.Indeterminate(ID, fmt.Sprintf("request PSN %d (frame %d) carried AckReq and nothing covered it before the capture ended: the response may be lost after the capture point or still scheduled", o.Packet.PSN, o.Frame))
+		}
+	}
+}

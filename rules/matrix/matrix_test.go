@@ -1,0 +1,190 @@
+package matrix
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/reference"
+	"github.com/rcconform/rcconform/reports"
+	"github.com/rcconform/rcconform/rules/catalog"
+)
+
+// suiteBinary compiles the rule suite once.
+func suiteBinary(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "rules.test")
+	cmd := exec.Command("go", "test", "-c", "-o", bin, "..")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("building the rule suite: %v\n%s", err, out)
+	}
+	return bin
+}
+
+type run struct {
+	name string
+	args []string
+	res  *reports.Result
+	out  string
+	err  error
+}
+
+func runSuite(bin string, r *run, dir string) {
+	jsonPath := filepath.Join(dir, strings.NewReplacer("/", "_", "=", "_", ",", "_").Replace(r.name)+".json")
+	args := append([]string{"-ginkgo.no-color", "--json=" + jsonPath}, r.args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	r.err = cmd.Run()
+	r.out = buf.String()
+	f, err := os.Open(jsonPath)
+	if err != nil {
+		r.err = fmt.Errorf("suite wrote no JSON result (%v): %w", r.err, err)
+		return
+	}
+	defer f.Close()
+	r.res, err = reports.ReadJSON(f)
+	if err != nil {
+		r.err = fmt.Errorf("reading %s: %w", jsonPath, err)
+	}
+}
+
+func runAll(t *testing.T, bin string, runs []*run) {
+	dir := t.TempDir()
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		wg.Add(1)
+		go func(r *run) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			runSuite(bin, r, dir)
+		}(r)
+	}
+	wg.Wait()
+}
+
+func verdicts(res *reports.Result) map[string]reports.ClauseResult {
+	m := map[string]reports.ClauseResult{}
+	for _, c := range res.Clauses {
+		m[c.ID] = c
+	}
+	return m
+}
+
+// cleanConfigs are the open choices the clean reference must pass in.
+var cleanConfigs = []string{
+	"",
+	"ack-policy=every-n",
+	"ack-policy=delay",
+	"msn-read=end",
+}
+
+func TestDefectMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the defect matrix runs the whole suite once per defect")
+	}
+	bin := suiteBinary(t)
+	var runs []*run
+	for _, c := range cleanConfigs {
+		args := []string{"--seed=7"}
+		if c != "" {
+			args = append(args, "--settings="+c)
+		}
+		runs = append(runs, &run{name: "clean " + c, args: args})
+	}
+	defects := reference.Defects()
+	for _, d := range defects {
+		runs = append(runs, &run{name: "defect " + d.Name, args: []string{"--seed=7", "--defect=" + d.Name}})
+	}
+	runAll(t, bin, runs)
+
+	for i, r := range runs {
+		if r.res == nil {
+			t.Errorf("%s: %v\n%s", r.name, r.err, tail(r.out))
+			continue
+		}
+		v := verdicts(r.res)
+		if i < len(cleanConfigs) {
+			if r.err != nil {
+				t.Errorf("%s: the suite failed on the clean reference: %v\n%s", r.name, r.err, tail(r.out))
+			}
+			for _, c := range r.res.Clauses {
+				switch c.Verdict {
+				case reports.Pass, reports.TextUnavailable:
+				default:
+					t.Errorf("%s: %s is %s on the clean reference (%s)", r.name, c.ID, c.Verdict, c.Reason)
+				}
+			}
+			continue
+		}
+		d := defects[i-len(cleanConfigs)]
+		if r.err == nil {
+			t.Errorf("defect %s: the suite passed", d.Name)
+		}
+		var also []string
+		for _, c := range r.res.Clauses {
+			if c.Verdict == reports.Fail && !contains(d.Clauses, c.ID) {
+				also = append(also, c.ID)
+			}
+		}
+		for _, id := range d.Clauses {
+			if got := v[id].Verdict; got != reports.Fail {
+				t.Errorf("defect %s should fail %s, but %s is %s", d.Name, id, id, got)
+			}
+		}
+		sort.Strings(also)
+		t.Logf("defect %-24s fails %v (also %v)", d.Name, d.Clauses, also)
+	}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func tail(s string) string {
+	if len(s) > 4000 {
+		return "…" + s[len(s)-4000:]
+	}
+	return s
+}
+
+// TestEveryClauseHasADefect: every clause with public text is proven able
+// to fail by at least one defect of the reference.
+func TestEveryClauseHasADefect(t *testing.T) {
+	named := map[string]bool{}
+	for _, d := range reference.Defects() {
+		for _, c := range d.Clauses {
+			named[c] = true
+		}
+	}
+	for _, e := range catalog.All() {
+		if e.Status == catalog.TextUnavailable {
+			if named[e.ID] {
+				t.Errorf("a defect names %s, whose text is not public", e.ID)
+			}
+			continue
+		}
+		if !named[e.ID] {
+			t.Errorf("no defect of the reference breaks %s: nothing proves its checks can fail", e.ID)
+		}
+	}
+}
