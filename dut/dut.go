@@ -76,6 +76,9 @@ type ConnConfig struct {
 	// SetPSNs says DevicePSN and ExpectedPSN were chosen; otherwise the
 	// adapter picks them (the reference picks from the seed).
 	SetPSNs bool
+	// SetRetry says Timeout, RetryCnt, RNRRetry and MinRNRTimer were
+	// chosen, zero included; otherwise the adapter uses its defaults.
+	SetRetry bool
 	// Requester-side attributes of the device's QP.
 	Timeout  uint8 // local ACK timeout, 4.096 µs × 2^Timeout, 0 = none (C9-140)
 	RetryCnt uint8 // 0–7

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	_ "github.com/rcconform/rcconform/dut/pcapdut"
 	_ "github.com/rcconform/rcconform/dut/refdut"

@@ -144,9 +144,11 @@ func RNRDelay(code uint8) time.Duration {
 // AckTimeout returns the transport (local ACK) timer interval for a 5-bit
 // timeout value: 4.096 µs × 2^timeout, and 0 when timeout is 0, which
 // disables the timer (C9-140; RULES.md §3.9).
+// Only the low five bits of timeout count.
 func AckTimeout(timeout uint8) time.Duration {
+	timeout &= 0x1F
 	if timeout == 0 {
 		return 0
 	}
-	return time.Duration(4096<<(timeout&0x1F)) * time.Nanosecond
+	return (4096 * time.Nanosecond) << timeout
 }

@@ -93,7 +93,7 @@ func (f *Frame) DecodeEthernet(data []byte) error {
 	copy(f.SrcMAC[:], data[6:12])
 	et := binary.BigEndian.Uint16(data[12:])
 	off := 14
-	f.HasVLAN = false
+	f.HasVLAN, f.VLAN = false, 0
 	for et == etherTypeVLAN || et == etherTypeQinQ || et == etherTypeQinQ2 {
 		if len(data) < off+4 {
 			return fmt.Errorf("decoding 802.1Q tag: %w", ErrShort)
@@ -174,13 +174,10 @@ func (f *Frame) decodeIPv6(b []byte, grh bool) error {
 	f.FlowLabel = w & 0xFFFFF
 	f.TTL = b[7]
 	f.IPID, f.DF = 0, false
-	f.Src = netip.AddrFrom16([16]byte(b[8:24])).Unmap()
-	f.Dst = netip.AddrFrom16([16]byte(b[24:40])).Unmap()
-	if f.Src.Is4() {
-		// Keep IPv6 addresses as IPv6 even when they are v4-mapped.
-		f.Src = netip.AddrFrom16([16]byte(b[8:24]))
-		f.Dst = netip.AddrFrom16([16]byte(b[24:40]))
-	}
+	// IPv6 addresses stay IPv6 even when they are v4-mapped (as rxe's
+	// IPv4 GIDs are); Unmap them to compare with IPv4 addresses.
+	f.Src = netip.AddrFrom16([16]byte(b[8:24]))
+	f.Dst = netip.AddrFrom16([16]byte(b[24:40]))
 	total := 40 + int(binary.BigEndian.Uint16(b[4:]))
 	if grh {
 		if b[6] != GRHNextHeaderIBA {
@@ -222,16 +219,25 @@ func (f *Frame) decodeTransport(b []byte, start, end int) error {
 		return fmt.Errorf("decoding BTH: %d bytes for BTH and ICRC: %w", end-start, ErrShort)
 	}
 	if len(b) < end {
-		// Cut by the capture's snaplen: decode what is there.
+		// Cut by the capture's snaplen: decode what is there. When only
+		// (part of) the ICRC is missing, the pad is known; otherwise the
+		// payload is every captured byte after the headers that can
+		// belong to it (the pad count in the BTH says how many of the
+		// last bytes of the whole packet are pad).
 		f.Truncated = true
 		f.icrc = ICRCUnverifiable
 		f.ICRC = 0
 		f.net = b
-		err := f.Packet.DecodeTransport(b[start:])
-		if err != nil && errorIs(err, ErrPad) {
-			err = nil // the pad is among the missing bytes
+		padEnd := end - ICRCLen
+		if len(b) >= padEnd {
+			return f.Packet.DecodeTransport(b[start:padEnd])
 		}
-		return err
+		if len(b) >= start+BTHLen {
+			if payEnd := padEnd - int(b[start+1]>>4&3); len(b) > payEnd {
+				b = b[:payEnd] // the cut is inside the pad
+			}
+		}
+		return f.Packet.decodeTransport(b[start:], true)
 	}
 	f.net = b[:end]
 	f.ICRC = binary.LittleEndian.Uint32(b[end-ICRCLen:])
@@ -300,7 +306,7 @@ func (f *Frame) AppendNetwork(b []byte) []byte {
 		h[8] = f.TTL
 		h[9] = ipProtoUDP
 		h[10], h[11] = 0, 0
-		s4, d4 := f.Src.As4(), f.Dst.As4()
+		s4, d4 := as4(f.Src), as4(f.Dst)
 		copy(h[12:], s4[:])
 		copy(h[16:], d4[:])
 		binary.BigEndian.PutUint16(h[10:], ipv4Checksum(h[:20]))
@@ -318,7 +324,7 @@ func (f *Frame) AppendNetwork(b []byte) []byte {
 		}
 		binary.BigEndian.PutUint16(h[4:], uint16(plen))
 		h[7] = f.TTL
-		s16, d16 := f.Src.As16(), f.Dst.As16()
+		s16, d16 := f.Src.As16(), f.Dst.As16() // the zero Addr gives ::
 		copy(h[8:], s16[:])
 		copy(h[24:], d16[:])
 		if f.Encap == RoCEv2IPv6 {
@@ -339,6 +345,16 @@ func (f *Frame) appendUDP(b []byte, tl int) []byte {
 	b = binary.BigEndian.AppendUint16(b, dst)
 	b = binary.BigEndian.AppendUint16(b, uint16(8+tl+ICRCLen))
 	return binary.BigEndian.AppendUint16(b, f.UDPChecksum)
+}
+
+// as4 returns a's IPv4 form: the address itself, the IPv4 address an
+// IPv4-mapped IPv6 address carries, or 0.0.0.0 for the zero Addr and other
+// IPv6 addresses (netip.Addr.As4 would panic).
+func as4(a netip.Addr) [4]byte {
+	if a = a.Unmap(); a.Is4() {
+		return a.As4()
+	}
+	return [4]byte{}
 }
 
 func ipv4Checksum(h []byte) uint16 {

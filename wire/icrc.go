@@ -1,7 +1,7 @@
 package wire
 
 import (
-	"errors"
+	"encoding/binary"
 	"hash/crc32"
 )
 
@@ -15,56 +15,127 @@ import (
 
 var ffLRH = [8]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}
 
-// crcAfterLRH is the CRC register after the eight 0xFF bytes.
+// crcAfterLRH is the CRC register after the eight 0xFF bytes (as
+// crc32.Update returns it: 0x2144df1c, whose complement is rxe's
+// precomputed seed 0xdebb20e3).
 var crcAfterLRH = crc32.Update(0, crc32.IEEETable, ffLRH[:])
+
+// maxMaskedLen bounds the masked prefix of a packet: an IPv4 header with
+// options (60), the UDP header (8) and the BTH (12).
+const maxMaskedLen = 60 + 8 + BTHLen
 
 // ComputeICRC computes the ICRC of pkt, which runs from the network header
 // (IPv4, IPv6 or GRH) through the pad, the ICRC itself excluded.
-// A pkt too short for its headers yields the CRC of what is there.
+// A pkt too short for its headers yields the CRC of what is there: a
+// header that is not complete is included unmasked.
+//
+// ComputeICRC allocates nothing: the masked copy of the headers stays on
+// the stack.
 func ComputeICRC(pkt []byte, encap Encap) uint32 {
-	var masked [60 + 8 + BTHLen]byte
-	n := 0
+	var ip, udp, rest []byte
 	switch encap {
 	case RoCEv2IPv4:
 		if len(pkt) < 20 {
 			return crc32.Update(crcAfterLRH, crc32.IEEETable, pkt)
 		}
 		ihl := int(pkt[0]&0x0F) * 4
-		if ihl < 20 || ihl > 60 || len(pkt) < ihl {
+		if ihl < 20 || len(pkt) < ihl {
 			ihl = 20
 		}
-		n = copy(masked[:], pkt[:ihl])
-		masked[1] = 0xFF                    // TOS: DSCP and ECN
-		masked[8] = 0xFF                    // TTL
-		masked[10], masked[11] = 0xFF, 0xFF // header checksum
+		ip, rest = pkt[:ihl], pkt[ihl:]
 	default:
 		if len(pkt) < 40 {
 			return crc32.Update(crcAfterLRH, crc32.IEEETable, pkt)
 		}
-		n = copy(masked[:], pkt[:40])
-		masked[0] |= 0x0F // traffic class, high nibble
-		masked[1] = 0xFF  // traffic class low nibble, flow label
-		masked[2], masked[3] = 0xFF, 0xFF
-		masked[7] = 0xFF // hop limit
+		ip, rest = pkt[:40], pkt[40:]
 	}
 	if encap != RoCEv1 {
-		if len(pkt) < n+8 {
-			c := crc32.Update(crcAfterLRH, crc32.IEEETable, masked[:n])
-			return crc32.Update(c, crc32.IEEETable, pkt[n:])
+		if len(rest) < 8 {
+			c := icrcHeaders(crcAfterLRH, ip, nil, nil, encap)
+			return crc32.Update(c, crc32.IEEETable, rest)
 		}
-		copy(masked[n:], pkt[n:n+8])
-		masked[n+6], masked[n+7] = 0xFF, 0xFF // UDP checksum
-		n += 8
+		udp, rest = rest[:8], rest[8:]
 	}
-	hdr := n
-	if len(pkt) >= n+BTHLen {
-		copy(masked[n:], pkt[n:n+BTHLen])
-		masked[n+4] = 0xFF // FECN, BECN, resv6
-		n += BTHLen
-	}
-	c := crc32.Update(crcAfterLRH, crc32.IEEETable, masked[:n])
-	_ = hdr
-	return crc32.Update(c, crc32.IEEETable, pkt[n:])
+	return icrcTransport(ip, udp, rest, encap)
 }
 
-func errorIs(err, target error) bool { return errors.Is(err, target) }
+// icrcTransport computes the ICRC from the network header ip, the UDP
+// header udp (nil for RoCEv1) and transport, which runs from the BTH
+// through the pad. The three need not be contiguous. A transport shorter
+// than a BTH is included unmasked.
+func icrcTransport(ip, udp, transport []byte, encap Encap) uint32 {
+	var bth []byte
+	if len(transport) >= BTHLen {
+		bth, transport = transport[:BTHLen], transport[BTHLen:]
+	}
+	c := icrcHeaders(crcAfterLRH, ip, udp, bth, encap)
+	return crc32.Update(c, crc32.IEEETable, transport)
+}
+
+// icrcHeaders feeds the masked network header, UDP header and BTH into the
+// CRC register c. ip is masked when it is a whole header (20–60 bytes for
+// IPv4, 40 for IPv6 and the GRH), udp when it is 8 bytes, bth when it is 12.
+func icrcHeaders(c uint32, ip, udp, bth []byte, encap Encap) uint32 {
+	var m [maxMaskedLen]byte
+	if len(ip)+len(udp)+len(bth) > len(m) {
+		// Not a header layout this package produces; mask nothing.
+		c = crc32.Update(c, crc32.IEEETable, ip)
+		c = crc32.Update(c, crc32.IEEETable, udp)
+		return crc32.Update(c, crc32.IEEETable, bth)
+	}
+	n := copy(m[:], ip)
+	switch {
+	case encap == RoCEv2IPv4 && n >= 20:
+		m[1] = 0xFF               // TOS: DSCP and ECN
+		m[8] = 0xFF               // TTL
+		m[10], m[11] = 0xFF, 0xFF // header checksum
+	case encap != RoCEv2IPv4 && n == 40:
+		m[0] |= 0x0F // traffic class, high nibble
+		m[1] = 0xFF  // traffic class low nibble, flow label
+		m[2], m[3] = 0xFF, 0xFF
+		m[7] = 0xFF // hop limit
+	}
+	u := n
+	n += copy(m[n:], udp)
+	if len(udp) == 8 {
+		m[u+6], m[u+7] = 0xFF, 0xFF // UDP checksum
+	}
+	t := n
+	n += copy(m[n:], bth)
+	if len(bth) == BTHLen {
+		m[t+4] = 0xFF // FECN, BECN, resv6
+	}
+	return crcSmall(c, m[:n])
+}
+
+// crcSmall is crc32.Update(c, crc32.IEEETable, p) for the short masked
+// header prefix, written in Go (slicing by eight) so that p, a stack
+// array in icrcHeaders, does not escape to the heap through hash/crc32's
+// assembly-dispatching function variable.
+func crcSmall(c uint32, p []byte) uint32 {
+	c = ^c
+	for len(p) >= 8 {
+		c ^= binary.LittleEndian.Uint32(p)
+		c = slicing8[0][p[7]] ^ slicing8[1][p[6]] ^ slicing8[2][p[5]] ^ slicing8[3][p[4]] ^
+			slicing8[4][c>>24] ^ slicing8[5][c>>16&0xFF] ^ slicing8[6][c>>8&0xFF] ^ slicing8[7][c&0xFF]
+		p = p[8:]
+	}
+	for _, v := range p {
+		c = slicing8[0][byte(c)^v] ^ c>>8
+	}
+	return ^c
+}
+
+// slicing8 holds the eight tables of slicing-by-8 CRC-32 (IEEE,
+// reflected): slicing8[0] is crc32.IEEETable.
+var slicing8 = func() (t [8][256]uint32) {
+	t[0] = *crc32.IEEETable
+	for i := range 256 {
+		c := t[0][i]
+		for k := 1; k < 8; k++ {
+			c = t[0][c&0xFF] ^ c>>8
+			t[k][i] = c
+		}
+	}
+	return t
+}()

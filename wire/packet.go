@@ -50,8 +50,8 @@ type AtomicETH struct {
 
 // Packet is one InfiniBand transport packet: BTH, the extension headers
 // its opcode carries, and the payload (without pad and ICRC). Fields of
-// headers the opcode does not carry are ignored when encoding and left
-// unchanged when decoding.
+// headers the opcode does not carry are ignored when encoding and zero
+// after decoding.
 type Packet struct {
 	BTH
 	RETH      RETH
@@ -63,8 +63,10 @@ type Packet struct {
 	FETH      uint32 // FLUSH extension header, raw
 	Payload   []byte // after decoding: a sub-slice of the input, valid while it is
 	// PadOverride, when non-zero, forces the pad count written on encode
-	// to PadOverride-1 instead of (-len(Payload))&3, so stimuli can carry
-	// a wrong pad on purpose.
+	// (and the number of pad bytes) to PadOverride-1 instead of
+	// (-len(Payload))&3, so stimuli can carry a wrong pad on purpose.
+	// Decoding sets it when the wire's pad count is not (-len(Payload))&3,
+	// so that re-encoding a decoded packet gives the same bytes.
 	PadOverride uint8
 }
 
@@ -194,7 +196,16 @@ func (p *Packet) AppendTransport(b []byte) []byte {
 	n := p.TransportLen()
 	b = grow(b, n)
 	out := b[start : start+n]
-	pad := p.Pad()
+	off := p.putHeaders(out, p.Pad())
+	off += copy(out[off:], p.Payload)
+	clear(out[off:])
+	return b
+}
+
+// putHeaders writes the BTH, with pad count pad, and the extension headers
+// the opcode carries into out, which must be long enough, and returns
+// their length.
+func (p *Packet) putHeaders(out []byte, pad int) int {
 	putBTH(out, &p.BTH, pad)
 	off := BTHLen
 	info, _ := p.Opcode.Info()
@@ -233,11 +244,7 @@ func (p *Packet) AppendTransport(b []byte) []byte {
 		be.PutUint32(out[off:], p.IETH)
 		off += IETHLen
 	}
-	off += copy(out[off:], p.Payload)
-	for i := off; i < n; i++ {
-		out[i] = 0
-	}
-	return b
+	return off
 }
 
 func grow(b []byte, n int) []byte {
@@ -253,11 +260,26 @@ func grow(b []byte, n int) []byte {
 // (the ICRC already removed). The payload is a sub-slice of b; nothing is
 // allocated. An unknown opcode decodes the BTH and returns ErrUnknownOpcode
 // with the rest of b as the payload.
+//
+// When the pad count on the wire is not the one the payload length calls
+// for ((-len(Payload))&3), DecodeTransport sets PadOverride to PadCnt+1,
+// so that encoding the decoded packet reproduces it; otherwise it clears
+// PadOverride.
 func (p *Packet) DecodeTransport(b []byte) error {
-	if err := DecodeBTH(b, &p.BTH); err != nil {
+	return p.decodeTransport(b, false)
+}
+
+// decodeTransport is DecodeTransport; cut says that b was cut short by a
+// capture's snaplen, so its end is not the end of the pad: the payload is
+// then everything after the headers, and the pad is not checked.
+func (p *Packet) decodeTransport(b []byte, cut bool) error {
+	var bth BTH
+	if err := DecodeBTH(b, &bth); err != nil {
 		return err
 	}
-	p.PadOverride = 0
+	// Every field is set: the headers the opcode does not carry are
+	// zero, whatever a reused Packet held before.
+	*p = Packet{BTH: bth}
 	info, ok := p.Opcode.Info()
 	if !ok {
 		p.Payload = b[BTHLen:]
@@ -303,12 +325,19 @@ func (p *Packet) DecodeTransport(b []byte) error {
 		off += IETHLen
 	}
 	rest := b[off:]
+	if cut {
+		p.Payload = rest
+		return nil
+	}
 	pad := int(p.PadCnt)
 	if pad > len(rest) {
 		p.Payload = rest[:0]
 		return fmt.Errorf("decoding %s: pad count %d with %d payload bytes: %w", info.Name, pad, len(rest), ErrPad)
 	}
 	p.Payload = rest[:len(rest)-pad]
+	if pad != (-len(p.Payload))&3 {
+		p.PadOverride = uint8(pad) + 1
+	}
 	return nil
 }
 

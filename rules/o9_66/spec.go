@@ -41,8 +41,10 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 		r.Active(c.name, rulekit.Scenario{Config: dut.ConnConfig{MTU: 1024, ExpectedPSN: c.start, SetPSNs: true, MaxDestRdAtomic: 4},
 			Needs: rulekit.Needs{Memory: true}},
 			func(p *harness.Peer) {
+				// Atomics work on a 64-bit word in the responder's host byte
+				// order; the first answer tells which order that is.
 				var init [8]byte
-				binary.BigEndian.PutUint64(init[:], c.initial)
+				binary.LittleEndian.PutUint64(init[:], c.initial)
 				if err := p.Conn.WriteMemory(64, init[:]); err != nil {
 					p.Fail([]string{"writable device memory"}, err.Error(), nil)
 				}
@@ -51,9 +53,17 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				first, _ := p.Expect("an ATOMIC acknowledgment for the original request", liveness, func(k *wire.Packet) bool {
 					return k.Opcode == wire.AtomicAcknowledge && k.PSN == at.PSN
 				})
-				if first.Packet.AtomicAck != c.initial {
-					p.Fail([]string{fmt.Sprintf("original value 0x%x", c.initial)}, fmt.Sprintf("0x%x", first.Packet.AtomicAck), first)
+				var order binary.ByteOrder
+				switch first.Packet.AtomicAck {
+				case c.initial:
+					order = binary.LittleEndian
+				case binary.BigEndian.Uint64(init[:]):
+					order = binary.BigEndian
+				default:
+					p.Fail([]string{fmt.Sprintf("original value 0x%x (memory read in either byte order)", c.initial)},
+						fmt.Sprintf("0x%x", first.Packet.AtomicAck), first)
 				}
+				initial := first.Packet.AtomicAck
 				for i := 0; i < c.between; i++ {
 					p.Send(p.Message(wire.SendOnly, 8, 0, true)...)
 					p.Collect(liveness / 10)
@@ -71,17 +81,17 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 					}
 				}
 				if replay == nil {
-					p.Fail([]string{fmt.Sprintf("an ATOMIC acknowledgment with PSN %d returning the saved value 0x%x (the result was saved: it is among the %d most recent)", at.PSN, c.initial, 4)},
+					p.Fail([]string{fmt.Sprintf("an ATOMIC acknowledgment with PSN %d returning the saved value 0x%x (the result was saved: it is among the %d most recent)", at.PSN, initial, 4)},
 						"no answer to the duplicate", nil)
 				}
-				if replay.Packet.AtomicAck != c.initial {
-					p.Fail([]string{fmt.Sprintf("the saved original value 0x%x", c.initial)}, fmt.Sprintf("0x%x: the duplicate was executed again", replay.Packet.AtomicAck), replay)
+				if replay.Packet.AtomicAck != initial {
+					p.Fail([]string{fmt.Sprintf("the saved original value 0x%x", initial)}, fmt.Sprintf("0x%x: the duplicate was executed again", replay.Packet.AtomicAck), replay)
 				}
 				mem, err := p.Conn.ReadMemory(64, 8)
 				if err != nil {
 					p.Fail([]string{"readable device memory"}, err.Error(), nil)
 				}
-				if got := binary.BigEndian.Uint64(mem); got != c.after {
+				if got := order.Uint64(mem); got != c.after {
 					p.Fail([]string{fmt.Sprintf("memory 0x%x after one execution", c.after)}, fmt.Sprintf("memory 0x%x", got), replay)
 				}
 			})
