@@ -8,7 +8,7 @@ import (
 )
 
 var (
-	demoHTML = flag.String("demo-html", "", "TestWriteDemoHTML writes a demo HTML report to this file (ci/render-report.sh uses it)")
+	demoHTML = flag.String("demo-html", "", "TestWriteDemoHTML writes a demo HTML report to this file (ci/render-report.sh uses it; a relative path is taken from reports/)")
 	demoJSON = flag.String("demo-json", "", "with -demo-html: render this result JSON instead of the built-in sample audit")
 )
 

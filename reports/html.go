@@ -73,17 +73,15 @@ type htmlClause struct {
 
 type htmlFinding struct {
 	Finding
-	Anchor   string
-	Number   int
-	Side     string
-	Verdict  Verdict
-	Summary  string
-	Where    string
-	Ladder   string
-	Diagram  *svgDiagram
-	QPText   string
-	PSNText  string
-	HasFrame bool
+	Anchor  string
+	Number  int
+	Side    string
+	Verdict Verdict
+	Summary string
+	Ladder  string
+	Diagram *svgDiagram
+	QPText  string
+	PSNText string
 }
 
 type svgDiagram struct {
@@ -92,7 +90,6 @@ type svgDiagram struct {
 	InfoX, MidX       int
 	LaneTop, LaneEnd  int
 	Rungs             []svgRung
-	HighlightColour   string
 	LaneColour        string
 	Title             string
 	HeaderW, HeaderH  int
@@ -156,7 +153,6 @@ func newHTMLPage(r *Result) *htmlPage {
 			Anchor:  "finding-" + strconv.Itoa(i+1),
 			Number:  i + 1,
 			Verdict: Fail,
-			Where:   findingWhere(f),
 			Ladder:  LadderText(f.Ladder),
 			QPText:  qpText(f.QP),
 			PSNText: strconv.FormatUint(uint64(f.PSN), 10),
@@ -204,8 +200,8 @@ func newDiagram(f Finding) *svgDiagram {
 	d := &svgDiagram{
 		Width: svgWidth, TimeX: svgTimeX, ReqX: svgReqX, RspX: svgRspX,
 		InfoX: svgInfoX, MidX: (svgReqX + svgRspX) / 2,
-		HighlightColour: highlightColour, LaneColour: laneColour,
-		HeaderW: 150, HeaderH: 30, HeaderY: 14, HeaderTY: 34,
+		LaneColour: laneColour,
+		HeaderW:    150, HeaderH: 30, HeaderY: 14, HeaderTY: 34,
 	}
 	d.ReqBoxX = d.ReqX - d.HeaderW/2
 	d.RspBoxX = d.RspX - d.HeaderW/2
