@@ -66,8 +66,8 @@ type Config struct {
 	RetryCnt             uint8    // transport retries, 0–7
 	RNRRetry             uint8    // RNR retries, 0–7, 7 = infinite
 	MinRNRTimer          uint8    // RNR timer code advertised in RNR NAKs (Table 45 encoding)
-	MaxDestRdAtomic      int      // READ/ATOMIC responder resources
-	MaxRdAtomic          int      // READ/ATOMIC initiator depth
+	MaxDestRdAtomic      int      // READ/ATOMIC responder resources (0: every READ/ATOMIC is refused, Table 58)
+	MaxRdAtomic          int      // READ/ATOMIC initiator depth (0: no limit)
 	SRQ                  *SRQ     // nil: the QP has its own receive queue
 	RemoteAtomic         bool     // the QP executes ATOMICs (remote atomic access granted)
 	AckPolicy            AckPolicy
@@ -77,7 +77,8 @@ type Config struct {
 	AckReqEvery          int           // requester: AckReq on each message's last packet and every N packets (0: last only)
 	ResponseDelay        time.Duration // responder turnaround before a response leaves
 	PacketGap            time.Duration // transmit serialization time per packet
-	MaxUnacked           int           // requester: most PSNs outstanding at once (default 128)
+	MaxUnacked           int           // requester: most PSNs outstanding at once (0: 128)
+	UnsolicitedACK       bool          // re-send the latest ACK with updated credits when receive WQEs are posted (§9.7.7.2)
 	UnsolicitedNAKRepeat time.Duration // with defect unsolicited-nak-repeat: delay before the repeat
 	Defect               string        // "" or a name from Defects()
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -217,11 +216,6 @@ func expect(t testing.TB, got []*wire.Packet, ws ...want) {
 			t.Errorf("packet %d: got %v, want %v psn=%d syn=%#x msn=%d", i, g, x.op.ShortName(), x.psn, x.syn, x.msn)
 		}
 	}
-}
-
-func completions(t testing.TB, q *QP) []dut.Completion {
-	t.Helper()
-	return q.PollCQ()
 }
 
 // dump logs every frame that entered the link.

@@ -3,11 +3,13 @@ package reference
 import (
 	"bytes"
 	"encoding/binary"
+	"flag"
 	"math/rand"
 	"testing"
 	"time"
 
 	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/wire"
 )
 
 // workload is a random mix of work requests one QP posts toward the other.
@@ -77,15 +79,41 @@ func runLossy(t *testing.T, seed int64) (total Stats) {
 			c.MaxRdAtomic = 4
 			c.MaxDestRdAtomic = 4
 			c.MTU = []int{256, 1024, 4096}[rng.Intn(3)]
+			c.PacketGap = time.Duration(rng.Intn(500)) * time.Nanosecond
+			if rng.Intn(4) == 0 {
+				c.SRQ = NewSRQ()
+			}
 		}
 		b.MTU = a.MTU
 		a.SendPSN = 0xFFFFF0 // cross the PSN wrap
 		b.ExpectedPSN = a.SendPSN
 	})
-	p.link.AddRule(Impairment{Action: Drop, Prob: loss})
-	p.link.AddRule(Impairment{Action: Duplicate, Prob: 0.02})
-	p.link.AddRule(Impairment{Action: Reorder, Prob: 0.02})
-	p.link.AddRule(Impairment{Action: Delay, Prob: 0.01, Delay: 3 * time.Microsecond})
+	p.link.AddRule(Impairment{Action: Drop, Prob: loss * lossScale})
+	p.link.AddRule(Impairment{Action: Duplicate, Prob: 0.02 * lossScale})
+	p.link.AddRule(Impairment{Action: Reorder, Prob: 0.02 * lossScale})
+	p.link.AddRule(Impairment{Action: Delay, Prob: 0.01 * lossScale, Delay: 3 * time.Microsecond})
+
+	// Audit every frame that enters the link: the responses' format, and
+	// their MSN never going back.
+	var lastMSN [2]uint32
+	var seenMSN [2]bool
+	srq := [2]bool{p.a.cfg.SRQ != nil, p.b.cfg.SRQ != nil}
+	p.link.OnTransmit = func(from Side, _ int, frame []byte) {
+		var f wire.Frame
+		if err := f.DecodeEthernet(frame); err != nil {
+			t.Errorf("seed %d: undecodable frame: %v", seed, err)
+			return
+		}
+		if !f.Opcode.Has(wire.HdrAETH) {
+			return
+		}
+		checkFormat(t, &f.Packet, srq[from])
+		m := f.AETH.MSN
+		if seenMSN[from] && wire.PSN(m).Before(wire.PSN(lastMSN[from])) {
+			t.Errorf("seed %d: side %v: MSN went back from %d to %d in %v", seed, from, lastMSN[from], m, &f.Packet)
+		}
+		lastMSN[from], seenMSN[from] = m, true
+	}
 
 	qps := []*QP{p.a, p.b}
 	var wls [2]*workload
@@ -130,7 +158,13 @@ func runLossy(t *testing.T, seed int64) (total Stats) {
 			if testing.Verbose() {
 				dump(t, p.link)
 			}
-			t.Fatalf("seed %d: QP %d in %v; stats %+v", seed, i, q.State(), q.Stats())
+			var bad []dut.Completion
+			for _, c := range q.cq {
+				if c.Status != dut.StatusSuccess && c.Status != dut.StatusFlushed {
+					bad = append(bad, c)
+				}
+			}
+			t.Fatalf("seed %d: QP %d in %v (errors %+v); stats %+v", seed, i, q.State(), bad, q.Stats())
 		}
 		cs := q.PollCQ()
 		sendDone := map[uint64]int{}
@@ -217,10 +251,15 @@ func addStats(t *Stats, s Stats) {
 	t.PacketsSent += s.PacketsSent
 }
 
+var lossySeeds = flag.Int("lossy-seeds", 200, "seeds for TestLossyBackToBack (40 with -short)")
+
+// lossScale multiplies every impairment probability (for stress runs).
+var lossScale = 1.0
+
 func TestLossyBackToBack(t *testing.T) {
-	n := 200
+	n := *lossySeeds
 	if testing.Short() {
-		n = 40
+		n = min(n, 40)
 	}
 	var total Stats
 	for seed := int64(1); seed <= int64(n); seed++ {

@@ -26,17 +26,18 @@ type Stats struct {
 	ImpliedNAKs     int
 	GhostResponses  int // responses ignored as duplicates or stale
 	// Responder.
-	Duplicates     int // duplicate requests seen
-	OutOfSequence  int // requests ahead of the expected PSN
-	LatchedDrops   int // out-of-sequence requests dropped silently under the NAK latch
-	ACKsSent       int
-	NAKsSent       int // every NAK and RNR NAK
-	SeqNAKsSent    int
-	RNRNAKsSent    int
-	ReadResponses  int // READ response packets sent
-	AtomicACKsSent int
-	DuplicateDrops int // duplicates dropped silently (no saved state, or an error)
-	Preempted      int // response streams stopped by an older duplicate
+	Duplicates      int // duplicate requests seen
+	OutOfSequence   int // requests ahead of the expected PSN
+	LatchedDrops    int // out-of-sequence requests dropped silently under the NAK latch
+	ACKsSent        int
+	NAKsSent        int // every NAK and RNR NAK
+	SeqNAKsSent     int
+	RNRNAKsSent     int
+	ReadResponses   int // READ response packets sent
+	AtomicACKsSent  int
+	DuplicateDrops  int // duplicates dropped silently (no saved state, or an error)
+	UnsolicitedACKs int // ACKs re-sent to update credits
+	Preempted       int // response streams stopped by an older duplicate
 }
 
 // recvWQE is a posted receive work request.
@@ -252,6 +253,7 @@ func (q *QP) PostRecv(id uint64, size int) error {
 		return nil
 	}
 	q.rq = append(q.rq, recvWQE{id: id, size: size})
+	q.unsolicitedACK()
 	return nil
 }
 

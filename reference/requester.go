@@ -51,9 +51,11 @@ type requester struct {
 	sinceAckReq int
 	renumber    bool // defect gbn-new-psn
 	// inRetry is set by a go-back-N and cleared by progress. While it is
-	// set, an implied NAK is not acted on: the ACKs answering the packets
-	// sent before the rewind arrive in a burst, and each would otherwise
-	// restart the retry and spend the counter.
+	// set, an implied NAK is not acted on: the acknowledgments of the
+	// packets sent before the rewind keep arriving (a responder answers
+	// every duplicate), and each would otherwise start the retry again and
+	// spend the counter. rxe likewise starts no second retry sequence
+	// while one is in progress, except on a timeout.
 	inRetry bool
 }
 
@@ -66,9 +68,10 @@ func (q *QP) retryBudget() int {
 }
 
 func (q *QP) resetCounters() {
-	q.s.retryLeft = q.retryBudget()
-	q.s.rnrLeft = int(q.cfg.RNRRetry)
-	q.s.inRetry = false
+	s := &q.s
+	s.retryLeft = q.retryBudget()
+	s.rnrLeft = int(q.cfg.RNRRetry)
+	s.inRetry = false
 }
 
 func (q *QP) postSend(wr dut.WR, local []byte) error {

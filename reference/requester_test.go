@@ -197,6 +197,36 @@ func TestRequesterGoBackN(t *testing.T) {
 	})
 }
 
+// TestImpliedNAKEchoes: while a go-back-N is under way without progress,
+// more acknowledgments past the re-issued READ are echoes of packets sent
+// before it and are not acted on; after progress an implied NAK is again.
+func TestImpliedNAKEchoes(t *testing.T) {
+	p := reqPeer(t, nil)
+	p.qp.PostSend(dut.WR{ID: 1, Op: dut.OpRead, Length: 8, RemoteVA: 8, RKey: 1})
+	p.qp.PostSend(dut.WR{ID: 2, Op: dut.OpSend, Data: buf(8, 0)})
+	p.qp.PostSend(dut.WR{ID: 3, Op: dut.OpRead, Length: 8, RemoteVA: 8, RKey: 1})
+	p.qp.PostSend(dut.WR{ID: 4, Op: dut.OpSend, Data: buf(8, 0)})
+	all := []want{w(wire.ReadRequest, s0, -1, -1), w(wire.SendOnly, s0+1, -1, -1), w(wire.ReadRequest, s0+2, -1, -1), w(wire.SendOnly, s0+3, -1, -1)}
+	expect(t, p.settle(), all...)
+	p.send(ack(s0+1, 2))
+	expect(t, p.settle(), all...)
+	p.send(ack(s0+1, 2)) // an echo
+	p.send(ack(s0+3, 4)) // another
+	expect(t, p.settle())
+	if s := p.qp.Stats(); s.Retries != 1 || s.ImpliedNAKs != 3 {
+		t.Errorf("after the echoes: %+v", s)
+	}
+	r := pkt(wire.ReadResponseOnly, s0, false, buf(8, 1))
+	r.AETH.Syndrome = 0x1F
+	p.send(r)            // progress
+	p.send(ack(s0+3, 4)) // passes the second READ: acted on
+	expect(t, p.settle(), w(wire.ReadRequest, s0+2, -1, -1), w(wire.SendOnly, s0+3, -1, -1))
+	if s := p.qp.Stats(); s.Retries != 2 {
+		t.Errorf("after a new implied NAK: %+v", s)
+	}
+	wantStatus(t, p.qp, dut.StatusSuccess, dut.StatusSuccess)
+}
+
 func TestRequesterRNR(t *testing.T) {
 	t.Run("resend from the NAKed PSN after the delay, on the RNR timer", func(t *testing.T) {
 		p := reqPeer(t, nil)

@@ -34,7 +34,9 @@ type respItem struct {
 	dup     bool
 	fatal   bool // class C: the QP goes to ERROR once the NAK is sent
 	repeat  bool // a repeated NAK (defect unsolicited-nak-repeat)
-	opcode  wire.Opcode
+	// unsolicited marks an ACK repeated only to update the credits.
+	unsolicited bool
+	opcode      wire.Opcode
 	// READ stream.
 	res               *rdRes
 	next, end         wire.PSN
@@ -86,6 +88,9 @@ type responder struct {
 	ackTimer   *Timer
 	res        []*rdRes
 	queue      []*respItem
+	wireMSN    uint32    // the highest MSN sent: AETHs never go back
+	lastAck    *respItem // the latest positive Acknowledge sent, for unsolicited ACKs
+	unsolicit  bool      // an unsolicited ACK is queued
 }
 
 // respReceive runs the PSN check on a request packet.
@@ -778,6 +783,10 @@ func (q *QP) sendAckItem(it *respItem) {
 		p.PSN = it.psn
 		p.AETH.Syndrome = q.ackSyndrome()
 		q.stats.ACKsSent++
+		if it.unsolicited {
+			q.r.unsolicit = false
+			q.stats.UnsolicitedACKs++
+		}
 	case itemDupAck:
 		p.PSN = q.frontier()
 		p.AETH.Syndrome = q.ackSyndrome()
@@ -805,7 +814,13 @@ func (q *QP) sendAckItem(it *respItem) {
 		p.AtomicAck = it.orig
 		q.stats.AtomicACKsSent++
 	}
+	if !(it.kind == itemNAK && q.has(DefNAKMSNZero)) {
+		p.AETH.MSN = q.monotonicMSN(p.AETH.MSN)
+	}
 	q.transmit(&p)
+	if it.kind == itemAck || it.kind == itemDupAck {
+		q.r.lastAck = &respItem{kind: itemAck, key: p.PSN, psn: p.PSN, msn: p.AETH.MSN}
+	}
 	if it.kind == itemAtomic && !it.res.done {
 		q.finishRes(it.res)
 	}
@@ -882,6 +897,7 @@ func (q *QP) sendReadPacket(it *respItem) bool {
 		if op == wire.ReadResponseFirst {
 			p.AETH.MSN = it.msnFirst
 		}
+		p.AETH.MSN = q.monotonicMSN(p.AETH.MSN)
 	}
 	p.Payload = data
 	q.transmit(&p)
@@ -925,4 +941,36 @@ func (q *QP) readFailed(it *respItem, op wire.Opcode) bool {
 	r.failed = true
 	q.sendAckItem(nak)
 	return true
+}
+
+// unsolicitedACK re-sends the latest positive ACK with the credits that
+// the receive WQEs just posted give (§9.7.7.2). It is never made from a
+// NAK.
+func (q *QP) unsolicitedACK() {
+	r := &q.r
+	if !q.cfg.UnsolicitedACK || q.cfg.SRQ != nil || r.lastAck == nil || r.unsolicit || r.failed {
+		return
+	}
+	switch q.state {
+	case dut.StateRTR, dut.StateRTS, dut.StateSQD, dut.StateSQE:
+	default:
+		return
+	}
+	it := *r.lastAck
+	it.unsolicited = true
+	r.unsolicit = true
+	q.enqueue(&it)
+}
+
+// monotonicMSN returns the MSN an AETH carries: the value owed when the
+// response was generated, raised to the highest already sent. Answers to
+// duplicates go ahead of responses generated before them (C9-104/C9-110),
+// and the MSN a requester sees must never go back.
+func (q *QP) monotonicMSN(m uint32) uint32 {
+	r := &q.r
+	if d := (m - r.wireMSN) & 0xFFFFFF; d >= 1<<23 {
+		m = r.wireMSN
+	}
+	r.wireMSN = m
+	return m
 }

@@ -53,8 +53,6 @@ func (c rcase) run(t *testing.T) *peer {
 			if t.Failed() {
 				break
 			}
-			n := len(t.Name())
-			_ = n
 			expectStep(t, i, got, s.want)
 		}
 	}
@@ -324,6 +322,26 @@ func TestResponder(t *testing.T) {
 			},
 		},
 		{
+			name: "an ACK waits for a preempted READ to be answered again (C9-101 after C9-110)",
+			cfg:  func(c *Config) { c.PacketGap = time.Microsecond },
+			steps: []rstep{
+				{act: func(p *peer) { p.send(p.read(e, 0, 8)) }, want: []want{w(wire.ReadResponseOnly, e, anyACK, 1)}},
+				{act: func(p *peer) { p.send(p.read(e+1, 0, uint32(4*M))) }, wait: 2500 * time.Nanosecond, want: []want{w(wire.ReadResponseFirst, e+1, anyACK, 2)}},
+				{act: func(p *peer) { p.send(p.read(e, 0, 8)) }, want: []want{
+					w(wire.ReadResponseMiddle, e+2, -1, -1), w(wire.ReadResponseMiddle, e+3, -1, -1), w(wire.ReadResponseOnly, e, anyACK, 2)}},
+				{act: func(p *peer) { p.send(p.write(wire.WriteOnly, e+5, true, 0, 4, []byte("abcd"))) }, want: none()},
+				{act: func(p *peer) { p.send(p.read(e+4, uint64(3*M), uint32(M))) }, want: []want{
+					w(wire.ReadResponseOnly, e+4, anyACK, 3), ackW(e+5, 3)}}, // a replay carries the current MSN
+			},
+		},
+		{
+			name: "no READ resources at all (Table 58)",
+			cfg:  func(c *Config) { c.MaxDestRdAtomic = 0 },
+			steps: []rstep{
+				{act: func(p *peer) { p.send(p.read(e, 0, 8)) }, want: []want{nakW(e, wire.NAKInvalidRequest, 0)}},
+			},
+		},
+		{
 			name: "duplicates waiting are answered oldest first (C9-104)",
 			cfg:  func(c *Config) { c.ResponseDelay = 10 * time.Microsecond },
 			steps: []rstep{
@@ -509,6 +527,17 @@ func TestResponder(t *testing.T) {
 				{act: sendAll(sendOnly(e+4, true)), want: []want{w(wire.Acknowledge, e+4, int(wire.CreditCode(1)), 5)}},
 				{act: sendAll(sendOnly(e+5, true)), want: []want{w(wire.Acknowledge, e+5, 0, 6)}},
 				{act: sendAll(sendOnly(e+6, true)), want: []want{w(wire.Acknowledge, e+6, int(wire.SynRNR(12)), 6)}},
+			},
+		},
+		{
+			name:  "unsolicited ACK: the latest ACK again with the new credits (§9.7.7.2)",
+			cfg:   func(c *Config) { c.UnsolicitedACK = true },
+			setup: postRecvs(1, 64),
+			steps: []rstep{
+				{act: func(p *peer) { p.qp.PostRecv(9, 64) }, want: none()}, // nothing acknowledged yet
+				{act: sendAll(sendOnly(e, false), sendOnly(e+1, true)), want: []want{w(wire.Acknowledge, e+1, 0, 2)}},
+				{act: func(p *peer) { p.qp.PostRecv(10, 64); p.qp.PostRecv(11, 64); p.qp.PostRecv(12, 64) },
+					want: []want{w(wire.Acknowledge, e+1, int(wire.CreditCode(3)), 2)}},
 			},
 		},
 		{

@@ -1,7 +1,34 @@
 // Package refdut adapts the reference RC transport to the dut.DUT
 // interface: each connection is a fresh virtual clock, a reference QP as
-// the device (side A of a simulated link) and the harness as the peer
-// (side B). It registers itself as "reference".
+// the device (side A of a simulated link, 1 µs one way) and the harness as
+// the peer (side B). It registers itself as "reference".
+//
+// Addresses are fixed: the device is 10.0.0.1 (02:00:00:00:00:01), the
+// harness 10.0.0.2 (02:00:00:00:00:02). QPNs, and PSNs unless
+// ConnConfig.SetPSNs, come from Options.Seed. Timeout, RetryCnt, RNRRetry
+// and MinRNRTimer are taken literally (Timeout 0 means no ACK timer, RNR
+// timer code 0 means 655.36 ms); a zero MTU, MaxDestRdAtomic, MaxRdAtomic,
+// RecvWQEs or MemorySize means 1024, 16, 16, 64 and 1 MiB. The device
+// registers one region at DeviceVA with remote read and write (and atomic
+// access with ConnConfig.Atomics); PeerMR stands for the harness's memory.
+// For a SEND with invalidate posted on the device, WR.RKey is the R_Key to
+// invalidate; what a device READ or ATOMIC returned is QP().Result(id).
+//
+// Options.Defect switches a reference defect on for every QP; Options.Seed
+// also seeds link impairments; Options.Settings may carry the reference's
+// open choices, so the suite can sweep configurations:
+//
+//	ack-policy=ackreq|every-n|delay  when a SEND/WRITE is acknowledged without AckReq
+//	ack-every-n=N                    N for every-n
+//	ack-delay=DURATION               coalescing delay for delay
+//	msn-read=start|end               the MSN moves when a READ is validated, or after its last response
+//	ack-req-every=N                  the device requester's AckReq cadence within a message
+//	response-delay=DURATION          the responder's turnaround
+//	packet-gap=DURATION              transmit serialization per packet (default 500ns)
+//	latency=DURATION                 one-way link latency (default 1µs)
+//	unsolicited-ack=true|false       re-send the latest ACK with new credits when WQEs are posted
+//
+// Other keys are left to other adapters.
 package refdut
 
 import (
@@ -42,14 +69,15 @@ const (
 
 // Settings keys understood in dut.Options.Settings.
 const (
-	SetAckPolicy     = "ack-policy"     // ackreq | every-n | delay
-	SetAckEveryN     = "ack-every-n"    // N for every-n
-	SetAckDelay      = "ack-delay"      // duration for delay
-	SetMSNRead       = "msn-read"       // start | end
-	SetAckReqEvery   = "ack-req-every"  // requester AckReq cadence
-	SetResponseDelay = "response-delay" // responder turnaround
-	SetPacketGap     = "packet-gap"     // transmit serialization per packet
-	SetLatency       = "latency"        // one-way link latency
+	SetAckPolicy      = "ack-policy"      // ackreq | every-n | delay
+	SetAckEveryN      = "ack-every-n"     // N for every-n
+	SetAckDelay       = "ack-delay"       // duration for delay
+	SetMSNRead        = "msn-read"        // start | end
+	SetAckReqEvery    = "ack-req-every"   // requester AckReq cadence
+	SetResponseDelay  = "response-delay"  // responder turnaround
+	SetPacketGap      = "packet-gap"      // transmit serialization per packet
+	SetLatency        = "latency"         // one-way link latency
+	SetUnsolicitedACK = "unsolicited-ack" // true: re-send the latest ACK with new credits when WQEs are posted
 )
 
 // Ref is the reference device adapter.
@@ -123,6 +151,8 @@ func (r *Ref) apply(k, v string) error {
 		c.PacketGap, err = dur()
 	case SetLatency:
 		r.lat, err = dur()
+	case SetUnsolicitedACK:
+		c.UnsolicitedACK, err = strconv.ParseBool(v)
 	}
 	return err
 }
@@ -201,6 +231,8 @@ func (r *Ref) NewConn(cc dut.ConnConfig) (dut.Conn, error) {
 		TTL: 64, DF: true, SrcPort: uint16(0xC000 | cfg.RemoteQPN&0x3FFF), DstPort: wire.UDPPort}
 	return c, nil
 }
+
+var _ dut.Conn = (*Conn)(nil)
 
 // Conn is one connection to the reference device.
 type Conn struct {
@@ -302,27 +334,29 @@ func (c *Conn) deliver(frame []byte) {
 	}
 }
 
-// Send injects a packet from the harness, filling in DestQP when zero.
+// Send injects a packet from the harness, filling in DestQP when zero
+// and the default P_Key (0xFFFF) when zero.
 func (c *Conn) Send(p *wire.Packet) error {
 	q := *p
 	if q.DestQP == 0 {
 		q.DestQP = c.qp.Config().QPN
 	}
+	if q.PKey == 0 {
+		q.PKey = 0xFFFF
+	}
 	return c.SendRaw(&q)
 }
 
-// SendRaw injects the packet as given (addresses and ICRC are filled in).
+// SendRaw injects the packet exactly as given; only the Ethernet, IP and
+// UDP headers and the ICRC are added.
 func (c *Conn) SendRaw(p *wire.Packet) error {
-	if p.Opcode.Transport() == wire.TransportRC && !p.Opcode.Known() && len(p.Payload) > 4096 {
-		return fmt.Errorf("sending opcode 0x%02x: payload too long", uint8(p.Opcode))
+	if len(p.Payload) > 1<<16 {
+		return fmt.Errorf("sending %v: payload of %d bytes does not fit a frame", p.Opcode, len(p.Payload))
 	}
 	f := c.peer
 	c.ipid++
 	f.IPID = c.ipid
 	f.Packet = *p
-	if f.PKey == 0 {
-		f.PKey = 0xFFFF
-	}
 	c.link.SendB(f.AppendEthernet(nil))
 	return nil
 }

@@ -258,3 +258,38 @@ func TestPcapngOfAConnection(t *testing.T) {
 		t.Errorf("pcapng: %v, %d bytes", err, b.Len())
 	}
 }
+
+// TestMidStreamInvalidate drives C9-100 through the adapter: the region is
+// invalidated as soon as the first READ response reaches the harness.
+func TestMidStreamInvalidate(t *testing.T) {
+	c := newConn(t, dut.Options{}, dut.ConnConfig{})
+	info := c.Info()
+	e := info.ExpectedPSN
+	c.Send(&wire.Packet{BTH: wire.BTH{Opcode: wire.ReadRequest, PSN: e}, RETH: wire.RETH{VA: info.VA, RKey: info.RKey, Length: 16 * 1024}})
+	if p := recv(t, c); p.Opcode != wire.ReadResponseFirst {
+		t.Fatalf("got %v", p)
+	}
+	c.InvalidateRKey()
+	next := e.Add(1)
+	for {
+		r, ok := c.Recv(time.Millisecond)
+		if !ok {
+			t.Fatal("no NAK")
+		}
+		p := r.Packet
+		if p.Opcode == wire.ReadResponseMiddle && p.PSN == next {
+			next = next.Add(1)
+			continue
+		}
+		if p.Opcode != wire.Acknowledge || !p.AETH.IsNAK(wire.NAKRemoteAccess) || p.PSN != next {
+			t.Fatalf("got %v, want NAK remote access at %d", p, next)
+		}
+		break
+	}
+	if r, ok := c.Recv(time.Millisecond); ok {
+		t.Errorf("sent %v after the NAK", r)
+	}
+	if st, _ := c.State(); st != dut.StateError {
+		t.Errorf("state %v", st)
+	}
+}
