@@ -34,6 +34,7 @@ package refdut
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"net/netip"
 	"sort"
@@ -443,3 +444,7 @@ func (c *Conn) Trace() []*trace.Record {
 
 // Close ends the connection.
 func (c *Conn) Close() error { return nil }
+
+// WritePcapng writes every frame that crossed the connection's link, both
+// directions, as a pcapng capture (the same bytes a capture adapter reads).
+func (c *Conn) WritePcapng(w io.Writer) error { return c.link.WritePcapng(w) }

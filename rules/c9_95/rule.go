@@ -26,15 +26,13 @@ func init() {
 //   - it is not inside the reserved range of a READ whose responses are
 //     not complete (an ACK there would name a READ response PSN).
 //
-// Capture caveat: a request the capture missed (capture loss, or a
-// capture that began mid-connection) is not evidence of anything, so an
-// ACK for an unseen PSN is held until the requester's next request shows
-// whether the PSN had been sent (requests continuing past it: capture
-// loss, indeterminate) or not (the requester sends that PSN afterwards:
-// the ACK came first, a violation).
+// Capture caveat: a request the capture missed (capture loss, a capture
+// that began mid-connection, or a capture that records the two directions
+// out of order) is not evidence of anything, so an ACK for a PSN beyond
+// every request seen is a violation only in a complete trace (active runs,
+// or an audit told --complete); elsewhere it is indeterminate.
 type monitor struct {
-	pending *trace.Record // an ACK ahead of every request seen, waiting for evidence
-	pendNR  wire.PSN      // NextReq when the pending ACK was seen
+	pending *trace.Record // an ACK ahead of every request seen
 }
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
@@ -44,16 +42,12 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	p := r.Packet
 	if p.Opcode.IsRequest() {
 		if m.pending != nil && c.HaveReq {
-			a := m.pending.Packet.PSN
-			if p.PSN.AtOrBefore(a) && p.PSN.AtOrAfter(m.pendNR) && c.ReqSends(p.PSN) == 0 {
-				c.Violation(ID, m.pending, fmt.Sprintf("ACK with PSN %d was sent before any request used PSN %d (the requester sent it afterwards, frame %d)", a, a, r.Frame),
-					[]string{fmt.Sprintf("an ACK PSN among the request PSNs already sent (up to %d)", c.NextReq.Add(-1))},
-					fmt.Sprintf("ACK PSN %d", a))
-				m.pending = nil
-			} else if p.PSN.After(a) {
-				c.Indeterminate(ID, "an ACK named a PSN the capture had not shown a request for; later requests suggest the capture missed it")
-				m.pending = nil
-			}
+			// Without --complete a capture may miss requests or show
+			// packets out of the order they crossed the wire (capture
+			// order is not processing order), so an ACK for a PSN the
+			// capture showed no request for stays undecided.
+			c.Indeterminate(ID, "an ACK named a PSN the capture had not yet shown a request for (capture loss or capture reordering); --complete decides it")
+			m.pending = nil
 		}
 		return
 	}
@@ -71,7 +65,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 				fmt.Sprintf("ACK PSN %d", p.PSN))
 			return
 		}
-		m.pending, m.pendNR = r, c.NextReq
+		m.pending = r
 		return
 	}
 	if p.PSN.Before(c.FirstReq) {

@@ -13,8 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rcconform/rcconform/dut/pcapdut"
+	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/reference"
 	"github.com/rcconform/rcconform/reports"
+	_ "github.com/rcconform/rcconform/rules"
 	"github.com/rcconform/rcconform/rules/catalog"
 )
 
@@ -99,16 +102,21 @@ func TestDefectMatrix(t *testing.T) {
 	}
 	bin := suiteBinary(t)
 	var runs []*run
+	traces := t.TempDir()
 	for _, c := range cleanConfigs {
 		args := []string{"--seed=7"}
 		if c != "" {
 			args = append(args, "--settings="+c)
 		}
+		if c == "" {
+			args = append(args, "--trace-dir="+filepath.Join(traces, "clean"))
+		}
 		runs = append(runs, &run{name: "clean " + c, args: args})
 	}
 	defects := reference.Defects()
 	for _, d := range defects {
-		runs = append(runs, &run{name: "defect " + d.Name, args: []string{"--seed=7", "--defect=" + d.Name}})
+		runs = append(runs, &run{name: "defect " + d.Name, args: []string{"--seed=7", "--defect=" + d.Name,
+			"--trace-dir=" + filepath.Join(traces, d.Name)}})
 	}
 	runAll(t, bin, runs)
 
@@ -147,8 +155,96 @@ func TestDefectMatrix(t *testing.T) {
 			}
 		}
 		sort.Strings(also)
-		t.Logf("defect %-24s fails %v (also %v)", d.Name, d.Clauses, also)
+		caught := auditTraces(t, filepath.Join(traces, d.Name), nil)
+		var passive []string
+		for _, id := range d.Clauses {
+			if caught[id] > 0 {
+				passive = append(passive, id)
+				continue
+			}
+			if why, ok := activeOnly[d.Name]; ok {
+				t.Logf("defect %s: %s is caught by active scenarios only: %s", d.Name, id, why)
+				continue
+			}
+			t.Errorf("defect %s: no passive monitor caught %s in the captures of its scenarios", d.Name, id)
+		}
+		t.Logf("defect %-24s fails %v (also %v); caught in captures: %v", d.Name, d.Clauses, also, passive)
 	}
+
+	// The captures of the clean run: no monitor may flag the reference.
+	// Requester-rule scenarios have the harness break responder rules on
+	// purpose, so their captures are audited by requester monitors only.
+	responderFiles, requesterFiles := splitBySide(t, filepath.Join(traces, "clean"))
+	for id, n := range auditFiles(t, responderFiles, nil) {
+		t.Errorf("clean reference: the %s monitor flagged %d violations in captures of responder scenarios", id, n)
+	}
+	for id, n := range auditFiles(t, requesterFiles, requesterClauses()) {
+		t.Errorf("clean reference: the %s monitor flagged %d violations in captures of requester scenarios", id, n)
+	}
+}
+
+// activeOnly lists the defects whose deviation no capture can show, with
+// the reason; every other defect must be caught by a passive monitor in
+// the captures of the suite's scenarios.
+var activeOnly = map[string]string{}
+
+func requesterClauses() map[string]bool {
+	m := map[string]bool{}
+	for _, e := range catalog.All() {
+		if e.Side == catalog.Requester {
+			m[e.ID] = true
+		}
+	}
+	return m
+}
+
+// splitBySide sorts a trace folder's captures by the side of the clause
+// whose scenario made them (file names start with the clause's folder).
+func splitBySide(t *testing.T, dir string) (responder, requester []string) {
+	t.Helper()
+	side := map[string]catalog.Side{}
+	for _, e := range catalog.All() {
+		side[catalog.Folder(e.ID)] = e.Side
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.pcapng"))
+	for _, f := range files {
+		base := filepath.Base(f)
+		folder := base[:strings.LastIndex(base, "-")]
+		if side[folder] == catalog.Requester {
+			requester = append(requester, f)
+		} else {
+			responder = append(responder, f)
+		}
+	}
+	return responder, requester
+}
+
+// auditTraces audits every capture in dir and returns violations per clause.
+func auditTraces(t *testing.T, dir string, only map[string]bool) map[string]int {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.pcapng"))
+	return auditFiles(t, files, only)
+}
+
+func auditFiles(t *testing.T, files []string, only map[string]bool) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, f := range files {
+		settings := harness.UnknownSettings()
+		settings.Complete = true
+		sink := harness.NewSink(f)
+		a := harness.NewAuditor(settings, sink)
+		a.Only = only
+		if _, err := pcapdut.AuditFile(f, a, nil); err != nil {
+			t.Errorf("auditing %s: %v", f, err)
+			continue
+		}
+		for id, tl := range sink.Tallies {
+			if tl.Violations > 0 {
+				out[id] += tl.Violations
+			}
+		}
+	}
+	return out
 }
 
 func contains(s []string, v string) bool {

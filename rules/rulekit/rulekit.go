@@ -45,6 +45,9 @@ type Config struct {
 	// Partial lets the suite run while catalogue entries still lack spec
 	// files (development of a rule group only).
 	Partial bool
+	// TraceDir, when set, receives a pcapng capture of every active
+	// scenario's connection (for adapters that can write one).
+	TraceDir string
 }
 
 // Cfg holds the parsed flags.
@@ -64,6 +67,7 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&Cfg.AckTimeout, "ack-timeout", -1, "capture audit: local ACK timeout exponent (-1 unknown)")
 	fs.IntVar(&Cfg.RetryCnt, "retry-cnt", -1, "capture audit: transport retry count (-1 unknown)")
 	fs.IntVar(&Cfg.RNRRetry, "rnr-retry", -1, "capture audit: RNR retry count (-1 unknown)")
+	fs.StringVar(&Cfg.TraceDir, "trace-dir", "", "write a pcapng capture of each active scenario into this folder")
 	fs.BoolVar(&Cfg.Partial, "partial", false, "development only: run even if some catalogue entries have no spec file yet")
 	fs.BoolVar(&Cfg.Complete, "complete", false, "capture audit: the capture holds every connection from its first packet, taken where nothing is lost before the capture point")
 }

@@ -2,6 +2,9 @@ package rulekit
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
@@ -119,6 +122,9 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario) {
 	} else {
 		settings.SRQ = harness.SRQNone
 	}
+	if Cfg.TraceDir != "" {
+		writeTrace(id, conn)
+	}
 	sink := harness.NewSink("")
 	sink.Text = ClauseText
 	au := harness.NewAuditor(settings, sink)
@@ -218,5 +224,37 @@ func (r *R) auditCapture() {
 		a.reasons = append(a.reasons, "nothing in the capture exercised it")
 		mu.Unlock()
 		ginkgo.Skip("not-exercised: nothing in the capture exercised " + id)
+	}
+}
+
+// pcapngWriter is implemented by connections that can write what crossed
+// their link as a capture (the reference adapter).
+type pcapngWriter interface {
+	WritePcapng(w io.Writer) error
+}
+
+var traceSeq int
+
+// writeTrace saves the scenario's connection as DIR/<folder>-<n>.pcapng.
+func writeTrace(id string, conn dut.Conn) {
+	w, ok := conn.(pcapngWriter)
+	if !ok {
+		return
+	}
+	mu.Lock()
+	traceSeq++
+	n := traceSeq
+	mu.Unlock()
+	if err := os.MkdirAll(Cfg.TraceDir, 0o755); err != nil {
+		ginkgo.Fail(fmt.Sprintf("creating the trace folder: %v", err))
+	}
+	name := filepath.Join(Cfg.TraceDir, fmt.Sprintf("%s-%03d.pcapng", catalog.Folder(id), n))
+	f, err := os.Create(name)
+	if err != nil {
+		ginkgo.Fail(fmt.Sprintf("writing the scenario's capture: %v", err))
+	}
+	defer f.Close()
+	if err := w.WritePcapng(f); err != nil {
+		ginkgo.Fail(fmt.Sprintf("writing the scenario's capture %s: %v", name, err))
 	}
 }

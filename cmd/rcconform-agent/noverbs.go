@@ -1,0 +1,5 @@
+//go:build !(verbs && linux && cgo)
+
+package main
+
+func openDevice(o Options) (device, error) { return nil, errNoVerbs }

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/rcconform/rcconform/dut/pcapdut"
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/reports"
+	_ "github.com/rcconform/rcconform/rules" // registers every passive monitor
+	"github.com/rcconform/rcconform/rules/catalog"
+	"github.com/rcconform/rcconform/rules/rulekit"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// Reasons given in clause results.
+const (
+	reasonNoMonitor       = "checked only by active scenarios"
+	reasonTextUnavailable = "the clause's text is not public; nothing is checked under it"
+	reasonNotExercised    = "nothing in the capture gave the clause a chance to apply"
+)
+
+const auditSynopsis = "[flags] CAPTURE..."
+
+// auditOptions are the audit's flags.
+type auditOptions struct {
+	format, out, rules string
+	cpuProfile         string
+	memProfile         string
+	cfg                rulekit.Config
+	maxFindings        int
+}
+
+func runAudit(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("audit", auditSynopsis, stderr)
+	var o auditOptions
+	o.cfg = rulekit.Config{SRQ: "unknown"}
+	fs.StringVar(&o.format, "format", "text", "output format: text, json or junit")
+	fs.StringVar(&o.out, "out", "", "write the report to `FILE` instead of standard output")
+	fs.StringVar(&o.rules, "rules", "", "audit only these clauses: comma-separated rule `IDs` (as \"rcconform rules\" lists them)")
+	fs.StringVar(&o.cfg.SRQ, "srq", "unknown", "whether the responder QPs use a shared receive queue: none, all or unknown")
+	fs.IntVar(&o.cfg.MTU, "mtu", 0, "path MTU of the connections: 256, 512, 1024, 2048 or 4096 (0: unknown)")
+	fs.IntVar(&o.cfg.AckTimeout, "ack-timeout", -1, "requesters' local ACK timeout exponent, 0-31 (-1: unknown)")
+	fs.IntVar(&o.cfg.RetryCnt, "retry-cnt", -1, "requesters' transport retry count, 0-7 (-1: unknown)")
+	fs.IntVar(&o.cfg.RNRRetry, "rnr-retry", -1, "requesters' RNR retry count, 0-7 (-1: unknown)")
+	fs.BoolVar(&o.cfg.Complete, "complete", false, "the capture holds every connection from its first packet, taken where nothing is lost before the capture point")
+	fs.IntVar(&o.maxFindings, "max-findings", 50, "findings kept per clause and capture (0: all); violations beyond are still counted")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the audit to `FILE` (read it with go tool pprof)")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile, taken at the end of the audit, to `FILE`")
+	captures, err := parseFlags(fs, args)
+	if err != nil {
+		return flagStatus(err)
+	}
+	only, err := o.check(captures)
+	if err != nil {
+		fs.Usage()
+		return usageErr(stderr, "audit", err)
+	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return usageErr(stderr, "audit", err)
+		}
+		defer stop()
+	}
+
+	progress := newProgress(stderr)
+	res := &reports.Result{Kind: reports.KindAudit, DUT: "pcap", Captures: []reports.CaptureInfo{},
+		Clauses: []reports.ClauseResult{}, Findings: []reports.Finding{}}
+	status := exitOK
+	settings := rulekit.CaptureSettings(o.cfg)
+	for _, path := range captures {
+		sink := harness.NewSink(path)
+		sink.Text = rulekit.ClauseText
+		sink.MaxFindings = o.maxFindings
+		a := harness.NewAuditor(settings, sink)
+		if only != nil {
+			a.Only = only
+		}
+		info, err := pcapdut.AuditFile(path, a, progress.forCapture(path))
+		progress.done()
+		res.Captures = append(res.Captures, info)
+		if err != nil {
+			fmt.Fprintf(stderr, "rcconform audit: %v\n", err)
+			var pe *pcapdut.PanicError
+			if errors.As(err, &pe) {
+				fmt.Fprintf(stderr, "%s\n", pe.Stack)
+			}
+			status = exitUsage
+			if info.Frames == 0 {
+				continue // nothing was read: no verdicts for this capture
+			}
+		}
+		res.Clauses = append(res.Clauses, clauseResults(path, sink, only)...)
+		res.Findings = append(res.Findings, sink.Findings...)
+		if o.memProfile != "" {
+			if err := writeHeapProfile(o.memProfile, a); err != nil {
+				fmt.Fprintf(stderr, "rcconform audit: %v\n", err)
+			}
+		}
+	}
+	res.Sort()
+	if status == exitOK && res.Failed() {
+		status = exitViolation
+	}
+
+	var buf bytes.Buffer
+	switch o.format {
+	case "json":
+		err = res.WriteJSON(&buf)
+	case "junit":
+		err = reports.WriteJUnit(&buf, res, "rcconform audit")
+	default:
+		err = writeText(&buf, res)
+	}
+	if err == nil {
+		err = writeOut(o.out, stdout, buf.Bytes())
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "rcconform audit: %v\n", err)
+		return exitUsage
+	}
+	return status
+}
+
+// check validates the options and returns the clauses --rules selects
+// (nil: all).
+func (o *auditOptions) check(captures []string) (map[string]bool, error) {
+	if err := checkFormat(o.format, "text", "json", "junit"); err != nil {
+		return nil, err
+	}
+	if len(captures) == 0 {
+		return nil, errors.New("no capture given")
+	}
+	switch o.cfg.SRQ {
+	case "none", "all", "unknown":
+	default:
+		return nil, fmt.Errorf("unknown --srq %q (want none, all or unknown)", o.cfg.SRQ)
+	}
+	if o.cfg.MTU != 0 && !wire.ValidMTU(o.cfg.MTU) {
+		return nil, fmt.Errorf("--mtu %d is not an InfiniBand path MTU (256, 512, 1024, 2048 or 4096)", o.cfg.MTU)
+	}
+	if o.cfg.AckTimeout < -1 || o.cfg.AckTimeout > 31 {
+		return nil, fmt.Errorf("--ack-timeout %d is out of range (0-31, or -1 for unknown)", o.cfg.AckTimeout)
+	}
+	if o.cfg.RetryCnt < -1 || o.cfg.RetryCnt > 7 {
+		return nil, fmt.Errorf("--retry-cnt %d is out of range (0-7, or -1 for unknown)", o.cfg.RetryCnt)
+	}
+	if o.cfg.RNRRetry < -1 || o.cfg.RNRRetry > 7 {
+		return nil, fmt.Errorf("--rnr-retry %d is out of range (0-7, or -1 for unknown)", o.cfg.RNRRetry)
+	}
+	if o.maxFindings < 0 {
+		return nil, fmt.Errorf("--max-findings %d is negative (0 keeps every finding)", o.maxFindings)
+	}
+	if o.rules == "" {
+		return nil, nil
+	}
+	only := map[string]bool{}
+	for _, id := range strings.Split(o.rules, ",") {
+		if id = strings.TrimSpace(id); id == "" {
+			continue
+		}
+		if _, ok := catalog.Lookup(id); !ok {
+			return nil, fmt.Errorf("unknown rule ID %q in --rules (run `rcconform rules` for the list)", id)
+		}
+		only[id] = true
+	}
+	if len(only) == 0 {
+		return nil, errors.New("--rules names no rule")
+	}
+	return only, nil
+}
+
+// clauseResults turns one capture's tallies into a result per clause, in
+// catalogue order: text-unavailable clauses as such, clauses without a
+// passive monitor as unsupported, and the others from their tally.
+func clauseResults(capture string, sink *harness.Sink, only map[string]bool) []reports.ClauseResult {
+	monitored := map[string]bool{}
+	for _, m := range harness.Monitors() {
+		monitored[m.Clause] = true
+	}
+	var out []reports.ClauseResult
+	for _, e := range catalog.All() {
+		if only != nil && !only[e.ID] {
+			continue
+		}
+		c := reports.ClauseResult{ID: e.ID, Section: e.Section, Side: string(e.Side), Level: string(e.Level),
+			Summary: e.Summary, Capture: capture}
+		switch {
+		case e.Status == catalog.TextUnavailable:
+			c.Verdict, c.Reason = reports.TextUnavailable, reasonTextUnavailable
+		case !monitored[e.ID]:
+			c.Verdict, c.Reason = reports.Unsupported, reasonNoMonitor
+		default:
+			t := sink.Tally(e.ID)
+			c.Verdict = t.Verdict()
+			if t != nil {
+				c.Checked, c.Violations = t.Checked, t.Violations
+				if c.Verdict == reports.Indeterminate {
+					c.Reason = t.Reason
+				}
+			}
+			if c.Verdict == reports.NotExercised {
+				c.Reason = reasonNotExercised
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// writeOut writes b to the file out, or to stdout when out is "" or "-".
+func writeOut(out string, stdout io.Writer, b []byte) error {
+	if out == "" || out == "-" {
+		if _, err := stdout.Write(b); err != nil {
+			return fmt.Errorf("writing the report: %w", err)
+		}
+		return nil
+	}
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rcconform/rcconform/reports"
+)
+
+// runReport renders a saved JSON result (from `audit --format json` or the
+// suite's --json) as HTML, Markdown and JUnit, or as text on standard
+// output when no output is asked for. Its exit status says whether the
+// rendering worked (0) or not (2), whatever the result's verdicts.
+func runReport(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("report", "--in RESULT.json [--html FILE] [--markdown FILE] [--junit FILE]", stderr)
+	in := fs.String("in", "", "the JSON result to render (required)")
+	html := fs.String("html", "", "write the HTML report to this file (- for standard output)")
+	md := fs.String("markdown", "", "write the Markdown report to this file (- for standard output)")
+	junit := fs.String("junit", "", "write JUnit XML keyed to clause IDs to this file (- for standard output)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return flagStatus(err)
+	}
+	if len(pos) > 0 {
+		return usageErr(stderr, "report", fmt.Errorf("unexpected argument %q", pos[0]))
+	}
+	if *in == "" {
+		fs.Usage()
+		return usageErr(stderr, "report", errors.New("--in is required"))
+	}
+	f, err := os.Open(*in)
+	if err != nil {
+		return usageErr(stderr, "report", fmt.Errorf("reading the result: %w", err))
+	}
+	res, err := reports.ReadJSON(f)
+	f.Close()
+	if err != nil {
+		return usageErr(stderr, "report", fmt.Errorf("reading %s: %w", *in, err))
+	}
+	outputs := []struct {
+		path  string
+		write func(io.Writer) error
+	}{
+		{*html, func(w io.Writer) error { return reports.WriteHTML(w, res) }},
+		{*md, func(w io.Writer) error { return reports.WriteMarkdown(w, res) }},
+		{*junit, func(w io.Writer) error { return reports.WriteJUnit(w, res, "rcconform") }},
+	}
+	wrote := false
+	for _, o := range outputs {
+		if o.path == "" {
+			continue
+		}
+		wrote = true
+		var buf bytes.Buffer
+		err := o.write(&buf)
+		if err == nil {
+			err = writeOut(o.path, stdout, buf.Bytes())
+		}
+		if err != nil {
+			return usageErr(stderr, "report", err)
+		}
+	}
+	if !wrote {
+		var buf bytes.Buffer
+		err := writeText(&buf, res)
+		if err == nil {
+			err = writeOut("", stdout, buf.Bytes())
+		}
+		if err != nil {
+			return usageErr(stderr, "report", err)
+		}
+	}
+	return exitOK
+}
