@@ -1,0 +1,137 @@
+package harness
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
+	"github.com/rcconform/rcconform/wire"
+)
+
+var (
+	hostA = netip.MustParseAddr("10.0.0.2")
+	hostB = netip.MustParseAddr("10.0.0.1")
+)
+
+func req(frame int, op wire.Opcode, qp uint32, psn wire.PSN, ackReq bool) *trace.Record {
+	return &trace.Record{Frame: frame, Time: time.Duration(frame) * time.Microsecond, Dir: trace.ToResponder,
+		Src: hostA, Dst: hostB, ICRC: wire.ICRCOK,
+		Packet: &wire.Packet{BTH: wire.BTH{Opcode: op, DestQP: qp, PSN: psn, AckReq: ackReq}}}
+}
+
+func ack(frame int, qp uint32, psn wire.PSN, syn uint8, msn uint32) *trace.Record {
+	return &trace.Record{Frame: frame, Time: time.Duration(frame) * time.Microsecond, Dir: trace.ToRequester,
+		Src: hostB, Dst: hostA, ICRC: wire.ICRCOK,
+		Packet: &wire.Packet{BTH: wire.BTH{Opcode: wire.Acknowledge, DestQP: qp, PSN: psn}, AETH: wire.AETH{Syndrome: syn, MSN: msn}}}
+}
+
+// recorder is a checker that remembers which connection saw what.
+type recorder struct{ seen *[]int }
+
+func (r recorder) Observe(c *Conn, rec *trace.Record) { *r.seen = append(*r.seen, c.ID) }
+func (r recorder) End(*Conn)                          {}
+
+func TestAuditorPairsConnectionsByPSN(t *testing.T) {
+	var seen []int
+	monMu.Lock()
+	saved := monitors
+	monitors = []Monitor{{Clause: "test", New: func(*Conn) Checker { return recorder{&seen} }}}
+	monMu.Unlock()
+	defer func() { monMu.Lock(); monitors = saved; monMu.Unlock() }()
+
+	a := NewAuditor(UnknownSettings(), NewSink("x"))
+	// Two QPs between the same hosts, PSN spaces far apart; responses
+	// are addressed to requester QPs 0x21 and 0x22.
+	recs := []*trace.Record{
+		req(1, wire.SendOnly, 0x11, 100, true),
+		req(2, wire.SendOnly, 0x12, 900000, true),
+		ack(3, 0x22, 900000, 0x1F, 1),
+		ack(4, 0x21, 100, 0x1F, 1),
+		ack(5, 0x22, 900000, 0x1F, 1),
+	}
+	for _, r := range recs {
+		a.Observe(r)
+	}
+	a.End()
+	want := []int{1, 2, 2, 1, 2}
+	if len(seen) != len(want) {
+		t.Fatalf("seen %v, want %v", seen, want)
+	}
+	for i := range want {
+		if seen[i] != want[i] {
+			t.Fatalf("record %d went to connection %d, want %d (all: %v)", i+1, seen[i], want[i], seen)
+		}
+	}
+	if c := a.Conns()[1]; c.RequesterQP != 0x22 || c.ResponderQP != 0x12 {
+		t.Fatalf("connection 2 paired as requester QP 0x%x / responder QP 0x%x", c.RequesterQP, c.ResponderQP)
+	}
+}
+
+func TestAuditorSkipsBadICRC(t *testing.T) {
+	a := NewAuditor(UnknownSettings(), NewSink(""))
+	r := req(1, wire.SendOnly, 0x11, 5, true)
+	r.ICRC = wire.ICRCBad
+	a.Observe(r)
+	if len(a.Conns()) != 0 {
+		t.Fatal("a frame with a bad ICRC reached the connection model")
+	}
+}
+
+func TestConnModel(t *testing.T) {
+	c := &Conn{Settings: Settings{MTU: 1024}, sink: NewSink("")}
+	c.absorb(req(1, wire.SendOnly, 1, 0xFFFFFE, false))
+	rd := req(2, wire.ReadRequest, 1, 0xFFFFFF, false)
+	rd.Packet.RETH.Length = 3000
+	c.absorb(rd)
+	if c.NextReq != 2 {
+		t.Fatalf("NextReq = %d, want 2 (READ of 3 packets from 0xFFFFFF wraps)", c.NextReq)
+	}
+	if r := c.ReadCovering(1); r == nil || r.First != 0xFFFFFF || r.Last != 1 {
+		t.Fatalf("READ range not tracked across the wrap: %+v", r)
+	}
+	if !c.SentBefore(0) || c.SentBefore(2) {
+		t.Fatal("SentBefore wrong around the wrap")
+	}
+	last := &trace.Record{Frame: 3, Dir: trace.ToRequester, Packet: &wire.Packet{BTH: wire.BTH{Opcode: wire.ReadResponseLast, PSN: 1}}}
+	c.absorb(last)
+	if len(c.Reads) != 0 {
+		t.Fatal("the READ was not retired by its Last response")
+	}
+}
+
+func TestTallyVerdict(t *testing.T) {
+	cases := []struct {
+		t    *Tally
+		want reports.Verdict
+	}{
+		{nil, reports.NotExercised},
+		{&Tally{}, reports.NotExercised},
+		{&Tally{Indeterminate: 2}, reports.Indeterminate},
+		{&Tally{Checked: 1, Indeterminate: 2}, reports.Pass},
+		{&Tally{Checked: 5, Violations: 1}, reports.Fail},
+	}
+	for _, c := range cases {
+		if got := c.t.Verdict(); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.t, got, c.want)
+		}
+	}
+}
+
+func TestLadderHighlights(t *testing.T) {
+	r1, r2 := req(1, wire.SendOnly, 1, 7, true), ack(2, 2, 7, 0x1F, 1)
+	out := Ladder([]*trace.Record{r1, r2}, r2, true)
+	if out == "" || !contains(out, "<==") || !contains(out, "SEND O") || !contains(out, "ACK") {
+		t.Fatalf("ladder:\n%s", out)
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}

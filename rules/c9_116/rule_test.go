@@ -1,0 +1,61 @@
+package c9_116
+
+import (
+	"testing"
+
+	"github.com/rcconform/rcconform/harness"
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/reports"
+	"github.com/rcconform/rcconform/wire"
+)
+
+func TestMonitor(t *testing.T) {
+	cases := []struct {
+		name     string
+		settings harness.Settings
+		build    func(tr *ht.Trace)
+		want     reports.Verdict
+	}{
+		{"AckReq answered by a later coalesced ACK", ht.Complete(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Ack(11, 2)
+		}, reports.Pass},
+		{"AckReq covered by a READ response's AETH", ht.Complete(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Read(11, 8)
+			tr.Resp(wire.ReadResponseOnly, 11, 0x1F, 2)
+		}, reports.Pass},
+		{"AckReq never answered, complete trace", ht.Complete(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, false)
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Ack(10, 1)
+		}, reports.Fail},
+		{"AckReq never answered, ordinary capture: the ACK may be lost after the capture point", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 11, true)
+		}, reports.Indeterminate},
+		{"a sequence NAK for an earlier PSN releases the obligation", ht.Complete(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 12, true)
+			tr.Resp(wire.Acknowledge, 10, wire.SynNAK(wire.NAKPSNSequence), 0)
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+		}, reports.Pass},
+		{"out-of-sequence request under the NAK latch is not valid", ht.Complete(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Resp(wire.Acknowledge, 10, wire.SynNAK(wire.NAKPSNSequence), 0)
+			tr.Req(wire.SendOnly, 12, true)
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+		}, reports.Pass},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr := &ht.Trace{}
+			c.build(tr)
+			tally, fs := ht.Audit(tr, ID, c.settings)
+			if got := tally.Verdict(); got != c.want {
+				t.Fatalf("verdict %s, want %s (tally %+v, findings %+v)", got, c.want, tally, fs)
+			}
+		})
+	}
+}

@@ -1,0 +1,106 @@
+// Package c9_140 checks C9-140 (§9.7.6, transport timer; the exact
+// sub-section is not confirmed): the requester's transport (local ACK)
+// timer, armed when a request is sent, expires after 4.096 µs × 2^timeout
+// for the 5-bit local ACK timeout; a timeout of 0 disables the timer, so
+// nothing may then be retransmitted for lack of an acknowledgment.
+package c9_140
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/requester"
+)
+
+// ID is the clause this package checks.
+const ID = "C9-140"
+
+func init() {
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
+		return &monitor{t: requester.NewTracker(c)}
+	}})
+}
+
+// monitor checks every retransmission that nothing but the transport
+// timer can explain: a resend that starts a go-back-N (not the
+// continuation of one) with no sequence-error NAK, RNR NAK, implied NAK
+// or non-retryable NAK seen since the last retry. With the local ACK
+// timeout known (--ack-timeout, or the active run's configuration):
+//   - timeout 0: the timer is disabled, so the retransmission is a
+//     violation;
+//   - otherwise the retransmission must come at least 4.096 µs × 2^timeout
+//     after the latest earlier transmission of the oldest request then
+//     outstanding (or of the PSN resent, whichever left first): the timer
+//     is armed no earlier than that, and re-armed against the oldest
+//     outstanding request when a partial acknowledgment arrives.
+//
+// Indeterminate: the timeout is unknown; the PSN's earlier transmission
+// is not in the capture; the repeat cannot be told from a network
+// duplicate (IPv6, or an IPv4 Identification that never changes); in a
+// capture, the interval falls within the timing slack (queueing between
+// the requester and the capture point may shorten it), or responses seen
+// since the earlier transmission may have reached the requester damaged
+// or not at all and so triggered the resend.
+type monitor struct {
+	t *requester.Tracker
+}
+
+func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
+	if !c.JudgesRequester() {
+		return
+	}
+	if !r.Packet.Opcode.IsRequest() {
+		m.t.Response(r)
+		return
+	}
+	ev := m.t.Request(r)
+	if ev.Kind != requester.KindResend || !ev.Start || ev.Cause != requester.CauseTimeout {
+		return
+	}
+	p := r.Packet
+	// The timer that started this go-back-N was armed no earlier than the
+	// latest transmission of the oldest request outstanding (the first
+	// resent packets may be missing from a capture) nor, if that is
+	// later, of the packet resent.
+	prev := ev.PrevSend
+	if o := ev.OldestLast; o != nil && (prev == nil || o.Time < prev.Time) {
+		prev = o
+	}
+	if prev == nil {
+		c.Indeterminate(ID, "a PSN was retransmitted whose earlier transmission the capture does not show, so the timer interval cannot be measured")
+		return
+	}
+	if !requester.Delivered(c) && (ev.RespSince || ev.Answered) {
+		c.Indeterminate(ID, "a retransmission followed responses that may not have reached the requester intact (a capture cannot tell); a capture taken at the requester (--complete) would decide")
+		return
+	}
+	d, zero, known := requester.AckTimeout(c)
+	if !known {
+		c.Indeterminate(ID, "retransmissions after a silence were seen but the local ACK timeout is unknown; --ack-timeout=N would decide whether they came too early")
+		return
+	}
+	gap := r.Time - prev.Time
+	if ev.Ambiguous && (zero || gap < d) {
+		c.Indeterminate(ID, "a repeated request could not be told from a network duplicate (IPv6, or an IPv4 Identification that does not change)")
+		return
+	}
+	if zero {
+		c.Violation(ID, r, fmt.Sprintf("PSN %d (%s) was sent again %v after its previous transmission with no NAK, RNR NAK or response that could have asked for it, but a local ACK timeout of 0 disables the transport timer", p.PSN, p.Opcode.ShortName(), gap),
+			[]string{"no timer-driven retransmission at all: the requester waits for an acknowledgment indefinitely"},
+			fmt.Sprintf("retransmission of PSN %d after %v of silence", p.PSN, gap))
+		return
+	}
+	switch {
+	case gap >= d:
+		c.Checked(ID)
+	case gap >= requester.TimerFloor(c, d):
+		c.Indeterminate(ID, fmt.Sprintf("a retransmission came within %.0f%% short of the transport timer interval, which capture timestamps cannot resolve", requester.CaptureTimerSlack*100))
+	default:
+		c.Violation(ID, r, fmt.Sprintf("PSN %d (%s) was sent again %v after the transmission of frame %d, before the transport timer could expire: its interval is %v (4.096 µs × 2^%d), and no NAK, RNR NAK or implied NAK came in between", p.PSN, p.Opcode.ShortName(), gap, prev.Frame, d, c.Settings.AckTimeout),
+			[]string{fmt.Sprintf("a timer-driven retransmission no sooner than %v after the previous transmission", d), "no retransmission (an acknowledgment arrives first)"},
+			fmt.Sprintf("retransmission after %v", gap))
+	}
+}
+
+func (m *monitor) End(*harness.Conn) {}

@@ -1,0 +1,156 @@
+package c9_140
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/rules/internal/requester"
+	"github.com/rcconform/rcconform/rules/internal/requester/reqtest"
+	"github.com/rcconform/rcconform/wire"
+)
+
+var T = wire.AckTimeout(10) // 4.194304 ms
+
+func TestMonitorHandBuilt(t *testing.T) {
+	active := reqtest.Active(1024, 10, 7, 7)
+	cases := []struct {
+		name     string
+		settings harness.Settings
+		build    func(s *reqtest.Script)
+		want     reqtest.Verdict
+	}{
+		{"resend after the full interval", active, func(s *reqtest.Script) {
+			x := s.Req(wire.SendOnly, 100, 8)
+			s.At(T + time.Microsecond).Again(x)
+		}, reqtest.Pass},
+		{"resend after half the interval", active, func(s *reqtest.Script) {
+			x := s.Req(wire.SendOnly, 100, 8)
+			s.At(T / 2).Again(x)
+		}, reqtest.Fail},
+		{"a go-back-N of three packets, the first resent early", active, func(s *reqtest.Script) {
+			r := s.Send(0xFFFFFF, 3)
+			s.At(T - time.Microsecond)
+			s.Resend(r...)
+		}, reqtest.Fail},
+		{"timeout 0: any timer resend", reqtest.Active(1024, 0, 7, 7), func(s *reqtest.Script) {
+			x := s.Req(wire.SendOnly, 5, 8)
+			s.At(10 * time.Second).Again(x)
+		}, reqtest.Fail},
+		{"timeout 0: resends only after NAKs", reqtest.Active(1024, 0, 7, 7), func(s *reqtest.Script) {
+			r := s.Send(5, 2)
+			s.NAK(5, wire.NAKPSNSequence)
+			s.Resend(r...)
+			s.ACK(6)
+		}, reqtest.None},
+		{"a resend right after a sequence NAK", active, func(s *reqtest.Script) {
+			r := s.Send(5, 2)
+			s.NAK(5, wire.NAKPSNSequence)
+			s.Resend(r...)
+		}, reqtest.None},
+		{"a network duplicate (same IPv4 Identification) right away", active, func(s *reqtest.Script) {
+			x := s.Req(wire.SendOnly, 9, 8)
+			s.Req(wire.SendOnly, 10, 8)
+			s.NetDup(x)
+			s.ACK(10)
+		}, reqtest.None},
+		{"a sender whose IPv4 Identification never changes: an early repeat", active, func(s *reqtest.Script) {
+			s.Const = true
+			x := s.Req(wire.SendOnly, 9, 8)
+			s.Req(wire.SendOnly, 10, 8)
+			s.Again(x)
+		}, reqtest.Indet},
+		{"IPv6: an identical repeat soon after", func() harness.Settings { return active }(), func(s *reqtest.Script) {
+			s.NoIPID = true
+			x := s.Req(wire.SendOnly, 9, 8)
+			s.Again(x)
+		}, reqtest.Indet},
+		{"partial ACK: the new oldest resent before its own interval", active, func(s *reqtest.Script) {
+			s.Req(wire.SendOnly, 20, 8)
+			y := s.At(T/2).Req(wire.SendOnly, 21, 8)
+			s.At(T * 3 / 4).ACK(20)
+			s.At(T + time.Microsecond).Again(y)
+		}, reqtest.Fail},
+		{"partial ACK: the new oldest resent an interval after it left", active, func(s *reqtest.Script) {
+			s.Req(wire.SendOnly, 20, 8)
+			y := s.At(T/2).Req(wire.SendOnly, 21, 8)
+			s.At(T * 3 / 4).ACK(20)
+			s.At(T*3/2 + time.Microsecond).Again(y)
+		}, reqtest.Pass},
+		{"a READ re-issued at once after an ACK passing it (implied NAK)", active, func(s *reqtest.Script) {
+			rd := s.Read(50, 0x1000, 100)
+			s.Req(wire.SendOnly, 51, 8)
+			s.ACK(51)
+			s.Again(rd)
+		}, reqtest.None},
+		{"capture, timeout unknown", reqtest.Capture(1024, -1, -1, -1, false), func(s *reqtest.Script) {
+			x := s.Req(wire.SendOnly, 100, 8)
+			s.At(time.Millisecond).Again(x)
+		}, reqtest.Indet},
+		{"capture, resend at 95% of the interval (within the timing slack)", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			x := s.Req(wire.SendOnly, 100, 8)
+			s.At(T * 95 / 100).Again(x)
+		}, reqtest.Indet},
+		{"capture, resend at half the interval", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			x := s.Req(wire.SendOnly, 100, 8)
+			s.At(T / 2).Again(x)
+		}, reqtest.Fail},
+		{"capture, a resend after READ responses that may have been damaged", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			rd := s.Read(70, 0x1000, 2048)
+			s.ReadResp(wire.ReadResponseFirst, 70, 1024)
+			s.ReadResp(wire.ReadResponseLast, 71, 1024)
+			s.At(T / 2).Again(rd)
+		}, reqtest.Indet},
+		{"capture beginning mid-connection: the earlier transmission unseen", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			s.Req(wire.SendOnly, 101, 8)
+			s.Req(wire.SendOnly, 100, 8) // before the first PSN seen: older than the capture
+		}, reqtest.Indet},
+	}
+	for _, tc := range cases {
+		s := reqtest.NewScript()
+		tc.build(s)
+		reqtest.Expect(t, tc.name, reqtest.Audit(ID, tc.settings, s.Recs), tc.want)
+	}
+}
+
+// TestMonitorReference audits traces of the reference device left
+// without an answer: clean, it passes; with the defects that break
+// C9-140, the monitor finds the violation.
+func TestMonitorReference(t *testing.T) {
+	silent := func(rs *requester.Responder) {
+		rs.Post(requester.SendWR(1, 100), requester.SendWR(2, 3000))
+		rs.Collect(5 * time.Second)
+	}
+	for _, tc := range []struct {
+		defect  string
+		timeout uint8
+		want    reqtest.Verdict
+	}{
+		{"", 10, reqtest.Pass},
+		{"", 3, reqtest.Pass},
+		{"", 0, reqtest.None},
+		{"retry-before-timeout", 10, reqtest.Fail},
+		{"retry-before-timeout", 16, reqtest.Fail},
+		{"retry-timeout-zero", 0, reqtest.Fail},
+	} {
+		recs, s := reqtest.Reference(t, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 0xFFFFFE, SetPSNs: true, Timeout: tc.timeout, RetryCnt: 5, RNRRetry: 7}, silent)
+		reqtest.Expect(t, fmt.Sprintf("reference, defect %q, timeout %d", tc.defect, tc.timeout), reqtest.Audit(ID, s, recs), tc.want)
+	}
+}
+
+// TestMonitorCaptures audits real Linux soft-RoCE traffic with loss (26
+// sequence NAKs and one timeout-driven go-back-N): with perftest's local
+// ACK timeout (14) nothing is early; with a timeout of 20 (4.3 s) claimed,
+// the timeout-driven retransmission comes too soon; unknown, the monitor
+// cannot decide.
+func TestMonitorCaptures(t *testing.T) {
+	f := reqtest.Captures + "/rxe/send-4k-4qp-loss1.pcap"
+	reqtest.Expect(t, "loss capture, timeout 14", reqtest.CaptureFile(t, f, ID, reqtest.Capture(1024, 14, 7, 7, false)), reqtest.Pass)
+	reqtest.Expect(t, "loss capture, timeout 20 claimed", reqtest.CaptureFile(t, f, ID, reqtest.Capture(1024, 20, 7, 7, false)), reqtest.Fail)
+	reqtest.Expect(t, "loss capture, timeout unknown", reqtest.CaptureFile(t, f, ID, reqtest.Capture(0, -1, -1, -1, false)), reqtest.Indet)
+	for _, name := range []string{"send-4k-mtu1024", "read-8k-mtu1024", "write-8k-mtu1024", "atomic-cas", "mix-ipv6-mtu1024", "errors"} {
+		reqtest.Expect(t, name, reqtest.CaptureFile(t, reqtest.Captures+"/rxe/"+name+".pcap", ID, reqtest.Capture(0, 14, 7, 7, false)), reqtest.NoFail)
+	}
+}

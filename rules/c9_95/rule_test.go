@@ -1,0 +1,68 @@
+package c9_95
+
+import (
+	"testing"
+
+	"github.com/rcconform/rcconform/harness"
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/reports"
+	"github.com/rcconform/rcconform/wire"
+)
+
+func TestMonitor(t *testing.T) {
+	cases := []struct {
+		name     string
+		settings harness.Settings
+		build    func(tr *ht.Trace)
+		want     reports.Verdict
+	}{
+		{"coalesced ACK naming the newest request", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, false)
+			tr.Req(wire.SendOnly, 11, false)
+			tr.Req(wire.SendOnly, 12, true)
+			tr.Ack(12, 3)
+		}, reports.Pass},
+		{"ACK for a PSN never sent, complete trace", ht.Complete(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(11, 1)
+		}, reports.Fail},
+		{"ACK for a PSN never sent, ordinary capture: could be capture loss", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(11, 1)
+			tr.Req(wire.SendOnly, 12, true)
+		}, reports.Indeterminate},
+		{"ACK PSN going backwards", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Ack(11, 2)
+			tr.Ack(10, 2)
+		}, reports.Fail},
+		{"ACK inside an outstanding READ's range", harness.Settings{MTU: 256, AckTimeout: -1, RetryCnt: -1, RNRRetry: -1}, func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, false)
+			tr.Read(11, 1024) // PSNs 11..14
+			tr.Ack(12, 1)
+		}, reports.Fail},
+		{"ACKs across the 2^24 wrap", ht.Complete(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 0xFFFFFF, true)
+			tr.Ack(0xFFFFFF, 1)
+			tr.Req(wire.SendOnly, 0, true)
+			tr.Ack(0, 2)
+		}, reports.Pass},
+		{"ACK before any request: capture began mid-connection", ht.Capture(), func(tr *ht.Trace) {
+			tr.Ack(5, 1)
+		}, reports.Indeterminate},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr := &ht.Trace{}
+			c.build(tr)
+			tally, fs := ht.Audit(tr, ID, c.settings)
+			if got := tally.Verdict(); got != c.want {
+				t.Fatalf("verdict %s, want %s (tally %+v, findings %+v)", got, c.want, tally, fs)
+			}
+			if c.want == reports.Fail && (len(fs) == 0 || len(fs[0].Ladder) == 0 || fs[0].Frame == 0) {
+				t.Fatalf("a violation without a finding, ladder or frame: %+v", fs)
+			}
+		})
+	}
+}

@@ -1,0 +1,720 @@
+// Package requester holds what the requester-side rules share: a model of
+// one connection's request stream as a requester drives it (first
+// transmissions, resends, go-back-N sweeps, what is acknowledged, which
+// responses could have triggered a retry) for the passive monitors of
+// C9-140, retry-counter, rnr-retry, go-back-n, §9.7.5.1.2 and §9.9.2.2;
+// the active harness's responder role toward a device requester; and
+// helpers to build traces for the monitors' tests.
+//
+// The model follows RULES.md Part 2: a transport retry (a timeout or a
+// PSN-sequence-error NAK) goes back to the oldest unacknowledged PSN (or
+// the NAK's PSN) and resends in order with the same PSNs; an RNR NAK
+// makes the requester wait its advertised delay and resend; an
+// acknowledgment whose PSN passes an outstanding READ (or ATOMIC) is an
+// implied NAK (§9.7.5.1.2); invalid-request, remote-access and
+// remote-operational NAKs end the QP (§9.9.2.2).
+package requester
+
+import (
+	"hash/crc32"
+	"time"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// Timing allowances. A capture shows packets where it was taken, not
+// where the requester decided to send them.
+var (
+	// ActiveReaction is how long after the harness sent a response a
+	// device packet may still have been sent before the device saw it, in
+	// active runs: the reference's link latency (1 µs) with room for a
+	// slower --settings latency.
+	ActiveReaction = 20 * time.Microsecond
+	// CaptureReaction is the same allowance in captures, where the
+	// capture point, the network and the requester's processing add
+	// unknown delays: packets seen within it after a response may have
+	// been sent before the requester processed that response.
+	CaptureReaction = time.Millisecond
+	// CaptureTimerSlack is the fraction of a timer interval a capture's
+	// timestamps may shorten it by (queueing between the requester and
+	// the capture point can delay one transmission more than the next).
+	CaptureTimerSlack = 0.10
+)
+
+// Reaction returns the in-flight allowance for the connection's trace.
+func Reaction(c *harness.Conn) time.Duration {
+	if c.Settings.Active {
+		return ActiveReaction
+	}
+	return CaptureReaction
+}
+
+// TimerFloor returns the shortest interval the trace may show for a timer
+// of interval d without proving it fired early: d itself in active runs,
+// d less the capture slack in captures.
+func TimerFloor(c *harness.Conn, d time.Duration) time.Duration {
+	if c.Settings.Active {
+		return d
+	}
+	return d - time.Duration(float64(d)*CaptureTimerSlack)
+}
+
+// Delivered reports whether every response the trace shows is known to
+// have reached the requester: in active runs the harness sent them to the
+// device itself; in a capture only when the user says it is complete
+// (--complete: taken where nothing is lost, so a response seen is a
+// response received). Otherwise a response may have been lost between the
+// capture point and the requester, and a requester that ignores it is not
+// at fault.
+func Delivered(c *harness.Conn) bool { return c.Complete() }
+
+// AckTimeout returns the transport timer interval from the connection's
+// settings; known is false when the user did not give --ack-timeout.
+func AckTimeout(c *harness.Conn) (d time.Duration, zero, known bool) {
+	t := c.Settings.AckTimeout
+	if t < 0 {
+		return 0, false, false
+	}
+	return wire.AckTimeout(uint8(t)), t&0x1F == 0, true
+}
+
+// Sent is what the model remembers of one request PSN.
+type Sent struct {
+	PSN    wire.PSN
+	Op     wire.Opcode
+	End    wire.PSN // last PSN the request occupies (a READ: its last reserved PSN)
+	EndOK  bool     // End is known (a READ's needs the MTU)
+	RETH   wire.RETH
+	Atomic wire.AtomicETH
+	Len    int    // payload length on the wire
+	Sum    uint32 // CRC-32 of the payload, when HasSum
+	HasSum bool
+	First  *trace.Record // first transmission seen
+	Last   *trace.Record // latest transmission seen (network duplicates excluded)
+	Sends  int
+	// Done: acknowledged (SEND/WRITE), answered (ATOMIC), or every
+	// response received (READ).
+	Done bool
+	// ReadNext is, for a READ, the first response PSN not yet received.
+	ReadNext wire.PSN
+}
+
+// IsReadOrAtomic reports whether the request waits for a response of its
+// own (so that a later acknowledgment passing it is an implied NAK).
+func (s *Sent) IsReadOrAtomic() bool {
+	return s.Op == wire.ReadRequest || s.Op.Class() == wire.ClassAtomic
+}
+
+// Outstanding is the oldest PSN of s still unanswered.
+func (s *Sent) Outstanding() wire.PSN {
+	if s.Op == wire.ReadRequest {
+		return s.ReadNext
+	}
+	return s.PSN
+}
+
+// Cause says what made a requester go back and resend.
+type Cause uint8
+
+// Causes of a retry.
+const (
+	CauseNone    Cause = iota
+	CauseTimeout       // nothing seen that could explain it: the transport timer
+	CauseSeqNAK        // a PSN-sequence-error NAK
+	CauseRNR           // an RNR NAK
+	CauseImplied       // an acknowledgment passing an outstanding READ/ATOMIC, or a gap in READ responses
+	CauseFatal         // a NAK the requester must not retry (§9.9.2.2)
+)
+
+func (c Cause) String() string {
+	return [...]string{"none", "transport timeout", "sequence-error NAK", "RNR NAK", "implied NAK", "non-retryable NAK"}[c%6]
+}
+
+// Trigger is a response that may make a requester resend.
+type Trigger struct {
+	Cause Cause
+	Rec   *trace.Record
+	PSN   wire.PSN // the NAK's PSN, or the first PSN of the implicitly NAKed READ/ATOMIC
+	Code  uint8    // RNR timer code or NAK code
+	// Target is, for an implied NAK, the READ/ATOMIC it names.
+	Target *Sent
+}
+
+// Kind classifies a request packet.
+type Kind uint8
+
+// Request kinds.
+const (
+	KindNew    Kind = iota // a PSN at or after every PSN used so far
+	KindResend             // a PSN used before, sent again by the requester
+	KindNetDup             // a copy the network made (same IPv4 Identification)
+)
+
+// ReqEvent is the model's reading of one request packet, computed from
+// what came before it.
+type ReqEvent struct {
+	Rec  *trace.Record
+	Kind Kind
+	// Ambiguous: a repeat that cannot be told from a network duplicate
+	// (IPv6, or a sender whose IPv4 Identification does not change).
+	Ambiguous bool
+	// Orig is what was remembered of the PSN before this packet (nil if
+	// the PSN was never seen or is forgotten).
+	Orig *Sent
+	// PrevSend is the previous transmission of the PSN (nil if unknown).
+	PrevSend *trace.Record
+	// Start marks a resend that begins a retry (not the continuation of a
+	// go-back-N sweep already running).
+	Start bool
+	// SweepGap: a continuation that skipped PSNs from GapFrom on (lost
+	// before the capture point, or left out by the requester).
+	SweepGap bool
+	GapFrom  wire.PSN
+	// OldestLast is the latest transmission of the oldest request
+	// outstanding before this packet (nil if none): no transport timer
+	// could have been armed for a go-back-N before it.
+	OldestLast *trace.Record
+	// Cause and Trigger explain a Start.
+	Cause   Cause
+	Trigger *Trigger
+	// Base is the oldest unacknowledged PSN before this packet, as far as
+	// the trace shows (HaveBase false when nothing is outstanding).
+	Base     wire.PSN
+	HaveBase bool
+	// RespSince says a READ response or ATOMIC acknowledgment arrived
+	// since the PSN's previous transmission (in a capture, a response lost
+	// after the capture point could then explain a resend).
+	RespSince bool
+	// Answered says the trace shows the PSN acknowledged or answered
+	// before this resend.
+	Answered bool
+	// Episode counts, after this packet, the retries since the last
+	// positive response: Transport (timeouts and sequence NAKs), RNR, and
+	// how many of them were uncertain.
+	Transport, TransportUnsure int
+	RNR, RNRUnsure             int
+}
+
+// RespEvent is the model's reading of one response packet.
+type RespEvent struct {
+	Rec *trace.Record
+	// Positive: an ACK, a READ response or an ATOMIC acknowledgment.
+	Positive bool
+	// NAK: the NAK's cause (CauseSeqNAK, CauseRNR, CauseFatal) or CauseNone.
+	NAK  Cause
+	Code uint8
+	// Implied lists the READ/ATOMIC requests this response implicitly
+	// NAKed (its PSN passes them and their responses are incomplete).
+	Implied []*Sent
+	// Gap is set when a READ response skipped PSNs (the requester sees a
+	// sequence error in the responses).
+	Gap *Sent
+	// Progress: a NAK that implicitly acknowledged requests before its PSN.
+	Progress bool
+}
+
+// Tracker is one monitor's model of a connection's request stream. Call
+// Request or Response for every packet, in trace order.
+type Tracker struct {
+	c *harness.Conn
+
+	have   bool
+	origin wire.PSN // PSN of ents[0]
+	ents   []*Sent  // ents[i] is PSN origin+i (a READ's reserved PSNs share its entry)
+	next   wire.PSN // one past the highest PSN a request used
+	base   int      // index of the oldest entry not Done
+
+	prev     *trace.Record // the previous request (network duplicates excluded)
+	prevEnd  wire.PSN      // the last PSN it occupies
+	prevKind Kind
+
+	trig []Trigger // responses since the last retry start that may trigger one
+
+	ipidSeen  bool
+	ipidFirst uint16
+	ipidVary  bool
+
+	ep struct {
+		transport, transportUnsure, rnr, rnrUnsure int
+	}
+	lastResp *trace.Record // latest READ response or ATOMIC acknowledgment
+}
+
+// Memory bounds per connection: the PSNs remembered (outstanding ones and
+// a little history behind the oldest, for resends of what was just
+// acknowledged), and the responses kept as possible retry triggers.
+const (
+	maxEnts    = 1 << 13
+	keepBehind = 256
+	maxTrig    = 64
+)
+
+// NewTracker returns an empty model for connection c.
+func NewTracker(c *harness.Conn) *Tracker { return &Tracker{c: c} }
+
+// Next returns one past the highest PSN a request used.
+func (t *Tracker) Next() (wire.PSN, bool) { return t.next, t.have }
+
+// Lookup returns what is remembered of PSN p (a READ's reserved PSNs map
+// to the READ).
+func (t *Tracker) Lookup(p wire.PSN) *Sent {
+	if !t.have {
+		return nil
+	}
+	i := p.Diff(t.origin)
+	if i < 0 || i >= len(t.ents) {
+		return nil
+	}
+	return t.ents[i]
+}
+
+// Base returns the oldest unacknowledged PSN as far as the trace shows.
+func (t *Tracker) Base() (wire.PSN, bool) {
+	t.advanceBase()
+	for i := t.base; i < len(t.ents); i++ {
+		if e := t.ents[i]; e != nil && !e.Done {
+			return e.Outstanding(), true
+		}
+	}
+	return 0, false
+}
+
+// OldestOutstanding returns the oldest request not Done.
+func (t *Tracker) OldestOutstanding() *Sent {
+	t.advanceBase()
+	for i := t.base; i < len(t.ents); i++ {
+		if e := t.ents[i]; e != nil && !e.Done {
+			return e
+		}
+	}
+	return nil
+}
+
+func (t *Tracker) advanceBase() {
+	for t.base < len(t.ents) && (t.ents[t.base] == nil || t.ents[t.base].Done) {
+		t.base++
+	}
+}
+
+// Outstanding returns the requests not Done, oldest first.
+func (t *Tracker) Outstanding() []*Sent {
+	t.advanceBase()
+	var out []*Sent
+	var last *Sent
+	for i := t.base; i < len(t.ents); i++ {
+		if e := t.ents[i]; e != nil && !e.Done && e != last {
+			out = append(out, e)
+			last = e
+		}
+	}
+	return out
+}
+
+// PayloadSum returns a CRC-32 of the record's payload, unless the
+// capture cut it short.
+func PayloadSum(r *trace.Record) (uint32, bool) {
+	if r.Truncated || len(r.Packet.Payload) != r.PayloadLen {
+		return 0, false
+	}
+	return crc32.ChecksumIEEE(r.Packet.Payload), true
+}
+
+// readPackets returns the number of response packets a READ of length
+// bytes takes, if the MTU is known.
+func (t *Tracker) readPackets(length uint32) (int, bool) {
+	mtu := t.c.MTU()
+	if length == 0 {
+		return 1, true
+	}
+	if mtu == 0 {
+		return 0, false
+	}
+	return wire.ReadResponsePackets(length, mtu), true
+}
+
+// endOf returns the last PSN a request packet occupies.
+func (t *Tracker) endOf(p *wire.Packet) (wire.PSN, bool) {
+	if p.Opcode != wire.ReadRequest {
+		return p.PSN, true
+	}
+	n, ok := t.readPackets(p.RETH.Length)
+	if !ok {
+		return p.PSN, false
+	}
+	return p.PSN.Add(n - 1), true
+}
+
+func (t *Tracker) noteIPID(r *trace.Record) {
+	if !r.HasIPID {
+		return
+	}
+	if !t.ipidSeen {
+		t.ipidSeen, t.ipidFirst = true, r.IPID
+	} else if r.IPID != t.ipidFirst {
+		t.ipidVary = true
+	}
+}
+
+// Request reads a request packet and updates the model.
+func (t *Tracker) Request(r *trace.Record) ReqEvent {
+	p := r.Packet
+	ev := ReqEvent{Rec: r}
+	ev.Base, ev.HaveBase = t.Base()
+	if !t.have {
+		t.noteIPID(r)
+		t.start(r)
+		ev.Kind = KindNew
+		t.absorbNew(r)
+		return ev
+	}
+	d := p.PSN.Diff(t.next)
+	if d >= 0 {
+		t.noteIPID(r)
+		ev.Kind = KindNew
+		t.absorbNew(r)
+		t.fillEpisode(&ev)
+		return ev
+	}
+	ev.Kind = KindResend
+	orig := t.Lookup(p.PSN)
+	if orig != nil {
+		cp := *orig
+		ev.Orig = &cp
+		if orig.PSN == p.PSN {
+			ev.PrevSend = orig.Last
+		}
+		ev.Answered = orig.Done || (orig.Op == wire.ReadRequest && p.PSN.Before(orig.ReadNext))
+		if ev.PrevSend != nil && t.lastResp != nil && t.lastResp.Time > ev.PrevSend.Time {
+			ev.RespSince = true
+		}
+	} else if p.PSN.Diff(t.origin) < 0 {
+		// Before everything remembered: long acknowledged.
+		ev.Answered = true
+	}
+	// A network duplicate repeats the IPv4 Identification of the copy
+	// the sender sent; a resend gets a new one.
+	if ev.PrevSend != nil && r.HasIPID && ev.PrevSend.HasIPID && r.IPID == ev.PrevSend.IPID {
+		if t.ipidVary && samePacket(ev.PrevSend.Packet, p) {
+			ev.Kind = KindNetDup
+			return ev
+		}
+		ev.Ambiguous = true
+	} else if ev.PrevSend != nil && (!r.HasIPID || !ev.PrevSend.HasIPID) && samePacket(ev.PrevSend.Packet, p) {
+		ev.Ambiguous = true
+	}
+	t.noteIPID(r)
+	cont, gap := t.continues(r)
+	ev.Start, ev.SweepGap = !cont, gap
+	if gap {
+		ev.GapFrom = t.prevEnd.Next()
+	}
+	if oldest := t.OldestOutstanding(); oldest != nil && oldest.Last != nil {
+		ev.OldestLast = oldest.Last
+	}
+	if ev.Start {
+		ev.Cause, ev.Trigger = t.cause(r)
+		t.count(&ev)
+		t.trig = t.trig[:0]
+	}
+	t.absorbResend(r, orig)
+	t.fillEpisode(&ev)
+	return ev
+}
+
+func samePacket(a, b *wire.Packet) bool {
+	return a.Opcode == b.Opcode && a.PSN == b.PSN && a.AckReq == b.AckReq && len(a.Payload) == len(b.Payload) &&
+		a.RETH == b.RETH && a.Atomic == b.Atomic
+}
+
+// continues reports whether a resend carries on the go-back-N sweep of
+// the previous request: a later PSN than the previous resend's, with no
+// new trigger naming this PSN in between and no pause as long as a
+// transport timer. gap reports PSNs skipped since the previous resend:
+// packets lost before the capture point in a capture, but in a complete
+// trace a sweep that left PSNs out.
+func (t *Tracker) continues(r *trace.Record) (cont, gap bool) {
+	if t.prev == nil || t.prevKind != KindResend {
+		return false, false
+	}
+	d := r.Packet.PSN.Diff(t.prevEnd)
+	if d < 1 {
+		return false, false
+	}
+	for _, tr := range t.trig {
+		if tr.Rec.Time > t.prev.Time && tr.Cause != CauseNone && tr.PSN == r.Packet.PSN {
+			return false, false
+		}
+	}
+	if d, _, known := AckTimeout(t.c); known && d > 0 && r.Time-t.prev.Time >= TimerFloor(t.c, d) {
+		return false, false
+	}
+	return true, d > 1
+}
+
+// cause explains a retry start at r by the latest trigger since the last
+// retry start.
+func (t *Tracker) cause(r *trace.Record) (Cause, *Trigger) {
+	for i := len(t.trig) - 1; i >= 0; i-- {
+		tr := &t.trig[i]
+		switch tr.Cause {
+		case CauseSeqNAK, CauseRNR, CauseImplied, CauseFatal:
+			cp := *tr
+			return tr.Cause, &cp
+		}
+	}
+	return CauseTimeout, nil
+}
+
+// count charges a retry start to the episode's counters.
+func (t *Tracker) count(ev *ReqEvent) {
+	unsure := ev.Ambiguous
+	switch ev.Cause {
+	case CauseTimeout, CauseSeqNAK:
+		// A NAK lost after the capture point leaves a timeout: the same
+		// counter either way.
+		if unsure {
+			t.ep.transportUnsure++
+		} else {
+			t.ep.transport++
+		}
+	case CauseRNR:
+		// An RNR NAK lost after the capture point would leave a
+		// timeout instead, charged to the other counter.
+		if !Delivered(t.c) {
+			if d, zero, known := AckTimeout(t.c); !known || (!zero && ev.PrevSend != nil && ev.Rec.Time-ev.PrevSend.Time >= TimerFloor(t.c, d)) {
+				unsure = true
+			}
+		}
+		if unsure {
+			t.ep.rnrUnsure++
+		} else {
+			t.ep.rnr++
+		}
+	}
+}
+
+func (t *Tracker) fillEpisode(ev *ReqEvent) {
+	ev.Transport, ev.TransportUnsure = t.ep.transport, t.ep.transportUnsure
+	ev.RNR, ev.RNRUnsure = t.ep.rnr, t.ep.rnrUnsure
+}
+
+func (t *Tracker) resetEpisode() {
+	t.ep.transport, t.ep.transportUnsure, t.ep.rnr, t.ep.rnrUnsure = 0, 0, 0, 0
+}
+
+func (t *Tracker) start(r *trace.Record) {
+	t.have = true
+	t.origin = r.Packet.PSN
+	t.next = r.Packet.PSN
+	t.ents = t.ents[:0]
+	t.base = 0
+}
+
+// slot returns the index of PSN p, growing the window; -1 if it cannot be
+// kept.
+func (t *Tracker) slot(p wire.PSN) int {
+	i := p.Diff(t.origin)
+	if i < 0 {
+		return -1
+	}
+	if i >= maxEnts*2 {
+		// A jump far beyond the window: start over from here.
+		t.origin, t.ents, t.base = p, t.ents[:0], 0
+		i = 0
+	}
+	for len(t.ents) <= i {
+		t.ents = append(t.ents, nil)
+	}
+	return i
+}
+
+// trim forgets what lies far behind the oldest outstanding request.
+func (t *Tracker) trim() {
+	t.advanceBase()
+	if drop := t.base - keepBehind; drop >= keepBehind || (len(t.ents) > maxEnts && drop > 0) {
+		t.ents = append(t.ents[:0], t.ents[drop:]...)
+		t.origin = t.origin.Add(drop)
+		t.base -= drop
+	}
+}
+
+func (t *Tracker) newSent(r *trace.Record) *Sent {
+	p := r.Packet
+	s := &Sent{PSN: p.PSN, Op: p.Opcode, RETH: p.RETH, Atomic: p.Atomic, Len: r.PayloadLen,
+		First: r, Last: r, Sends: 1, ReadNext: p.PSN}
+	s.Sum, s.HasSum = PayloadSum(r)
+	s.End, s.EndOK = t.endOf(p)
+	return s
+}
+
+func (t *Tracker) absorbNew(r *trace.Record) {
+	p := r.Packet
+	s := t.newSent(r)
+	n := s.End.Diff(p.PSN) + 1
+	for k := 0; k < n; k++ {
+		if i := t.slot(p.PSN.Add(k)); i >= 0 {
+			t.ents[i] = s
+		}
+	}
+	t.next = s.End.Next()
+	t.prev, t.prevEnd, t.prevKind = r, s.End, KindNew
+	t.trim()
+}
+
+func (t *Tracker) absorbResend(r *trace.Record, orig *Sent) {
+	p := r.Packet
+	end, ok := t.endOf(p)
+	if !ok {
+		end = p.PSN
+	}
+	if orig == nil {
+		// A PSN never seen (lost before the capture point, or the
+		// capture began later): remember it now.
+		if i := t.slot(p.PSN); i >= 0 && p.PSN.Before(t.next) {
+			s := t.newSent(r)
+			s.Sends = 2
+			n := s.End.Diff(p.PSN) + 1
+			for k := 0; k < n; k++ {
+				if j := t.slot(p.PSN.Add(k)); j >= 0 && t.ents[j] == nil {
+					t.ents[j] = s
+				}
+			}
+		}
+	} else if orig.PSN == p.PSN {
+		orig.Last = r
+		orig.Sends++
+	} else if orig.Op == wire.ReadRequest && p.Opcode == wire.ReadRequest {
+		// A partial re-request of a READ: count it on the READ.
+		orig.Last = r
+		orig.Sends++
+	}
+	t.prev, t.prevEnd, t.prevKind = r, end, KindResend
+}
+
+// Response reads a response packet and updates the model.
+func (t *Tracker) Response(r *trace.Record) RespEvent {
+	p := r.Packet
+	ev := RespEvent{Rec: r}
+	op := p.Opcode
+	if !t.have {
+		return ev
+	}
+	switch op.Class() {
+	case wire.ClassAck:
+		a := p.AETH
+		switch {
+		case a.IsACK():
+			ev.Positive = true
+			ev.Implied, _ = t.cover(p.PSN, true, nil)
+		case a.IsRNR():
+			ev.NAK, ev.Code = CauseRNR, a.Value()
+			ev.Implied, ev.Progress = t.cover(p.PSN, false, nil)
+			t.trig = append(t.trig, Trigger{Cause: CauseRNR, Rec: r, PSN: p.PSN, Code: a.Value()})
+		case a.Kind() == wire.KindNAK && a.Value() == wire.NAKPSNSequence:
+			ev.NAK = CauseSeqNAK
+			ev.Implied, ev.Progress = t.cover(p.PSN, false, nil)
+			t.trig = append(t.trig, Trigger{Cause: CauseSeqNAK, Rec: r, PSN: p.PSN})
+		case a.Kind() == wire.KindNAK && a.Value() <= wire.NAKRemoteOp:
+			ev.NAK, ev.Code = CauseFatal, a.Value()
+			ev.Implied, ev.Progress = t.cover(p.PSN, false, nil)
+			t.trig = append(t.trig, Trigger{Cause: CauseFatal, Rec: r, PSN: p.PSN, Code: a.Value()})
+		default:
+			// Reserved syndromes and NAK codes: what a requester does with
+			// them is not settled here.
+			return ev
+		}
+	case wire.ClassReadResponse:
+		ev.Positive = true
+		rd := t.Lookup(p.PSN)
+		if rd == nil || rd.Op != wire.ReadRequest {
+			break
+		}
+		// The AETH of a READ response acknowledges what came before the
+		// READ (C9-97), and passes any older READ still incomplete.
+		ev.Implied, _ = t.cover(rd.PSN, false, rd)
+		switch d := p.PSN.Diff(rd.ReadNext); {
+		case d == 0:
+			rd.ReadNext = p.PSN.Next()
+			if rd.EndOK && p.PSN == rd.End || (!rd.EndOK && op.EndsMessage()) {
+				rd.Done = true
+			}
+		case d > 0:
+			ev.Gap = rd
+		}
+		t.lastResp = r
+	case wire.ClassAtomicAck:
+		ev.Positive = true
+		at := t.Lookup(p.PSN)
+		if at == nil || at.Op.Class() != wire.ClassAtomic {
+			break
+		}
+		ev.Implied, _ = t.cover(at.PSN, false, at)
+		at.Done = true
+		t.lastResp = r
+	}
+	for _, s := range ev.Implied {
+		t.trig = append(t.trig, Trigger{Cause: CauseImplied, Rec: r, PSN: s.PSN, Target: s})
+	}
+	if ev.Gap != nil {
+		t.trig = append(t.trig, Trigger{Cause: CauseImplied, Rec: r, PSN: ev.Gap.PSN, Target: ev.Gap})
+	}
+	if n := len(t.trig); n > maxTrig {
+		t.trig = append(t.trig[:0], t.trig[n-maxTrig:]...)
+	}
+	if ev.Positive || ev.Progress {
+		// Any positive response, and a NAK that acknowledges something,
+		// may reload the retry counters (when the specification reloads
+		// them is not settled: RULES.md Part 5, item 9), so an episode of
+		// retries ends here.
+		t.resetEpisode()
+	}
+	return ev
+}
+
+// cover applies a response with PSN psn: SENDs and WRITEs before it (and
+// at it, when inclusive) are acknowledged; READs and ATOMICs it passes
+// whose answers are incomplete are returned as implicitly NAKed. self is
+// the READ/ATOMIC the response belongs to, which it does not pass. A
+// response beyond every PSN sent covers nothing. progress reports that
+// something became acknowledged.
+func (t *Tracker) cover(psn wire.PSN, inclusive bool, self *Sent) (implied []*Sent, progress bool) {
+	if psn.Diff(t.next) > 0 || (psn == t.next && inclusive) {
+		return nil, false
+	}
+	t.advanceBase()
+	var last *Sent
+	for i := t.base; i < len(t.ents); i++ {
+		e := t.ents[i]
+		if e == nil || e == last || e.Done || e == self {
+			last = e
+			continue
+		}
+		last = e
+		if !e.PSN.Before(psn) && !(inclusive && e.PSN == psn) {
+			break
+		}
+		if e.IsReadOrAtomic() {
+			if e.EndOK && e.End.Before(psn) {
+				implied = append(implied, e)
+			}
+			continue
+		}
+		e.Done = true
+		progress = true
+	}
+	return implied, progress
+}
+
+// Fresh reports whether a NAK or acknowledgment seen at time at can be
+// taken to answer the latest transmission of s: s was sent only once, or
+// its latest resend left at least the in-flight allowance earlier (else
+// the response may answer an older copy, and a requester may ignore it
+// as stale because it has already gone back).
+func Fresh(c *harness.Conn, s *Sent, at time.Duration) bool {
+	if s == nil || s.Sends <= 1 || s.Last == nil {
+		return true
+	}
+	return at-s.Last.Time >= Reaction(c)
+}

@@ -1,0 +1,68 @@
+package requester
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+func rec(op wire.Opcode, psn wire.PSN, at time.Duration, id uint16) *trace.Record {
+	return &trace.Record{Time: at, IPID: id, HasIPID: true, ICRC: wire.ICRCOK,
+		Packet: &wire.Packet{BTH: wire.BTH{Opcode: op, PSN: psn}, AETH: wire.AETH{Syndrome: wire.SynACK(wire.CreditInvalid)}}}
+}
+
+// TestTrackerBounded: a long acknowledged stream keeps the model small,
+// across the 2^24 wrap, and the model still knows what is outstanding.
+func TestTrackerBounded(t *testing.T) {
+	c := &harness.Conn{Settings: harness.UnknownSettings()}
+	c.Settings.MTU = 1024
+	tr := NewTracker(c)
+	psn := wire.PSN(0xFFFF00)
+	for i := 0; i < 200000; i++ {
+		at := time.Duration(i) * time.Microsecond
+		if ev := tr.Request(rec(wire.SendOnly, psn, at, uint16(i))); ev.Kind != KindNew {
+			t.Fatalf("request %d (PSN %d): kind %v, want new", i, psn, ev.Kind)
+		}
+		if i%4 == 3 {
+			tr.Response(rec(wire.Acknowledge, psn, at, 0))
+		}
+		psn = psn.Next()
+	}
+	if len(tr.ents) > 2*keepBehind+8 {
+		t.Errorf("the model keeps %d PSNs after a long acknowledged stream", len(tr.ents))
+	}
+	if _, ok := tr.Base(); ok {
+		t.Errorf("everything was acknowledged, yet the model has an oldest outstanding PSN")
+	}
+	// A resend of a long-acknowledged PSN is a resend, answered.
+	ev := tr.Request(rec(wire.SendOnly, psn.Add(-100000), time.Second, 1))
+	if ev.Kind != KindResend || !ev.Answered {
+		t.Errorf("a resend of a long-acknowledged PSN: kind %v answered %v", ev.Kind, ev.Answered)
+	}
+}
+
+// TestTrackerRead: a READ reserves its response PSNs; responses advance
+// it; an ACK beyond it while incomplete is an implied NAK.
+func TestTrackerRead(t *testing.T) {
+	c := &harness.Conn{Settings: harness.UnknownSettings()}
+	c.Settings.MTU = 256
+	tr := NewTracker(c)
+	rd := rec(wire.ReadRequest, 0xFFFFFE, 0, 1)
+	rd.Packet.RETH.Length = 1000 // 4 responses: 0xFFFFFE .. 1
+	tr.Request(rd)
+	tr.Request(rec(wire.SendOnly, 2, 1, 2))
+	if s := tr.Lookup(0); s == nil || s.Op != wire.ReadRequest {
+		t.Fatalf("PSN 0 should belong to the READ")
+	}
+	tr.Response(rec(wire.ReadResponseFirst, 0xFFFFFE, 2, 0))
+	ev := tr.Response(rec(wire.Acknowledge, 2, 3, 0))
+	if len(ev.Implied) != 1 || ev.Implied[0].ReadNext != 0xFFFFFF {
+		t.Fatalf("an ACK passing a half-answered READ: implied %v", ev.Implied)
+	}
+	if b, ok := tr.Base(); !ok || b != 0xFFFFFF {
+		t.Errorf("oldest outstanding: %d %v, want the first missing response 16777215", b, ok)
+	}
+}

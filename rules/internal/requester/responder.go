@@ -1,0 +1,429 @@
+package requester
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// Liveness bounds how long the harness waits for the device to act when
+// no timer of the device is involved. The rules set no such deadline;
+// this is the harness's own bound, on the device's clock.
+const Liveness = 100 * time.Millisecond
+
+// Upper returns how long the harness waits for something a timer of
+// interval d makes happen: the rules give only a lower bound, so the
+// harness allows twice the interval and the liveness bound on top.
+func Upper(d time.Duration) time.Duration { return 2*d + Liveness }
+
+// Responder is the harness playing the responder toward a device
+// requester: it posts work requests on the device, receives the device's
+// request packets, answers them with ACKs, NAKs, RNR NAKs, READ responses
+// and ATOMIC acknowledgments it builds itself (or stays silent), and reads
+// the device's completions and QP state. Its expectations fail the spec
+// with the clause, the acceptable outcomes, what was seen and the ladder.
+type Responder struct {
+	P    *harness.Peer
+	Conn dut.Conn
+	Info dut.ConnInfo
+	// MSN is the harness responder's message sequence number.
+	MSN uint32
+	// Mem stands for the harness's memory region (Info.PeerVA onwards):
+	// READ responses carry its bytes.
+	Mem   []byte
+	comps []dut.Completion
+	fail  func(expected []string, seen string, hi *trace.Record)
+}
+
+// NewResponder wraps a peer whose connection has the device as requester.
+func NewResponder(p *harness.Peer) *Responder {
+	r := &Responder{P: p, Conn: p.Conn, Info: p.Info}
+	r.init()
+	r.fail = func(expected []string, seen string, hi *trace.Record) {
+		ginkgo.GinkgoHelper()
+		p.Fail(expected, seen, hi)
+	}
+	return r
+}
+
+// NewResponderFunc wraps a bare connection (for plain go tests); fail is
+// called on a failed expectation and must not return.
+func NewResponderFunc(c dut.Conn, fail func(expected []string, seen string, hi *trace.Record)) *Responder {
+	r := &Responder{Conn: c, Info: c.Info(), fail: fail}
+	r.init()
+	return r
+}
+
+func (r *Responder) init() {
+	n := r.Info.PeerLen
+	if n <= 0 || n > 1<<20 {
+		n = 1 << 20
+	}
+	r.Mem = make([]byte, n)
+	for i := range r.Mem {
+		r.Mem[i] = byte(i*7 + 3)
+	}
+}
+
+// Fail fails the spec.
+func (r *Responder) Fail(expected []string, seen string, hi *trace.Record) {
+	ginkgo.GinkgoHelper()
+	r.fail(expected, seen, hi)
+}
+
+// Post posts work requests on the device's send queue.
+func (r *Responder) Post(wrs ...dut.WR) {
+	ginkgo.GinkgoHelper()
+	for _, wr := range wrs {
+		if err := r.Conn.PostSend(wr); err != nil {
+			if errors.Is(err, dut.ErrUnsupported) {
+				ginkgo.Skip("unsupported: posting " + wr.Op.String() + ": " + err.Error())
+			}
+			r.Fail([]string{"the device accepts the work request"}, fmt.Sprintf("posting %v (WR %d): %v", wr.Op, wr.ID, err), nil)
+		}
+	}
+}
+
+// SendWR returns a SEND work request of n bytes.
+func SendWR(id uint64, n int) dut.WR {
+	return dut.WR{ID: id, Op: dut.OpSend, Data: Pattern(int(id), n)}
+}
+
+// WriteWR returns an RDMA WRITE of n bytes to offset off of the harness's memory.
+func (r *Responder) WriteWR(id uint64, n, off int) dut.WR {
+	return dut.WR{ID: id, Op: dut.OpWrite, Data: Pattern(int(id), n), RemoteVA: r.Info.PeerVA + uint64(off), RKey: r.Info.PeerRKey}
+}
+
+// ReadWR returns an RDMA READ of n bytes at offset off of the harness's memory.
+func (r *Responder) ReadWR(id uint64, n, off int) dut.WR {
+	return dut.WR{ID: id, Op: dut.OpRead, Length: n, RemoteVA: r.Info.PeerVA + uint64(off), RKey: r.Info.PeerRKey}
+}
+
+// FetchAddWR returns a FetchAdd at offset off (8-byte aligned) of the harness's memory.
+func (r *Responder) FetchAddWR(id uint64, off int, add uint64) dut.WR {
+	return dut.WR{ID: id, Op: dut.OpFetchAdd, RemoteVA: r.Info.PeerVA + uint64(off), RKey: r.Info.PeerRKey, CompareAdd: add}
+}
+
+// Pattern returns n bytes of a pattern seeded by seed.
+func Pattern(seed, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(seed*31 + i)
+	}
+	return b
+}
+
+// Next returns the next packet the device sends within d, or nil.
+func (r *Responder) Next(d time.Duration) *trace.Record {
+	rec, ok := r.Conn.Recv(d)
+	if !ok {
+		return nil
+	}
+	return rec
+}
+
+// Expect waits up to within for the device's next packet and fails
+// unless it matches: the device must send nothing else first.
+func (r *Responder) Expect(what string, within time.Duration, match func(*wire.Packet) bool) *trace.Record {
+	ginkgo.GinkgoHelper()
+	rec := r.Next(within)
+	if rec == nil {
+		r.Fail([]string{fmt.Sprintf("%s within %v", what, within)}, "nothing; "+r.Status(), nil)
+		return nil
+	}
+	if !match(rec.Packet) {
+		r.Fail([]string{fmt.Sprintf("%s within %v, before anything else", what, within)}, rec.Packet.String(), rec)
+	}
+	return rec
+}
+
+// ExpectPSN expects the device's next packet to be a request with PSN psn.
+func (r *Responder) ExpectPSN(what string, within time.Duration, psn wire.PSN) *trace.Record {
+	ginkgo.GinkgoHelper()
+	return r.Expect(what, within, func(k *wire.Packet) bool { return k.Opcode.IsRequest() && k.PSN == psn })
+}
+
+// Quiet fails if the device sends anything within d.
+func (r *Responder) Quiet(what string, d time.Duration) {
+	ginkgo.GinkgoHelper()
+	if rec := r.Next(d); rec != nil {
+		r.Fail([]string{fmt.Sprintf("no %s within %v", what, d)}, rec.Packet.String(), rec)
+	}
+}
+
+// Collect returns every packet the device sends within d.
+func (r *Responder) Collect(d time.Duration) []*trace.Record {
+	var out []*trace.Record
+	start := r.Conn.Now()
+	for {
+		left := d - (r.Conn.Now() - start)
+		if left < 0 {
+			left = 0
+		}
+		rec := r.Next(left)
+		if rec == nil {
+			return out
+		}
+		out = append(out, rec)
+	}
+}
+
+func (r *Responder) send(k *wire.Packet) time.Duration {
+	ginkgo.GinkgoHelper()
+	if k.DestQP == 0 {
+		k.DestQP = r.Info.DeviceQPN
+	}
+	if k.PKey == 0 {
+		k.PKey = 0xFFFF
+	}
+	at := r.Conn.Now()
+	if err := r.Conn.Send(k); err != nil {
+		r.Fail([]string{"the adapter sends the harness's response"}, fmt.Sprintf("sending %s: %v", k, err), nil)
+	}
+	return at
+}
+
+func (r *Responder) ack(psn wire.PSN, syn uint8) time.Duration {
+	ginkgo.GinkgoHelper()
+	k := &wire.Packet{BTH: wire.BTH{Opcode: wire.Acknowledge, PSN: psn}, AETH: wire.AETH{Syndrome: syn, MSN: r.MSN & 0xFFFFFF}}
+	return r.send(k)
+}
+
+// ACK sends a positive acknowledgment with PSN psn (credits not valid)
+// and returns when it left.
+func (r *Responder) ACK(psn wire.PSN) time.Duration {
+	ginkgo.GinkgoHelper()
+	return r.ack(psn, wire.SynACK(wire.CreditInvalid))
+}
+
+// NAK sends a NAK with code code and PSN psn.
+func (r *Responder) NAK(psn wire.PSN, code uint8) time.Duration {
+	ginkgo.GinkgoHelper()
+	return r.ack(psn, wire.SynNAK(code))
+}
+
+// RNR sends an RNR NAK with timer code timer and PSN psn.
+func (r *Responder) RNR(psn wire.PSN, timer uint8) time.Duration {
+	ginkgo.GinkgoHelper()
+	return r.ack(psn, wire.SynRNR(timer))
+}
+
+// CountMessage advances the MSN for a message the harness completed.
+func (r *Responder) CountMessage() { r.MSN = (r.MSN + 1) & 0xFFFFFF }
+
+// ReadResponses builds the READ response packets that answer the READ
+// request req, from response PSN from (req.PSN for all of them) for at
+// most count packets (count < 0: to the end).
+func (r *Responder) ReadResponses(req *wire.Packet, from wire.PSN, count int) []*wire.Packet {
+	mtu := r.Info.MTU
+	length := int(req.RETH.Length)
+	n := wire.ReadResponsePackets(req.RETH.Length, mtu)
+	base := int(req.RETH.VA - r.Info.PeerVA)
+	var out []*wire.Packet
+	for i := from.Diff(req.PSN); i < n && (count < 0 || len(out) < count); i++ {
+		var op wire.Opcode
+		switch {
+		case n == 1:
+			op = wire.ReadResponseOnly
+		case i == 0:
+			op = wire.ReadResponseFirst
+		case i == n-1:
+			op = wire.ReadResponseLast
+		default:
+			op = wire.ReadResponseMiddle
+		}
+		lo, hi := i*mtu, min((i+1)*mtu, length)
+		k := &wire.Packet{BTH: wire.BTH{Opcode: op, PSN: req.PSN.Add(i)}}
+		if base >= 0 && base+hi <= len(r.Mem) {
+			k.Payload = append([]byte(nil), r.Mem[base+lo:base+hi]...)
+		} else {
+			k.Payload = make([]byte, hi-lo)
+		}
+		if op.Has(wire.HdrAETH) {
+			k.AETH = wire.AETH{Syndrome: wire.SynACK(wire.CreditInvalid), MSN: r.MSN}
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// SendAll sends packets to the device.
+func (r *Responder) SendAll(pkts ...*wire.Packet) {
+	ginkgo.GinkgoHelper()
+	for _, k := range pkts {
+		r.send(k)
+	}
+}
+
+// Answer gives a request the answer a correct responder would: an ACK
+// for the packet ending a SEND/WRITE message or carrying AckReq, every
+// READ response for a READ, an ATOMIC acknowledgment for an ATOMIC.
+func (r *Responder) Answer(rec *trace.Record) {
+	ginkgo.GinkgoHelper()
+	k := rec.Packet
+	switch k.Opcode.Class() {
+	case wire.ClassSend, wire.ClassWrite:
+		if k.Opcode.EndsMessage() {
+			r.CountMessage()
+		}
+		if k.Opcode.EndsMessage() || k.AckReq {
+			r.ACK(k.PSN)
+		}
+	case wire.ClassReadRequest:
+		r.CountMessage()
+		r.SendAll(r.ReadResponses(k, k.PSN, -1)...)
+	case wire.ClassAtomic:
+		r.CountMessage()
+		a := &wire.Packet{BTH: wire.BTH{Opcode: wire.AtomicAcknowledge, PSN: k.PSN},
+			AETH: wire.AETH{Syndrome: wire.SynACK(wire.CreditInvalid), MSN: r.MSN}, AtomicAck: 0x1122334455667788}
+		r.send(a)
+	}
+}
+
+// Completion waits up to within for the device's completion of work
+// request id and returns it.
+func (r *Responder) Completion(id uint64, within time.Duration) dut.Completion {
+	ginkgo.GinkgoHelper()
+	c, ok := r.TryCompletion(id, within)
+	if !ok {
+		r.Fail([]string{fmt.Sprintf("a completion of work request %d within %v", id, within)},
+			"no completion; "+r.Status(), nil)
+	}
+	return c
+}
+
+// TryCompletion is Completion without failing.
+func (r *Responder) TryCompletion(id uint64, within time.Duration) (dut.Completion, bool) {
+	ginkgo.GinkgoHelper()
+	start := r.Conn.Now()
+	step := within / 200
+	if step < time.Microsecond {
+		step = time.Microsecond
+	}
+	for {
+		r.poll()
+		for i, c := range r.comps {
+			if c.ID == id && !c.Recv {
+				r.comps = append(r.comps[:i], r.comps[i+1:]...)
+				return c, true
+			}
+		}
+		if r.Conn.Now()-start >= within {
+			return dut.Completion{}, false
+		}
+		r.Conn.Wait(step)
+	}
+}
+
+// NoCompletion fails if work request id has completed.
+func (r *Responder) NoCompletion(id uint64, why string) {
+	ginkgo.GinkgoHelper()
+	r.poll()
+	for _, c := range r.comps {
+		if c.ID == id && !c.Recv {
+			r.Fail([]string{"no completion of work request " + fmt.Sprint(id) + " yet: " + why},
+				fmt.Sprintf("completion %d: %v at %v", c.ID, c.Status, c.Time), nil)
+		}
+	}
+}
+
+func (r *Responder) poll() {
+	ginkgo.GinkgoHelper()
+	cs, err := r.Conn.Completions()
+	if err != nil {
+		if errors.Is(err, dut.ErrUnsupported) {
+			ginkgo.Skip("unsupported: reading completions: " + err.Error())
+		}
+		r.Fail([]string{"the adapter returns the device's completions"}, err.Error(), nil)
+	}
+	r.comps = append(r.comps, cs...)
+}
+
+// Status describes the device's completions so far and its QP state, for
+// failure messages.
+func (r *Responder) Status() string {
+	r.poll()
+	st := "unknown"
+	if s, err := r.Conn.State(); err == nil {
+		st = s.String()
+	}
+	return fmt.Sprintf("QP state %s; completions: %s", st, r.compSummary())
+}
+
+func (r *Responder) compSummary() string {
+	var s []string
+	for _, c := range r.comps {
+		if !c.Recv {
+			s = append(s, fmt.Sprintf("WR %d: %v", c.ID, c.Status))
+		}
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+// ExpectStatus waits for work request id's completion and fails unless
+// its status is want.
+func (r *Responder) ExpectStatus(id uint64, want dut.Status, within time.Duration, why string) dut.Completion {
+	ginkgo.GinkgoHelper()
+	c := r.Completion(id, within)
+	if c.Status != want {
+		r.Fail([]string{fmt.Sprintf("work request %d completes with status %q (%s)", id, want, why)},
+			fmt.Sprintf("status %q at %v", c.Status, c.Time), nil)
+	}
+	return c
+}
+
+// State returns the device QP's state.
+func (r *Responder) State() dut.QPState {
+	ginkgo.GinkgoHelper()
+	s, err := r.Conn.State()
+	if err != nil {
+		if errors.Is(err, dut.ErrUnsupported) {
+			ginkgo.Skip("unsupported: reading the QP state: " + err.Error())
+		}
+		r.Fail([]string{"the adapter returns the device's QP state"}, err.Error(), nil)
+	}
+	return s
+}
+
+// ExpectState fails unless the device QP is in state want.
+func (r *Responder) ExpectState(want dut.QPState, why string) {
+	ginkgo.GinkgoHelper()
+	if s := r.State(); s != want {
+		r.Fail([]string{fmt.Sprintf("the device QP in state %v (%s)", want, why)}, fmt.Sprintf("state %v", s), nil)
+	}
+}
+
+// IsPSN matches a request with PSN psn.
+func IsPSN(psn wire.PSN) func(*wire.Packet) bool {
+	return func(k *wire.Packet) bool { return k.Opcode.IsRequest() && k.PSN == psn }
+}
+
+// Same reports whether a resent packet repeats the original: the same
+// opcode, PSN, headers and payload. It returns what differs.
+func Same(orig, again *wire.Packet) (bool, string) {
+	switch {
+	case orig.Opcode != again.Opcode:
+		return false, fmt.Sprintf("opcode %s instead of %s", again.Opcode.ShortName(), orig.Opcode.ShortName())
+	case orig.PSN != again.PSN:
+		return false, fmt.Sprintf("PSN %d instead of %d", again.PSN, orig.PSN)
+	case orig.Opcode.Has(wire.HdrRETH) && orig.RETH != again.RETH:
+		return false, fmt.Sprintf("RETH va=0x%x rkey=0x%x len=%d instead of va=0x%x rkey=0x%x len=%d",
+			again.RETH.VA, again.RETH.RKey, again.RETH.Length, orig.RETH.VA, orig.RETH.RKey, orig.RETH.Length)
+	case orig.Opcode.Has(wire.HdrAtomicETH) && orig.Atomic != again.Atomic:
+		return false, "a different AtomicETH"
+	case string(orig.Payload) != string(again.Payload):
+		return false, fmt.Sprintf("a different payload (%d bytes instead of %d)", len(again.Payload), len(orig.Payload))
+	}
+	return true, ""
+}

@@ -1,0 +1,89 @@
+// Package retry_counter checks the transport retry counter (no public
+// clause number; its content comes from retry-and-rnr-timeouts.txt, so
+// the rule is keyed "retry-counter"): the requester keeps one 3-bit
+// transport retry counter, and each local ACK timeout and each
+// PSN-sequence-error NAK costs one retry from it; when none remain, the
+// WQE completes with "transport retry counter exceeded" and the QP goes to
+// ERROR. RNR NAKs are charged to a different counter and never touch this
+// one.
+package retry_counter
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/requester"
+)
+
+// ID is the rule this package checks.
+const ID = "retry-counter"
+
+func init() {
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
+		return &monitor{t: requester.NewTracker(c)}
+	}})
+}
+
+// monitor counts the transport retries of each episode: every go-back-N
+// started by a timeout (nothing seen that could explain it) or by a
+// sequence-error NAK, since the last positive response or acknowledging
+// NAK (any progress may reload the counter: when the specification
+// reloads it is not settled, so an episode ends at the first sign of
+// progress). With the retry count known (--retry-cnt, or the active run's
+// configuration), an episode with more retries than the count allows is a
+// violation: the (count+1)th failure must end the WQE instead. RNR-driven
+// resends are not counted here.
+//
+// Indeterminate: the count is unknown; the count is 7 and an episode went
+// past seven retries (whether 7 means seven or unlimited for this counter
+// is open, RULES.md Part 5, item 8); a retry that could be a network
+// duplicate would make the difference; in a capture, a resend after an
+// RNR NAK that the requester may not have received could be a timeout
+// charged to this counter.
+type monitor struct {
+	t *requester.Tracker
+}
+
+func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
+	if !c.JudgesRequester() {
+		return
+	}
+	if !r.Packet.Opcode.IsRequest() {
+		m.t.Response(r)
+		return
+	}
+	ev := m.t.Request(r)
+	if ev.Kind != requester.KindResend || !ev.Start {
+		return
+	}
+	if ev.Cause == requester.CauseRNR && ev.RNRUnsure > 0 && c.Settings.RetryCnt >= 0 && c.Settings.RetryCnt < 7 &&
+		ev.Transport+ev.TransportUnsure+ev.RNRUnsure > c.Settings.RetryCnt {
+		c.Indeterminate(ID, "resends after RNR NAKs that may not have reached the requester could be timeouts charged to the transport retry counter")
+		return
+	}
+	if ev.Cause != requester.CauseTimeout && ev.Cause != requester.CauseSeqNAK {
+		return
+	}
+	n := c.Settings.RetryCnt
+	switch {
+	case n < 0:
+		c.Indeterminate(ID, "transport retries were seen but the retry count is unknown; --retry-cnt=N would decide whether they exceed it")
+	case n >= 7:
+		if ev.Transport+ev.TransportUnsure > 7 {
+			c.Indeterminate(ID, "more than seven transport retries with retry count 7: whether 7 means seven retries or unlimited for this counter is not settled (RULES.md Part 5, item 8)")
+		} else {
+			c.Checked(ID)
+		}
+	case ev.Transport > n:
+		c.Violation(ID, r, fmt.Sprintf("transport retry %d (a go-back-N to PSN %d after a %s) with no acknowledgment since the first: the retry count %d allows %d, so the failure before it should have ended the WQE with retry-exceeded and moved the QP to ERROR", ev.Transport, r.Packet.PSN, ev.Cause, n, n),
+			[]string{fmt.Sprintf("at most %d retries, then a retry-exceeded completion, QP in ERROR and nothing more sent", n)},
+			fmt.Sprintf("retry %d of PSN %d", ev.Transport, r.Packet.PSN))
+	case ev.Transport+ev.TransportUnsure > n:
+		c.Indeterminate(ID, "a retry beyond the count could be a network duplicate (IPv6, or an IPv4 Identification that does not change)")
+	default:
+		c.Checked(ID)
+	}
+}
+
+func (m *monitor) End(*harness.Conn) {}

@@ -1,0 +1,113 @@
+// Package rnr_retry checks the RNR retry counter and RNR timer (no public
+// clause number; content from retry-and-rnr-timeouts.txt, so the rule is
+// keyed "rnr-retry"): each RNR NAK costs one retry from a separate 3-bit
+// RNR retry counter, in which 7 means unlimited, and timeouts and
+// sequence-error NAKs never touch it; after an RNR NAK the requester
+// waits at least the delay its timer code advertises (the Table 45
+// encoding, 0 being the longest, 655.36 ms) before resending; when no RNR
+// retry remains, the WQE completes with "RNR retry counter exceeded" and
+// the QP goes to ERROR.
+package rnr_retry
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/requester"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// ID is the rule this package checks.
+const ID = "rnr-retry"
+
+func init() {
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
+		return &monitor{t: requester.NewTracker(c)}
+	}})
+}
+
+// monitor checks the resend that follows an RNR NAK (the go-back-N it
+// starts):
+//   - it comes no sooner than the NAK's advertised delay after the NAK;
+//     a resend sooner than that is a violation unless a transport timer
+//     that had already expired before the NAK could be processed explains
+//     it (a retransmission in flight), or, in a capture, the NAK may never
+//     have reached the requester;
+//   - with the RNR retry count known (--rnr-retry, or the active run's
+//     configuration) and not 7, the RNR-driven retries of one episode (no
+//     positive response or acknowledging NAK in between) do not exceed it.
+//
+// Indeterminate: the delay could not be judged (the timer explanation
+// above, or a repeat that cannot be told from a network duplicate); the
+// RNR retry count is unknown.
+type monitor struct {
+	t *requester.Tracker
+}
+
+func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
+	if !c.JudgesRequester() {
+		return
+	}
+	if !r.Packet.Opcode.IsRequest() {
+		m.t.Response(r)
+		return
+	}
+	ev := m.t.Request(r)
+	if ev.Kind != requester.KindResend || !ev.Start || ev.Cause != requester.CauseRNR || ev.Trigger == nil {
+		return
+	}
+	m.delay(c, r, ev)
+	m.count(c, r, ev)
+}
+
+func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev requester.ReqEvent) {
+	nak := ev.Trigger.Rec
+	want := wire.RNRDelay(ev.Trigger.Code)
+	gap := r.Time - nak.Time
+	if gap >= want {
+		c.Checked(ID)
+		return
+	}
+	if ev.Ambiguous {
+		c.Indeterminate(ID, "a repeat after an RNR NAK could not be told from a network duplicate (IPv6, or an IPv4 Identification that does not change)")
+		return
+	}
+	// Could the ACK timer have fired for this PSN before the NAK was
+	// processed? Then the resend was already under way.
+	d, zero, known := requester.AckTimeout(c)
+	timerFired := !known || (!zero && ev.PrevSend != nil && r.Time-ev.PrevSend.Time >= requester.TimerFloor(c, d))
+	if timerFired {
+		if !requester.Delivered(c) {
+			c.Indeterminate(ID, "a resend came sooner than the RNR NAK's delay, but the NAK may not have reached the requester and its transport timer could have expired; a capture taken at the requester (--complete) with --ack-timeout would decide")
+			return
+		}
+		if !known || (ev.PrevSend != nil && ev.PrevSend.Time+d <= nak.Time+requester.Reaction(c)) {
+			c.Indeterminate(ID, "a resend came sooner than the RNR NAK's delay, but the transport timer had expired before the NAK could be processed, so the resend may already have been under way")
+			return
+		}
+	}
+	c.Violation(ID, r, fmt.Sprintf("PSN %d was resent %v after the RNR NAK with PSN %d (frame %d), whose timer code %d asks for at least %v; an RNR NAK arms the RNR timer, not the transport timer", r.Packet.PSN, gap, nak.Packet.PSN, nak.Frame, ev.Trigger.Code, want),
+		[]string{fmt.Sprintf("a resend no sooner than %v after the RNR NAK", want), "no resend, if no RNR retry is left (RNR-retry-exceeded)"},
+		fmt.Sprintf("resend after %v", gap))
+}
+
+func (m *monitor) count(c *harness.Conn, r *trace.Record, ev requester.ReqEvent) {
+	n := c.Settings.RNRRetry
+	switch {
+	case n < 0:
+		c.Indeterminate(ID, "RNR retries were seen but the RNR retry count is unknown; --rnr-retry=N would decide whether they exceed it")
+	case n >= 7:
+		// 7: unlimited, nothing to count against.
+	case ev.RNR > n:
+		c.Violation(ID, r, fmt.Sprintf("RNR retry %d (a resend of PSN %d after an RNR NAK) with no acknowledgment since the first: the RNR retry count %d allows %d, so the RNR NAK before it should have ended the WQE with RNR-retry-exceeded and moved the QP to ERROR", ev.RNR, r.Packet.PSN, n, n),
+			[]string{fmt.Sprintf("at most %d RNR retries, then an RNR-retry-exceeded completion, QP in ERROR and nothing more sent", n)},
+			fmt.Sprintf("RNR retry %d of PSN %d", ev.RNR, r.Packet.PSN))
+	case ev.RNR+ev.RNRUnsure > n:
+		c.Indeterminate(ID, "resends after RNR NAKs beyond the RNR retry count could be timeouts (the NAKs may not have reached the requester) or network duplicates")
+	default:
+		c.Checked(ID)
+	}
+}
+
+func (m *monitor) End(*harness.Conn) {}

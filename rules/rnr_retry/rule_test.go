@@ -1,0 +1,131 @@
+package rnr_retry
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/requester"
+	"github.com/rcconform/rcconform/rules/internal/requester/reqtest"
+	"github.com/rcconform/rcconform/wire"
+)
+
+func TestMonitorHandBuilt(t *testing.T) {
+	d12 := wire.RNRDelay(12) // 0.64 ms
+	// rnrs answers r with an RNR NAK n times, resending after wait.
+	rnrs := func(s *reqtest.Script, r []*trace.Record, n int, code uint8, wait time.Duration) []*trace.Record {
+		for i := 0; i < n; i++ {
+			s.RNR(r[0].Packet.PSN, code)
+			s.Wait(wait)
+			r = s.Resend(r...)
+		}
+		return r
+	}
+	cases := []struct {
+		name     string
+		settings harness.Settings
+		build    func(s *reqtest.Script)
+		want     reqtest.Verdict
+	}{
+		{"resend after the delay", reqtest.Active(1024, 14, 7, 7), func(s *reqtest.Script) {
+			rnrs(s, s.Send(10, 2), 1, 12, d12)
+		}, reqtest.Pass},
+		{"resend after half the delay", reqtest.Active(1024, 14, 7, 7), func(s *reqtest.Script) {
+			rnrs(s, s.Send(10, 2), 1, 12, d12/2)
+		}, reqtest.Fail},
+		{"code 0 (655.36 ms): resent when the transport timer (67 ms) would fire", reqtest.Active(1024, 14, 7, 7), func(s *reqtest.Script) {
+			rnrs(s, s.Send(0xFFFFFF, 1), 1, 0, wire.AckTimeout(14))
+		}, reqtest.Fail},
+		{"every code of the table, each resend after its delay", reqtest.Active(1024, 14, 7, 7), func(s *reqtest.Script) {
+			r := s.Send(10, 1)
+			for c := uint8(0); c < 32; c++ {
+				r = rnrs(s, r, 1, c, wire.RNRDelay(c))
+			}
+		}, reqtest.Pass},
+		{"the transport timer had expired before the RNR NAK came: a resend already under way", reqtest.Active(1024, 1, 7, 7), func(s *reqtest.Script) {
+			r := s.Send(10, 1)
+			s.At(wire.AckTimeout(1) + time.Microsecond)
+			s.RNR(10, 20)
+			s.Resend(r...)
+		}, reqtest.Indet},
+		{"RNR retry count 2: two RNR retries", reqtest.Active(1024, 14, 7, 2), func(s *reqtest.Script) {
+			rnrs(s, s.Send(10, 1), 2, 1, time.Millisecond)
+		}, reqtest.Pass},
+		{"RNR retry count 2: three RNR retries", reqtest.Active(1024, 14, 7, 2), func(s *reqtest.Script) {
+			rnrs(s, s.Send(10, 1), 3, 1, time.Millisecond)
+		}, reqtest.Fail},
+		{"RNR retry count 0: one RNR retry", reqtest.Active(1024, 14, 7, 0), func(s *reqtest.Script) {
+			rnrs(s, s.Send(10, 1), 1, 1, time.Millisecond)
+		}, reqtest.Fail},
+		{"RNR retry count 2: timeouts in between cost the other counter", reqtest.Active(1024, 10, 7, 2), func(s *reqtest.Script) {
+			r := s.Send(10, 1)
+			r = rnrs(s, r, 1, 1, time.Millisecond)
+			s.Wait(wire.AckTimeout(10))
+			r = s.Resend(r...)
+			s.Wait(wire.AckTimeout(10))
+			r = s.Resend(r...)
+			rnrs(s, r, 1, 1, time.Millisecond)
+		}, reqtest.Pass},
+		{"RNR retry count 7: twenty RNR retries", reqtest.Active(1024, 14, 7, 7), func(s *reqtest.Script) {
+			rnrs(s, s.Send(10, 1), 20, 2, time.Millisecond)
+		}, reqtest.Pass},
+		{"RNR retry count 1: an acknowledgment in between ends the episode", reqtest.Active(1024, 14, 7, 1), func(s *reqtest.Script) {
+			r := s.Send(10, 2)
+			r = rnrs(s, r, 1, 1, time.Millisecond)
+			s.ACK(10)
+			rnrs(s, r[1:], 1, 1, time.Millisecond)
+		}, reqtest.Pass},
+		{"capture, timeout unknown: a resend before the delay", reqtest.Capture(1024, -1, -1, 7, false), func(s *reqtest.Script) {
+			rnrs(s, s.Send(10, 1), 1, 12, d12/2)
+		}, reqtest.Indet},
+		{"capture, timeout known and not expired: a resend before the delay", reqtest.Capture(1024, 14, -1, 7, false), func(s *reqtest.Script) {
+			rnrs(s, s.Send(10, 1), 1, 12, d12/2)
+		}, reqtest.Fail},
+		{"capture, RNR retry count unknown, resends after the delay", reqtest.Capture(1024, 14, -1, -1, false), func(s *reqtest.Script) {
+			rnrs(s, s.Send(10, 1), 2, 12, d12)
+		}, reqtest.NoFail},
+	}
+	for _, tc := range cases {
+		s := reqtest.NewScript()
+		tc.build(s)
+		reqtest.Expect(t, tc.name, reqtest.Audit(ID, tc.settings, s.Recs), tc.want)
+	}
+}
+
+// TestMonitorReference audits traces of the reference device answered
+// with RNR NAKs.
+func TestMonitorReference(t *testing.T) {
+	for _, tc := range []struct {
+		defect string
+		code   uint8
+		want   reqtest.Verdict
+	}{
+		{"", 12, reqtest.Pass},
+		{"", 0, reqtest.Pass},
+		{"rnr-resend-early", 12, reqtest.Fail},
+		{"rnr-resend-early", 0, reqtest.Fail},
+	} {
+		recs, s := reqtest.Reference(t, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 0xFFFFFE, SetPSNs: true, Timeout: 14, RetryCnt: 7, RNRRetry: 7},
+			func(rs *requester.Responder) {
+				round := rs.PostAndReceive(0xFFFFFE, requester.SendWR(1, 100), requester.SendWR(2, 10))
+				for i := 0; i < 3; i++ {
+					rs.RNR(round[0].Packet.PSN, tc.code)
+					round = rs.ExpectRound(round, requester.Upper(wire.RNRDelay(tc.code)), "the resend")
+				}
+				rs.Answer(round[len(round)-1])
+				rs.ExpectStatus(2, dut.StatusSuccess, requester.Liveness, "acknowledged")
+			})
+		reqtest.Expect(t, fmt.Sprintf("reference, defect %q, RNR code %d", tc.defect, tc.code), reqtest.Audit(ID, s, recs), tc.want)
+	}
+}
+
+// TestMonitorCaptures audits real Linux soft-RoCE captures, which hold no
+// instance of this rule: nothing is flagged.
+func TestMonitorCaptures(t *testing.T) {
+	for _, name := range []string{"send-4k-4qp-loss1", "send-4k-mtu1024", "read-8k-mtu1024", "write-8k-mtu1024", "atomic-cas", "mix-ipv6-mtu1024", "errors"} {
+		reqtest.Expect(t, name, reqtest.CaptureFile(t, reqtest.Captures+"/rxe/"+name+".pcap", ID, reqtest.Capture(0, 14, 7, 7, false)), reqtest.None)
+	}
+}
