@@ -1,0 +1,9 @@
+package c9_100
+
+import (
+	"testing"
+
+	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
+)
+
+func TestMonitor(t *testing.T) { rtest.MidStreamTests(t, ID) }

@@ -1,0 +1,170 @@
+// Package c9_101 checks C9-101 (§9.7.5.1.3): a responder may start
+// executing SEND or RDMA WRITE requests that arrived after an RDMA READ,
+// but it must not acknowledge them before that READ's response has been
+// sent, because an acknowledgment whose PSN lies beyond an outstanding
+// READ tells the requester that the READ was implicitly NAKed.
+package c9_101
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/responses"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// ID is the clause this package checks.
+const ID = "C9-101"
+
+func init() {
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(*harness.Conn) harness.Checker { return &monitor{} }})
+}
+
+// monitor keeps the new READ requests whose response has not yet reached
+// the last PSN of their range (responses.Tracker), and checks every
+// positive Acknowledge: its PSN must not lie beyond such a READ.
+//
+// Why a violation is certain: a responder acknowledges PSN p only once it
+// has received every PSN up to p, the READ's among them (a READ it never
+// received would have left it expecting the READ's PSN, answering later
+// requests with a sequence NAK). Having received the READ, it owed the
+// READ's response before any ACK beyond it.
+//
+// Capture caveats: in a trace known complete (an active run, --complete)
+// the missing response is proof. In other captures the READ's response
+// may have been sent and lost before the capture point, so the ACK is
+// held: if the READ's own response shows up after it (the same sender's
+// packets keep their order), that is proof; if a duplicate of the READ
+// arrives first, or the capture ends, the verdict is indeterminate.
+// Without the path MTU the READ's range is known only within bounds: an
+// ACK beyond the furthest end any MTU gives is judged, one inside the
+// bounds is indeterminate. READs refused by a NAK are no longer owed a
+// response.
+type monitor struct {
+	t       responses.Tracker
+	pending []held
+}
+
+// maxHeld bounds how many ACKs wait for evidence.
+const maxHeld = 1024
+
+// held is an ACK that passed a READ whose response the capture had not
+// shown, waiting for evidence.
+type held struct {
+	ack  *trace.Record
+	read *responses.ReadReq
+}
+
+func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
+	if !c.JudgesResponder() {
+		return
+	}
+	ev := m.t.Observe(c, r)
+	p := r.Packet
+	switch ev.Kind {
+	case responses.EvRequest:
+		if ev.Req.Dup {
+			m.dropHeldFor(c, ev.Req)
+		}
+		return
+	case responses.EvStart, responses.EvContinue:
+		m.resolveHeld(c, r, ev.Stream)
+		return
+	case responses.EvAck:
+	default:
+		return
+	}
+	judged := false
+	for _, q := range m.t.Reads() {
+		if q.Dup || q.Answered || q.Failed || !p.PSN.After(q.PSN) {
+			continue
+		}
+		if q.Abandoned {
+			c.Indeterminate(ID, "the READ's response stopped short when another response stream began (a preemption by an older duplicate, or numbering no READ explains): whether it still counts as outstanding cannot be told")
+			continue
+		}
+		last, known := q.Last(ev.MTU)
+		if !known {
+			last = q.MaxLast()
+			if p.PSN.AtOrBefore(last) {
+				c.Indeterminate(ID, "path MTU unknown: whether an ACK lies beyond an outstanding READ's range cannot be told (--mtu decides)")
+				continue
+			}
+		}
+		if !p.PSN.After(last) {
+			continue // inside the READ's range: C9-95's concern
+		}
+		judged = true
+		if c.Complete() {
+			c.Violation(ID, r, fmt.Sprintf("ACK with PSN %d went out while the response of the READ at PSN %d (frame %d, range %d..%d) was not complete: the ACK tells the requester that the READ was NAKed",
+				p.PSN, q.PSN, q.Rec.Frame, q.PSN, last),
+				[]string{fmt.Sprintf("every READ response packet up to PSN %d before any ACK with a PSN beyond it", last)},
+				fmt.Sprintf("ACK PSN %d before the READ's response reached PSN %d", p.PSN, last))
+			q.Answered = true // reported once
+			continue
+		}
+		m.pending = append(m.pending, held{ack: r, read: q})
+		if len(m.pending) > maxHeld {
+			c.Indeterminate(ID, "an ACK passed a READ whose response the capture never showed: the response may have been lost before the capture point (--complete decides)")
+			m.pending = m.pending[1:]
+		}
+	}
+	if !judged && m.precededByRead(p.PSN, ev.MTU) {
+		c.Checked(ID)
+	}
+}
+
+// precededByRead reports whether a new READ, now answered, lies before
+// PSN p: the ACK was checked against it.
+func (m *monitor) precededByRead(p wire.PSN, mtu int) bool {
+	for _, q := range m.t.Reads() {
+		if !q.Dup && q.Answered && p.After(q.PSN) {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveHeld: a response packet of a held READ's own (non-replay) stream
+// after the ACK proves that the ACK overtook it.
+func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *responses.Stream) {
+	if s == nil || s.Replay {
+		return
+	}
+	k := 0
+	for _, h := range m.pending {
+		if s.Req == h.read {
+			c.Violation(ID, h.ack, fmt.Sprintf("ACK with PSN %d went out before the response of the READ at PSN %d (frame %d), whose packet with PSN %d followed it (frame %d): the ACK tells the requester that the READ was NAKed",
+				h.ack.Packet.PSN, h.read.PSN, h.read.Rec.Frame, r.Packet.PSN, r.Frame),
+				[]string{"the READ's whole response before any ACK with a PSN beyond it"},
+				fmt.Sprintf("ACK PSN %d, then READ response PSN %d", h.ack.Packet.PSN, r.Packet.PSN))
+			continue
+		}
+		m.pending[k] = h
+		k++
+	}
+	m.pending = m.pending[:k]
+}
+
+// dropHeldFor: once a duplicate of a held READ arrives, its later
+// responses may answer the duplicate; the held ACK cannot be judged.
+func (m *monitor) dropHeldFor(c *harness.Conn, q *responses.ReadReq) {
+	k := 0
+	for _, h := range m.pending {
+		if h.read.PSN == q.PSN || (q.Partial && q.PSN.After(h.read.PSN) && q.PSN.AtOrBefore(h.read.MaxLast())) {
+			c.Indeterminate(ID, "an ACK passed a READ whose response the capture had not shown, and the READ was then requested again: its response may have been lost before the capture point")
+			continue
+		}
+		m.pending[k] = h
+		k++
+	}
+	m.pending = m.pending[:k]
+}
+
+func (m *monitor) End(c *harness.Conn) {
+	for range m.pending {
+		c.Indeterminate(ID, "an ACK passed a READ whose response the capture never showed: the response may have been lost before the capture point (--complete decides)")
+	}
+	m.pending = nil
+}

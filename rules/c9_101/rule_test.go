@@ -1,0 +1,77 @@
+package c9_101
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
+	"github.com/rcconform/rcconform/wire"
+)
+
+func TestACKAfterTheREADsResponse(t *testing.T) {
+	var b rtest.Builder
+	b.Read(100, 4*1024) // 100..103
+	b.Req(wire.WriteOnly, 104, true, 8)
+	b.ReadStream(100, 4*1024, 1024, 1)
+	b.Ack(104, 2)
+	rtest.WantPass(t, b.Recs, rtest.Active(1024), ID)
+	rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
+}
+
+func TestACKOvertakingTheREADIsFlagged(t *testing.T) {
+	var b rtest.Builder
+	b.Read(100, 4*1024)
+	b.Req(wire.WriteOnly, 104, true, 8)
+	b.Resp(wire.ReadResponseFirst, 100, 0x04, 1, 1024)
+	b.Ack(104, 2)
+	b.Resp(wire.ReadResponseMiddle, 101, 0, 0, 1024)
+	b.Resp(wire.ReadResponseMiddle, 102, 0, 0, 1024)
+	b.Resp(wire.ReadResponseLast, 103, 0x04, 1, 1024)
+	rtest.WantViolation(t, b.Recs, rtest.Active(1024), ID, "was not complete")
+	// In a capture the READ's own packets after the ACK prove it.
+	rtest.WantViolation(t, b.Recs, rtest.Capture(1024), ID, "followed it")
+}
+
+func TestCaptureWithoutTheResponseIsIndeterminate(t *testing.T) {
+	var b rtest.Builder
+	b.Read(100, 4*1024)
+	b.Req(wire.WriteOnly, 104, true, 8)
+	b.Ack(104, 2) // the READ's response may have been lost before the capture point
+	rtest.WantIndeterminate(t, b.Recs, rtest.Capture(1024), ID)
+	rtest.WantViolation(t, b.Recs, rtest.Active(1024), ID, "was not complete")
+	// A duplicate of the READ afterwards makes its later response ambiguous.
+	var c rtest.Builder
+	c.Recs = append(c.Recs, b.Recs...)
+	c.Read(100, 4*1024)
+	c.ReadStream(100, 4*1024, 1024, 2)
+	rtest.WantIndeterminate(t, c.Recs, rtest.Capture(1024), ID)
+}
+
+func TestUnknownMTUBounds(t *testing.T) {
+	var b rtest.Builder
+	b.Read(100, 1000) // 1 to 4 packets: 100..103 at most
+	b.Send(104, true)
+	b.Ack(104, 2) // beyond the READ at any MTU
+	s := rtest.Capture(0)
+	s.Complete = true
+	rtest.WantViolation(t, b.Recs, s, ID, "was not complete")
+	// Inside the bounds it cannot be told.
+	var c rtest.Builder
+	c.Read(100, 1000)
+	c.Send(101, true)
+	c.Ack(101, 2)
+	rtest.WantIndeterminate(t, c.Recs, s, ID)
+}
+
+func TestReference(t *testing.T) {
+	run := func(defect string) *rtest.Ref {
+		r := rtest.NewRef(t, defect, nil, dut.ConnConfig{MTU: 256, ExpectedPSN: 0xFFFFC0, SetPSNs: true})
+		r.Send(time.Millisecond, r.Read(64*256, 0), r.WriteOnly(8, 0, true), r.Read(0, 0), r.SendOnly(8, true))
+		return r
+	}
+	clean := run("")
+	rtest.WantPass(t, clean.Trace(), clean.Settings(), ID)
+	bad := run("ack-overtakes-read")
+	rtest.WantViolation(t, bad.Trace(), bad.Settings(), ID, "was not complete")
+}

@@ -1,0 +1,61 @@
+// Package c9_149 checks C9-149 (§9.7.7.1): the MSN field is valid in
+// every AETH the responder sends, whatever its syndrome: ACK, RNR NAK or
+// NAK. A NAK completes nothing, so its MSN is the MSN of the moment.
+package c9_149
+
+import (
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/responses"
+)
+
+// ID is the clause this package checks.
+const ID = "C9-149"
+
+func init() {
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(*harness.Conn) harness.Checker { return &monitor{} }})
+}
+
+// monitor keeps the same model of message completions as C9-148
+// (responses.MSNModel), shaped only by ACK-kind AETHs, and checks the MSN
+// of every Acknowledge carrying a NAK or RNR NAK syndrome against it:
+//   - not below an MSN the responder already sent (nothing un-completes);
+//   - not below the count of SEND, WRITE and ATOMIC messages ending
+//     before a NAK's PSN (the responder had received, so completed, them;
+//     READs before it may still be streaming and are not counted; an RNR
+//     NAK's PSN is not used this way);
+//   - not above the count of new messages that had reached the responder.
+//
+// Indeterminate: a NAK before any ACK-kind AETH in a capture whose start
+// is unknown (nothing fixes the MSN yet), and captures that miss requests
+// (as for C9-148). An active run shows the QP from its creation, when the
+// MSN is 0, so every NAK there is judged.
+type monitor struct {
+	t responses.Tracker
+	m responses.MSNModel
+}
+
+func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
+	if !c.JudgesResponder() {
+		return
+	}
+	ev := m.t.Observe(c, r)
+	if r.Packet.Opcode.IsRequest() {
+		m.m.Request(c, r, ev.MTU)
+		return
+	}
+	if j := m.m.NAK(c, r); !j.Skip {
+		switch {
+		case j.Undecided:
+			c.Indeterminate(ID, j.Reason)
+		case j.Violation:
+			c.Violation(ID, r, j.Message, j.Expected, j.Seen)
+		default:
+			c.Checked(ID)
+		}
+		return
+	}
+	m.m.Model(c, r, ev)
+}
+
+func (m *monitor) End(*harness.Conn) {}

@@ -1,0 +1,185 @@
+// Package c9_96 checks C9-96 (§9.7.5.1.1): the packets of an RDMA READ
+// response are numbered from the READ request's own PSN, one PSN per
+// packet modulo 2^24, so that they use exactly the PSNs the requester set
+// aside when it sent the READ: ceil(length/MTU) of them, at least one.
+package c9_96
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/responses"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// ID is the clause this package checks.
+const ID = "C9-96"
+
+func init() {
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(*harness.Conn) harness.Checker { return &monitor{} }})
+}
+
+// monitor follows every READ response stream (responses.Tracker) and
+// checks, for each READ response packet with an ACK-kind AETH or none:
+//   - a stream starts at the PSN of a READ request seen before it (new or
+//     duplicate): a first packet inside a READ's range, not at a request
+//     PSN, means PSNs were skipped (the stream began after the READ's own
+//     PSN); a packet no READ's range holds names PSNs the READ never
+//     reserved;
+//   - each further packet carries the previous one's PSN + 1, and the
+//     stream never runs past the last PSN of its READ's range;
+//   - the packet count is ceil(length/MTU): an Only answers a one-packet
+//     READ, a First a longer one, and a Last comes no earlier than the
+//     range's last PSN.
+//
+// Which packets carry an AETH is C9-97's and C9-98's concern; a NAK
+// syndrome in a READ response is C9-113.a1's; data after a mid-stream NAK
+// is C9-100's.
+//
+// Capture caveats: a stream that skips PSNs may have lost packets before
+// the capture point, and a response whose READ request the capture does
+// not show may answer a request the capture missed, so both are
+// violations only in a complete trace (an active run, or --complete) and
+// indeterminate otherwise, unless the PSN is one the capture shows a SEND,
+// WRITE or ATOMIC used, which no READ can have reserved. Without the path
+// MTU the range of a READ is known only within bounds; what those bounds
+// cannot decide is indeterminate.
+type monitor struct {
+	t       responses.Tracker
+	flagged map[*responses.Stream]bool
+}
+
+func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
+	if !c.JudgesResponder() {
+		return
+	}
+	ev := m.t.Observe(c, r)
+	p := r.Packet
+	if !p.Opcode.IsResponse() || p.Opcode.Class() != wire.ClassReadResponse || responses.NAKKind(p) {
+		return
+	}
+	s := ev.Stream
+	if s != nil && m.flagged[s] {
+		return
+	}
+	switch ev.Kind {
+	case responses.EvStart:
+		m.start(c, r, s, ev.MTU)
+	case responses.EvContinue:
+		m.cont(c, r, s)
+	case responses.EvBeyond:
+		if p.Opcode.StartsMessage() && !c.Complete() {
+			c.Indeterminate(ID, "a READ response starts at a PSN whose READ request the capture does not show")
+			return
+		}
+		m.flag(c, r, s, fmt.Sprintf("READ response PSN %d runs past PSN %d, the last PSN the READ at PSN %d (frame %d, %d bytes) reserved at MTU %d",
+			p.PSN, s.End, s.Req.PSN, s.Req.Rec.Frame, s.Req.Length, s.MTU),
+			fmt.Sprintf("%d response packets, PSNs %d..%d, the last one a Last", s.Req.Packets(s.MTU), s.Req.PSN, s.End))
+	case responses.EvSkip:
+		q := ev.Req
+		var msg string
+		if q.Streams == 0 && p.PSN.After(q.PSN) {
+			msg = fmt.Sprintf("the first response packet of the READ at PSN %d (frame %d) carries PSN %d: its response must start at the READ's own PSN", q.PSN, q.Rec.Frame, p.PSN)
+		} else {
+			msg = fmt.Sprintf("READ response PSN %d skips PSNs inside the range of the READ at PSN %d (frame %d): no response packet of it carried the PSN before", p.PSN, q.PSN, q.Rec.Frame)
+		}
+		if !c.Complete() {
+			c.Indeterminate(ID, "a READ response stream skipped PSNs: response packets may have been lost before the capture point (--complete decides)")
+			return
+		}
+		m.flag(c, r, s, msg, fmt.Sprintf("responses numbered %d, %d, … from the READ's PSN, one per packet", q.PSN, q.PSN.Next()))
+	case responses.EvOrphan:
+		m.orphan(c, r)
+	}
+}
+
+func (m *monitor) flag(c *harness.Conn, r *trace.Record, s *responses.Stream, msg, want string) {
+	if s != nil {
+		if m.flagged == nil {
+			m.flagged = map[*responses.Stream]bool{}
+		}
+		m.flagged[s] = true
+	}
+	c.Violation(ID, r, msg, []string{want}, r.Packet.String())
+}
+
+// start judges the first packet of a stream: the count of packets it
+// implies.
+func (m *monitor) start(c *harness.Conn, r *trace.Record, s *responses.Stream, mtu int) {
+	p := r.Packet
+	q := s.Req
+	single, known := false, false
+	switch {
+	case mtu != 0:
+		single, known = q.Packets(mtu) == 1, true
+	case q.Length <= 256:
+		single, known = true, true
+	case q.Length > 4096:
+		single, known = false, true
+	}
+	if !known {
+		c.Indeterminate(ID, "path MTU unknown: how many packets a READ response needs cannot be told (--mtu, or a capture showing a First or Middle packet, decides)")
+		return
+	}
+	switch {
+	case p.Opcode == wire.ReadResponseLast && !q.Partial:
+		m.flag(c, r, s, fmt.Sprintf("the response of the READ at PSN %d (frame %d) starts with a Last: its first packet is where the sequence should end", q.PSN, q.Rec.Frame),
+			fmt.Sprintf("a READ Response First or Only with PSN %d", q.PSN))
+		return
+	case p.Opcode == wire.ReadResponseOnly && !single:
+		m.flag(c, r, s, fmt.Sprintf("the READ at PSN %d (frame %d) asks for %d bytes, more than one packet at MTU %s, but its response is a single Only packet",
+			q.PSN, q.Rec.Frame, q.Length, mtuText(mtu)),
+			fmt.Sprintf("ceil(%d/MTU) response packets, First … Last", q.Length))
+		return
+	case p.Opcode == wire.ReadResponseFirst && single:
+		m.flag(c, r, s, fmt.Sprintf("the READ at PSN %d (frame %d) asks for %d bytes, one packet at MTU %s, but its response starts with a First: it would use PSNs the READ never reserved",
+			q.PSN, q.Rec.Frame, q.Length, mtuText(mtu)),
+			fmt.Sprintf("one READ Response Only with PSN %d", q.PSN))
+		return
+	}
+	c.Checked(ID)
+}
+
+// cont judges a packet continuing a stream.
+func (m *monitor) cont(c *harness.Conn, r *trace.Record, s *responses.Stream) {
+	p := r.Packet
+	q := s.Req
+	if p.Opcode.StartsMessage() {
+		m.flag(c, r, s, fmt.Sprintf("READ response PSN %d continues the response of the READ at PSN %d but is %s: a new response can only start at a READ request's PSN",
+			p.PSN, q.PSN, p.Opcode), fmt.Sprintf("a Middle or Last with PSN %d", p.PSN))
+		return
+	}
+	if p.Opcode == wire.ReadResponseLast && s.EndKnown && p.PSN.Before(s.End) && !s.Resynced {
+		m.flag(c, r, s, fmt.Sprintf("the response of the READ at PSN %d (frame %d, %d bytes) ends with a Last at PSN %d, but at MTU %d it needs %d packets, up to PSN %d",
+			q.PSN, q.Rec.Frame, q.Length, p.PSN, s.MTU, q.Packets(s.MTU), s.End),
+			fmt.Sprintf("%d packets, the Last at PSN %d", q.Packets(s.MTU), s.End))
+		return
+	}
+	c.Checked(ID)
+}
+
+// orphan judges a READ response that no READ request seen explains.
+func (m *monitor) orphan(c *harness.Conn, r *trace.Record) {
+	p := r.Packet
+	if op, _, frame, ok := c.Req(p.PSN); ok && op != wire.ReadRequest {
+		c.Violation(ID, r, fmt.Sprintf("READ response with PSN %d, a PSN the %s of frame %d used: no READ reserved it", p.PSN, op, frame),
+			[]string{"READ responses only at PSNs a READ request reserved: its own PSN and the ones after it"}, p.String())
+		return
+	}
+	if !c.Complete() {
+		c.Indeterminate(ID, "a READ response whose READ request the capture does not show (capture began mid-connection, or missed the request)")
+		return
+	}
+	c.Violation(ID, r, fmt.Sprintf("READ response with PSN %d, which no READ request reserved", p.PSN),
+		[]string{"READ responses only at PSNs a READ request reserved: its own PSN and the ones after it"}, p.String())
+}
+
+func mtuText(mtu int) string {
+	if mtu == 0 {
+		return "any path MTU"
+	}
+	return fmt.Sprint(mtu)
+}
+
+func (m *monitor) End(*harness.Conn) {}

@@ -1,0 +1,107 @@
+package c9_96
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
+	"github.com/rcconform/rcconform/wire"
+)
+
+func TestLegalStreams(t *testing.T) {
+	var b rtest.Builder
+	b.Send(100, false)
+	b.Read(101, 3000) // 3 packets at 1024: 101..103
+	b.Read(104, 0)    // 1 packet
+	b.Read(105, 1024) // 1 packet
+	b.Send(106, true)
+	b.ReadStream(101, 3000, 1024, 2)
+	b.ReadStream(104, 0, 1024, 3)
+	b.ReadStream(105, 1024, 1024, 4)
+	b.Ack(106, 5)
+	rtest.WantPass(t, b.Recs, rtest.Active(1024), ID)
+	rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
+}
+
+func TestAcrossTheWrap(t *testing.T) {
+	var b rtest.Builder
+	b.Read(0xFFFFFE, 4*256) // 0xFFFFFE, 0xFFFFFF, 0, 1
+	b.ReadStream(0xFFFFFE, 4*256, 256, 1)
+	tl := rtest.WantPass(t, b.Recs, rtest.Active(256), ID)
+	if tl.Checked != 4 {
+		t.Fatalf("checked %d packets, want 4", tl.Checked)
+	}
+}
+
+func TestDuplicateReplayRestartsAtTheDuplicatesPSN(t *testing.T) {
+	var b rtest.Builder
+	b.Read(10, 4*512)
+	b.ReadStream(10, 4*512, 512, 1)
+	d := b.Read(12, 2*512) // a retry of the last two packets
+	d.Packet.RETH.VA += 2 * 512
+	b.ReadStream(12, 2*512, 512, 1)
+	rtest.WantPass(t, b.Recs, rtest.Active(512), ID)
+}
+
+func TestSkewedStreamIsFlagged(t *testing.T) {
+	var b rtest.Builder
+	b.Read(50, 3*1024)
+	b.Resp(wire.ReadResponseFirst, 51, 0x04, 1, 1024)
+	b.Resp(wire.ReadResponseMiddle, 52, 0, 0, 1024)
+	b.Resp(wire.ReadResponseLast, 53, 0x04, 1, 1024)
+	rtest.WantViolation(t, b.Recs, rtest.Active(1024), ID, "carries PSN 51")
+	// A capture that may have lost packets cannot tell from the first two
+	// packets; the third runs past the READ's range in any trace.
+	rtest.WantIndeterminate(t, b.Recs[:3], rtest.Capture(1024), ID)
+	rtest.WantViolation(t, b.Recs, rtest.Capture(1024), ID, "runs past PSN 52")
+}
+
+func TestResponseAtASendsPSN(t *testing.T) {
+	var b rtest.Builder
+	b.Read(50, 8)
+	b.Send(51, true)
+	b.Resp(wire.ReadResponseOnly, 51, 0x04, 1, 8)
+	// Even a capture knows that PSN 51 belongs to a SEND.
+	rtest.WantViolation(t, b.Recs, rtest.Capture(0), ID, "SEND Only")
+}
+
+func TestWrongCount(t *testing.T) {
+	var b rtest.Builder
+	b.Read(7, 3000)
+	b.Resp(wire.ReadResponseFirst, 7, 0x04, 1, 1024)
+	b.Resp(wire.ReadResponseLast, 8, 0x04, 1, 1976)
+	rtest.WantViolation(t, b.Recs, rtest.Active(1024), ID, "needs 3 packets")
+
+	var c rtest.Builder
+	c.Read(7, 5000)
+	c.Resp(wire.ReadResponseOnly, 7, 0x04, 1, 5000)
+	rtest.WantViolation(t, c.Recs, rtest.Capture(0), ID, "single Only")
+
+	var e rtest.Builder
+	e.Read(7, 2048)
+	e.ReadStream(7, 2048, 1024, 1)
+	e.Resp(wire.ReadResponseMiddle, 9, 0, 0, 1024)
+	rtest.WantViolation(t, e.Recs, rtest.Active(1024), ID, "PSN 9")
+}
+
+func TestUnknownMTUIsIndeterminate(t *testing.T) {
+	var b rtest.Builder
+	b.Read(7, 2000) // one packet at 2048 or 4096, several at smaller MTUs
+	b.Resp(wire.ReadResponseOnly, 7, 0x04, 1, 2000)
+	rtest.WantIndeterminate(t, b.Recs, rtest.Capture(0), ID)
+}
+
+// The reference device, clean and with the defect that numbers READ
+// responses from the request PSN + 1.
+func TestReference(t *testing.T) {
+	run := func(defect string) *rtest.Ref {
+		r := rtest.NewRef(t, defect, nil, dut.ConnConfig{MTU: 1024, ExpectedPSN: 0xFFFFFE, SetPSNs: true})
+		r.Send(time.Millisecond, r.Read(0, 0), r.Read(1, 0), r.Read(3*1024, 0), r.SendOnly(8, true))
+		return r
+	}
+	clean := run("")
+	rtest.WantPass(t, clean.Trace(), clean.Settings(), ID)
+	bad := run("read-resp-psn-skew")
+	rtest.WantViolation(t, bad.Trace(), bad.Settings(), ID)
+}

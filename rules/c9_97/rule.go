@@ -1,0 +1,73 @@
+// Package c9_97 checks C9-97 (§9.7.5.1.3): the first packet of an RDMA
+// READ response, or its only packet, carries an AETH, and that AETH also
+// acknowledges every earlier SEND or WRITE still outstanding.
+// response-generation.txt gives C9-97 and C9-98 one joint meaning (the
+// first and the last READ response packets both carry an AETH); taking
+// the first-packet half as C9-97's follows its word order and is
+// inferred. rules/c9_98 checks the other half.
+package c9_97
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/responses"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// ID is the clause this package checks.
+const ID = "C9-97"
+
+func init() {
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(*harness.Conn) harness.Checker { return &monitor{} }})
+}
+
+// monitor follows READ response streams (responses.Tracker) and checks the
+// first packet of each stream that starts at a READ request's PSN:
+//   - it carries an AETH: a Middle there means the response began without
+//     one (a stream starting with a Last has its AETH; the broken sequence
+//     is C9-96's concern);
+//   - its AETH has an ACK-kind syndrome: an AETH carrying a NAK or RNR
+//     syndrome cannot acknowledge anything (that is also C9-113.a1's
+//     concern).
+//
+// Indeterminate: a stream answering a partial retry of a READ (a duplicate
+// READ whose PSN lies inside an earlier READ's range) that starts with a
+// Middle: whether such a replay may resume mid-sequence is open
+// (RULES.md Part 5, item 6; rxe is suspected to do it), and C9-107 owns
+// replays. Streams whose numbering is broken are C9-96's concern.
+type monitor struct {
+	t responses.Tracker
+}
+
+func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
+	if !c.JudgesResponder() {
+		return
+	}
+	ev := m.t.Observe(c, r)
+	if ev.Kind != responses.EvStart {
+		return
+	}
+	p := r.Packet
+	s := ev.Stream
+	q := s.Req
+	want := []string{fmt.Sprintf("a READ Response First (or Only, for a one-packet READ) with PSN %d carrying an AETH with an ACK syndrome", q.PSN)}
+	if !p.Opcode.Has(wire.HdrAETH) {
+		if q.Partial {
+			c.Indeterminate(ID, "the replay of a partial duplicate READ started with a Middle: whether a replay may resume mid-sequence is open (RULES.md Part 5, item 6)")
+			return
+		}
+		c.Violation(ID, r, fmt.Sprintf("the response of the READ at PSN %d (frame %d) begins with %s, which carries no AETH",
+			q.PSN, q.Rec.Frame, p.Opcode), want, p.String())
+		return
+	}
+	if !responses.ACKKind(p) {
+		c.Violation(ID, r, fmt.Sprintf("the first response packet of the READ at PSN %d (frame %d) carries the syndrome %s, which acknowledges nothing: the first AETH must be an ACK",
+			q.PSN, q.Rec.Frame, p.AETH), want, p.String())
+		return
+	}
+	c.Checked(ID)
+}
+
+func (m *monitor) End(*harness.Conn) {}

@@ -1,0 +1,68 @@
+package c9_97
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
+	"github.com/rcconform/rcconform/wire"
+)
+
+func TestFirstAndOnlyCarryAnACK(t *testing.T) {
+	var b rtest.Builder
+	b.Req(wire.WriteOnly, 1, false, 8)
+	b.Read(2, 3000)
+	b.Read(5, 10)
+	b.ReadStream(2, 3000, 1024, 2)
+	b.ReadStream(5, 10, 1024, 3)
+	tl := rtest.WantPass(t, b.Recs, rtest.Active(1024), ID)
+	if tl.Checked != 2 {
+		t.Fatalf("checked %d stream starts, want 2", tl.Checked)
+	}
+	rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
+}
+
+func TestMiddleFirstIsFlagged(t *testing.T) {
+	var b rtest.Builder
+	b.Read(2, 3000)
+	b.Resp(wire.ReadResponseMiddle, 2, 0, 0, 1024)
+	b.Resp(wire.ReadResponseMiddle, 3, 0, 0, 1024)
+	b.Resp(wire.ReadResponseLast, 4, 0x04, 1, 952)
+	rtest.WantViolation(t, b.Recs, rtest.Capture(0), ID, "begins with RDMA READ Response Middle")
+}
+
+func TestNAKSyndromeInFirstIsFlagged(t *testing.T) {
+	var b rtest.Builder
+	b.Read(2, 100)
+	b.Resp(wire.ReadResponseOnly, 2, wire.SynNAK(wire.NAKRemoteAccess), 0, 0)
+	rtest.WantViolation(t, b.Recs, rtest.Capture(0), ID, "acknowledges nothing")
+}
+
+// A retry of the tail of a READ answered from the middle of the original
+// sequence: open (RULES.md Part 5, item 6), so indeterminate.
+func TestPartialReplayStartingWithMiddleIsIndeterminate(t *testing.T) {
+	var b rtest.Builder
+	b.Read(10, 4*256)
+	b.ReadStream(10, 4*256, 256, 1)
+	d := b.Read(12, 2*256)
+	d.Packet.RETH.VA += 512
+	b.Resp(wire.ReadResponseMiddle, 12, 0, 0, 256)
+	b.Resp(wire.ReadResponseLast, 13, 0x04, 1, 256)
+	tl := rtest.WantIndeterminate(t, b.Recs, rtest.Active(256), ID)
+	if tl.Checked != 1 {
+		t.Fatalf("checked %d, want 1 (the original response)", tl.Checked)
+	}
+}
+
+func TestReference(t *testing.T) {
+	run := func(defect string) *rtest.Ref {
+		r := rtest.NewRef(t, defect, nil, dut.ConnConfig{MTU: 512, ExpectedPSN: 0xFFFFFD, SetPSNs: true})
+		r.Send(time.Millisecond, r.WriteOnly(10, 0, false), r.Read(5*512, 0), r.Read(3, 0))
+		return r
+	}
+	clean := run("")
+	rtest.WantPass(t, clean.Trace(), clean.Settings(), ID)
+	bad := run("read-first-no-aeth")
+	rtest.WantViolation(t, bad.Trace(), bad.Settings(), ID, "carries no AETH")
+}

@@ -1,0 +1,75 @@
+// Package c9_98 checks C9-98 (§9.7.5.1.3): the last packet of a
+// multi-packet RDMA READ response carries an AETH as well, and that AETH
+// acknowledges the READ itself; Middle packets carry none.
+// response-generation.txt gives C9-97 and C9-98 one joint meaning (the
+// first and the last READ response packets both carry an AETH); taking
+// the last-packet half as C9-98's follows its word order and is inferred.
+// rules/c9_97 checks the other half.
+package c9_98
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/responses"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// ID is the clause this package checks.
+const ID = "C9-98"
+
+func init() {
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(*harness.Conn) harness.Checker { return &monitor{} }})
+}
+
+// monitor follows READ response streams (responses.Tracker) and checks
+// the packet of each multi-packet stream that carries the last PSN of its
+// READ's range (the READ answered, or the part a retry asked for):
+//   - it is a Last, which carries an AETH (a Middle there means the
+//     response ended without one; a misplaced First is C9-96's concern);
+//   - a Last's AETH has an ACK-kind syndrome, since it acknowledges the
+//     READ (a NAK syndrome there is also C9-113.a1's concern).
+//
+// Indeterminate: without the path MTU the last PSN of a READ's range is
+// not known (--mtu, or a capture showing a First or Middle packet,
+// decides). Streams whose numbering is broken are C9-96's concern; a
+// one-packet response (an Only) is C9-97's.
+type monitor struct {
+	t responses.Tracker
+}
+
+func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
+	if !c.JudgesResponder() {
+		return
+	}
+	ev := m.t.Observe(c, r)
+	if ev.Kind != responses.EvStart && ev.Kind != responses.EvContinue {
+		return
+	}
+	p := r.Packet
+	s := ev.Stream
+	q := s.Req
+	if !s.EndKnown {
+		if p.Opcode == wire.ReadResponseLast || p.Opcode == wire.ReadResponseMiddle {
+			c.Indeterminate(ID, "path MTU unknown: which packet must be a READ response's last cannot be told (--mtu, or a capture showing a First or Middle packet, decides)")
+		}
+		return
+	}
+	if p.PSN != s.End || s.Start == s.End || s.Resynced {
+		return
+	}
+	want := []string{fmt.Sprintf("a READ Response Last with PSN %d carrying an AETH with an ACK syndrome", s.End)}
+	switch {
+	case p.Opcode == wire.ReadResponseLast && responses.ACKKind(p):
+		c.Checked(ID)
+	case p.Opcode == wire.ReadResponseLast:
+		c.Violation(ID, r, fmt.Sprintf("the last response packet of the READ at PSN %d (frame %d) carries the syndrome %s: the last AETH acknowledges the READ, so it must be an ACK",
+			q.PSN, q.Rec.Frame, p.AETH), want, p.String())
+	case !p.Opcode.Has(wire.HdrAETH):
+		c.Violation(ID, r, fmt.Sprintf("PSN %d is the last of the %d response packets of the READ at PSN %d (frame %d, %d bytes at MTU %d), but it went out as %s, so the response ends without the AETH that acknowledges the READ",
+			p.PSN, s.End.Diff(s.Start)+1, q.PSN, q.Rec.Frame, q.Length, s.MTU, p.Opcode), want, p.String())
+	}
+}
+
+func (m *monitor) End(*harness.Conn) {}

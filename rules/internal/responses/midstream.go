@@ -1,0 +1,119 @@
+package responses
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// C9-100 and C9-112 share one meaning (response-generation.txt does not
+// split it): when a READ fails after part of its response went out, the
+// responder sends none of the faulty data; the packet that would have
+// carried it goes out as an Acknowledge with a NAK syndrome, at that
+// packet's PSN, and the stream ends there. One monitor checks it and is
+// registered once under each clause number.
+
+// RegisterMidStreamMonitor registers the shared monitor under clause.
+func RegisterMidStreamMonitor(clause string) {
+	harness.RegisterMonitor(harness.Monitor{Clause: clause, New: func(*harness.Conn) harness.Checker {
+		return &midStream{clause: clause}
+	}})
+}
+
+// midStream checks, for every NAK or RNR NAK that arrives while a READ
+// response stream is being sent and names a PSN inside that stream's
+// range:
+//   - its PSN is the stream's next PSN, the first packet not delivered
+//     (the PSN of an already delivered packet, such as the READ request's
+//     own, is a violation in any trace: the same sender's packets keep
+//     their order past any capture point; a PSN further on is a violation
+//     in a complete trace and indeterminate otherwise, since packets of
+//     the stream may have been lost before the capture point);
+//   - its opcode is Acknowledge: a READ response opcode carrying a NAK
+//     syndrome in the middle of a stream is caught here as well as by
+//     C9-113.a1, since the refused packet must go out as an Acknowledge;
+//   - no READ response data of that stream follows the NAK.
+//
+// Not decided here: a NAK for a READ before any of its response packets
+// went out names the READ's own PSN, which is C9-124's concern; a NAK
+// whose PSN a duplicate READ that arrived after the stream began could
+// explain is left to the duplicate rules (C9-106/C9-115).
+type midStream struct {
+	clause string
+	t      Tracker
+}
+
+func (m *midStream) Observe(c *harness.Conn, r *trace.Record) {
+	if !c.JudgesResponder() {
+		return
+	}
+	open := m.t.Current()
+	var next wire.PSN
+	if open != nil {
+		next = open.Next
+	}
+	ev := m.t.Observe(c, r)
+	p := r.Packet
+	switch ev.Kind {
+	case EvAfterNAK:
+		s := ev.Stream
+		c.Violation(m.clause, r, fmt.Sprintf("READ response data at PSN %d follows the NAK (frame %d) that ended the response of the READ at PSN %d: after the error no more of its data may be sent",
+			p.PSN, s.NAKRec.Frame, s.Req.PSN),
+			[]string{"no READ response packet of that READ after its NAK (a new response only for a new or duplicate READ request)"},
+			p.String())
+	case EvNAK, EvStart, EvContinue, EvBeyond, EvSkip:
+		s := ev.Stream
+		if s == nil || open == nil || s != open || !s.NAKed || s.NAKRec != r {
+			return
+		}
+		if s.Resynced {
+			c.Indeterminate(m.clause, "a NAK ended a READ response whose numbering no READ request explains (C9-96's concern): the refused packet's PSN cannot be told")
+			return
+		}
+		m.judge(c, r, s, next)
+	}
+}
+
+// judge checks NAK r, which ended stream s whose next PSN was next.
+func (m *midStream) judge(c *harness.Conn, r *trace.Record, s *Stream, next wire.PSN) {
+	p := r.Packet
+	want := []string{fmt.Sprintf("an Acknowledge (opcode 0x11) NAK with PSN %d, the first response packet of the READ at PSN %d not yet sent, and no more of its response after it", next, s.Req.PSN)}
+	if p.Opcode != wire.Acknowledge {
+		c.Violation(m.clause, r, fmt.Sprintf("the READ at PSN %d failed after %d response packets and the refused packet went out as %s carrying the NAK syndrome, not as an Acknowledge",
+			s.Req.PSN, s.Packets, p.Opcode), want, p.String())
+		return
+	}
+	x := p.PSN
+	switch {
+	case x == next:
+		c.Checked(m.clause)
+	case x.Before(next):
+		// A duplicate READ covering x that arrived while the stream was
+		// being sent could have been answered by this NAK instead.
+		for _, q := range m.t.Reads() {
+			if q.Seq > s.SeqAtStart && q.Dup {
+				if last, ok := q.Last(s.MTU); !ok || x.InRange(q.PSN, last) {
+					c.Indeterminate(m.clause, "a NAK inside a READ's response followed a duplicate READ that arrived while the response was streaming: which request it answers cannot be told")
+					return
+				}
+			}
+		}
+		what := fmt.Sprintf("PSN %d, which the response had already delivered", x)
+		if x == s.Req.PSN {
+			what = fmt.Sprintf("PSN %d, the READ request's own PSN, which the response had already delivered", x)
+		}
+		c.Violation(m.clause, r, fmt.Sprintf("the READ at PSN %d failed after %d response packets (up to PSN %d); its NAK names %s instead of the refused packet's PSN %d",
+			s.Req.PSN, s.Packets, next.Add(-1), what, next), want, p.String())
+	default:
+		if c.Complete() {
+			c.Violation(m.clause, r, fmt.Sprintf("the READ at PSN %d failed after %d response packets (up to PSN %d); its NAK names PSN %d, skipping PSNs no packet carried, instead of the refused packet's PSN %d",
+				s.Req.PSN, s.Packets, next.Add(-1), x, next), want, p.String())
+			return
+		}
+		c.Indeterminate(m.clause, "a NAK inside a READ's response names a PSN past the last response packet seen: response packets may have been lost before the capture point (--complete decides)")
+	}
+}
+
+func (m *midStream) End(*harness.Conn) {}

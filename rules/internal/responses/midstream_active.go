@@ -1,0 +1,127 @@
+package responses
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/rulekit"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// MidStreamScenarios registers the active scenarios of the meaning C9-100
+// and C9-112 share: a long READ streams, the device's memory region is
+// invalidated part-way (as deregistering it would), and the response must
+// end with one Acknowledge NAK whose PSN is the first response PSN not yet
+// sent, with no READ response data after it. Each clause's spec file calls
+// it, so both clause numbers carry the same scenarios.
+func MidStreamScenarios(r *rulekit.R) {
+	type tc struct {
+		mtu     int
+		start   wire.PSN
+		packets int
+		after   int // response packets received before the region is invalidated (0: before the READ arrives)
+	}
+	cases := []tc{
+		{256, 1000, 48, 1},
+		{256, 1000, 48, 5},
+		{256, 1000, 48, 40},
+		{1024, 50, 32, 2},
+		{1024, 50, 32, 16},
+		{4096, 7, 24, 3},
+		{512, 0xFFFFF8, 32, 4}, // the NAK's PSN lies past the 2^24 wrap
+		{2048, 333, 16, 0},
+	}
+	for _, c := range cases {
+		c := c
+		name := fmt.Sprintf("a %d-packet READ at MTU %d whose region is invalidated after %d response packets", c.packets, c.mtu, c.after)
+		if c.after == 0 {
+			name = fmt.Sprintf("a %d-packet READ at MTU %d whose region is invalidated before the READ arrives", c.packets, c.mtu)
+		}
+		if c.start.Add(c.packets).Before(c.start) {
+			name += ", across the 2^24 wrap"
+		}
+		r.Active(name, rulekit.Scenario{Config: dut.ConnConfig{MTU: c.mtu, ExpectedPSN: c.start, SetPSNs: true},
+			Needs: rulekit.Needs{Memory: true}},
+			func(p *harness.Peer) { runMidStream(p, c.packets*c.mtu, c.after) })
+	}
+}
+
+func isReadResponse(k *wire.Packet) bool { return k.Opcode.Class() == wire.ClassReadResponse }
+
+// runMidStream runs one scenario: a READ of length bytes, the region
+// invalidated once after response packets have arrived.
+func runMidStream(p *harness.Peer, length, after int) {
+	ginkgo.GinkgoHelper()
+	Fill(p, 0, length)
+	rd := p.Read(length, 0)
+	n := wire.ReadResponsePackets(rd.RETH.Length, p.MTU())
+	p.Send(rd)
+	var recs []*trace.Record
+	for got := 0; got < after; {
+		rec, skipped := p.Expect("READ response packets", Liveness, isReadResponse)
+		recs = append(recs, skipped...)
+		recs = append(recs, rec)
+		got++
+	}
+	if err := p.Conn.InvalidateRKey(); err != nil {
+		ginkgo.Skip(fmt.Sprintf("unsupported: the adapter cannot invalidate the region's R_Key: %v", err))
+	}
+	recs = append(recs, p.Collect(Liveness)...)
+	resp := Responses(recs)
+
+	// Find where the response ended.
+	sent := 0
+	var nak *trace.Record
+	for _, rec := range resp {
+		k := rec.Packet
+		if k.Opcode == wire.Acknowledge && NAKKind(k) {
+			nak = rec
+			break
+		}
+		if isReadResponse(k) && NAKKind(k) {
+			nak = rec
+			break
+		}
+		if isReadResponse(k) {
+			sent++
+		}
+	}
+	next := rd.PSN.Add(sent)
+	want := []string{fmt.Sprintf("READ response packets with PSNs %d.. up to some PSN x, then one Acknowledge (opcode 0x11) with a NAK syndrome and PSN x+1, the first response packet not sent, and no READ response after it", rd.PSN)}
+	if nak == nil {
+		if sent >= n {
+			ginkgo.Skip(fmt.Sprintf("not exercised: all %d response packets left before the region was invalidated", n))
+		}
+		p.Fail(want, fmt.Sprintf("%d response packets and no NAK: %s", sent, Summary(resp)), nil)
+	}
+	k := nak.Packet
+	if k.Opcode != wire.Acknowledge {
+		p.Fail(want, fmt.Sprintf("after %d response packets the refused packet went out as %s with PSN %d carrying %s, not as an Acknowledge",
+			sent, k.Opcode, k.PSN, k.AETH), nak)
+	}
+	if k.PSN != next {
+		what := ""
+		if k.PSN == rd.PSN && sent > 0 {
+			what = " (the READ request's own PSN)"
+		}
+		p.Fail(want, fmt.Sprintf("after %d response packets (PSNs %d..%d) the NAK carries PSN %d%s instead of %d",
+			sent, rd.PSN, next.Add(-1), k.PSN, what, next), nak)
+	}
+	// Nothing of the READ after the NAK.
+	after2 := false
+	for _, rec := range resp {
+		if rec == nak {
+			after2 = true
+			continue
+		}
+		if after2 && isReadResponse(rec.Packet) {
+			p.Fail(want, fmt.Sprintf("READ response %s with PSN %d after the NAK", rec.Packet.Opcode, rec.Packet.PSN), rec)
+		}
+	}
+	p.Collect(time.Millisecond)
+}

@@ -1,0 +1,458 @@
+package responses
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// The MSN model (C9-148, C9-149).
+//
+// The responder's MSN is MSN0 + C, where C counts the new request
+// messages it has completed (+1 per message, never for a duplicate) and
+// MSN0 is where the count started: 0 for a QP the trace shows from its
+// creation (an active run), unknown for a capture. Each AETH bounds MSN0:
+//
+//   - from above, by what the AETH acknowledges: an ACK with PSN p, the
+//     Last or Only packet of a READ, an ATOMIC acknowledgment cover every
+//     new message ending at or before their PSN, so C ≥ A and MSN0 ≤ m − A
+//     (a READ's First covers the messages before the READ: whether the
+//     READ itself counts there is the responder's choice, C9-148);
+//   - from below, by what the responder could have received: C ≤ S, the
+//     number of new messages the trace showed before the AETH (a request
+//     reaches the responder only after passing the capture point), so
+//     MSN0 ≥ m − S.
+//
+// An AETH whose bounds leave no MSN0 is one no legal responder could
+// send. Responses that repeat an earlier answer (a READ or ATOMIC answered
+// again for a duplicate) may carry the current MSN or the original one
+// (RULES.md Part 5, item 5), so they bound MSN0 only through S, and they
+// are exempt from the rule that the MSN never goes back. NAKs are checked
+// against the model (C9-149) but never shape it.
+
+// maxEnds bounds how many message ends the model keeps.
+const maxEnds = 1 << 16
+
+type msgEnd struct {
+	psn  wire.PSN
+	read bool
+}
+
+type bound struct {
+	v   int64
+	rec *trace.Record // nil: the QP's creation (MSN 0)
+	u   int64         // the MSN (unwrapped) of rec
+	n   int           // the message count used (A or S)
+}
+
+// MSNModel counts the new request messages of one connection and checks
+// AETH MSNs against the count.
+type MSNModel struct {
+	ends          []msgEnd // new messages by end PSN, ascending
+	dropped       int      // messages dropped from the front of ends
+	droppedMax    wire.PSN // end PSN of the newest dropped message
+	reads         []psnRange
+	nextLo        wire.PSN // the next new request may start anywhere in [nextLo, nextHi]
+	nextHi        wire.PSN
+	haveNext      bool
+	covered       wire.PSN // highest PSN a response has acknowledged
+	haveCovered   bool
+	started       bool
+	unresolved    bool     // requests missing from a capture, not yet acknowledged past
+	gapFirst      wire.PSN // the missing PSNs
+	gapLast       wire.PSN
+	lo, hi        bound
+	haveLo        bool
+	haveHi        bool
+	mono          int64
+	monoRec       *trace.Record
+	haveMono      bool
+	ref           int64
+	haveRef       bool
+	initialPinned bool
+}
+
+type psnRange struct{ first, last wire.PSN }
+
+// Seen returns S: how many new messages the trace has shown.
+func (m *MSNModel) Seen() int { return m.dropped + len(m.ends) }
+
+// count returns how many new messages end at or before p (strictly
+// before when !incl), only non-READ ones when nonRead; ok is false when p
+// falls among messages the model no longer keeps.
+func (m *MSNModel) count(p wire.PSN, incl, nonRead bool) (int, bool) {
+	if m.dropped > 0 && p.Before(m.droppedMax.Next()) {
+		return 0, false
+	}
+	in := func(e wire.PSN) bool {
+		if incl {
+			return e.AtOrBefore(p)
+		}
+		return e.Before(p)
+	}
+	if nonRead {
+		n := m.dropped
+		for _, e := range m.ends {
+			if in(e.psn) && !e.read {
+				n++
+			}
+		}
+		return n, m.dropped == 0
+	}
+	i := sort.Search(len(m.ends), func(i int) bool { return !in(m.ends[i].psn) })
+	return m.dropped + i, true
+}
+
+// insideRead reports whether p lies inside (after the first PSN of) the
+// range a new READ reserved: a partial retry of that READ, not a new
+// message.
+func (m *MSNModel) insideRead(p wire.PSN) bool {
+	for _, r := range m.reads {
+		if p.After(r.first) && p.AtOrBefore(r.last) {
+			return true
+		}
+	}
+	return false
+}
+
+// pin fixes MSN0 at 0 for a trace that shows the QP from its creation.
+func (m *MSNModel) pin(c *harness.Conn) {
+	if c.Settings.Active && !m.initialPinned {
+		m.initialPinned = true
+		m.lo, m.hi, m.haveLo, m.haveHi = bound{}, bound{}, true, true
+	}
+}
+
+func (m *MSNModel) addEnd(p wire.PSN, read bool) {
+	i := len(m.ends)
+	for i > 0 && m.ends[i-1].psn.After(p) {
+		i--
+	}
+	m.ends = append(m.ends, msgEnd{})
+	copy(m.ends[i+1:], m.ends[i:])
+	m.ends[i] = msgEnd{psn: p, read: read}
+	if len(m.ends) > maxEnds {
+		k := maxEnds / 2
+		m.dropped += k
+		m.droppedMax = m.ends[k-1].psn
+		m.ends = append(m.ends[:0], m.ends[k:]...)
+	}
+}
+
+// Request takes a request packet into the count (call it from Observe,
+// before the harness's model absorbs the packet).
+func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
+	p := r.Packet
+	op := p.Opcode
+	m.pin(c)
+	m.started = true
+	// The PSNs this request occupies.
+	first, lastMin, lastMax := p.PSN, p.PSN, p.PSN
+	if op == wire.ReadRequest {
+		if mtu != 0 {
+			lastMin = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, mtu) - 1)
+			lastMax = lastMin
+		} else {
+			lastMin = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, maxMTU) - 1)
+			lastMax = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, minMTU) - 1)
+		}
+	}
+	isNew := false
+	complete := c.Complete()
+	switch {
+	case !m.haveNext:
+		isNew = true
+	case first.InRange(m.nextLo, m.nextHi):
+		isNew = true
+	case first.After(m.nextHi):
+		isNew = true
+		if !complete {
+			// Requests missing from the capture: lost before the capture
+			// point (to be resent) or only missed by the capture (the
+			// responder completes them unseen).
+			m.gap(m.nextHi, first.Add(-1))
+		}
+	default: // behind the newest request
+		switch {
+		case c.ReqSends(first) > 0, m.insideRead(first):
+		case c.HaveReq && first.Diff(c.NextReq) > -(1<<13) && (complete || first.AtOrAfter(c.FirstReq)):
+			isNew = true // first sight of a PSN the requester had skipped, or a resend of one the capture missed
+		}
+	}
+	if isNew && !complete && m.haveCovered && first.AtOrBefore(m.covered) {
+		isNew = false // already acknowledged: a retransmission from before the capture
+	}
+	if !isNew {
+		return
+	}
+	if op == wire.ReadRequest {
+		m.reads = append(m.reads, psnRange{first, lastMax})
+		if len(m.reads) > maxReads {
+			m.reads = m.reads[1:]
+		}
+	}
+	if !m.haveNext || first.AtOrAfter(m.nextLo) {
+		m.nextLo, m.nextHi, m.haveNext = lastMin.Next(), lastMax.Next(), true
+	}
+	if op.EndsMessage() {
+		m.addEnd(p.PSN, op == wire.ReadRequest)
+	}
+}
+
+// gap records request PSNs first..last missing from a capture. Until a
+// response acknowledges past them, the messages among them may complete
+// unseen, so the count of messages that reached the responder (S) is
+// not an upper bound; once one does, they have all completed, and every
+// later count misses the same unseen ones: the start of the count is
+// forgotten and found again.
+func (m *MSNModel) gap(first, last wire.PSN) {
+	if !m.unresolved {
+		m.unresolved, m.gapFirst, m.gapLast = true, first, last
+		return
+	}
+	if last.After(m.gapLast) {
+		m.gapLast = last
+	}
+}
+
+// resolve ends an unresolved gap once a response shows that the responder
+// received every PSN before next.
+func (m *MSNModel) resolve(next wire.PSN) bool {
+	if !m.unresolved || !next.After(m.gapLast) {
+		return false
+	}
+	m.unresolved = false
+	m.haveLo, m.haveHi = false, false
+	return true
+}
+
+// unwrap turns a 24-bit MSN into an integer near the previous one.
+func (m *MSNModel) unwrap(msn uint32) int64 {
+	if !m.haveRef {
+		m.ref, m.haveRef = int64(msn&0xFFFFFF), true
+		return m.ref
+	}
+	d := int64((msn - uint32(m.ref)) & 0xFFFFFF)
+	if d >= 1<<23 {
+		d -= 1 << 24
+	}
+	return m.ref + d
+}
+
+// Judgement is the model's verdict on one AETH.
+type Judgement struct {
+	// Skip: the AETH does not concern this check.
+	Skip bool
+	// Undecided: the model cannot judge it, for Reason.
+	Undecided bool
+	Reason    string
+	// Violation: Message, Expected and Seen describe it; Other is the
+	// earlier packet it conflicts with (nil: the QP's creation).
+	Violation bool
+	Message   string
+	Expected  []string
+	Seen      string
+	Other     *trace.Record
+}
+
+func msn24(v int64) int64 { return v & 0xFFFFFF }
+
+func describe(b bound) string {
+	if b.rec == nil {
+		return "the QP's creation (a new QP's MSN is 0)"
+	}
+	return fmt.Sprintf("the %s with PSN %d (frame %d, MSN %d)", b.rec.Packet.Opcode.ShortName(), b.rec.Packet.PSN, b.rec.Frame, msn24(b.u))
+}
+
+// Model judges an AETH that shapes the model: a positive ACK, a READ
+// response First/Last/Only with an ACK syndrome, or an ATOMIC
+// acknowledgment. ev is the READ tracker's event for r.
+func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
+	p := r.Packet
+	op := p.Opcode
+	if !op.Has(wire.HdrAETH) || !ACKKind(p) {
+		return Judgement{Skip: true}
+	}
+	m.pin(c)
+	if !m.started && !c.Complete() {
+		return Judgement{Undecided: true, Reason: "a response before any request: the capture began mid-connection"}
+	}
+	// What the AETH acknowledges (A), and whether it repeats an old answer.
+	replay := false
+	covers, incl, haveA := wire.PSN(0), true, false
+	switch op.Class() {
+	case wire.ClassAck:
+		covers, haveA = p.PSN, true
+	case wire.ClassAtomicAck:
+		op2, _, _, ok := c.Req(p.PSN)
+		switch {
+		case !ok || (op2 != wire.CompareSwap && op2 != wire.FetchAdd):
+			replay = true // not an ATOMIC's PSN (o9-58's concern): only S bounds it
+		case c.ReqSends(p.PSN) > 1:
+			replay = true
+		default:
+			if _, seen := c.AtomicOriginal(p.PSN); seen {
+				replay = true
+			} else {
+				covers, haveA = p.PSN, true
+			}
+		}
+	case wire.ClassReadResponse:
+		s := ev.Stream
+		switch {
+		case s == nil || ev.Kind == EvOrphan || ev.Kind == EvSkip || ev.Kind == EvBeyond || ev.Kind == EvAfterNAK || s.Resynced:
+			replay = true // numbering broken (C9-96's concern): only S bounds it
+		case s.Replay:
+			replay = true
+		case ev.Kind == EvStart && op == wire.ReadResponseFirst:
+			covers, incl, haveA = s.Start, false, true
+		case ev.Kind == EvStart && op == wire.ReadResponseOnly:
+			covers, haveA = s.Start, true
+		case op == wire.ReadResponseLast && s.EndKnown && p.PSN == s.End:
+			covers, haveA = p.PSN, true
+		default:
+			replay = true // a Last in the wrong place (C9-96's concern)
+		}
+	}
+	u := m.unwrap(p.AETH.MSN)
+	if haveA && (!m.haveCovered || covers.After(m.covered)) {
+		m.covered, m.haveCovered = covers, true
+	}
+	var A int
+	if haveA {
+		n, ok := m.count(covers, incl, false)
+		if !ok {
+			haveA = false
+		}
+		A = n
+	}
+	if haveA && !c.Complete() && m.haveNext && covers.AtOrAfter(m.nextLo) {
+		// The response acknowledges PSNs no request in the capture used
+		// yet: the capture missed requests, or shows them late (capture
+		// order is not processing order). Whatever they were, they have
+		// completed by now.
+		m.gap(m.nextLo, covers)
+		m.nextLo, m.nextHi = covers.Next(), covers.Next()
+	}
+	S := m.Seen()
+	if haveA {
+		m.resolve(covers.Next())
+	}
+	haveS := !m.unresolved
+	judged := (!replay && m.haveMono) || (haveA && m.haveLo) || (haveS && m.haveHi)
+	j := Judgement{}
+	if !replay && m.haveMono && u < m.mono {
+		j = Judgement{Violation: true, Other: m.monoRec,
+			Message: fmt.Sprintf("the MSN went back from %d (frame %d) to %d: completed messages cannot un-complete",
+				msn24(m.mono), m.monoRec.Frame, msn24(u)),
+			Expected: []string{fmt.Sprintf("an MSN of at least %d (the MSN only counts up)", msn24(m.mono))},
+			Seen:     fmt.Sprintf("MSN %d", msn24(u))}
+	}
+	loC := bound{v: u - int64(S), rec: r, u: u, n: S}
+	hiC := bound{v: u - int64(A), rec: r, u: u, n: A}
+	if !j.Violation {
+		switch {
+		case haveA && m.haveLo && hiC.v < m.lo.v:
+			j = Judgement{Violation: true, Other: m.lo.rec,
+				Message: fmt.Sprintf("MSN %d is too low: by this packet at least %d new messages had completed (it acknowledges every message up to PSN %d), while %s shows the count started no lower than %d",
+					msn24(u), A, covers, describe(m.lo), msn24(m.lo.v)),
+				Expected: []string{fmt.Sprintf("an MSN of at least %d: one increment per completed new message, a READ counted no later than its last response packet", msn24(m.lo.v+int64(A)))},
+				Seen:     fmt.Sprintf("MSN %d", msn24(u))}
+		case haveS && m.haveHi && loC.v > m.hi.v:
+			j = Judgement{Violation: true, Other: m.hi.rec,
+				Message: fmt.Sprintf("MSN %d is too high: only %d new messages had reached the responder by this packet, while %s shows the count started no higher than %d; duplicates never move the MSN",
+					msn24(u), S, describe(m.hi), msn24(m.hi.v)),
+				Expected: []string{fmt.Sprintf("an MSN of at most %d: one increment per new message, none for duplicates", msn24(m.hi.v+int64(S)))},
+				Seen:     fmt.Sprintf("MSN %d", msn24(u))}
+		}
+	}
+	if j.Violation {
+		// Start again from this packet alone, so one fault is reported once.
+		m.lo, m.haveLo = loC, haveS
+		m.hi, m.haveHi = hiC, haveA
+		if !replay {
+			m.mono, m.monoRec, m.haveMono = u, r, true
+		}
+		m.ref = u
+		return j
+	}
+	if haveS && (!m.haveLo || loC.v > m.lo.v) {
+		m.lo, m.haveLo = loC, true
+	}
+	if haveA && (!m.haveHi || hiC.v < m.hi.v) {
+		m.hi, m.haveHi = hiC, true
+	}
+	if !replay {
+		m.mono, m.monoRec, m.haveMono = u, r, true
+	}
+	m.ref = u
+	switch {
+	case judged:
+		return Judgement{}
+	case m.unresolved:
+		return Judgement{Undecided: true, Reason: m.gapReason()}
+	}
+	return Judgement{Undecided: true, Reason: "the first MSN a capture shows only fixes where the count starts"}
+}
+
+func (m *MSNModel) gapReason() string {
+	return fmt.Sprintf("request PSNs %d..%d are missing from the capture (lost before the capture point, or missed by it) and no response has acknowledged past them yet: how many messages the responder completed cannot be counted (a capture holding every request, --complete, decides it)",
+		m.gapFirst, m.gapLast)
+}
+
+// NAK judges the MSN of an Acknowledge carrying a NAK or RNR syndrome
+// (C9-149): it must be the MSN of the moment, so not below an MSN already
+// sent, not below the count of SEND/WRITE/ATOMIC messages that ended
+// before the NAK's PSN (for a sequence or other NAK), and not above what
+// could have completed. NAKs never shape the model.
+func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
+	p := r.Packet
+	if p.Opcode != wire.Acknowledge || !NAKKind(p) {
+		return Judgement{Skip: true}
+	}
+	m.pin(c)
+	if !m.started && !c.Complete() {
+		return Judgement{Undecided: true, Reason: "a NAK before any request: the capture began mid-connection"}
+	}
+	u := m.unwrap(p.AETH.MSN)
+	// A sequence NAK names the responder's expected PSN: it received every
+	// PSN before it and none from it on, so missing PSNs before it have
+	// completed and missing PSNs from it on have not.
+	haveS := !m.unresolved
+	if a := p.AETH; a.Kind() == wire.KindNAK && a.Value() == wire.NAKPSNSequence && m.unresolved {
+		haveS = p.PSN.AtOrBefore(m.gapFirst)
+	}
+	seen := fmt.Sprintf("%s with MSN %d", p.AETH, msn24(u))
+	if m.haveMono && u < m.mono {
+		return Judgement{Violation: true, Other: m.monoRec,
+			Message: fmt.Sprintf("the NAK carries MSN %d, below the MSN %d the responder had already sent (frame %d): a NAK completes nothing and un-completes nothing, so its MSN is the current one",
+				msn24(u), msn24(m.mono), m.monoRec.Frame),
+			Expected: []string{fmt.Sprintf("MSN %d or more (the current MSN)", msn24(m.mono))}, Seen: seen}
+	}
+	if m.haveLo && p.AETH.Kind() == wire.KindNAK {
+		if a, ok := m.count(p.PSN, false, true); ok && u < m.lo.v+int64(a) {
+			return Judgement{Violation: true, Other: m.lo.rec,
+				Message: fmt.Sprintf("the NAK carries MSN %d, but %d SEND/WRITE/ATOMIC messages ending before its PSN %d had completed, and %s shows the count started no lower than %d",
+					msn24(u), a, p.PSN, describe(m.lo), msn24(m.lo.v)),
+				Expected: []string{fmt.Sprintf("MSN %d or more (the current MSN)", msn24(m.lo.v+int64(a)))}, Seen: seen}
+		}
+	}
+	if m.haveHi && haveS {
+		if S := m.Seen(); u > m.hi.v+int64(S) {
+			return Judgement{Violation: true, Other: m.hi.rec,
+				Message: fmt.Sprintf("the NAK carries MSN %d, above the %d new messages that had reached the responder, counted from %s",
+					msn24(u), S, describe(m.hi)),
+				Expected: []string{fmt.Sprintf("MSN %d or less (the current MSN)", msn24(m.hi.v+int64(S)))}, Seen: seen}
+		}
+	}
+	if !m.haveMono && !m.haveLo && (!m.haveHi || !haveS) {
+		if m.unresolved {
+			return Judgement{Undecided: true, Reason: m.gapReason()}
+		}
+		return Judgement{Undecided: true, Reason: "a NAK before any ACK-kind AETH: nothing yet fixes the MSN it should carry"}
+	}
+	return Judgement{}
+}

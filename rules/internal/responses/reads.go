@@ -1,0 +1,387 @@
+package responses
+
+import (
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// minMTU and maxMTU bound the path MTU when it is unknown: a READ of L
+// bytes reserves between ceil(L/4096) and ceil(L/256) PSNs.
+const (
+	minMTU = 256
+	maxMTU = 4096
+)
+
+// maxReads bounds how many READ requests a Tracker remembers.
+const maxReads = 512
+
+// ReadReq is an RDMA READ request seen on the connection.
+type ReadReq struct {
+	PSN    wire.PSN
+	Length uint32
+	VA     uint64
+	Rec    *trace.Record
+	// Seq is the request's arrival index among every request packet of
+	// the connection (1 for the first).
+	Seq int
+	// Dup is set when the PSN was not new when the request was seen: a
+	// duplicate or a retry of a READ whose PSNs were already used.
+	Dup bool
+	// Partial is set when the request's PSN lies strictly inside the PSN
+	// range of an earlier READ (a retry of part of that READ).
+	Partial bool
+	// Streams counts the response streams started at this request's PSN.
+	Streams int
+	// Answered is set once a response stream reached the last PSN of the
+	// request's range; Failed once a NAK ended its stream or refused it;
+	// Abandoned when its stream stopped short because another stream
+	// began (a preemption, or numbering no READ explains).
+	Answered, Failed, Abandoned bool
+}
+
+// Packets returns how many response packets the READ takes at mtu.
+func (q *ReadReq) Packets(mtu int) int { return wire.ReadResponsePackets(q.Length, mtu) }
+
+// Last returns the last PSN of the READ's reserved range at mtu; ok is
+// false when mtu is unknown (0).
+func (q *ReadReq) Last(mtu int) (wire.PSN, bool) {
+	if mtu == 0 {
+		return 0, false
+	}
+	return q.PSN.Add(q.Packets(mtu) - 1), true
+}
+
+// MaxLast is the last PSN the READ's range can have at any path MTU (the
+// smallest MTU gives the most packets).
+func (q *ReadReq) MaxLast() wire.PSN { return q.PSN.Add(q.Packets(minMTU) - 1) }
+
+// Stream is one READ response stream: the packets that answer one READ
+// request (new or duplicate), numbered from that request's PSN.
+type Stream struct {
+	Req      *ReadReq
+	Start    wire.PSN // PSN of its first packet
+	Next     wire.PSN // PSN the next packet of the stream must carry
+	End      wire.PSN // last PSN of the request's range (EndKnown)
+	EndKnown bool
+	Open     bool // started, not yet ended (by a Last/Only or a NAK)
+	// Replay: the stream answers a duplicate READ, or repeats PSNs an
+	// earlier stream already carried.
+	Replay bool
+	// Resynced: the stream was picked up in the middle (its first packet
+	// seen was not at a request PSN), so its count cannot be judged.
+	Resynced bool
+	Packets  int
+	MTU      int // the path MTU the stream was judged with (0 unknown)
+	StartRec *trace.Record
+	LastRec  *trace.Record
+	// SeqAtStart is the request counter when the stream began: READ
+	// requests with a larger Seq arrived while it was being sent.
+	SeqAtStart int
+	// NAKed is set when an Acknowledge NAK ended the stream; NAKFrom is
+	// the first PSN the stream never delivered.
+	NAKed   bool
+	NAKFrom wire.PSN
+	NAKRec  *trace.Record
+}
+
+// Contains reports whether p lies in the stream's range: from its start
+// to the request's range end (with the MTU unknown, to the furthest end
+// any MTU gives).
+func (s *Stream) Contains(p wire.PSN) bool {
+	if s.EndKnown {
+		return p.InRange(s.Start, s.End)
+	}
+	return p.InRange(s.Start, s.Req.MaxLast())
+}
+
+// EventKind classifies what a packet means for the READ model.
+type EventKind uint8
+
+// Event kinds.
+const (
+	EvNone     EventKind = iota
+	EvRequest            // a READ request (Event.Req)
+	EvStart              // a READ response starting a stream at a READ request's PSN
+	EvContinue           // a READ response carrying the open stream's next PSN
+	EvBeyond             // the open stream's next PSN, but past the end of its READ's range
+	EvSkip               // inside a READ's range, neither continuing a stream nor at a request PSN
+	EvOrphan             // a READ response that no READ request seen explains
+	EvAfterNAK           // a READ response inside a stream that a NAK had ended
+	EvNAK                // an Acknowledge with a NAK or RNR syndrome
+	EvAck                // a positive Acknowledge
+)
+
+// Event is what Tracker.Observe found.
+type Event struct {
+	Kind   EventKind
+	Req    *ReadReq // EvRequest: the request; EvSkip/EvOrphan: the READ whose range holds the PSN, if any
+	Stream *Stream  // the stream the packet belongs to (or, for EvNAK, the stream open when it came)
+	Prev   *Stream  // EvStart: the stream that was open before, now abandoned
+	// MTU is the path MTU used to judge the packet (0 unknown).
+	MTU int
+}
+
+// Tracker follows the READ requests of one connection and the response
+// streams that answer them. Feed it every packet of the connection, in
+// trace order, from a monitor's Observe (before the harness's model
+// absorbs the packet).
+type Tracker struct {
+	reads    []*ReadReq
+	cur      *Stream // the stream the responder is sending (Open), or the last one
+	naked    []*Stream
+	requests int
+}
+
+// Requests returns how many request packets were seen.
+func (t *Tracker) Requests() int { return t.requests }
+
+// Reads returns the READ requests remembered, oldest first.
+func (t *Tracker) Reads() []*ReadReq { return t.reads }
+
+// Current returns the stream being sent (nil when none is open).
+func (t *Tracker) Current() *Stream {
+	if t.cur != nil && t.cur.Open {
+		return t.cur
+	}
+	return nil
+}
+
+// MTU returns the path MTU to judge r with: the configured or inferred
+// one, else the payload of r itself when r is a First packet of a valid
+// MTU size (First packets carry exactly one MTU of payload).
+func MTU(c *harness.Conn, r *trace.Record) int {
+	if m := c.MTU(); m != 0 {
+		return m
+	}
+	p := r.Packet
+	if p.Opcode.Position() == wire.PosFirst && !r.Truncated && wire.ValidMTU(r.PayloadLen) {
+		return r.PayloadLen
+	}
+	return 0
+}
+
+// ReqAt returns the newest READ request whose PSN is p.
+func (t *Tracker) ReqAt(p wire.PSN) *ReadReq {
+	for i := len(t.reads) - 1; i >= 0; i-- {
+		if t.reads[i].PSN == p {
+			return t.reads[i]
+		}
+	}
+	return nil
+}
+
+// Covering returns the newest READ request whose range at mtu holds p
+// (mtu 0: none).
+func (t *Tracker) Covering(p wire.PSN, mtu int) *ReadReq {
+	if mtu == 0 {
+		return nil
+	}
+	for i := len(t.reads) - 1; i >= 0; i-- {
+		q := t.reads[i]
+		if last, _ := q.Last(mtu); p.InRange(q.PSN, last) {
+			return q
+		}
+	}
+	return nil
+}
+
+// coveringBefore returns the oldest READ request whose range at mtu holds
+// p and starts before it.
+func (t *Tracker) coveringBefore(p wire.PSN, mtu int) *ReadReq {
+	if mtu == 0 {
+		return nil
+	}
+	for _, q := range t.reads {
+		if last, _ := q.Last(mtu); q.PSN.Before(p) && p.InRange(q.PSN, last) {
+			return q
+		}
+	}
+	return nil
+}
+
+// Observe updates the model with r and says what r is.
+func (t *Tracker) Observe(c *harness.Conn, r *trace.Record) Event {
+	p := r.Packet
+	op := p.Opcode
+	mtu := MTU(c, r)
+	if op.IsRequest() {
+		t.requests++
+		if op != wire.ReadRequest {
+			return Event{Kind: EvNone, MTU: mtu}
+		}
+		q := &ReadReq{PSN: p.PSN, Length: p.RETH.Length, VA: p.RETH.VA, Rec: r, Seq: t.requests}
+		if c.HaveReq && p.PSN.Before(c.NextReq) {
+			q.Dup = true
+		}
+		if t.coveringBefore(p.PSN, mtu) != nil {
+			q.Dup, q.Partial = true, true
+		} else if t.ReqAt(p.PSN) != nil {
+			q.Dup = true
+		}
+		t.reads = append(t.reads, q)
+		if len(t.reads) > maxReads {
+			t.reads = t.reads[1:]
+		}
+		return Event{Kind: EvRequest, Req: q, MTU: mtu}
+	}
+	switch op.Class() {
+	case wire.ClassAck:
+		switch {
+		case ACKKind(p):
+			return Event{Kind: EvAck, MTU: mtu}
+		case NAKKind(p):
+			return t.nak(r, mtu)
+		}
+		return Event{Kind: EvNone, MTU: mtu}
+	case wire.ClassReadResponse:
+		return t.response(r, mtu)
+	}
+	return Event{Kind: EvNone, MTU: mtu}
+}
+
+// ends reports whether a READ response packet ends its stream: a Last or
+// Only, or any READ response carrying a NAK syndrome (which cannot be
+// followed by data).
+func ends(p *wire.Packet) bool {
+	if p.Opcode.EndsMessage() {
+		return true
+	}
+	return p.Opcode.Has(wire.HdrAETH) && NAKKind(p)
+}
+
+// ACKKind reports whether p carries an AETH whose syndrome is of the ACK
+// kind (bits 6:5 = 00), whatever the reserved bit 7 holds (§9.7.5.2's
+// concern).
+func ACKKind(p *wire.Packet) bool {
+	return p.Opcode.Has(wire.HdrAETH) && p.AETH.Kind() == wire.KindACK
+}
+
+// NAKKind reports whether p carries an AETH whose syndrome is a NAK or an
+// RNR NAK (bits 6:5 = 11 or 01).
+func NAKKind(p *wire.Packet) bool {
+	if !p.Opcode.Has(wire.HdrAETH) {
+		return false
+	}
+	k := p.AETH.Kind()
+	return k == wire.KindNAK || k == wire.KindRNR
+}
+
+func (t *Tracker) response(r *trace.Record, mtu int) Event {
+	p := r.Packet
+	x := p.PSN
+	if s := t.Current(); s != nil && !s.EndKnown && mtu != 0 {
+		s.End, s.EndKnown = s.Req.Last(mtu)
+		s.MTU = mtu
+	}
+	if s := t.Current(); s != nil && x == s.Next {
+		startsAnew := p.Opcode.StartsMessage() && t.ReqAt(x) != nil
+		if !startsAnew {
+			if s.EndKnown && x.After(s.End) {
+				if t.ReqAt(x) == nil {
+					t.advance(s, r)
+					return Event{Kind: EvBeyond, Stream: s, MTU: mtu}
+				}
+			} else {
+				t.advance(s, r)
+				return Event{Kind: EvContinue, Stream: s, MTU: mtu}
+			}
+		}
+	}
+	if q := t.ReqAt(x); q != nil {
+		prev := t.Current()
+		if prev != nil {
+			prev.Open = false
+			if !prev.Req.Answered {
+				prev.Req.Abandoned = true
+			}
+		}
+		s := &Stream{Req: q, Start: x, Next: x, Open: true, StartRec: r, SeqAtStart: t.requests, MTU: mtu}
+		s.End, s.EndKnown = q.Last(mtu)
+		s.Replay = q.Dup || q.Streams > 0
+		q.Streams++
+		t.cur = s
+		t.advance(s, r)
+		return Event{Kind: EvStart, Stream: s, Prev: prev, MTU: mtu}
+	}
+	for i := len(t.naked) - 1; i >= 0; i-- {
+		s := t.naked[i]
+		if x.AtOrAfter(s.NAKFrom) && s.Contains(x) {
+			return Event{Kind: EvAfterNAK, Stream: s, MTU: mtu}
+		}
+	}
+	if q := t.Covering(x, mtu); q != nil {
+		if prev := t.Current(); prev != nil {
+			prev.Open = false
+		}
+		s := &Stream{Req: q, Start: x, Next: x, Open: true, StartRec: r, SeqAtStart: t.requests, Resynced: true, MTU: mtu}
+		s.End, s.EndKnown = q.Last(mtu)
+		s.Replay = q.Dup || q.Streams > 0
+		t.cur = s
+		t.advance(s, r)
+		return Event{Kind: EvSkip, Stream: s, Req: q, MTU: mtu}
+	}
+	return Event{Kind: EvOrphan, MTU: mtu}
+}
+
+// advance takes packet r into stream s.
+func (t *Tracker) advance(s *Stream, r *trace.Record) {
+	p := r.Packet
+	s.Packets++
+	s.LastRec = r
+	s.Next = p.PSN.Next()
+	if s.EndKnown && p.PSN == s.End && !NAKKind(p) {
+		// Every PSN of the range has been sent, whatever the opcode
+		// (a Middle there is C9-98's concern).
+		s.Req.Answered = true
+	}
+	if !ends(p) {
+		return
+	}
+	s.Open = false
+	if NAKKind(p) {
+		t.fail(s, p.PSN, r)
+		return
+	}
+	// A Last or Only ends the response as far as the responder is
+	// concerned (a count that is wrong is C9-96's concern); a stream
+	// reaching the end of an earlier READ's range (a retry of its tail)
+	// answers that READ too.
+	s.Req.Answered = true
+	if s.EndKnown && p.PSN == s.End {
+		for _, q := range t.reads {
+			if last, ok := q.Last(s.MTU); ok && last == s.End && s.Start.InRange(q.PSN, last) {
+				q.Answered = true
+			}
+		}
+	}
+}
+
+// fail records that a NAK ended stream s at PSN from.
+func (t *Tracker) fail(s *Stream, from wire.PSN, r *trace.Record) {
+	s.Open = false
+	s.NAKed, s.NAKFrom, s.NAKRec = true, from, r
+	s.Req.Failed = true
+	t.naked = append(t.naked, s)
+	if len(t.naked) > 16 {
+		t.naked = t.naked[1:]
+	}
+}
+
+// nak handles an Acknowledge carrying a NAK or RNR syndrome: if it falls
+// inside the open stream's range, the stream ends there (whatever PSN the
+// NAK carries, no more data may follow it). A NAK naming the first PSN of
+// a READ that no stream answered yet refuses that READ.
+func (t *Tracker) nak(r *trace.Record, mtu int) Event {
+	x := r.Packet.PSN
+	s := t.Current()
+	if s != nil && s.Contains(x) {
+		from := s.Next
+		t.fail(s, from, r)
+		return Event{Kind: EvNAK, Stream: s, MTU: mtu}
+	}
+	if q := t.ReqAt(x); q != nil && q.Streams == 0 {
+		q.Failed = true
+	}
+	return Event{Kind: EvNAK, Stream: s, MTU: mtu}
+}

@@ -1,0 +1,87 @@
+package rtest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// MidStreamTests are the monitor tests C9-100 and C9-112 share (one
+// meaning, one monitor registered under each number): each clause's test
+// file runs them under its own ID.
+func MidStreamTests(t *testing.T, clause string) {
+	t.Run("NAK at the refused packet's PSN", func(t *testing.T) {
+		var b Builder
+		b.Read(0xFFFFFE, 8*256)
+		b.Resp(wire.ReadResponseFirst, 0xFFFFFE, 0x04, 1, 256)
+		b.Resp(wire.ReadResponseMiddle, 0xFFFFFF, 0, 0, 256)
+		b.NAK(0, wire.NAKRemoteAccess, 1)
+		WantPass(t, b.Recs, Active(256), clause)
+		WantPass(t, b.Recs, Capture(0), clause)
+	})
+	t.Run("NAK at the READ request's PSN", func(t *testing.T) {
+		var b Builder
+		b.Read(70, 8*256)
+		b.Resp(wire.ReadResponseFirst, 70, 0x04, 1, 256)
+		b.Resp(wire.ReadResponseMiddle, 71, 0, 0, 256)
+		b.Resp(wire.ReadResponseMiddle, 72, 0, 0, 256)
+		b.NAK(70, wire.NAKRemoteAccess, 1)
+		// Even a capture: the same sender's packets keep their order.
+		WantViolation(t, b.Recs, Capture(256), clause, "the READ request's own PSN")
+	})
+	t.Run("NAK skipping PSNs", func(t *testing.T) {
+		var b Builder
+		b.Read(70, 8*256)
+		b.Resp(wire.ReadResponseFirst, 70, 0x04, 1, 256)
+		b.NAK(73, wire.NAKRemoteAccess, 1)
+		WantViolation(t, b.Recs, Active(256), clause, "skipping PSNs")
+		// Responses may have been lost before a capture point.
+		WantIndeterminate(t, b.Recs, Capture(256), clause)
+	})
+	t.Run("data after the NAK", func(t *testing.T) {
+		var b Builder
+		b.Read(70, 8*256)
+		b.Resp(wire.ReadResponseFirst, 70, 0x04, 1, 256)
+		b.NAK(71, wire.NAKRemoteAccess, 1)
+		b.Resp(wire.ReadResponseMiddle, 72, 0, 0, 256)
+		WantViolation(t, b.Recs, Capture(256), clause, "follows the NAK")
+	})
+	t.Run("NAK in a READ response opcode", func(t *testing.T) {
+		var b Builder
+		b.Read(70, 8*256)
+		b.Resp(wire.ReadResponseFirst, 70, 0x04, 1, 256)
+		b.Resp(wire.ReadResponseLast, 71, wire.SynNAK(wire.NAKRemoteAccess), 1, 0)
+		WantViolation(t, b.Recs, Active(256), clause, "not as an Acknowledge")
+	})
+	t.Run("a NAK for a later request does not end the stream", func(t *testing.T) {
+		var b Builder
+		b.Read(70, 4*256)
+		b.Send(74, true)
+		b.Resp(wire.ReadResponseFirst, 70, 0x04, 1, 256)
+		b.Resp(wire.ReadResponseMiddle, 71, 0, 0, 256)
+		b.Resp(wire.ReadResponseMiddle, 72, 0, 0, 256)
+		b.Resp(wire.ReadResponseLast, 73, 0x04, 1, 256)
+		b.Resp(wire.Acknowledge, 74, wire.SynRNR(3), 1, 0)
+		sink := Audit(b.Recs, Active(256), clause)
+		if tl := Tally(sink, clause); tl.Violations != 0 || tl.Checked != 0 {
+			t.Fatalf("tally %+v, want nothing judged", tl)
+		}
+	})
+	t.Run("reference", func(t *testing.T) {
+		run := func(defect string) *Ref {
+			r := NewRef(t, defect, nil, dut.ConnConfig{MTU: 1024, ExpectedPSN: 0xFFFFF0, SetPSNs: true})
+			r.Send(3*time.Microsecond, r.Read(40*1024, 0))
+			if err := r.Conn.InvalidateRKey(); err != nil {
+				t.Fatal(err)
+			}
+			r.Drain(time.Millisecond)
+			return r
+		}
+		clean := run("")
+		WantPass(t, clean.Trace(), clean.Settings(), clause)
+		bad := run("read-fail-request-psn")
+		WantViolation(t, bad.Trace(), bad.Settings(), clause, "the READ request's own PSN")
+	})
+}

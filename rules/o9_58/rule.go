@@ -1,0 +1,57 @@
+// Package o9_58 checks o9-58 (§9.7.5.1.1), which binds devices that
+// support atomics: the ATOMIC Acknowledge answering a Compare & Swap or
+// Fetch & Add carries that request's PSN in its BTH; an ATOMIC request
+// takes exactly one PSN.
+package o9_58
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// ID is the clause this package checks.
+const ID = "o9-58"
+
+func init() {
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(*harness.Conn) harness.Checker { return monitor{} }})
+}
+
+// monitor checks every ATOMIC Acknowledge: its PSN must be the PSN of a
+// Compare & Swap or Fetch & Add request seen before it. A PSN that a
+// SEND, WRITE or READ request used (or a READ reserved for its response)
+// cannot be an ATOMIC's in any trace; a PSN no request the trace shows
+// used is a violation in a complete trace (an active run, --complete) and
+// indeterminate otherwise, since the capture may have missed the request.
+// Whether a device supports atomics does not matter here: a device that
+// sends ATOMIC Acknowledges is bound.
+type monitor struct{}
+
+func (monitor) Observe(c *harness.Conn, r *trace.Record) {
+	if !c.JudgesResponder() || r.Packet.Opcode != wire.AtomicAcknowledge {
+		return
+	}
+	p := r.Packet
+	want := []string{"the PSN of the Compare & Swap or Fetch & Add request it answers"}
+	op, _, frame, ok := c.Req(p.PSN)
+	switch {
+	case ok && (op == wire.CompareSwap || op == wire.FetchAdd):
+		c.Checked(ID)
+	case ok:
+		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, the PSN of the %s of frame %d, not of an ATOMIC request", p.PSN, op, frame),
+			want, p.String())
+	case c.ReadCovering(p.PSN) != nil:
+		rd := c.ReadCovering(p.PSN)
+		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, inside the PSNs %d..%d that the RDMA READ of frame %d reserved for its response", p.PSN, rd.First, rd.Last, rd.Frame),
+			want, p.String())
+	case c.Complete():
+		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, a PSN no ATOMIC request used", p.PSN),
+			want, p.String())
+	default:
+		c.Indeterminate(ID, "an ATOMIC Acknowledge names a PSN the capture shows no request for (the capture began mid-connection or missed the request)")
+	}
+}
+
+func (monitor) End(*harness.Conn) {}

@@ -1,0 +1,55 @@
+package o9_58
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
+	"github.com/rcconform/rcconform/wire"
+)
+
+func TestAtomicAckAtTheAtomicsPSN(t *testing.T) {
+	var b rtest.Builder
+	b.Atomic(0xFFFFFF)
+	b.Atomic(0)
+	b.Resp(wire.AtomicAcknowledge, 0xFFFFFF, 0x04, 1, 0)
+	b.Resp(wire.AtomicAcknowledge, 0, 0x04, 2, 0)
+	tl := rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
+	if tl.Checked != 2 {
+		t.Fatalf("checked %d, want 2", tl.Checked)
+	}
+}
+
+func TestAtomicAckElsewhere(t *testing.T) {
+	var b rtest.Builder
+	b.Atomic(10)
+	b.Send(11, true)
+	b.Resp(wire.AtomicAcknowledge, 11, 0x04, 1, 0)
+	rtest.WantViolation(t, b.Recs, rtest.Capture(0), ID, "SEND Only")
+
+	var c rtest.Builder
+	c.Atomic(10)
+	c.Resp(wire.AtomicAcknowledge, 11, 0x04, 1, 0)
+	rtest.WantViolation(t, c.Recs, rtest.Active(1024), ID, "no ATOMIC request used")
+	// A capture may have missed a request at PSN 11.
+	rtest.WantIndeterminate(t, c.Recs, rtest.Capture(0), ID)
+
+	var d rtest.Builder
+	d.Read(10, 3*1024)
+	d.Atomic(13)
+	d.Resp(wire.AtomicAcknowledge, 11, 0x04, 1, 0)
+	rtest.WantViolation(t, d.Recs, rtest.Capture(1024), ID, "reserved for its response")
+}
+
+func TestReference(t *testing.T) {
+	run := func(defect string) *rtest.Ref {
+		r := rtest.NewRef(t, defect, nil, dut.ConnConfig{MTU: 1024, ExpectedPSN: 0xFFFFFE, SetPSNs: true, Atomics: true})
+		r.Send(time.Millisecond, r.Atomic(0), r.Atomic(8), r.SendOnly(8, true))
+		return r
+	}
+	clean := run("")
+	rtest.WantPass(t, clean.Trace(), clean.Settings(), ID)
+	bad := run("atomic-ack-psn-skew")
+	rtest.WantViolation(t, bad.Trace(), bad.Settings(), ID)
+}

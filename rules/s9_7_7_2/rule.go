@@ -1,0 +1,136 @@
+// Package s9_7_7_2 checks the unsolicited acknowledgment of §9.7.7.2,
+// which response-generation.txt describes without a clause number (so it
+// is keyed by its section): with nothing new to acknowledge, a responder
+// may send its most recent positive ACK again with a refreshed credit
+// field, but it must never repeat a NAK that way, since a duplicate NAK is
+// not allowed. A repeated ACK with the same PSN and a different credit
+// code is therefore legal.
+package s9_7_7_2
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// ID is the rule this package checks.
+const ID = "§9.7.7.2"
+
+func init() {
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(*harness.Conn) harness.Checker { return &monitor{} }})
+}
+
+// maxReqs bounds how many request PSNs the monitor remembers.
+const maxReqs = 4096
+
+// monitor checks that every NAK was prompted by a request. A NAK answers
+// one request packet, so k identical NAKs (same syndrome, same PSN) need k
+// request packets that each could have drawn it, all seen before the k-th
+// NAK (capture order is not processing order, so any earlier request
+// counts, however long before):
+//   - a PSN-sequence-error NAK with PSN e: requests with a PSN beyond e;
+//   - an RNR NAK with PSN s: requests with PSN s (the refused one, or its
+//     resend);
+//   - any other NAK: any request (these end the connection anyway).
+//
+// A NAK beyond that count repeats an earlier NAK unprompted. Repeated ACKs
+// are legal whatever their credits and are counted as checked. In a
+// capture not known to be complete a request the capture missed could
+// have prompted the NAK, so the verdict there is indeterminate.
+type monitor struct {
+	reqs []wire.PSN
+	naks map[nakKey]int
+}
+
+type nakKey struct {
+	syn uint8
+	psn wire.PSN
+}
+
+func (m *monitor) prompts(k nakKey) int {
+	a := wire.AETH{Syndrome: k.syn}
+	n := 0
+	for _, p := range m.reqs {
+		switch {
+		case a.Kind() == wire.KindNAK && a.Value() == wire.NAKPSNSequence:
+			if p.After(k.psn) {
+				n++
+			}
+		case a.Kind() == wire.KindRNR:
+			if p == k.psn {
+				n++
+			}
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
+	if !c.JudgesResponder() {
+		return
+	}
+	p := r.Packet
+	if p.Opcode.IsRequest() {
+		m.reqs = append(m.reqs, p.PSN)
+		if len(m.reqs) > maxReqs {
+			m.reqs = m.reqs[len(m.reqs)-maxReqs/2:]
+		}
+		return
+	}
+	if p.Opcode != wire.Acknowledge {
+		return
+	}
+	switch p.AETH.Kind() {
+	case wire.KindACK:
+		if c.HaveAck && p.PSN == c.LastAckPSN {
+			c.Checked(ID) // a repeated ACK: legal, with any credits
+		}
+		return
+	case wire.KindNAK, wire.KindRNR:
+	default:
+		return
+	}
+	k := nakKey{p.AETH.Syndrome, p.PSN}
+	if m.naks == nil || len(m.naks) > 1024 {
+		m.naks = map[nakKey]int{}
+	}
+	m.naks[k]++
+	n := m.naks[k]
+	if n == 1 {
+		c.Checked(ID)
+		return
+	}
+	if have := m.prompts(k); n > have {
+		if !c.Complete() {
+			c.Indeterminate(ID, "a NAK repeated with no request the capture shows to prompt it: a request the capture missed could have (--complete decides)")
+			return
+		}
+		c.Violation(ID, r, fmt.Sprintf("the responder sent the NAK %s with PSN %d for the %d%s time, but only %d request packets could have prompted it: a NAK is never repeated unsolicited",
+			p.AETH, p.PSN, n, ordinal(n), have),
+			[]string{"no repeat of a NAK without a new request to answer (an unsolicited acknowledgment repeats only the latest positive ACK)"},
+			p.String())
+		m.naks[k] = have
+		return
+	}
+	c.Checked(ID)
+}
+
+func ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return "th"
+	case n%10 == 1:
+		return "st"
+	case n%10 == 2:
+		return "nd"
+	case n%10 == 3:
+		return "rd"
+	}
+	return "th"
+}
+
+func (m *monitor) End(*harness.Conn) {}

@@ -1,0 +1,60 @@
+package s9_7_7_2
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
+	"github.com/rcconform/rcconform/wire"
+)
+
+func TestRepeatedNAKUnprompted(t *testing.T) {
+	var b rtest.Builder
+	b.Send(10, true)
+	b.Ack(10, 1)
+	b.Send(12, true)
+	b.NAK(11, wire.NAKPSNSequence, 1)
+	b.NAK(11, wire.NAKPSNSequence, 1) // nothing new arrived
+	rtest.WantViolation(t, b.Recs, rtest.Active(1024), ID, "for the 2nd time")
+	// A capture may have missed a request that prompted it.
+	rtest.WantIndeterminate(t, b.Recs, rtest.Capture(0), ID)
+}
+
+func TestRepeatedNAKsEachPrompted(t *testing.T) {
+	var b rtest.Builder
+	b.Send(12, true)
+	b.Send(13, true) // two out-of-sequence packets: a responder without a latch NAKs both (C9-114's concern, not this rule's)
+	b.NAK(11, wire.NAKPSNSequence, 0)
+	b.NAK(11, wire.NAKPSNSequence, 0)
+	b.Send(14, true)
+	b.Resp(wire.Acknowledge, 14, wire.SynRNR(2), 0, 0)
+	b.Send(14, true) // the resend, refused again
+	b.Resp(wire.Acknowledge, 14, wire.SynRNR(2), 0, 0)
+	rtest.WantPass(t, b.Recs, rtest.Active(1024), ID)
+}
+
+func TestRepeatedACKWithNewCredits(t *testing.T) {
+	var b rtest.Builder
+	b.Send(10, true)
+	b.Resp(wire.Acknowledge, 10, wire.SynACK(0), 1, 0)
+	b.Resp(wire.Acknowledge, 10, wire.SynACK(6), 1, 0) // unsolicited, with fresh credits
+	tl := rtest.WantPass(t, b.Recs, rtest.Active(1024), ID)
+	if tl.Checked != 1 {
+		t.Fatalf("checked %d, want 1 (the repeated ACK)", tl.Checked)
+	}
+}
+
+func TestReference(t *testing.T) {
+	run := func(defect string) *rtest.Ref {
+		r := rtest.NewRef(t, defect, nil, dut.ConnConfig{MTU: 1024, ExpectedPSN: 20, SetPSNs: true})
+		r.Send(time.Millisecond, r.SendOnly(8, true))
+		r.PSN = r.PSN.Next()
+		r.Send(5*time.Millisecond, r.SendOnly(8, true))
+		return r
+	}
+	clean := run("")
+	rtest.WantPass(t, clean.Trace(), clean.Settings(), ID)
+	bad := run("unsolicited-nak-repeat")
+	rtest.WantViolation(t, bad.Trace(), bad.Settings(), ID, "NAK seq")
+}
