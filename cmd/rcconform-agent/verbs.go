@@ -511,7 +511,11 @@ func (s *verbsSession) CreateQP(a agentproto.QPAttr) (agentproto.QPInfo, error) 
 		return info, agentproto.Errorf(agentproto.CodeDevice, "creating an RC QP on %s failed", v.name)
 	}
 	access := C.int(C.IBV_ACCESS_LOCAL_WRITE | C.IBV_ACCESS_REMOTE_READ | C.IBV_ACCESS_REMOTE_WRITE)
-	if v.info.Atomics {
+	if a.RemoteAtomic {
+		if !v.info.Atomics {
+			q.destroy()
+			return info, agentproto.Errorf(agentproto.CodeUnsupported, "%s has no remote atomics", v.name)
+		}
 		access |= C.IBV_ACCESS_REMOTE_ATOMIC
 	}
 	dgid := netip.AddrFrom16(remote.As16())

@@ -163,7 +163,7 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario) {
 	}
 	mu.Unlock()
 	if len(cross) > 0 && !rep.Failed() {
-		ginkgo.Fail("the trace of this scenario violates other clauses:\n" + strings.Join(cross, "\n"))
+		ginkgo.Fail("passive monitors flagged the trace of this scenario:\n" + strings.Join(cross, "\n"))
 	}
 }
 
