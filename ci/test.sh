@@ -23,5 +23,8 @@ mkdir -p out
 go tool ginkgo run --junit-report=out/ginkgo-junit.xml ./rules -- --junit="$PWD/out/junit.xml" --json="$PWD/out/result.json"
 go run ./cmd/rcconform report --in out/result.json --html out/report.html --markdown out/report.md
 
+echo "== the control agent for real devices (libibverbs)"
+bash ci/agent-build.sh out/rcconform-agent
+
 echo "== the report as a person sees it"
 bash ci/render-report.sh out/report.png out/result.json

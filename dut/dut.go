@@ -77,7 +77,10 @@ type ConnConfig struct {
 	// adapter picks them (the reference picks from the seed).
 	SetPSNs bool
 	// SetRetry says Timeout, RetryCnt, RNRRetry and MinRNRTimer were
-	// chosen, zero included; otherwise the adapter uses its defaults.
+	// chosen, zero included. The four go together: when any of them is
+	// non-zero they are all taken as given, too (see RetryChosen); only
+	// when all are zero and SetRetry is false does the adapter use its
+	// defaults.
 	SetRetry bool
 	// Requester-side attributes of the device's QP.
 	Timeout  uint8 // local ACK timeout, 4.096 µs × 2^Timeout, 0 = none (C9-140)
@@ -93,6 +96,12 @@ type ConnConfig struct {
 	// MemorySize is the size of the memory region the device registers for
 	// the harness's RDMA and ATOMIC operations (default 1 MiB).
 	MemorySize int
+}
+
+// RetryChosen reports whether Timeout, RetryCnt, RNRRetry and MinRNRTimer
+// are to be taken as given (zero included) rather than defaulted.
+func (c ConnConfig) RetryChosen() bool {
+	return c.SetRetry || c.Timeout != 0 || c.RetryCnt != 0 || c.RNRRetry != 0 || c.MinRNRTimer != 0
 }
 
 // ConnInfo is what the harness needs to talk to the device's QP.

@@ -63,6 +63,9 @@ type Result struct {
 	DUT    string `json:"dut,omitempty"`    // "reference", "pcap", "live"
 	Defect string `json:"defect,omitempty"` // the reference defect switched on, if any
 	Seed   int64  `json:"seed,omitempty"`
+	// Environment describes how the DUT was reached (for a live device:
+	// which sockets sent and received).
+	Environment map[string]string `json:"environment,omitempty"`
 	// Captures is always present in the JSON (an empty list for suite runs).
 	Captures []CaptureInfo  `json:"captures"`
 	Clauses  []ClauseResult `json:"clauses"`

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	_ "github.com/rcconform/rcconform/dut/live"
 	_ "github.com/rcconform/rcconform/dut/pcapdut"
 	_ "github.com/rcconform/rcconform/dut/refdut"
 	_ "github.com/rcconform/rcconform/rules"

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rcconform/rcconform/dut/live/serve"
 	"io"
 	"os"
 	"strings"
@@ -41,6 +42,7 @@ const usageText = `usage:
   rcconform defects [--format text|json]      list the reference transport's defects
   rcconform audit   [flags] CAPTURE...        audit pcap/pcapng captures (gzip allowed)
   rcconform report  --in RESULT.json [--html FILE] [--markdown FILE] [--junit FILE]
+  rcconform serve   [flags]                   the reference transport as a live RoCEv2 endpoint (loopback)
 
 Run "rcconform COMMAND --help" for a command's flags.
 Exit status: 0 no violation, 1 at least one violation, 2 unusable input or usage.
@@ -64,6 +66,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runAudit(rest, stdout, stderr)
 	case "report":
 		return runReport(rest, stdout, stderr)
+	case "serve":
+		return serve.ServeMain(rest, stdout, stderr)
 	case "gen-bench-capture": // hidden: for ci/bench-audit.sh
 		return runGenBench(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":

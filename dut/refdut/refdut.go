@@ -6,7 +6,9 @@
 // Addresses are fixed: the device is 10.0.0.1 (02:00:00:00:00:01), the
 // harness 10.0.0.2 (02:00:00:00:00:02). QPNs, and PSNs unless
 // ConnConfig.SetPSNs, come from Options.Seed. Timeout, RetryCnt, RNRRetry
-// and MinRNRTimer are taken literally (Timeout 0 means no ACK timer, RNR
+// and MinRNRTimer follow ConnConfig.RetryChosen: all zero without SetRetry
+// gives the reference's defaults (14, 7, 7, 12); otherwise they are taken
+// literally (Timeout 0 means no ACK timer, RNR
 // timer code 0 means 655.36 ms); a zero MTU, MaxDestRdAtomic, MaxRdAtomic,
 // RecvWQEs or MemorySize means 1024, 16, 16, 64 and 1 MiB. The device
 // registers one region at DeviceVA with remote read and write (and atomic
@@ -201,7 +203,12 @@ func (r *Ref) NewConn(cc dut.ConnConfig) (dut.Conn, error) {
 	cfg.UDPSrcPort = uint16(0xC000 | cfg.QPN&0x3FFF)
 	cfg.MTU = cc.MTU
 	cfg.SendPSN, cfg.ExpectedPSN = cc.DevicePSN, cc.ExpectedPSN
-	cfg.Timeout, cfg.RetryCnt, cfg.RNRRetry, cfg.MinRNRTimer = cc.Timeout, cc.RetryCnt, cc.RNRRetry, cc.MinRNRTimer
+	if cc.RetryChosen() {
+		cfg.Timeout, cfg.RetryCnt, cfg.RNRRetry, cfg.MinRNRTimer = cc.Timeout, cc.RetryCnt, cc.RNRRetry, cc.MinRNRTimer
+	} else {
+		cc.Timeout, cc.RetryCnt, cc.RNRRetry, cc.MinRNRTimer = cfg.Timeout, cfg.RetryCnt, cfg.RNRRetry, cfg.MinRNRTimer
+		cc.SetRetry = true
+	}
 	cfg.MaxDestRdAtomic, cfg.MaxRdAtomic = cc.MaxDestRdAtomic, cc.MaxRdAtomic
 	cfg.RemoteAtomic = cc.Atomics
 	if cc.SRQ {

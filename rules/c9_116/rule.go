@@ -34,10 +34,15 @@ func init() {
 // missing one, so an uncovered request at the end is indeterminate.
 type monitor struct {
 	open []*trace.Record // uncovered AckReq requests, oldest first
-	// latchFrom is set while a sequence-error NAK with PSN latchPSN is
-	// outstanding: requests beyond it are out of sequence, not valid.
+	// latched is set while a NAK or RNR NAK with PSN latchPSN is
+	// outstanding: the responder still expects latchPSN, so requests
+	// beyond it are out of sequence, not valid, until it arrives again.
 	latched  bool
 	latchPSN wire.PSN
+	// dead is set after a NAK for invalid request, remote access or
+	// remote operational error: the responder's QP is in the error state
+	// and owes nothing more (§9.9.2.2, Table 58 class C errors).
+	dead bool
 }
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
@@ -45,6 +50,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	p := r.Packet
+	if m.dead {
+		return
+	}
 	if p.Opcode.IsRequest() {
 		if m.latched && p.PSN == m.latchPSN {
 			m.latched = false
@@ -84,8 +92,18 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			}
 		}
 		m.open = m.open[:k]
-		if p.AETH.IsNAK(wire.NAKPSNSequence) {
+		switch {
+		case p.AETH.IsNAK(wire.NAKPSNSequence) || p.AETH.IsRNR():
 			m.latched, m.latchPSN = true, p.PSN
+		case p.AETH.Kind() == wire.KindNAK:
+			// A fatal NAK ends the responder's QP: requests already on
+			// their way get no answer.
+			// What was still open before its PSN was answered by it
+			// implicitly: the responder handles requests in order.
+			for range m.open {
+				c.Checked(ID)
+			}
+			m.open, m.dead = nil, true
 		}
 		return
 	case p.Opcode.Has(wire.HdrAETH):

@@ -29,6 +29,8 @@ import (
 // Config is the suite's configuration, from the flags after `--`.
 type Config struct {
 	DUT      string
+	Device   string // live DUT: the device's RoCEv2 address
+	Agent    string // live DUT: the control agent, HOST:PORT
 	Defect   string
 	Capture  string
 	Seed     int64
@@ -56,6 +58,8 @@ var Cfg = Config{DUT: "reference", Seed: 1, AckTimeout: -1, RetryCnt: -1, RNRRet
 // RegisterFlags adds the suite's flags to fs (the test binary's flags).
 func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&Cfg.DUT, "dut", Cfg.DUT, "device adapter: "+strings.Join(dut.Names(), ", "))
+	fs.StringVar(&Cfg.Device, "device", "", "live DUT: the device's RoCEv2 address, IP or IP:port")
+	fs.StringVar(&Cfg.Agent, "agent", "", "live DUT: the control agent on the device's host, HOST:PORT")
 	fs.StringVar(&Cfg.Defect, "defect", "", "reference DUT: the defect to switch on (see `rcconform defects`)")
 	fs.StringVar(&Cfg.Capture, "capture", "", "pcap DUT: the capture file to audit")
 	fs.Int64Var(&Cfg.Seed, "seed", Cfg.Seed, "seed for PSNs, QPNs and impairments; failures print it")
@@ -212,8 +216,15 @@ func Setup() error {
 	if err := CheckRegistry(); err != nil && !Cfg.Partial {
 		return err
 	}
+	settings := ParseSettings(Cfg.Settings)
+	if Cfg.Device != "" {
+		settings["device"] = Cfg.Device
+	}
+	if Cfg.Agent != "" {
+		settings["agent"] = Cfg.Agent
+	}
 	d, err := dut.New(Cfg.DUT, dut.Options{Defect: Cfg.Defect, Capture: Cfg.Capture, Seed: Cfg.Seed,
-		Settings: ParseSettings(Cfg.Settings)})
+		Settings: settings})
 	if err != nil {
 		return err
 	}
@@ -254,6 +265,9 @@ func Result() *reports.Result {
 		Captures: []reports.CaptureInfo{}, Findings: append([]reports.Finding{}, findings...)}
 	if env.captured {
 		res.Captures = append(res.Captures, env.capInfo)
+	}
+	if e, ok := env.dut.(interface{ Environment() map[string]string }); ok {
+		res.Environment = e.Environment()
 	}
 	for _, e := range catalog.All() {
 		a := acc[e.ID]

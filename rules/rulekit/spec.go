@@ -1,6 +1,7 @@
 package rulekit
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -95,6 +96,13 @@ func (r *R) Active(name string, sc Scenario, body func(p *harness.Peer)) {
 			ginkgo.Skip("unsupported: " + reason)
 		}
 		conn, err := d.NewConn(sc.Config)
+		if errors.Is(err, dut.ErrUnsupported) {
+			reason := fmt.Sprintf("the %s device cannot set up this connection: %v", d.Name(), err)
+			mu.Lock()
+			a.unsupported = append(a.unsupported, reason)
+			mu.Unlock()
+			ginkgo.Skip("unsupported: " + reason)
+		}
 		if err != nil {
 			ginkgo.Fail(fmt.Sprintf("opening a connection on the %s device: %v", d.Name(), err))
 		}

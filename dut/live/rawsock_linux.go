@@ -1,0 +1,165 @@
+package live
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"syscall"
+	"time"
+)
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+// rawSender sends whole IPv4 packets (IP_HDRINCL) from a raw socket.
+type rawSender struct {
+	fd int
+	to syscall.Sockaddr
+}
+
+func newRawSender(local, device netip.AddrPort) (*rawSender, error) {
+	if !local.Addr().Is4() || !device.Addr().Is4() {
+		return nil, fmt.Errorf("raw sending is for IPv4 only; use send=udp")
+	}
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_RAW|syscall.SOCK_CLOEXEC, syscall.IPPROTO_RAW)
+	if err != nil {
+		return nil, fmt.Errorf("opening a raw IPv4 socket (needs CAP_NET_RAW): %w", err)
+	}
+	return &rawSender{fd: fd, to: &syscall.SockaddrInet4{Addr: device.Addr().As4()}}, nil
+}
+
+func (r *rawSender) send(pkt []byte) error { return syscall.Sendto(r.fd, pkt, 0, r.to) }
+
+func (r *rawSender) close() { syscall.Close(r.fd) }
+
+// packetRecv reads IP packets from an AF_PACKET socket (cooked: from the
+// network header on), filtered in the kernel to UDP packets to or from the
+// harness's port.
+type packetRecv struct {
+	fd     int
+	ifname string
+	buf    []byte
+}
+
+func newPacketRecv(local, device netip.AddrPort) (*packetRecv, error) {
+	fd, err := syscall.Socket(syscall.AF_PACKET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, int(htons(syscall.ETH_P_ALL)))
+	if err != nil {
+		return nil, fmt.Errorf("opening an AF_PACKET socket (needs CAP_NET_RAW): %w", err)
+	}
+	r := &packetRecv{fd: fd, ifname: "every interface", buf: make([]byte, 1<<16)}
+	if err := syscall.AttachLsf(fd, portFilter(local.Port())); err != nil {
+		syscall.Close(fd)
+		return nil, fmt.Errorf("filtering the AF_PACKET socket: %w", err)
+	}
+	if ifi := interfaceFor(local.Addr()); ifi != nil {
+		if err := syscall.Bind(fd, &syscall.SockaddrLinklayer{Protocol: htons(syscall.ETH_P_ALL), Ifindex: ifi.Index}); err == nil {
+			r.ifname = ifi.Name
+		}
+	}
+	tv := syscall.NsecToTimeval((100 * time.Millisecond).Nanoseconds())
+	syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
+	syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<20)
+	return r, nil
+}
+
+// read returns the next packet and whether this host sent it; it gives up
+// after 100 ms so the reader can notice it is closed.
+func (r *packetRecv) read() ([]byte, bool, error) {
+	n, from, err := syscall.Recvfrom(r.fd, r.buf, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	ll, ok := from.(*syscall.SockaddrLinklayer)
+	if !ok {
+		return nil, false, errors.New("not a link-layer address")
+	}
+	return r.buf[:n], ll.Pkttype == syscall.PACKET_OUTGOING, nil
+}
+
+func (r *packetRecv) close() { syscall.Close(r.fd) }
+
+// interfaceFor returns the interface whose network holds a.
+func interfaceFor(a netip.Addr) *net.Interface {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	for i := range ifs {
+		addrs, err := ifs[i].Addrs()
+		if err != nil {
+			continue
+		}
+		for _, ad := range addrs {
+			if n, ok := ad.(*net.IPNet); ok {
+				if p, err := netip.ParsePrefix(n.String()); err == nil && p.Contains(a) {
+					return &ifs[i]
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// portFilter is a classic BPF program over cooked IP packets that keeps
+// unfragmented UDP packets from or to port (IPv4 with any header length,
+// or IPv6 with UDP as the first next header).
+func portFilter(port uint16) []syscall.SockFilter {
+	const (
+		ldB   = syscall.BPF_LD | syscall.BPF_B | syscall.BPF_ABS
+		ldH   = syscall.BPF_LD | syscall.BPF_H | syscall.BPF_ABS
+		ldHX  = syscall.BPF_LD | syscall.BPF_H | syscall.BPF_IND
+		ldxIP = syscall.BPF_LDX | syscall.BPF_B | syscall.BPF_MSH
+		rsh   = syscall.BPF_ALU | syscall.BPF_RSH | syscall.BPF_K
+		jeq   = syscall.BPF_JMP | syscall.BPF_JEQ | syscall.BPF_K
+		jset  = syscall.BPF_JMP | syscall.BPF_JSET | syscall.BPF_K
+		ret   = syscall.BPF_RET | syscall.BPF_K
+	)
+	// Jumps name their targets; "" is the next instruction.
+	type ins struct {
+		code   uint16
+		k      uint32
+		jt, jf string
+		label  string
+	}
+	p := uint32(port)
+	prog := []ins{
+		{code: ldB, k: 0},
+		{code: rsh, k: 4},
+		{code: jeq, k: 4, jf: "v6"},
+		{code: ldB, k: 9},
+		{code: jeq, k: syscall.IPPROTO_UDP, jf: "drop"},
+		{code: ldH, k: 6},
+		{code: jset, k: 0x3FFF, jt: "drop"}, // MF or a fragment offset
+		{code: ldxIP, k: 0},
+		{code: ldHX, k: 0}, // source port
+		{code: jeq, k: p, jt: "accept"},
+		{code: ldHX, k: 2}, // destination port
+		{code: jeq, k: p, jt: "accept", jf: "drop"},
+		{label: "v6", code: jeq, k: 6, jf: "drop"}, // A still holds the version
+		{code: ldB, k: 6},
+		{code: jeq, k: syscall.IPPROTO_UDP, jf: "drop"},
+		{code: ldH, k: 40},
+		{code: jeq, k: p, jt: "accept"},
+		{code: ldH, k: 42},
+		{code: jeq, k: p, jt: "accept", jf: "drop"},
+		{label: "accept", code: ret, k: 1 << 16},
+		{label: "drop", code: ret, k: 0},
+	}
+	at := map[string]int{}
+	for i, in := range prog {
+		if in.label != "" {
+			at[in.label] = i
+		}
+	}
+	rel := func(i int, l string) uint8 {
+		if l == "" {
+			return 0
+		}
+		return uint8(at[l] - i - 1)
+	}
+	out := make([]syscall.SockFilter, len(prog))
+	for i, in := range prog {
+		out[i] = syscall.SockFilter{Code: in.code, K: in.k, Jt: rel(i, in.jt), Jf: rel(i, in.jf)}
+	}
+	return out
+}
