@@ -244,12 +244,16 @@ func (c *Conn) absorb(r *trace.Record) {
 		} else {
 			*e = reqEntry{valid: true, psn: p.PSN, op: op, ackReq: p.AckReq, frame: r.Frame, sends: 1, lastPSN: last}
 		}
+		// A request behind NextReq is a resend or a duplicate: it uses
+		// PSNs already counted and reserves nothing new, even when a
+		// duplicate READ asks for more than the original did.
+		fresh := !c.HaveReq || p.PSN.AtOrAfter(c.NextReq)
 		if !c.HaveReq {
 			c.HaveReq, c.FirstReq, c.NextReq = true, p.PSN, last.Next()
-		} else if last.AtOrAfter(c.NextReq) {
+		} else if fresh && last.AtOrAfter(c.NextReq) {
 			c.NextReq = last.Next()
 		}
-		if op == wire.ReadRequest && c.ReadCovering(p.PSN) == nil && c.MTU() != 0 {
+		if op == wire.ReadRequest && fresh && c.ReadCovering(p.PSN) == nil && c.MTU() != 0 {
 			c.Reads = append(c.Reads, &Read{First: p.PSN, Last: last, Length: p.RETH.Length,
 				VA: p.RETH.VA, RKey: p.RETH.RKey, Frame: r.Frame, Next: p.PSN})
 			if len(c.Reads) > 256 {

@@ -1,6 +1,7 @@
 package rulekit
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -131,7 +132,7 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario) {
 		settings.SRQ = harness.SRQNone
 	}
 	if Cfg.TraceDir != "" {
-		writeTrace(id, conn)
+		writeTrace(id, conn, settings)
 	}
 	sink := harness.NewSink("")
 	sink.Text = ClauseText
@@ -243,8 +244,34 @@ type pcapngWriter interface {
 
 var traceSeq int
 
-// writeTrace saves the scenario's connection as DIR/<folder>-<n>.pcapng.
-func writeTrace(id string, conn dut.Conn) {
+// TraceSettings is written beside each scenario's capture: the
+// connection settings an audit of that capture may be told (the audit's
+// --mtu, --srq, --ack-timeout, --retry-cnt and --rnr-retry).
+type TraceSettings struct {
+	Clause            string `json:"clause"`
+	MTU               int    `json:"mtu"`
+	SRQ               bool   `json:"srq"`
+	AckTimeout        int    `json:"ack_timeout"`
+	RetryCnt          int    `json:"retry_cnt"`
+	RNRRetry          int    `json:"rnr_retry"`
+	DeviceIsRequester bool   `json:"device_is_requester"`
+}
+
+// Settings returns audit settings for a complete capture of the scenario.
+func (t TraceSettings) Settings() harness.Settings {
+	s := harness.UnknownSettings()
+	s.Complete = true
+	s.MTU, s.AckTimeout, s.RetryCnt, s.RNRRetry = t.MTU, t.AckTimeout, t.RetryCnt, t.RNRRetry
+	s.SRQ = harness.SRQNone
+	if t.SRQ {
+		s.SRQ = harness.SRQAll
+	}
+	return s
+}
+
+// writeTrace saves the scenario's connection as DIR/<folder>-<n>.pcapng,
+// with its settings in DIR/<folder>-<n>.json.
+func writeTrace(id string, conn dut.Conn, st harness.Settings) {
 	w, ok := conn.(pcapngWriter)
 	if !ok {
 		return
@@ -264,5 +291,11 @@ func writeTrace(id string, conn dut.Conn) {
 	defer f.Close()
 	if err := w.WritePcapng(f); err != nil {
 		ginkgo.Fail(fmt.Sprintf("writing the scenario's capture %s: %v", name, err))
+	}
+	ts := TraceSettings{Clause: id, MTU: st.MTU, SRQ: st.SRQ == harness.SRQAll, AckTimeout: st.AckTimeout,
+		RetryCnt: st.RetryCnt, RNRRetry: st.RNRRetry, DeviceIsRequester: st.DeviceIsRequester}
+	b, _ := json.MarshalIndent(ts, "", "  ")
+	if err := os.WriteFile(strings.TrimSuffix(name, ".pcapng")+".json", b, 0o644); err != nil {
+		ginkgo.Fail(fmt.Sprintf("writing the scenario's settings: %v", err))
 	}
 }

@@ -1,0 +1,66 @@
+// Package c9_103 checks C9-103 (§9.7.5.1.4): answering a duplicate
+// request, one whose PSN is behind the responder's expected PSN, never
+// moves that expected PSN.
+package c9_103
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// ID is the clause this package checks.
+const ID = "C9-103"
+
+func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { return &judge{} })) }
+
+// judge: the expected PSN is visible on the wire only through the
+// responder's later answers. After a duplicate, a sequence NAK (or
+// invalid-request NAK) must still name an expected PSN the responder could
+// have had had the duplicate changed nothing; one behind all of them, with
+// a duplicate in between, shows the duplicate moved it back. A positive
+// answer to the next new request, or a NAK naming the unchanged expected
+// PSN, shows the duplicate left it alone.
+//
+// On complete traces the model knows the window of expected PSNs exactly;
+// elsewhere only a lower bound (the PSN after the newest request the
+// responder acknowledged), so only a NAK behind that bound is flagged.
+type judge struct{}
+
+func (*judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+	p := ev.Rec.Packet
+	if ev.Dead || p.Opcode != wire.Acknowledge || ev.NetDup || len(ev.DupsSinceBase) == 0 {
+		return
+	}
+	if p.AETH.IsACK() {
+		if ev.Exact && ev.NamesStep {
+			k.Checked(c) // a new request after the duplicate was taken in sequence
+		}
+		return
+	}
+	if !p.AETH.IsNAK(wire.NAKPSNSequence) && !p.AETH.IsNAK(wire.NAKInvalidRequest) {
+		return
+	}
+	dups := ev.DupsSinceBase
+	last := dups[len(dups)-1].Packet
+	switch {
+	case ev.Exact && ev.InWindow:
+		k.Checked(c)
+	case ev.Exact && ev.Behind:
+		k.Violation(c, ev.Rec, fmt.Sprintf("after the duplicate %s (%s), the NAK names PSN %d, behind the expected PSN %s the responder had before it: the duplicate moved the expected PSN",
+			last.Opcode.ShortName(), dupnak.DupList(dups), p.PSN, dupnak.FormatPSNs(ev.Window)),
+			[]string{fmt.Sprintf("a NAK naming the unchanged expected PSN %s", dupnak.FormatPSNs(ev.Window)), "the duplicate answered and the expected PSN left where it was"},
+			dupnak.Seen(ev.Rec))
+	case !k.T.Complete() && ev.HaveLower && ev.Behind:
+		k.Violation(c, ev.Rec, fmt.Sprintf("after the duplicate %s (%s), the NAK names PSN %d, behind PSN %d the responder had already acknowledged: the duplicate moved its expected PSN back",
+			last.Opcode.ShortName(), dupnak.DupList(dups), p.PSN, ev.Lower.Add(-1)),
+			[]string{fmt.Sprintf("a NAK naming the responder's unchanged expected PSN, at least %d", ev.Lower)},
+			dupnak.Seen(ev.Rec))
+	case !ev.Exact:
+		k.Indeterminate(c, "a NAK followed a duplicate, but the expected PSN before the duplicate is not known: "+k.T.Why())
+	}
+}
+
+func (*judge) End(*dupnak.Checker, *harness.Conn) {}

@@ -1,0 +1,168 @@
+package c9_104
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/rules/rulekit"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// C9-104, in our words: duplicates are answered in PSN order, oldest
+// first. Shares its meaning with C9-110 (whose scenarios cover the
+// preemption half: an older duplicate arriving while a later answer is
+// being sent). Here several duplicates wait at once, sent back to back in
+// PSN order, and their answers must come oldest first: READ replays,
+// ATOMIC acknowledgments, and the ACK that answers a duplicate SEND.
+
+// item is one duplicate of a scenario and how its answer is recognised.
+type item struct {
+	req   *wire.Packet
+	label string
+	first wire.PSN // PSN of the answer's first packet
+	n     int      // answer packets
+	kind  string   // read, atomic, send
+}
+
+func (it item) is(k *wire.Packet) bool {
+	switch it.kind {
+	case "read":
+		return k.Opcode.Class() == wire.ClassReadResponse && k.PSN.InRange(it.first, it.first.Add(it.n-1))
+	case "atomic":
+		return k.Opcode == wire.AtomicAcknowledge && k.PSN == it.first
+	}
+	return harness.IsAck(k)
+}
+
+var _ = rulekit.Rule(ID, func(r *rulekit.R) {
+	type tc struct {
+		name  string
+		mtu   int
+		start wire.PSN
+		// ops lists the original requests in PSN order: "R<k>" a READ of
+		// k MTUs, "r" a 1-byte READ, "S" a SEND, "A" an ATOMIC; dups lists
+		// the indices replayed, in the order sent (oldest PSN first).
+		ops     []string
+		dups    []int
+		partial bool // replay the first READ from its second packet
+		atomics bool
+	}
+	cases := []tc{
+		{"two duplicate READs waiting: the older is answered first", 1024, 100, []string{"R4", "R4"}, []int{0, 1}, false, false},
+		{"three duplicate READs waiting, answered in PSN order", 256, 2000, []string{"R3", "r", "R5"}, []int{0, 1, 2}, false, false},
+		{"an older partial duplicate READ before a newer full one", 512, 3000, []string{"R4", "R2"}, []int{0, 1}, true, false},
+		{"a duplicate READ before a newer duplicate SEND's ACK", 4096, 4000, []string{"R3", "S"}, []int{0, 1}, false, false},
+		{"a duplicate SEND's ACK before a newer duplicate READ", 2048, 5000, []string{"S", "R3"}, []int{0, 1}, false, false},
+		{"duplicates across the 2^24 wrap", 256, 0xFFFFFC, []string{"R3", "R3"}, []int{0, 1}, false, false},
+		{"a duplicate ATOMIC before a newer duplicate READ", 1024, 6000, []string{"A", "R4"}, []int{0, 1}, false, true},
+		{"a duplicate READ before a newer duplicate ATOMIC", 1024, 7000, []string{"R4", "A"}, []int{0, 1}, false, true},
+	}
+	for _, c := range cases {
+		c := c
+		r.Active(fmt.Sprintf("%s (MTU %d, PSNs from %d)", c.name, c.mtu, c.start),
+			rulekit.Scenario{Config: dupnak.Cfg(c.mtu, c.start), Needs: rulekit.Needs{Atomics: c.atomics}},
+			func(p *harness.Peer) {
+				var items []item
+				for i, op := range c.ops {
+					items = append(items, original(p, op, 1024*i))
+				}
+				var dups []item
+				var pkts []*wire.Packet
+				for k, i := range c.dups {
+					it := items[i]
+					d := dupnak.Dup(it.req, true)
+					if k == 0 && c.partial && it.kind == "read" && it.n > 1 {
+						d.PSN = d.PSN.Next()
+						d.RETH.VA += uint64(p.MTU())
+						d.RETH.Length -= uint32(p.MTU())
+						it.first, it.n = d.PSN, it.n-1
+						it.label = fmt.Sprintf("the partial duplicate READ at PSN %d", d.PSN)
+					}
+					it.req = d
+					dups = append(dups, it)
+					pkts = append(pkts, d)
+				}
+				p.Send(pkts...)
+				recs := p.Collect(dupnak.Liveness)
+				dupnak.NoNAK(p, recs, "duplicates are answered, not NAKed")
+				inOrder(p, recs, dups)
+				dupnak.Alive(p, "the connection goes on after the duplicates")
+			})
+	}
+})
+
+// original runs one original request and returns how its duplicate's
+// answer will be recognised.
+func original(p *harness.Peer, op string, off int) item {
+	switch {
+	case op == "S":
+		k := dupnak.Send(p, 16, true)
+		p.Send(k)
+		dupnak.ExpectAck(p, k.PSN, "the original SEND")
+		return item{req: k, kind: "send", label: fmt.Sprintf("the duplicate SEND at PSN %d", k.PSN)}
+	case op == "A":
+		k := p.Atomic(wire.FetchAdd, off, 3, 0)
+		p.Send(k)
+		p.Expect(fmt.Sprintf("the ATOMIC acknowledgment, PSN %d", k.PSN), dupnak.Liveness, func(x *wire.Packet) bool {
+			return x.Opcode == wire.AtomicAcknowledge && x.PSN == k.PSN
+		})
+		return item{req: k, kind: "atomic", first: k.PSN, n: 1, label: fmt.Sprintf("the duplicate ATOMIC at PSN %d", k.PSN)}
+	default:
+		length := 1
+		if op != "r" {
+			var m int
+			fmt.Sscanf(op, "R%d", &m)
+			length = m * p.MTU()
+		}
+		k := dupnak.CompleteRead(p, length, off)
+		n := wire.ReadResponsePackets(uint32(length), p.MTU())
+		return item{req: k, kind: "read", first: k.PSN, n: n, label: fmt.Sprintf("the duplicate READ at PSN %d", k.PSN)}
+	}
+}
+
+// inOrder checks that each duplicate's answer comes, whole, before the
+// next one's first packet.
+func inOrder(p *harness.Peer, recs []*trace.Record, dups []item) {
+	first := make([]int, len(dups))
+	last := make([]int, len(dups))
+	count := make([]int, len(dups))
+	for i := range dups {
+		first[i], last[i] = -1, -1
+	}
+	for j, rec := range recs {
+		for i, it := range dups {
+			if it.is(rec.Packet) {
+				if first[i] < 0 {
+					first[i] = j
+				}
+				last[i] = j
+				count[i]++
+				break
+			}
+		}
+	}
+	var order []string
+	for i, it := range dups {
+		order = append(order, fmt.Sprintf("%s (PSN %d)", it.kind, it.req.PSN))
+		if first[i] < 0 {
+			if i == 0 {
+				p.Fail([]string{fmt.Sprintf("an answer to %s, the oldest duplicate waiting", it.label)}, "no answer to it", nil)
+			}
+			continue
+		}
+		if it.kind == "read" && count[i] < it.n {
+			p.Fail([]string{fmt.Sprintf("%d READ response packets answering %s (%s)", it.n, it.label, dupnak.PSNRange(it.first, it.n))},
+				fmt.Sprintf("%d of them", count[i]), recs[last[i]])
+		}
+		for j := 0; j < i; j++ {
+			if first[j] >= 0 && first[i] < last[j] {
+				p.Fail([]string{fmt.Sprintf("the answers in PSN order, oldest first: %s", strings.Join(order[:i+1], " then ")),
+					fmt.Sprintf("the answer to %s complete before the answer to the later %s begins", dups[j].label, it.label)},
+					fmt.Sprintf("the answer to %s began before the answer to %s was complete", it.label, dups[j].label), recs[first[i]])
+			}
+		}
+	}
+}

@@ -1,0 +1,102 @@
+// Package c9_105 checks C9-105 (§9.7.5.1.4): a duplicate SEND or RDMA
+// WRITE is not executed again; the responder answers it with an ACK
+// carrying the PSN of the most recently completed new request, telling
+// the requester that everything up to there is done.
+package c9_105
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// ID is the clause this package checks.
+const ID = "C9-105"
+
+func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { return &judge{} })) }
+
+// judge: after a duplicate SEND or WRITE, the next positive ACK either
+// acknowledges new requests (it names one the responder took in sequence:
+// a coalesced ACK, judged by C9-95) or answers the duplicate, and then its
+// PSN must be the newest completed one: one less than an expected PSN the
+// responder could have had when it built the ACK, or, while a READ's
+// response is still owed, the PSN just before that READ (an ACK may not
+// pass it, C9-101). An ACK naming neither
+// (for instance the duplicate's own PSN, older than requests already
+// completed) means the duplicate was treated as new.
+//
+// On traces that may miss packets, the model knows only the newest PSN
+// acknowledged so far: an ACK answering a duplicate with a PSN older than
+// that is flagged, anything else is consistent.
+//
+// Re-execution itself (a second receive completion, memory written
+// again) is visible only on the device: the active scenarios check it.
+type judge struct {
+	pending []*trace.Record // duplicate SENDs/WRITEs not yet answered
+}
+
+func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+	p := ev.Rec.Packet
+	if ev.Dead {
+		return
+	}
+	if p.Opcode.IsRequest() {
+		if ev.Class == dupnak.ReqDup && (p.Opcode.Class() == wire.ClassSend || p.Opcode.Class() == wire.ClassWrite) {
+			j.pending = append(j.pending, ev.Rec)
+			if len(j.pending) > 256 {
+				j.pending = j.pending[1:]
+			}
+		}
+		return
+	}
+	if !harness.IsAck(p) || len(j.pending) == 0 {
+		return
+	}
+	dups := j.pending
+	newest := func() bool {
+		for _, e := range ev.Window {
+			if e.Add(-1) == p.PSN {
+				return true
+			}
+		}
+		// While a READ's response is still owed, the newest completed
+		// request is the one just before it (an ACK must not pass it,
+		// C9-101).
+		return k.T.ReadOpen(p.PSN.Next())
+	}
+	switch {
+	case ev.Exact && newest():
+		j.pending = nil
+		k.Checked(c)
+	case ev.Exact && ev.NamesStep:
+		// A coalesced ACK of new requests; the duplicate's answer may
+		// still come (or be covered by this one).
+	case ev.Exact:
+		j.pending = nil
+		want := make([]wire.PSN, 0, len(ev.Window))
+		for _, e := range ev.Window {
+			want = append(want, e.Add(-1))
+		}
+		k.Violation(c, ev.Rec, fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, which is not the newest request completed (%s): the duplicate was treated as a new request",
+			dupnak.DupList(dups), p.PSN, dupnak.FormatPSNs(want)),
+			[]string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, %s", dupnak.FormatPSNs(want)), "no ACK yet (the answer may be coalesced)"},
+			dupnak.Seen(ev.Rec))
+	case !k.T.Complete() && ev.HaveLower && p.PSN.Before(ev.Lower.Add(-1)):
+		j.pending = nil
+		k.Violation(c, ev.Rec, fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, older than PSN %d the responder had already acknowledged: a duplicate is answered with the newest completed PSN",
+			dupnak.DupList(dups), p.PSN, ev.Lower.Add(-1)),
+			[]string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, at least %d", ev.Lower.Add(-1))},
+			dupnak.Seen(ev.Rec))
+	case !k.T.Complete() && ev.HaveLower:
+		j.pending = nil
+		k.Checked(c)
+	default:
+		j.pending = nil
+		k.Indeterminate(c, "an ACK followed a duplicate SEND/WRITE, but the newest completed PSN is not known: "+k.T.Why())
+	}
+}
+
+func (j *judge) End(*dupnak.Checker, *harness.Conn) {}

@@ -1,0 +1,87 @@
+package c9_105
+
+import (
+	"testing"
+
+	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/wire"
+)
+
+func established(b *dupnak.TraceBuilder, e wire.PSN) {
+	for i := 6; i >= 1; i-- {
+		b.Req(wire.SendOnly, e.Add(-i), i == 1)
+	}
+	b.Ack(e.Add(-1), 6)
+}
+
+func TestMonitor(t *testing.T) {
+	const e = wire.PSN(300)
+	cases := []struct {
+		name      string
+		build     func(b *dupnak.TraceBuilder)
+		complete  bool
+		violation bool
+		checked   bool
+	}{
+		{"a duplicate SEND answered with the newest completed PSN", func(b *dupnak.TraceBuilder) {
+			established(b, e)
+			b.Send(e - 4)
+			b.Ack(e-1, 6)
+		}, true, false, true},
+		{"a duplicate SEND answered with its own PSN (executed again)", func(b *dupnak.TraceBuilder) {
+			established(b, e)
+			b.Send(e - 4)
+			b.Ack(e-4, 7)
+		}, true, true, false},
+		{"a duplicate WRITE Middle answered with its own PSN", func(b *dupnak.TraceBuilder) {
+			b.Req(wire.WriteFirst, e, false)
+			b.Req(wire.WriteMiddle, e+1, false)
+			b.Req(wire.WriteLast, e+2, true)
+			b.Ack(e+2, 1)
+			b.Req(wire.WriteMiddle, e+1, true)
+			b.Ack(e+1, 1)
+		}, true, true, false},
+		{"new requests acknowledged after the duplicate (coalesced)", func(b *dupnak.TraceBuilder) {
+			established(b, e)
+			b.Req(wire.SendOnly, e-4, false)
+			b.Send(e)
+			b.Send(e + 1)
+			b.Ack(e+1, 8)
+		}, true, false, true},
+		{"across the 2^24 wrap", func(b *dupnak.TraceBuilder) {
+			established(b, 2)
+			b.Send(0xFFFFFD)
+			b.Ack(0xFFFFFD, 7)
+		}, true, true, false},
+		{"a duplicate answered while a READ streams: the ACK stays before the READ", func(b *dupnak.TraceBuilder) {
+			established(b, e)
+			b.Read(e, 4096)
+			b.ReadResp(wire.ReadResponseFirst, e, 1024, 7)
+			b.Send(e - 3)
+			b.Ack(e-1, 7)
+			b.ReadResp(wire.ReadResponseMiddle, e+1, 1024, 7)
+		}, true, false, true},
+		{"capture: a duplicate answered with an older PSN", func(b *dupnak.TraceBuilder) {
+			established(b, e)
+			b.Send(e - 4)
+			b.Ack(e-4, 7)
+		}, false, true, false},
+		{"capture: a duplicate answered with the newest PSN", func(b *dupnak.TraceBuilder) {
+			established(b, e)
+			b.Send(e - 4)
+			b.Ack(e-1, 6)
+		}, false, false, true},
+	}
+	for _, tc := range cases {
+		b := dupnak.NewTraceBuilder(1024)
+		tc.build(b)
+		sink := dupnak.Audit(b.Recs, tc.complete, 1024, ID)
+		tl := dupnak.Tally(sink, ID)
+		if tc.violation != (tl.Violations > 0) {
+			t.Errorf("%s: violation want %v, got %+v %v", tc.name, tc.violation, tl, sink.Findings)
+		}
+		if tc.checked && tl.Checked == 0 {
+			t.Errorf("%s: want checked, got %+v", tc.name, tl)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+// Package c9_113 checks C9-113 (§9.7.5.1.5): when the responder refuses a
+// request with an RNR NAK, for instance a SEND that finds no receive WQE,
+// the NAK's BTH PSN is the PSN of the refused request.
+package c9_113
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// ID is the clause this package checks.
+const ID = "C9-113"
+
+func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { return judge{} })) }
+
+// needsRWQE reports whether a request packet is one where a responder
+// takes a receive WQE: the first (or only) packet of a SEND, and the
+// packet carrying a WRITE's immediate data (its Last or Only).
+func needsRWQE(op wire.Opcode) bool {
+	switch op {
+	case wire.SendFirst, wire.SendOnly, wire.SendOnlyImm, wire.SendOnlyInvalidate,
+		wire.WriteLastImm, wire.WriteOnlyImm:
+		return true
+	}
+	return false
+}
+
+// judge: an RNR NAK's PSN must name a request the responder received at
+// its expected PSN (on complete traces: a request the model accepted in
+// sequence within the window of the NAK; elsewhere: a request the capture
+// shows), not one it had already acknowledged, and a packet where a
+// receive WQE is taken: a SEND's First or Only packet, or a WRITE's
+// packet with immediate data (RULES.md C9-113: a multi-packet SEND is
+// refused at its First). An RNR NAK naming a READ or ATOMIC is judged
+// under Table 58 (running out of READ/ATOMIC resources is not an RNR
+// condition). Whether the receive queue really was empty no capture shows.
+type judge struct{}
+
+func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+	p := ev.Rec.Packet
+	if ev.Dead || p.Opcode != wire.Acknowledge || !p.AETH.IsRNR() {
+		return
+	}
+	x := p.PSN
+	if ev.NamedSeen && (ev.Named == wire.ReadRequest || ev.Named.Class() == wire.ClassAtomic) {
+		k.Indeterminate(c, "an RNR NAK named a READ or ATOMIC request: judged under Table-58")
+		return
+	}
+	expected := []string{"an RNR NAK with the PSN of the refused request: a SEND's First or Only packet, or a WRITE's packet carrying immediate data, received at the expected PSN"}
+	switch {
+	case ev.Exact && ev.DupNamed != nil && !ev.Accepted:
+		k.Indeterminate(c, fmt.Sprintf("an RNR NAK names PSN %d, a duplicate: refusing a duplicate is not a matter of its PSN", x))
+	case ev.Exact && ev.AckedAlready && !ev.Accepted:
+		k.Violation(c, ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, a request the responder had already acknowledged (through PSN %d): it refuses nothing it had not executed", x, ev.AckedPSN),
+			expected, dupnak.Seen(ev.Rec))
+	case ev.Exact && !ev.Accepted:
+		k.Violation(c, ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, but no request with that PSN reached the responder while PSN %d was its expected PSN (when it built the NAK it could only have expected %s)", x, x, dupnak.FormatPSNs(ev.Window)),
+			expected, dupnak.Seen(ev.Rec))
+	case !ev.NamedSeen && k.T.Complete() && ev.Exact:
+		k.Violation(c, ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, which no request carried", x), expected, dupnak.Seen(ev.Rec))
+	case !ev.NamedSeen:
+		k.Indeterminate(c, fmt.Sprintf("an RNR NAK names PSN %d, a request the capture does not show", x))
+	case !needsRWQE(ev.Named):
+		k.Violation(c, ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, a %s: no receive WQE is taken at that packet, so it is not the request refused for want of one (a SEND is refused at its First packet)", x, ev.Named),
+			expected, dupnak.Seen(ev.Rec))
+	case k.T.Complete() && !ev.Exact:
+		k.Indeterminate(c, "an RNR NAK's PSN cannot be placed yet: "+k.T.Why())
+	default:
+		k.Checked(c)
+	}
+}
+
+func (judge) End(*dupnak.Checker, *harness.Conn) {}

@@ -1,0 +1,67 @@
+// Package c9_124 checks C9-124 (§9.7.5.2): a NAK with code 2 (remote
+// access error) carries in its BTH the PSN of the request packet that
+// caused the error, rather than the responder's expected PSN.
+package c9_124
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// ID is the clause this package checks.
+const ID = "C9-124"
+
+func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { return judge{} })) }
+
+// judge: the offending packet is a request the responder received at its
+// expected PSN and had not already acknowledged, so a remote access NAK
+// must name such a request: on complete traces, one the model accepted in
+// sequence within the NAK's window and that no positive response covered
+// before. Which packet of a multi-packet WRITE overran the region's bounds
+// needs the bounds, which no capture shows, but a NAK naming a packet the
+// responder had already acknowledged cannot be about it.
+//
+// A NAK strictly inside a new READ's response range is a mid-stream
+// failure (C9-100/C9-112), and one about a duplicate is C9-106/C9-115's.
+// On traces that may miss packets, only a NAK naming a request the
+// capture shows is counted, and one naming an acknowledged PSN is
+// indeterminate (a resend the capture missed may be what it answers).
+type judge struct{}
+
+func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+	p := ev.Rec.Packet
+	if ev.Dead || !dupnak.IsNAKCode(p, wire.NAKRemoteAccess) {
+		return
+	}
+	if ev.InNewReadStream || ev.InDupReadStream != nil {
+		return
+	}
+	x := p.PSN
+	if ev.DupNamed != nil && !ev.Accepted {
+		return // about a duplicate: C9-106/C9-115
+	}
+	expected := []string{"a remote access NAK with the PSN of the request packet that failed (received at the expected PSN, not yet acknowledged)"}
+	switch {
+	case ev.Exact && ev.AckedAlready && !ev.Accepted:
+		k.Violation(c, ev.Rec, fmt.Sprintf("the remote access NAK names PSN %d, a request the responder had already acknowledged (through PSN %d): the NAK must name the packet that failed, not an earlier one of its message", x, ev.AckedPSN),
+			expected, dupnak.Seen(ev.Rec))
+	case ev.Exact && !ev.Accepted:
+		k.Violation(c, ev.Rec, fmt.Sprintf("the remote access NAK names PSN %d, but no request with that PSN reached the responder while PSN %d was its expected PSN (when it built the NAK it could only have expected %s)", x, x, dupnak.FormatPSNs(ev.Window)),
+			expected, dupnak.Seen(ev.Rec))
+	case ev.Exact:
+		k.Checked(c)
+	case k.T.Complete():
+		k.Indeterminate(c, "a remote access NAK's PSN cannot be placed: "+k.T.Why())
+	case !ev.NamedSeen:
+		k.Indeterminate(c, fmt.Sprintf("a remote access NAK names PSN %d, a request the capture does not show", x))
+	case ev.AckedAlready:
+		k.Indeterminate(c, fmt.Sprintf("a remote access NAK names PSN %d, already acknowledged: either the wrong packet, or a resend the capture missed", x))
+	default:
+		k.Checked(c)
+	}
+}
+
+func (judge) End(*dupnak.Checker, *harness.Conn) {}

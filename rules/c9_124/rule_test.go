@@ -1,0 +1,83 @@
+package c9_124
+
+import (
+	"testing"
+
+	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/wire"
+)
+
+func TestMonitor(t *testing.T) {
+	const e = wire.PSN(0xFFFFFE)
+	est := func(b *dupnak.TraceBuilder) {
+		b.Send(e - 1)
+		b.Ack(e-1, 1)
+	}
+	overrun := func(b *dupnak.TraceBuilder) {
+		est(b)
+		b.Req(wire.WriteFirst, e, true)
+		b.Req(wire.WriteMiddle, e.Add(1), true)
+		b.Req(wire.WriteMiddle, e.Add(2), true)
+		b.Req(wire.WriteLast, e.Add(3), true)
+		b.Ack(e, 1)
+		b.Ack(e.Add(1), 1)
+	}
+	cases := []struct {
+		name      string
+		build     func(b *dupnak.TraceBuilder)
+		complete  bool
+		violation bool
+		checked   bool
+	}{
+		{"the third packet of a WRITE refused, NAK with its PSN", func(b *dupnak.TraceBuilder) {
+			overrun(b)
+			b.NAK(wire.NAKRemoteAccess, e.Add(2), 1)
+		}, true, false, true},
+		{"the third packet refused, NAK with the message's first PSN", func(b *dupnak.TraceBuilder) {
+			overrun(b)
+			b.NAK(wire.NAKRemoteAccess, e, 1)
+		}, true, true, false},
+		{"a WRITE refused at its First, before any ACK", func(b *dupnak.TraceBuilder) {
+			est(b)
+			b.Req(wire.WriteFirst, e, false)
+			b.Req(wire.WriteLast, e.Add(1), true)
+			b.NAK(wire.NAKRemoteAccess, e, 1)
+		}, true, false, true},
+		{"a NAK with a PSN no request carried", func(b *dupnak.TraceBuilder) {
+			est(b)
+			b.Req(wire.WriteOnly, e, true)
+			b.NAK(wire.NAKRemoteAccess, e.Add(1), 1)
+		}, true, true, false},
+		{"a READ refused, NAK with its PSN", func(b *dupnak.TraceBuilder) {
+			est(b)
+			b.Read(e, 4096)
+			b.NAK(wire.NAKRemoteAccess, e, 1)
+		}, true, false, true},
+		{"a mid-stream READ failure is C9-100's", func(b *dupnak.TraceBuilder) {
+			est(b)
+			b.Read(e, 4096)
+			b.ReadResp(wire.ReadResponseFirst, e, 1024, 2)
+			b.NAK(wire.NAKRemoteAccess, e.Add(1), 2)
+		}, true, false, false},
+		{"capture: the NAK names an acknowledged packet (undecided)", func(b *dupnak.TraceBuilder) {
+			overrun(b)
+			b.NAK(wire.NAKRemoteAccess, e, 1)
+		}, false, false, false},
+		{"capture: the NAK names the refused packet", func(b *dupnak.TraceBuilder) {
+			overrun(b)
+			b.NAK(wire.NAKRemoteAccess, e.Add(2), 1)
+		}, false, false, true},
+	}
+	for _, tc := range cases {
+		b := dupnak.NewTraceBuilder(1024)
+		tc.build(b)
+		sink := dupnak.Audit(b.Recs, tc.complete, 1024, ID)
+		tl := dupnak.Tally(sink, ID)
+		if tc.violation != (tl.Violations > 0) {
+			t.Errorf("%s: violation want %v, got %+v %v", tc.name, tc.violation, tl, sink.Findings)
+		}
+		if tc.checked && tl.Checked == 0 {
+			t.Errorf("%s: want checked, got %+v", tc.name, tl)
+		}
+	}
+}

@@ -1,0 +1,369 @@
+package dupnak
+
+import (
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// AnsReq is a READ or ATOMIC request, new or duplicate: the requests whose
+// answer names them (a READ response stream starting at its PSN, an ATOMIC
+// acknowledgment with its PSN), so the order of answers can be judged.
+type AnsReq struct {
+	Rec    *trace.Record
+	Seq    int // arrival order among the connection's requests
+	PSN    wire.PSN
+	N      int // READ response packets (0 unknown); 1 for an ATOMIC
+	Atomic bool
+	// Dup: the request was a duplicate when it arrived: the model said so,
+	// or an earlier request with these PSNs had already been answered.
+	Dup bool
+	// Orig is the earlier request this one repeats (a READ whose range
+	// holds its PSN, the ATOMIC with its PSN), nil if none was seen.
+	Orig *AnsReq
+	// Answered: its answer started; Done: a READ's stream reached its
+	// last PSN.
+	Answered, Done bool
+	// Superseded: the same PSN was requested again before any answer, so
+	// this copy no longer waits (the responder may have dropped it).
+	Superseded bool
+	// SkippedBy is a logically later request whose answer started while
+	// this one, logically earlier and arrived first, was still waiting.
+	SkippedBy *AnsReq
+}
+
+// Last returns the READ's last response PSN (ok false when unknown).
+func (a *AnsReq) Last() (wire.PSN, bool) {
+	if a.N == 0 {
+		return 0, false
+	}
+	return a.PSN.Add(a.N - 1), true
+}
+
+func (a *AnsReq) covers(p wire.PSN) bool {
+	if l, ok := a.Last(); ok {
+		return p.InRange(a.PSN, l)
+	}
+	return p == a.PSN
+}
+
+// Kind names the request for messages.
+func (a *AnsReq) Kind() string {
+	s := "RDMA READ"
+	if a.Atomic {
+		s = "ATOMIC"
+	}
+	if a.Dup {
+		s = "duplicate " + s
+	}
+	return s
+}
+
+// Stream is a READ response stream (or, with Atomic, one ATOMIC
+// acknowledgment).
+type Stream struct {
+	Req         *AnsReq // nil for a stream matching no waiting request
+	Start, Next wire.PSN
+	LastPSN     wire.PSN
+	LastKnown   bool
+	Open        bool
+	StartRec    *trace.Record
+	// InterruptedBy is the stream that started while this one was open.
+	InterruptedBy *Stream
+}
+
+// AnswerKind says what a READ response or ATOMIC acknowledgment did.
+type AnswerKind uint8
+
+// Answer kinds.
+const (
+	AnsNone      AnswerKind = iota
+	AnsStart                // starts the answer to a waiting request
+	AnsContinue             // the next packet of the open stream
+	AnsResume               // continues a stream another one interrupted
+	AnsUnmatched            // answers no waiting request
+)
+
+// Answer describes a READ response packet or ATOMIC acknowledgment.
+type Answer struct {
+	Kind   AnswerKind
+	Req    *AnsReq // the request answered (nil for AnsUnmatched)
+	Stream *Stream
+	// Start: SkippedBy is set when a logically later request was answered
+	// first although this one arrived before it (C9-104/C9-110).
+	SkippedBy *AnsReq
+	// Interrupted is the open stream this packet's stream interrupted.
+	Interrupted *Stream
+	// Start: Others counts the other requests waiting for an answer when
+	// this one began; OthersDup is set when one of them, or this one, is
+	// a duplicate (an ordering decision among duplicates was made).
+	Others    int
+	OthersDup bool
+	// WantOpcode lists the opcodes the packet should have had, when it had
+	// another (Start of a multi-packet answer: First; its end: Last; ...).
+	WantOpcode []wire.Opcode
+	// EndsEarly: a Last/Only before the stream's last PSN. Completed: the
+	// stream reached its last PSN.
+	EndsEarly, Completed bool
+	// Covering: for an unmatched READ response, the duplicate READs
+	// waiting whose original READ's range holds the packet's PSN.
+	Covering []*AnsReq
+}
+
+type answers struct {
+	reqs        []*AnsReq // READ/ATOMIC requests remembered, in arrival order
+	waitq       []*AnsReq // those waiting for an answer (not answered, not superseded)
+	cur         *Stream
+	interrupted []*Stream
+}
+
+// maxWaiting bounds the requests waiting for an answer that are kept.
+const maxWaiting = 256
+
+func (s *answers) request(c *harness.Conn, t *Tracker, r *trace.Record, ev *Event, n int) {
+	p := r.Packet
+	atomic := p.Opcode.Class() == wire.ClassAtomic
+	if p.Opcode != wire.ReadRequest && !atomic {
+		return
+	}
+	if ev.Class == ReqAhead {
+		return // out of sequence: the responder drops it
+	}
+	if atomic {
+		n = 1
+	}
+	a := &AnsReq{Rec: r, Seq: t.seq, PSN: p.PSN, N: n, Atomic: atomic}
+	for i := len(s.reqs) - 1; i >= 0; i-- {
+		o := s.reqs[i]
+		if o.Atomic != atomic || !o.covers(p.PSN) {
+			// New requests come in PSN order: once a new one lies
+			// wholly behind p, the older ones do too.
+			if !o.Dup && o.PSN.Before(p.PSN) && !o.covers(p.PSN) {
+				break
+			}
+			continue
+		}
+		if a.Orig == nil || (a.Orig.Dup && !o.Dup) {
+			a.Orig = o
+		}
+		if !o.Dup {
+			break
+		}
+	}
+	a.Dup = ev.Class == ReqDup || (a.Orig != nil && (a.Orig.Answered || a.Orig.Dup && a.Orig.Orig != nil && a.Orig.Orig.Answered))
+	k := 0
+	for _, o := range s.waitq {
+		if o.Atomic == atomic && o.PSN == p.PSN {
+			o.Superseded = true
+			continue
+		}
+		s.waitq[k] = o
+		k++
+	}
+	s.waitq = append(s.waitq[:k], a)
+	if len(s.waitq) > maxWaiting {
+		s.waitq = s.waitq[1:]
+	}
+	s.reqs = append(s.reqs, a)
+	if len(s.reqs) > 2*maxAnsReqs {
+		s.reqs = append(s.reqs[:0], s.reqs[len(s.reqs)-maxAnsReqs:]...)
+	}
+}
+
+// waiting returns the first request waiting for an answer with PSN p.
+func (s *answers) waiting(p wire.PSN, atomic bool) *AnsReq {
+	for _, a := range s.waitq {
+		if a.Atomic == atomic && a.PSN == p {
+			return a
+		}
+	}
+	return nil
+}
+
+func (s *answers) waitingList() []*AnsReq { return append([]*AnsReq(nil), s.waitq...) }
+
+// start marks a's answer as begun, noting the waiting requests it skips.
+func (s *answers) start(a *AnsReq, ans *Answer) {
+	ans.Kind, ans.Req, ans.SkippedBy = AnsStart, a, a.SkippedBy
+	a.Answered = true
+	ans.OthersDup = a.Dup
+	k := 0
+	for _, o := range s.waitq {
+		if o != a {
+			s.waitq[k] = o
+			k++
+		}
+	}
+	s.waitq = s.waitq[:k]
+	for _, o := range s.waitq {
+		ans.Others++
+		if o.Dup {
+			ans.OthersDup = true
+		}
+		if o.PSN.Before(a.PSN) && o.Seq < a.Seq && o.SkippedBy == nil {
+			o.SkippedBy = a
+		}
+	}
+}
+
+// interrupt closes the open stream because another answer begins.
+func (s *answers) interrupt(ans *Answer, by *Stream) {
+	if s.cur != nil && s.cur.Open {
+		s.cur.Open = false
+		s.cur.InterruptedBy = by
+		ans.Interrupted = s.cur
+		s.interrupted = append(s.interrupted, s.cur)
+		if len(s.interrupted) > 64 {
+			s.interrupted = s.interrupted[1:]
+		}
+	}
+}
+
+func (s *answers) response(c *harness.Conn, t *Tracker, r *trace.Record, ev *Event) {
+	p := r.Packet
+	switch p.Opcode.Class() {
+	case wire.ClassReadResponse:
+		ev.Answer = s.readResponse(c, r)
+	case wire.ClassAtomicAck:
+		ans := &Answer{}
+		st := &Stream{Start: p.PSN, Next: p.PSN.Next(), LastPSN: p.PSN, LastKnown: true, StartRec: r}
+		s.interrupt(ans, st)
+		if a := s.waiting(p.PSN, true); a != nil {
+			st.Req = a
+			s.start(a, ans)
+			a.Done = true
+			ans.Completed = true
+		} else {
+			ans.Kind = AnsUnmatched
+		}
+		ans.Stream = st
+		ev.Answer = ans
+	case wire.ClassAck:
+		// A NAK taking the place of the next packet ends the stream.
+		if !p.AETH.IsACK() && s.cur != nil && s.cur.Open && p.PSN == s.cur.Next {
+			s.cur.Open = false
+		}
+	}
+}
+
+func (s *answers) readResponse(c *harness.Conn, r *trace.Record) *Answer {
+	p := r.Packet
+	op := p.Opcode
+	ans := &Answer{}
+	if cur := s.cur; cur != nil && cur.Open && p.PSN == cur.Next {
+		ans.Kind, ans.Req, ans.Stream = AnsContinue, cur.Req, cur
+		s.advance(cur, op, ans)
+		return ans
+	}
+	if a := s.waiting(p.PSN, false); a != nil {
+		st := &Stream{Req: a, Start: p.PSN, Next: p.PSN, Open: true, StartRec: r}
+		if l, ok := a.Last(); ok {
+			st.LastPSN, st.LastKnown = l, true
+		}
+		s.interrupt(ans, st)
+		s.start(a, ans)
+		switch {
+		case a.N == 1 && op != wire.ReadResponseOnly:
+			ans.WantOpcode = []wire.Opcode{wire.ReadResponseOnly}
+		case a.N > 1 && op != wire.ReadResponseFirst:
+			ans.WantOpcode = []wire.Opcode{wire.ReadResponseFirst}
+		case a.N == 0 && op != wire.ReadResponseFirst && op != wire.ReadResponseOnly:
+			ans.WantOpcode = []wire.Opcode{wire.ReadResponseFirst, wire.ReadResponseOnly}
+		}
+		ans.Stream = st
+		s.cur = st
+		s.advanceAfterStart(st, op, ans)
+		return ans
+	}
+	for i := len(s.interrupted) - 1; i >= 0; i-- {
+		o := s.interrupted[i]
+		if o.Next != p.PSN {
+			continue
+		}
+		s.interrupted = append(s.interrupted[:i], s.interrupted[i+1:]...)
+		s.interrupt(ans, o)
+		ans.Kind, ans.Req, ans.Stream = AnsResume, o.Req, o
+		o.Open = true
+		s.cur = o
+		s.advance(o, op, ans)
+		return ans
+	}
+	st := &Stream{Start: p.PSN, Next: p.PSN, Open: true, StartRec: r}
+	s.interrupt(ans, st)
+	ans.Kind, ans.Stream = AnsUnmatched, st
+	for _, a := range s.waitq {
+		if a.Dup && !a.Atomic && a.Orig != nil && a.Orig.covers(p.PSN) {
+			ans.Covering = append(ans.Covering, a)
+		}
+	}
+	s.cur = st
+	s.advanceAfterStart(st, op, ans)
+	return ans
+}
+
+// advanceAfterStart moves a stream past its first packet.
+func (s *answers) advanceAfterStart(st *Stream, op wire.Opcode, ans *Answer) {
+	if op.EndsMessage() {
+		st.Open = false
+		if st.LastKnown {
+			ans.Completed = st.Start == st.LastPSN
+			ans.EndsEarly = !ans.Completed
+		} else {
+			ans.Completed = true
+		}
+		if ans.Completed && st.Req != nil {
+			st.Req.Done = true
+		}
+	}
+	st.Next = st.Start.Next()
+}
+
+// advance moves the open stream past its next packet, noting a wrong
+// opcode for the packet's position.
+func (s *answers) advance(st *Stream, op wire.Opcode, ans *Answer) {
+	x := st.Next
+	final := st.LastKnown && x == st.LastPSN
+	switch {
+	case final && op != wire.ReadResponseLast:
+		ans.WantOpcode = []wire.Opcode{wire.ReadResponseLast}
+	case !final && st.LastKnown && op != wire.ReadResponseMiddle:
+		ans.WantOpcode = []wire.Opcode{wire.ReadResponseMiddle}
+	case !st.LastKnown && op != wire.ReadResponseMiddle && op != wire.ReadResponseLast:
+		ans.WantOpcode = []wire.Opcode{wire.ReadResponseMiddle, wire.ReadResponseLast}
+	}
+	st.Next = x.Next()
+	if op.EndsMessage() || final {
+		st.Open = false
+		ans.Completed = final || !st.LastKnown
+		ans.EndsEarly = st.LastKnown && !final
+		if ans.Completed && st.Req != nil {
+			st.Req.Done = true
+		}
+	}
+}
+
+// inNewReadStream reports whether x lies strictly inside the range of a
+// new (not duplicate) READ whose response stream is open.
+func (s *answers) inNewReadStream(x wire.PSN) bool {
+	cur := s.cur
+	if cur == nil || !cur.Open || cur.Req == nil || cur.Req.Dup || cur.Req.Atomic {
+		return false
+	}
+	if cur.LastKnown {
+		return x.After(cur.Req.PSN) && x.AtOrBefore(cur.LastPSN)
+	}
+	return x.After(cur.Req.PSN) && x.AtOrBefore(cur.Next)
+}
+
+// inDupReadStream reports whether x lies in the range of a duplicate
+// READ whose replay is open (an error met while replaying it).
+func (s *answers) inDupReadStream(x wire.PSN) *AnsReq {
+	cur := s.cur
+	if cur == nil || !cur.Open || cur.Req == nil || !cur.Req.Dup || cur.Req.Atomic {
+		return nil
+	}
+	if cur.LastKnown && x.InRange(cur.Start, cur.LastPSN) || !cur.LastKnown && x.InRange(cur.Start, cur.Next) {
+		return cur.Req
+	}
+	return nil
+}

@@ -1,0 +1,659 @@
+package dupnak
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// ReqClass is how a responder with the modelled expected PSN classifies a
+// request packet (the PSN check of §9.7.4, as response-generation.txt
+// describes its verdicts).
+type ReqClass uint8
+
+// Request classes.
+const (
+	ReqUnknown ReqClass = iota // the model cannot tell
+	ReqNew                     // the expected PSN: executed in sequence (unless refused)
+	ReqAhead                   // ahead of the expected PSN: a PSN sequence error
+	ReqDup                     // behind it: a duplicate
+)
+
+func (k ReqClass) String() string {
+	return [...]string{"unknown", "new", "ahead", "duplicate"}[k&3]
+}
+
+// Bounds on what the model remembers; past them it gives up exactness
+// (indeterminate) rather than guess.
+const (
+	maxWindow  = 4096 // requests since the latest proven point
+	maxDupSeen = 1024 // duplicates remembered by PSN
+	maxAnsReqs = 512  // READ/ATOMIC requests remembered
+)
+
+// step is one point of the expected-PSN window: the expected PSN after a
+// request was accepted in sequence (or the window's base).
+type step struct {
+	e     wire.PSN // expected PSN after the step
+	by    wire.PSN // PSN of the request this step accepted
+	hasBy bool
+	seq   int // sequence number of that request (-1 for a base without one)
+}
+
+// reqRec is a request packet the window model absorbed.
+type reqRec struct {
+	seq   int
+	rec   *trace.Record
+	n     int // PSNs the request occupies (a READ: its response packets); 0 unknown
+	class ReqClass
+}
+
+// Tracker models one connection's responder from its trace. Observe it
+// with every record, in trace order, before the harness's connection model
+// absorbs the record; it returns what the record meant.
+type Tracker struct {
+	inited   bool
+	complete bool // the trace is complete: exact judgments are possible
+
+	// The expected-PSN window (complete traces only).
+	hyp    bool // a hypothesis is held (win is meaningful)
+	synced bool // a positive response confirmed the hypothesis
+	win    []step
+	reqs   []reqRec // requests absorbed since the window's base (all of them while not synced)
+	seq    int      // requests seen so far
+	lost   string   // why the window was given up ("" while it holds)
+
+	// Bounds that hold on every trace.
+	lower, acked         wire.PSN
+	haveLower, haveAcked bool
+
+	dead    bool // the responder sent a NAK that ends the connection (codes 1–3)
+	deadRec *trace.Record
+
+	latch    *Latch
+	prevNAK  *trace.Record // the previous sequence NAK (network-duplicate test)
+	prevResp *trace.Record // the previous response
+
+	dupSeen       map[wire.PSN]*trace.Record // duplicates seen, by PSN
+	dupSinceLower []*trace.Record            // incomplete traces: duplicates since the lower bound rose
+
+	ans answers
+	ev  Event // the event of the latest record (reused: valid until the next)
+}
+
+// Latch is one NAK-latch episode: a sequence NAK was sent with PSN PSN;
+// the responder must ignore new requests, and send no other sequence NAK,
+// until a request with that PSN arrives (C9-114/C9-122).
+type Latch struct {
+	PSN wire.PSN
+	NAK *trace.Record
+	// Cleared: a request carrying PSN reached the responder after it
+	// built the NAK (the window shows it accepted after the NAK's point,
+	// or it was seen after the NAK).
+	Cleared bool
+	// Exact: the trace is complete, so a request not seen did not arrive.
+	Exact bool
+}
+
+// Event is what one record meant to the model. Fields not relevant to the
+// record's kind are zero.
+type Event struct {
+	Rec   *trace.Record
+	Exact bool // complete trace and confirmed window: exact judgments
+	Dead  bool // the responder had already ended the connection with a NAK
+
+	// A request: its class against the expected PSN (complete traces;
+	// on other traces ReqDup only when it is behind the lower bound).
+	Class ReqClass
+	E     wire.PSN // expected PSN when it arrived (Class != ReqUnknown)
+
+	// A response: the expected PSNs the responder could have had when it
+	// built it (exact only), and what its PSN names.
+	Window []wire.PSN
+	// InWindow: the PSN equals one of Window. Behind: it is behind all of
+	// them (exact), or behind the lower bound (inexact, HaveLower).
+	InWindow, Behind bool
+	Lower            wire.PSN
+	HaveLower        bool
+	// Accepted: the PSN names a request accepted in sequence inside the
+	// window (the responder received it at its expected PSN). NamesStep
+	// also counts the window's base (a request already acknowledged).
+	Accepted, NamesStep bool
+	// AckedAlready: the PSN is at or before a request already positively
+	// acknowledged (a positive ACK, READ response or ATOMIC acknowledgment).
+	AckedAlready bool
+	AckedPSN     wire.PSN
+	// Named is the opcode of the request seen with this PSN; NamedSeen
+	// says whether one was seen at all.
+	Named     wire.Opcode
+	NamedSeen bool
+	// DupNamed is a duplicate request carrying this PSN (nil: none seen).
+	DupNamed *trace.Record
+	// ReqSinceBase (exact only): a request carrying this PSN arrived since
+	// the window's base. An error NAK naming a PSN no request since the
+	// base carried is about no new request.
+	ReqSinceBase bool
+	// WaitingDupAtomic is the newest duplicate ATOMIC still waiting for an
+	// answer (nil: none).
+	WaitingDupAtomic *AnsReq
+	// DupsSinceBase lists the duplicates that arrived since the window's
+	// base (exact), or since the lower bound last rose (inexact).
+	DupsSinceBase []*trace.Record
+	// InNewReadStream: the PSN lies strictly inside a new READ's range
+	// whose response stream is still open (a mid-stream failure, C9-100).
+	InNewReadStream bool
+	// InDupReadStream: the PSN lies in the range of a duplicate READ whose
+	// replay is open (an error met while replaying it).
+	InDupReadStream *AnsReq
+
+	// A sequence NAK and the latch.
+	PrevLatch     *Latch // the episode open before this NAK (nil: none)
+	NetDup        bool   // a network duplicate of the previous response (or sequence NAK): ignore it
+	NetDupUnknown bool   // identical to the previous NAK and the IP ID cannot tell
+	// PastGap: a positive response naming a PSN at or past the latch's
+	// PSN while the latch had to be set (exact).
+	PastGap *Latch
+
+	// READ/ATOMIC answers.
+	Answer *Answer
+}
+
+// Observe feeds one record and returns what it meant. The event is valid
+// until the next call.
+func (t *Tracker) Observe(c *harness.Conn, r *trace.Record) *Event {
+	if !t.inited {
+		t.inited = true
+		t.complete = c.Complete()
+		t.dupSeen = map[wire.PSN]*trace.Record{}
+	}
+	t.ev = Event{Rec: r, Dead: t.dead}
+	ev := &t.ev
+	p := r.Packet
+	if p.Opcode.IsRequest() {
+		t.request(c, r, ev)
+		return ev
+	}
+	if !p.Opcode.IsResponse() || t.dead {
+		return ev
+	}
+	if prev := t.prevResp; prev != nil && sameResponse(prev, r) && len(prev.Packet.Payload) == len(p.Payload) &&
+		r.HasIPID && prev.HasIPID && r.IPID == prev.IPID && r.IPID != 0 {
+		// The network duplicated the previous response: one packet.
+		ev.NetDup = true
+		return ev
+	}
+	t.prevResp = r
+	t.response(c, r, ev)
+	return ev
+}
+
+// Exact reports whether the model currently makes exact judgments.
+func (t *Tracker) Exact() bool { return t.complete && t.synced && t.lost == "" }
+
+// Complete reports whether the trace is complete.
+func (t *Tracker) Complete() bool { return t.complete }
+
+// Why returns why the model is not exact (for indeterminate reasons).
+func (t *Tracker) Why() string {
+	switch {
+	case !t.complete:
+		return "the capture may miss packets on either side of the capture point or begin mid-connection, so the responder's expected PSN is known only from below (audit with --complete if it holds the whole connection)"
+	case t.lost != "":
+		return t.lost
+	case !t.synced:
+		return "no positive response has yet shown where the responder's expected PSN stood"
+	}
+	return ""
+}
+
+// ReadOpen reports whether a new READ request with PSN q was seen whose
+// response stream has not been completed: while it is owed, the newest
+// completed request is the one before it (C9-101).
+func (t *Tracker) ReadOpen(q wire.PSN) bool {
+	for i := len(t.ans.reqs) - 1; i >= 0; i-- {
+		a := t.ans.reqs[i]
+		if !a.Atomic && !a.Dup && a.PSN == q && !a.Done && !a.Superseded {
+			return true
+		}
+	}
+	return false
+}
+
+// Latch returns the open latch episode (nil: none).
+func (t *Tracker) Latch() *Latch { return t.latch }
+
+// Dead reports whether the responder ended the connection with a NAK.
+func (t *Tracker) Dead() bool { return t.dead }
+
+// packets returns the PSNs a request occupies at the connection's MTU, or
+// 0 when unknown (a READ longer than the smallest MTU on a connection
+// whose MTU is not known).
+func packets(c *harness.Conn, p *wire.Packet) int {
+	if p.Opcode != wire.ReadRequest {
+		return 1
+	}
+	if p.RETH.Length <= 256 {
+		return 1
+	}
+	if m := c.MTU(); m != 0 {
+		return wire.ReadResponsePackets(p.RETH.Length, m)
+	}
+	return 0
+}
+
+func (t *Tracker) curE() wire.PSN { return t.win[len(t.win)-1].e }
+
+// windowE lists the expected PSNs of the window.
+func (t *Tracker) windowE() []wire.PSN {
+	out := make([]wire.PSN, 0, len(t.win))
+	for _, s := range t.win {
+		out = append(out, s.e)
+	}
+	return out
+}
+
+// giveUp abandons the window (it will restart from the next sequence NAK
+// or RNR NAK, tentatively).
+func (t *Tracker) giveUp(why string) {
+	t.lost, t.hyp, t.synced = why, false, false
+	t.win, t.reqs = nil, nil
+}
+
+func (t *Tracker) request(c *harness.Conn, r *trace.Record, ev *Event) {
+	p := r.Packet
+	t.seq++
+	n := packets(c, p)
+	winClass, winE := ReqUnknown, wire.PSN(0)
+	if t.complete && !t.dead {
+		if !t.hyp && t.lost == "" {
+			// The first request: hypothesise it carries the expected PSN.
+			t.hyp = true
+			t.win = []step{{e: p.PSN, seq: -1}}
+		}
+		if t.hyp {
+			t.reqs = append(t.reqs, reqRec{seq: t.seq, rec: r, n: n})
+			k := len(t.reqs) - 1
+			winE = t.curE()
+			t.classify(k)
+			if t.lost == "" {
+				winClass = t.reqs[k].class
+			}
+			if len(t.reqs) > maxWindow {
+				t.giveUp(fmt.Sprintf("more than %d requests without a response that pins the responder's progress", maxWindow))
+			}
+		}
+	}
+	switch {
+	case t.Exact() && winClass != ReqUnknown:
+		ev.Class, ev.E = winClass, winE
+	case t.haveLower && p.PSN.Before(t.lower):
+		// Behind a PSN the responder has acknowledged: a duplicate on any trace.
+		ev.Class = ReqDup
+	}
+	if ev.Class == ReqDup {
+		t.noteDup(r)
+	}
+	if t.latch != nil && p.PSN == t.latch.PSN {
+		t.latch.Cleared = true
+	}
+	t.ans.request(c, t, r, ev, n)
+}
+
+// classify runs the PSN check on reqs[k] against the window's current
+// expected PSN and extends the window when it is accepted.
+func (t *Tracker) classify(k int) {
+	q := &t.reqs[k]
+	p := q.rec.Packet
+	e := t.curE()
+	switch d := p.PSN.Diff(e); {
+	case d == 0:
+		if q.n == 0 {
+			t.giveUp("a multi-packet READ on a connection whose path MTU is unknown: how many PSNs it reserves cannot be told (give --mtu)")
+			return
+		}
+		q.class = ReqNew
+		t.win = append(t.win, step{e: p.PSN.Add(q.n), by: p.PSN, hasBy: true, seq: q.seq})
+	case d > 0:
+		q.class = ReqAhead
+	default:
+		q.class = ReqDup
+	}
+}
+
+func (t *Tracker) noteDup(r *trace.Record) {
+	if len(t.dupSeen) >= maxDupSeen {
+		for k := range t.dupSeen {
+			delete(t.dupSeen, k)
+			break
+		}
+	}
+	t.dupSeen[r.Packet.PSN] = r
+	if !t.complete {
+		t.dupSinceLower = append(t.dupSinceLower, r)
+		if len(t.dupSinceLower) > maxDupSeen {
+			t.dupSinceLower = t.dupSinceLower[1:]
+		}
+	}
+}
+
+// dupsSinceBase lists the duplicates since the window's base (exact), or
+// since the lower bound last rose (other traces).
+func (t *Tracker) dupsSinceBase() []*trace.Record {
+	if !t.complete {
+		return append([]*trace.Record(nil), t.dupSinceLower...)
+	}
+	if !t.Exact() {
+		return nil
+	}
+	var out []*trace.Record
+	for _, q := range t.reqs {
+		if q.class == ReqDup {
+			out = append(out, q.rec)
+		}
+	}
+	return out
+}
+
+// pinAt makes window entry i the base: the responder is proven to have
+// reached it when it built the current response.
+func (t *Tracker) pinAt(i int) {
+	if i <= 0 {
+		return
+	}
+	seq := t.win[i].seq
+	t.win = append(t.win[:0], t.win[i:]...)
+	if t.synced {
+		k := 0
+		for k < len(t.reqs) && t.reqs[k].seq <= seq {
+			k++
+		}
+		t.reqs = append(t.reqs[:0], t.reqs[k:]...)
+	}
+}
+
+// stepBy returns the index of the window step that accepted PSN p (0 for
+// the base when the base was reached by accepting p), or -1.
+func (t *Tracker) stepBy(p wire.PSN, fromBase bool) int {
+	for i, s := range t.win {
+		if i == 0 && !fromBase {
+			continue
+		}
+		if s.hasBy && s.by == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// firstE returns the index of the first window entry whose expected PSN is
+// x, or -1.
+func (t *Tracker) firstE(x wire.PSN) int {
+	for i, s := range t.win {
+		if s.e == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// rehypothesise restarts the window with expected PSN x and reruns the PSN
+// check on every request kept (only while not synced: the hypothesis that
+// the first request was in sequence was wrong).
+func (t *Tracker) rehypothesise(x wire.PSN) {
+	t.win = []step{{e: x, seq: -1}}
+	t.hyp, t.lost = true, ""
+	for k := range t.reqs {
+		t.classify(k)
+		if t.lost != "" {
+			return
+		}
+	}
+}
+
+// rollback undoes the acceptance at window step i: the responder refused
+// that request (RNR NAK, or a NAK that ends the connection), so its
+// expected PSN stayed at the request's PSN, and the requests after it are
+// classified again from there.
+func (t *Tracker) rollback(i int) {
+	seq := t.win[i].seq
+	t.win = t.win[:i]
+	k := 0
+	for k < len(t.reqs) && t.reqs[k].seq <= seq {
+		k++
+	}
+	if k > 0 {
+		t.reqs[k-1].class = ReqUnknown
+	}
+	for j := k; j < len(t.reqs); j++ {
+		t.classify(j)
+		if t.lost != "" {
+			return
+		}
+	}
+}
+
+func (t *Tracker) raiseLower(x wire.PSN) {
+	if !t.haveLower || x.After(t.lower) {
+		t.lower, t.haveLower = x, true
+		t.dupSinceLower = t.dupSinceLower[:0]
+	}
+}
+
+func (t *Tracker) raiseAcked(x wire.PSN) {
+	if !t.haveAcked || x.After(t.acked) {
+		t.acked, t.haveAcked = x, true
+	}
+}
+
+// describe fills the response's common fields: the window, what its PSN
+// names, and the bounds.
+func (t *Tracker) describe(c *harness.Conn, ev *Event, x wire.PSN) {
+	ev.Exact = t.Exact()
+	ev.Lower, ev.HaveLower = t.lower, t.haveLower
+	if op, _, _, ok := c.Req(x); ok {
+		ev.Named, ev.NamedSeen = op, true
+	} else if rd := c.ReadCovering(x); rd != nil && rd.First == x {
+		ev.Named, ev.NamedSeen = wire.ReadRequest, true
+	}
+	ev.DupNamed = t.dupSeen[x]
+	if t.haveAcked && x.AtOrBefore(t.acked) {
+		ev.AckedAlready, ev.AckedPSN = true, t.acked
+	}
+	ev.InNewReadStream = t.ans.inNewReadStream(x)
+	ev.InDupReadStream = t.ans.inDupReadStream(x)
+	if t.haveLower && !ev.Exact {
+		ev.Behind = x.Before(t.lower)
+	}
+	if ev.Rec.Packet.Opcode != wire.Acknowledge {
+		// The rest (windows, duplicates since the base) is judged only
+		// for Acknowledge packets: left out elsewhere to keep the
+		// per-packet cost low.
+		if ev.Exact {
+			ev.Accepted = t.stepBy(x, false) >= 0
+		}
+		return
+	}
+	for _, a := range t.ans.waitq {
+		if a.Atomic && a.Dup {
+			ev.WaitingDupAtomic = a
+		}
+	}
+	ev.DupsSinceBase = t.dupsSinceBase()
+	if ev.Exact {
+		ev.Window = t.windowE()
+		ev.InWindow = t.firstE(x) >= 0
+		ev.Behind = x.Before(t.win[0].e)
+		ev.Accepted = t.stepBy(x, false) >= 0
+		ev.NamesStep = t.stepBy(x, true) >= 0
+		for _, q := range t.reqs {
+			if q.rec.Packet.PSN == x {
+				ev.ReqSinceBase = true
+			}
+		}
+	}
+}
+
+func (t *Tracker) response(c *harness.Conn, r *trace.Record, ev *Event) {
+	p := r.Packet
+	t.describe(c, ev, p.PSN)
+	switch op := p.Opcode; {
+	case op == wire.Acknowledge && p.AETH.IsACK():
+		t.positive(c, ev, p.PSN, p.PSN, p.PSN)
+	case op == wire.Acknowledge && p.AETH.IsNAK(wire.NAKPSNSequence):
+		t.seqNAK(r, ev)
+	case op == wire.Acknowledge && p.AETH.IsRNR():
+		t.refusal(p.PSN)
+		if l := t.latch; l != nil && (l.Cleared || l.PSN == p.PSN) {
+			// The refused request carried the latch's PSN (or the latch
+			// was already cleared): the episode is over, and the
+			// expected PSN stays where a new sequence NAK may name it.
+			t.latch = nil
+		}
+	case op == wire.Acknowledge:
+		// NAK codes 1–3 (and reserved ones): the responder ends the
+		// connection once it is sent.
+		t.dead, t.deadRec = true, r
+	case op.Class() == wire.ClassReadResponse:
+		if rd := c.ReadCovering(p.PSN); rd != nil {
+			t.positive(c, ev, rd.First, rd.Last, p.PSN)
+		}
+	case op == wire.AtomicAcknowledge:
+		t.positive(c, ev, p.PSN, p.PSN, p.PSN)
+	}
+	t.ans.response(c, t, r, ev)
+}
+
+// positive handles a response proving the request at psn was executed (a
+// positive ACK, a READ response, an ATOMIC acknowledgment): last is the
+// last PSN that request reserved, and acked the newest PSN the response
+// shows done.
+func (t *Tracker) positive(c *harness.Conn, ev *Event, psn, last, acked wire.PSN) {
+	if c.SentBefore(psn) {
+		t.raiseLower(last.Next())
+		t.raiseAcked(acked)
+	}
+	if l := t.latch; l != nil && l.Exact && !l.Cleared && acked.AtOrAfter(l.PSN) && c.SentBefore(acked) {
+		ev.PastGap = l
+	}
+	if !t.hyp {
+		// A lost window restarts from a positive response naming the
+		// newest request seen: on a complete trace nothing beyond it
+		// reached the responder, so its expected PSN is just past it.
+		if t.complete && t.lost != "" && c.HaveReq && last == c.NextReq.Add(-1) {
+			t.rehypothesise(last.Next())
+			t.synced = t.lost == ""
+		}
+		return
+	}
+	if i := t.stepBy(psn, true); i >= 0 {
+		t.pinAt(i)
+		if !t.synced && t.complete {
+			t.synced = true
+			// Keep only what follows the base from now on.
+			seq := t.win[0].seq
+			k := 0
+			for k < len(t.reqs) && t.reqs[k].seq <= seq {
+				k++
+			}
+			t.reqs = append(t.reqs[:0], t.reqs[k:]...)
+		}
+	}
+}
+
+// seqNAK handles a PSN sequence error NAK.
+func (t *Tracker) seqNAK(r *trace.Record, ev *Event) {
+	x := r.Packet.PSN
+	if prev := t.prevNAK; prev != nil && sameResponse(prev, r) {
+		switch {
+		case r.HasIPID && prev.HasIPID && r.IPID == prev.IPID && r.IPID != 0:
+			ev.NetDup = true
+			return
+		case !r.HasIPID || !prev.HasIPID || r.IPID == prev.IPID:
+			// IPv6, or an IP identification the sender keeps constant:
+			// a network duplicate cannot be told from a second NAK.
+			ev.NetDupUnknown = true
+		}
+	}
+	t.prevNAK = r
+	ev.PrevLatch = t.latch
+	if t.hyp {
+		if i := t.firstE(x); i >= 0 {
+			t.pinAt(i)
+		} else if !t.synced {
+			t.rehypothesise(x)
+		}
+	} else if t.complete && t.lost != "" {
+		// Restart the window from the responder's own word, tentatively.
+		t.rehypothesise(x)
+		t.synced = false
+	}
+	l := &Latch{PSN: x, NAK: r, Exact: t.complete && t.hyp && t.lost == ""}
+	// A request with PSN x accepted in the window after the NAK's point
+	// reached the responder after it built the NAK.
+	if t.hyp && t.lost == "" {
+		if i := t.firstE(x); i >= 0 && i+1 < len(t.win) && t.win[i+1].by == x {
+			l.Cleared = true
+		}
+	}
+	t.latch = l
+}
+
+// refusal handles an RNR NAK naming psn: the request was refused and the
+// responder's expected PSN stayed there.
+func (t *Tracker) refusal(psn wire.PSN) {
+	if !t.hyp {
+		if t.complete && t.lost != "" {
+			t.rehypothesise(psn)
+			t.synced = false
+		}
+		return
+	}
+	if i := t.stepBy(psn, false); i >= 0 {
+		t.rollback(i)
+		if t.lost == "" {
+			if j := t.firstE(psn); j >= 0 {
+				t.pinAt(j)
+			}
+		}
+		return
+	}
+	if !t.synced {
+		t.rehypothesise(psn)
+	}
+}
+
+// sameResponse reports whether two responses carry the same headers.
+func sameResponse(a, b *trace.Record) bool {
+	x, y := a.Packet, b.Packet
+	return x.Opcode == y.Opcode && x.PSN == y.PSN && x.AETH == y.AETH && x.DestQP == y.DestQP
+}
+
+// End closes the model at the end of the trace: the open latch episode,
+// if it ended properly, and the requests still waiting for an answer.
+func (t *Tracker) End() (held *Latch, waiting []*AnsReq) {
+	if l := t.latch; l != nil && l.Cleared {
+		held = l
+	}
+	return held, t.ans.waitingList()
+}
+
+// FormatPSNs renders a list of PSNs for messages ("1000", "1000, 1001 or 1002").
+func FormatPSNs(ps []wire.PSN) string {
+	if len(ps) == 0 {
+		return "none"
+	}
+	if len(ps) > 6 {
+		return fmt.Sprintf("%d … %d (%d values)", ps[0], ps[len(ps)-1], len(ps))
+	}
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = fmt.Sprint(p)
+	}
+	if len(s) == 1 {
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}

@@ -1,0 +1,437 @@
+package dupnak
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// Judge is a clause's verdict logic over the model's events.
+type Judge interface {
+	// Event is called for every record of the connection with what the
+	// record meant to the model (state before the record).
+	Event(k *Checker, c *harness.Conn, ev *Event)
+	// End is called once when the trace ends.
+	End(k *Checker, c *harness.Conn)
+}
+
+// Checker hands one clause's Judge the events of the connection's Tracker.
+// Every clause of the group shares one Tracker per connection, so the
+// model is built once per packet whatever the number of clauses. Responder
+// rules judge only connections whose responder is the device
+// (harness.Conn.JudgesResponder).
+type Checker struct {
+	ID    string
+	T     *Tracker
+	Judge Judge
+	s     *sharedTracker
+}
+
+// sharedTracker is a connection's Tracker and the event of the record it
+// saw last (every checker of the connection sees each record in turn,
+// before the next record).
+type sharedTracker struct {
+	t    Tracker
+	last *trace.Record
+	ev   *Event
+	refs int
+}
+
+var shared = struct {
+	sync.Mutex
+	m map[*harness.Conn]*sharedTracker
+}{m: map[*harness.Conn]*sharedTracker{}}
+
+func acquire(c *harness.Conn) *sharedTracker {
+	shared.Lock()
+	defer shared.Unlock()
+	s := shared.m[c]
+	if s == nil {
+		s = &sharedTracker{}
+		shared.m[c] = s
+	}
+	s.refs++
+	return s
+}
+
+func release(c *harness.Conn) {
+	shared.Lock()
+	defer shared.Unlock()
+	if s := shared.m[c]; s != nil {
+		if s.refs--; s.refs <= 0 {
+			delete(shared.m, c)
+		}
+	}
+}
+
+// Observe implements harness.Checker.
+func (k *Checker) Observe(c *harness.Conn, r *trace.Record) {
+	if !c.JudgesResponder() {
+		return
+	}
+	s := k.s
+	if s.last != r {
+		s.ev, s.last = s.t.Observe(c, r), r
+	}
+	if s.ev.NetDup {
+		return // one packet the network duplicated: judged once
+	}
+	k.Judge.Event(k, c, s.ev)
+}
+
+// End implements harness.Checker.
+func (k *Checker) End(c *harness.Conn) {
+	defer release(c)
+	if !c.JudgesResponder() {
+		return
+	}
+	k.Judge.End(k, c)
+}
+
+// Monitor returns the passive monitor of clause id built on judges made by
+// newJudge (one per connection).
+func Monitor(id string, newJudge func() Judge) harness.Monitor {
+	return harness.Monitor{Clause: id, New: func(c *harness.Conn) harness.Checker {
+		s := acquire(c)
+		return &Checker{ID: id, Judge: newJudge(), s: s, T: &s.t}
+	}}
+}
+
+// Violation reports a violation of the checker's clause.
+func (k *Checker) Violation(c *harness.Conn, r *trace.Record, msg string, expected []string, seen string) {
+	c.Violation(k.ID, r, msg, expected, seen)
+}
+
+// Checked counts a held instance of the checker's clause.
+func (k *Checker) Checked(c *harness.Conn) { c.Checked(k.ID) }
+
+// Indeterminate records an undecided instance with a reason.
+func (k *Checker) Indeterminate(c *harness.Conn, reason string) { c.Indeterminate(k.ID, reason) }
+
+// IsNAKCode reports whether p is an Acknowledge carrying NAK code code.
+func IsNAKCode(p *wire.Packet, code uint8) bool {
+	return p.Opcode == wire.Acknowledge && p.AETH.IsNAK(code)
+}
+
+// IsErrorNAK reports an Acknowledge whose syndrome is a NAK other than a
+// PSN sequence error (invalid request, remote access or remote operational
+// error, or a reserved code).
+func IsErrorNAK(p *wire.Packet) bool {
+	return p.Opcode == wire.Acknowledge && p.AETH.Kind() == wire.KindNAK && p.AETH.Value() != wire.NAKPSNSequence
+}
+
+// Seen renders a response for "seen:" lines.
+func Seen(r *trace.Record) string { return r.Packet.String() }
+
+// DupList renders duplicates for messages.
+func DupList(recs []*trace.Record) string {
+	var s []string
+	for i, r := range recs {
+		if i == 4 {
+			s = append(s, fmt.Sprintf("… (%d in all)", len(recs)))
+			break
+		}
+		s = append(s, fmt.Sprintf("%s at PSN %d", r.Packet.Opcode.ShortName(), r.Packet.PSN))
+	}
+	return strings.Join(s, ", ")
+}
+
+// ---- C9-111 / C9-121 / C9-125: NAK PSN = expected PSN ----
+
+// NAKPSNJudge checks that every NAK of the given codes (0 sequence error,
+// 1 invalid request) carries the responder's expected PSN: on complete
+// traces, one of the expected PSNs the responder could have had when it
+// built the NAK; on other traces, at least the PSN after the newest
+// request it had acknowledged (its expected PSN never goes back). A NAK
+// behind the expected PSN right after a duplicate is left to C9-103 (the
+// duplicate moved the expected PSN).
+type NAKPSNJudge struct {
+	Codes []uint8
+}
+
+// NewNAKPSN returns the judge for the NAK codes given.
+func NewNAKPSN(codes ...uint8) func() Judge {
+	return func() Judge { return &NAKPSNJudge{Codes: codes} }
+}
+
+func nakName(code uint8) string {
+	switch code {
+	case wire.NAKPSNSequence:
+		return "PSN sequence error NAK"
+	case wire.NAKInvalidRequest:
+		return "invalid request NAK"
+	case wire.NAKRemoteAccess:
+		return "remote access error NAK"
+	case wire.NAKRemoteOp:
+		return "remote operational error NAK"
+	}
+	return fmt.Sprintf("NAK code %d", code)
+}
+
+// Event implements Judge.
+func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
+	p := ev.Rec.Packet
+	if ev.Dead || p.Opcode != wire.Acknowledge || ev.NetDup {
+		return
+	}
+	code, match := uint8(0), false
+	for _, cd := range j.Codes {
+		if p.AETH.IsNAK(cd) {
+			code, match = cd, true
+		}
+	}
+	if !match {
+		return
+	}
+	name := nakName(code)
+	x := p.PSN
+	switch {
+	case ev.Exact && ev.InWindow:
+		k.Checked(c)
+	case ev.Exact && ev.Behind && len(ev.DupsSinceBase) > 0:
+		k.Indeterminate(c, "a NAK named a PSN behind the expected PSN right after a duplicate: judged under C9-103 (a duplicate must not move the expected PSN)")
+	case ev.Exact:
+		k.Violation(c, ev.Rec, fmt.Sprintf("the %s carries PSN %d, but the responder's expected PSN when it built the NAK was %s (from the requests it had received)", name, x, FormatPSNs(ev.Window)),
+			[]string{fmt.Sprintf("a %s with the expected PSN %s", name, FormatPSNs(ev.Window))},
+			Seen(ev.Rec))
+	case !k.T.Complete() && ev.HaveLower && ev.Behind && len(ev.DupsSinceBase) > 0:
+		k.Indeterminate(c, "a NAK named a PSN behind one already acknowledged right after a duplicate: judged under C9-103")
+	case !k.T.Complete() && ev.HaveLower && ev.Behind:
+		k.Violation(c, ev.Rec, fmt.Sprintf("the %s carries PSN %d, behind PSN %d that the responder had already acknowledged: its expected PSN was at least %d and never goes back", name, x, ev.Lower.Add(-1), ev.Lower),
+			[]string{fmt.Sprintf("a %s with the responder's expected PSN, at least %d", name, ev.Lower)},
+			Seen(ev.Rec))
+	default:
+		k.Indeterminate(c, "the "+name+"'s PSN cannot be checked: "+k.T.Why())
+	}
+}
+
+// End implements Judge.
+func (j *NAKPSNJudge) End(*Checker, *harness.Conn) {}
+
+// ---- C9-114 / C9-122: the NAK latch ----
+
+// LatchJudge checks the NAK latch: after a sequence NAK with PSN x, no
+// other sequence NAK until a request with PSN x has reached the
+// responder, no new request executed past the gap meanwhile, and no second
+// sequence NAK naming x again once x has arrived (the responder then has
+// either moved past x or was still latched when it built the NAK).
+//
+// A request seen before the NAK in the trace may still have reached the
+// responder after it built the NAK; the model counts such a request as
+// clearing the latch (it shows it accepted after the NAK's point). A
+// second NAK identical down to the IP identification is one packet the
+// network duplicated, not a second NAK; where the IP identification cannot
+// tell (IPv6, or constant), the case is indeterminate. On traces that may
+// miss packets (captures without --complete), a resend the capture missed
+// could have cleared the latch, so a second NAK is indeterminate there.
+type LatchJudge struct {
+	episodes int
+}
+
+// NewLatch returns the latch judge.
+func NewLatch() Judge { return &LatchJudge{} }
+
+// Event implements Judge.
+func (j *LatchJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
+	p := ev.Rec.Packet
+	if ev.Dead {
+		return
+	}
+	if l := ev.PastGap; l != nil {
+		k.Violation(c, ev.Rec, fmt.Sprintf("after the sequence NAK with PSN %d the responder executed a new request past the gap (this response covers PSN %d) before any request with PSN %d reached it", l.PSN, p.PSN, l.PSN),
+			[]string{fmt.Sprintf("no new request executed (and none acknowledged) until the request with PSN %d arrives; only duplicates answered meanwhile", l.PSN)},
+			Seen(ev.Rec))
+		return
+	}
+	if !IsNAKCode(p, wire.NAKPSNSequence) || ev.NetDup {
+		return
+	}
+	if ev.NetDupUnknown {
+		k.Indeterminate(c, "a sequence NAK was repeated identically and its IP identification cannot tell a resend from a network duplicate")
+		return
+	}
+	prev := ev.PrevLatch
+	if prev == nil {
+		return
+	}
+	y := p.PSN
+	switch {
+	case !prev.Cleared && prev.Exact:
+		k.Violation(c, ev.Rec, fmt.Sprintf("a second PSN sequence error NAK (PSN %d) while the NAK latch had to hold: no request with PSN %d had reached the responder since its sequence NAK with that PSN", y, prev.PSN),
+			[]string{fmt.Sprintf("no further sequence NAK until a request with PSN %d arrives (later out-of-sequence requests are dropped silently)", prev.PSN)},
+			Seen(ev.Rec))
+	case !prev.Cleared:
+		k.Indeterminate(c, fmt.Sprintf("a second sequence NAK followed the one with PSN %d with no resend of that PSN in the capture: a resend the capture missed would have cleared the latch", prev.PSN))
+	case y == prev.PSN && prev.Exact:
+		k.Violation(c, ev.Rec, fmt.Sprintf("a second PSN sequence error NAK names PSN %d again after the request with PSN %d reached the responder: it was either built before that request arrived, while the latch held, or names an expected PSN the responder had already passed", y, y),
+			[]string{fmt.Sprintf("one sequence NAK with PSN %d per gap; a new NAK only for a new gap after the request with PSN %d arrived", y, y)},
+			Seen(ev.Rec))
+	case y == prev.PSN:
+		k.Indeterminate(c, fmt.Sprintf("a second sequence NAK names PSN %d again; the capture cannot tell whether the resend reached the responder", y))
+	default:
+		// The previous episode ended properly: its PSN arrived before
+		// this new gap.
+		k.Checked(c)
+		j.episodes++
+	}
+}
+
+// End implements Judge.
+func (j *LatchJudge) End(k *Checker, c *harness.Conn) {
+	if held, _ := k.T.End(); held != nil {
+		k.Checked(c)
+	}
+}
+
+// ---- C9-106 / C9-115: no NAK for an error met while answering a duplicate ----
+
+// DupErrorJudge flags an error NAK (invalid request, remote access,
+// remote operational) about a duplicate: its PSN names a duplicate request
+// and the responder had passed that PSN at every moment it could have
+// built the NAK (so the NAK cannot be about the original request), or it
+// lies in the range of a duplicate READ whose replay was being sent, or
+// (complete traces) it names a PSN no request carried since the
+// responder's last proven point while a duplicate did arrive. A NAK
+// inside a new READ's response stream is a mid-stream failure (C9-100) and
+// a NAK naming a duplicate ATOMIC is judged under o9-67.
+type DupErrorJudge struct {
+	dups, naked int
+}
+
+// NewDupError returns the judge.
+func NewDupError() Judge { return &DupErrorJudge{} }
+
+// Event implements Judge.
+func (j *DupErrorJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
+	p := ev.Rec.Packet
+	if ev.Dead {
+		return
+	}
+	if p.Opcode.IsRequest() {
+		if ev.Class == ReqDup {
+			j.dups++
+		}
+		return
+	}
+	if !IsErrorNAK(p) {
+		return
+	}
+	if ev.InNewReadStream {
+		return
+	}
+	if d := ev.DupNamed; d != nil && d.Packet.Opcode.Class() == wire.ClassAtomic {
+		return // o9-67
+	}
+	if ev.WaitingDupAtomic != nil && ev.Exact && !ev.ReqSinceBase {
+		return // o9-67
+	}
+	var about *trace.Record
+	var nonAtomic []*trace.Record
+	for _, d := range ev.DupsSinceBase {
+		if d.Packet.Opcode.Class() != wire.ClassAtomic {
+			nonAtomic = append(nonAtomic, d)
+		}
+	}
+	switch {
+	case ev.InDupReadStream != nil:
+		about = ev.InDupReadStream.Rec
+	case ev.DupNamed != nil && ev.Exact && !ev.Accepted && ev.Behind:
+		about = ev.DupNamed
+	case ev.DupNamed != nil && !k.T.Complete() && ev.HaveLower && ev.Behind:
+		about = ev.DupNamed
+	case ev.Exact && !ev.ReqSinceBase && !ev.Accepted && len(nonAtomic) > 0:
+		// No request with the NAK's PSN arrived since the responder's
+		// last proven point: the NAK answers no new request, and a
+		// duplicate did arrive.
+		about = nonAtomic[len(nonAtomic)-1]
+	case ev.DupNamed != nil && !ev.Exact:
+		k.Indeterminate(c, "an error NAK names the PSN of a duplicate, and the model cannot tell whether it is about the duplicate or the original request: "+k.T.Why())
+		return
+	default:
+		return
+	}
+	j.naked++
+	k.Violation(c, ev.Rec, fmt.Sprintf("the responder sent a %s about the duplicate %s at PSN %d (frame %d): an error met while answering a duplicate is never NAKed, the duplicate is dropped", nakName(p.AETH.Value()), about.Packet.Opcode.ShortName(), about.Packet.PSN, about.Frame),
+		[]string{"silence: the duplicate dropped, the connection left as it was",
+			"the duplicate answered as usual (an ACK with the newest completed PSN, a READ replay, a saved ATOMIC result)"},
+		Seen(ev.Rec))
+}
+
+// End implements Judge.
+func (j *DupErrorJudge) End(k *Checker, c *harness.Conn) {
+	for i := j.naked; i < j.dups; i++ {
+		k.Checked(c)
+	}
+}
+
+// ---- C9-104 / C9-110: answers in PSN order; an older duplicate preempts ----
+
+// OrderJudge checks the order of answers that name their request (READ
+// response streams, ATOMIC acknowledgments): a request that arrived first
+// and is logically earlier is answered before a logically later one, and
+// an answer interrupted by another is not resumed (interrupted by an older
+// duplicate it is abandoned; interrupted by a later request, the order
+// was already wrong). A duplicate SEND or WRITE is answered by an ACK that
+// does not name it, so its order cannot be seen.
+//
+// That the older request arrived first is known only on complete traces;
+// elsewhere the older copy may have been lost before the responder and a
+// resend missed by the capture, so out-of-order answers are indeterminate.
+// A stream that goes on after an older duplicate arrived but before its
+// answer began may have been in flight; only the active scenarios, which
+// know when the duplicate was sent, judge that.
+type OrderJudge struct{}
+
+// NewOrder returns the judge.
+func NewOrder() Judge { return OrderJudge{} }
+
+// Event implements Judge.
+func (OrderJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
+	a := ev.Answer
+	if a == nil || ev.Dead {
+		return
+	}
+	switch a.Kind {
+	case AnsStart:
+		if s := a.SkippedBy; s != nil {
+			if !k.T.Complete() {
+				k.Indeterminate(c, "an older request was answered after a newer one, but the capture cannot show that the older copy reached the responder first")
+				return
+			}
+			k.Violation(c, ev.Rec, fmt.Sprintf("the %s at PSN %d (frame %d) is answered only after the %s at PSN %d (frame %d), although it is logically earlier and arrived first", a.Req.Kind(), a.Req.PSN, a.Req.Rec.Frame, s.Kind(), s.PSN, s.Rec.Frame),
+				[]string{fmt.Sprintf("the answer to PSN %d before the answer to PSN %d (oldest first)", a.Req.PSN, s.PSN)},
+				Seen(ev.Rec))
+			return
+		}
+		in := a.Interrupted
+		preempts := in != nil && in.Req != nil && a.Req.PSN.Before(in.Req.PSN)
+		if a.OthersDup && (a.Others > 0 || preempts) {
+			k.Checked(c) // an ordering decision among duplicates, taken in PSN order
+		}
+	case AnsResume:
+		st := a.Stream
+		by := st.InterruptedBy
+		what := "a READ response stream"
+		if st.Req != nil {
+			what = fmt.Sprintf("the answer to the %s at PSN %d", st.Req.Kind(), st.Req.PSN)
+		}
+		why := "an answer is abandoned when a logically earlier duplicate preempts it, and is not resumed mid-stream"
+		if by != nil && by.Req != nil && st.Req != nil && by.Req.PSN.After(st.Req.PSN) {
+			why = fmt.Sprintf("the answer to the later request at PSN %d must not start while an earlier one is being answered", by.Req.PSN)
+		}
+		byText := "another answer"
+		if by != nil && by.Req != nil {
+			byText = fmt.Sprintf("the answer to the %s at PSN %d", by.Req.Kind(), by.Req.PSN)
+		}
+		k.Violation(c, ev.Rec, fmt.Sprintf("%s resumes at PSN %d after %s interrupted it: %s", what, ev.Rec.Packet.PSN, byText, why),
+			[]string{"the interrupted answer abandoned (answered again only from the start when requested again)", "answers in PSN order, never interleaved"},
+			Seen(ev.Rec))
+	}
+}
+
+// End implements Judge.
+func (OrderJudge) End(*Checker, *harness.Conn) {}
