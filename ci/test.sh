@@ -20,7 +20,7 @@ go test -race -timeout 60m ./...
 
 echo "== the suite against the reference DUT, with clause-keyed reports"
 mkdir -p out
-go tool ginkgo run --junit-report=out/ginkgo-junit.xml ./rules -- --junit="$PWD/out/junit.xml" --json="$PWD/out/result.json"
+go tool ginkgo run --no-color --junit-report=out/ginkgo-junit.xml ./rules -- --junit="$PWD/out/junit.xml" --json="$PWD/out/result.json"
 go run ./cmd/rcconform report --in out/result.json --html out/report.html --markdown out/report.md
 
 echo "== the control agent for real devices (libibverbs)"
