@@ -9,6 +9,7 @@ import (
 
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -27,6 +28,9 @@ type Peer struct {
 	PSN wire.PSN
 	// seen holds the device's packets received by expectations, in order.
 	seen []*trace.Record
+	// Failure is the structured form of the last failure this peer
+	// reported (the suite turns it into a finding with a ladder).
+	Failure *reports.Finding
 }
 
 // NewPeer wraps a connection.
@@ -42,7 +46,28 @@ func (p *Peer) MTU() int { return p.Info.MTU }
 // seen, and the ladder of the exchange, highlighting hi.
 func (p *Peer) Fail(expected []string, seen string, hi *trace.Record) {
 	ginkgo.GinkgoHelper()
+	recs := p.Conn.Trace()
+	f := &reports.Finding{ID: p.Clause, Clause: p.ClauseText, Expected: expected, Seen: seen,
+		Message: p.Clause + " violated: seen " + seen, Ladder: Rungs(window(recs, hi, 48), hi, false)}
+	if hi != nil {
+		f.PSN, f.QP = uint32(hi.Packet.PSN), hi.Packet.DestQP
+	}
+	p.Failure = f
 	ginkgo.Fail(p.FailureText(expected, seen, hi))
+}
+
+// window returns at most n records of recs ending a few after hi (or the
+// last n when hi is nil or absent).
+func window(recs []*trace.Record, hi *trace.Record, n int) []*trace.Record {
+	end := len(recs)
+	for i, r := range recs {
+		if r == hi {
+			end = min(len(recs), i+4)
+			break
+		}
+	}
+	start := max(0, end-n)
+	return recs[start:end]
 }
 
 // FailureText formats a failure message.

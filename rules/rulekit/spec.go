@@ -109,14 +109,14 @@ func (r *R) Active(name string, sc Scenario, body func(p *harness.Peer)) {
 		}
 		ginkgo.DeferCleanup(func() { _ = conn.Close() })
 		peer := harness.NewPeer(conn, id, r.Entry.Text)
-		ginkgo.DeferCleanup(func() { r.afterActive(name, conn, sc) })
+		ginkgo.DeferCleanup(func() { r.afterActive(name, conn, sc, peer) })
 		body(peer)
 	})
 }
 
 // afterActive records the scenario's outcome and audits its trace with
 // every monitor; a monitor's violation fails the spec under its clause.
-func (r *R) afterActive(name string, conn dut.Conn, sc Scenario) {
+func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.Peer) {
 	id := r.Entry.ID
 	rep := ginkgo.CurrentSpecReport()
 	settings := harness.UnknownSettings()
@@ -148,8 +148,12 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario) {
 	case rep.State.Is(types.SpecStateSkipped):
 	case rep.Failed():
 		a.violations++
-		findings = append(findings, reports.Finding{ID: id, Message: rep.FailureMessage(), Scenario: name,
-			Clause: r.Entry.Text})
+		f := reports.Finding{ID: id, Message: rep.FailureMessage(), Scenario: name, Clause: r.Entry.Text}
+		if peer.Failure != nil {
+			f = *peer.Failure
+			f.ID, f.Scenario = id, name
+		}
+		findings = append(findings, f)
 	default:
 		a.checked++
 		a.checks = append(a.checks, name)
