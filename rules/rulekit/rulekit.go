@@ -121,6 +121,9 @@ type clauseAcc struct {
 	checks                             []string
 	ran                                bool
 	textUnavailable                    bool
+	// captureNotExercised: the clause's monitor ran over the capture and
+	// nothing in it applied.
+	captureNotExercised bool
 }
 
 var (
@@ -284,10 +287,12 @@ func Result() *reports.Result {
 				c.Verdict = reports.Fail
 			case a.checked > 0:
 				c.Verdict = reports.Pass
-			case len(a.unsupported) > 0:
-				c.Verdict, c.Reason = reports.Unsupported, strings.Join(uniq(a.unsupported), "; ")
 			case a.indeterminate > 0:
 				c.Verdict, c.Reason = reports.Indeterminate, strings.Join(uniq(a.reasons), "; ")
+			case a.captureNotExercised:
+				c.Verdict, c.Reason = reports.NotExercised, strings.Join(uniq(a.reasons), "; ")
+			case len(a.unsupported) > 0:
+				c.Verdict, c.Reason = reports.Unsupported, strings.Join(uniq(a.unsupported), "; ")
 			default:
 				c.Verdict, c.Reason = reports.NotExercised, strings.Join(uniq(a.reasons), "; ")
 			}

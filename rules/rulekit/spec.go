@@ -235,6 +235,7 @@ func (r *R) auditCapture() {
 		}
 		mu.Lock()
 		a.reasons = append(a.reasons, "nothing in the capture exercised it")
+		a.captureNotExercised = true
 		mu.Unlock()
 		ginkgo.Skip("not-exercised: nothing in the capture exercised " + id)
 	}
