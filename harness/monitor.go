@@ -144,6 +144,32 @@ type Conn struct {
 	sink        *Sink
 	checkers    []Checker
 	lastRecTime int64
+	shared      []sharedValue
+}
+
+// sharedValue is one entry of Conn.Shared.
+type sharedValue struct {
+	key any
+	val any
+}
+
+// Shared returns the connection's value for key, made by make the first
+// time key is asked for. Monitors use it to share one model of the
+// connection among themselves (for example, all the checkers of a group
+// of clauses feeding one tracker), keyed by a package-level key of their
+// own. Every checker of a connection sees each record in turn before the
+// next record, so a shared model can compute what a record means once and
+// hand the result to each checker that asks. The value lives as long as
+// the connection.
+func (c *Conn) Shared(key any, make func() any) any {
+	for i := range c.shared {
+		if c.shared[i].key == key {
+			return c.shared[i].val
+		}
+	}
+	v := make()
+	c.shared = append(c.shared, sharedValue{key: key, val: v})
+	return v
 }
 
 // recentMax is how many records a finding's ladder shows.

@@ -18,7 +18,7 @@ const ID = "C9-140"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		return &monitor{t: requester.NewTracker(c)}
+		return &monitor{t: requester.Shared(c)}
 	}})
 }
 

@@ -23,7 +23,7 @@ const ID = "go-back-n"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		return &monitor{t: requester.NewTracker(c)}
+		return &monitor{t: requester.Shared(c)}
 	}})
 }
 
@@ -92,10 +92,10 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 }
 
 func (m *monitor) response(c *harness.Conn, r *trace.Record) {
-	base, haveBase := m.t.Base()
-	outstanding := m.t.Outstanding()
-	next, _ := m.t.Next()
 	ev := m.t.Response(r)
+	base, haveBase := ev.BaseBefore, ev.HaveBaseBefore
+	outstanding := ev.OutstandingBefore
+	next := ev.NextBefore
 	p := r.Packet
 	switch ev.NAK {
 	case requester.CauseSeqNAK, requester.CauseRNR:

@@ -21,7 +21,7 @@ const ID = "retry-counter"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		return &monitor{t: requester.NewTracker(c)}
+		return &monitor{t: requester.Shared(c)}
 	}})
 }
 

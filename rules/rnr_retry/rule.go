@@ -23,7 +23,7 @@ const ID = "rnr-retry"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		return &monitor{t: requester.NewTracker(c)}
+		return &monitor{t: requester.Shared(c)}
 	}})
 }
 

@@ -21,7 +21,7 @@ const ID = "§9.9.2.2"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		return &monitor{t: requester.NewTracker(c)}
+		return &monitor{t: requester.Shared(c)}
 	}})
 }
 
@@ -58,9 +58,8 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	if !r.Packet.Opcode.IsRequest() {
-		next, _ := m.t.Next()
-		base, outstanding := m.t.Base()
 		ev := m.t.Response(r)
+		next, base, outstanding := ev.NextBefore, ev.BaseBefore, ev.HaveBaseBefore
 		// A NAK for a PSN with nothing outstanding is a ghost the
 		// requester may ignore.
 		if ev.NAK == requester.CauseFatal && m.nak == nil && outstanding &&

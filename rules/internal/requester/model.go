@@ -17,6 +17,7 @@ package requester
 
 import (
 	"hash/crc32"
+	"math/bits"
 	"time"
 
 	"github.com/rcconform/rcconform/harness"
@@ -213,10 +214,21 @@ type RespEvent struct {
 	Gap *Sent
 	// Progress: a NAK that implicitly acknowledged requests before its PSN.
 	Progress bool
+	// The model before this response, for monitors that judge a response
+	// against it: the oldest unacknowledged PSN (HaveBaseBefore false when
+	// nothing was outstanding) and one past the highest PSN sent.
+	BaseBefore     wire.PSN
+	HaveBaseBefore bool
+	NextBefore     wire.PSN
+	// OutstandingBefore lists, for a sequence-error NAK or an RNR NAK, the
+	// requests outstanding before it, oldest first (what Outstanding
+	// returned just before the response); nil for other responses.
+	OutstandingBefore []*Sent
 }
 
-// Tracker is one monitor's model of a connection's request stream. Call
-// Request or Response for every packet, in trace order.
+// Tracker is a model of a connection's request stream. Call Request or
+// Response for every packet, in trace order. The monitors of a connection
+// share one (see Shared).
 type Tracker struct {
 	c *harness.Conn
 
@@ -225,6 +237,21 @@ type Tracker struct {
 	ents   []*Sent  // ents[i] is PSN origin+i (a READ's reserved PSNs share its entry)
 	next   wire.PSN // one past the highest PSN a request used
 	base   int      // index of the oldest entry not Done
+	// starts has a bit per entry of ents, set for every entry that may
+	// begin a run of live entries: one not nil and not Done that differs
+	// from the entry before it. Bits may also be set for entries that do
+	// not (they are cleared when a walk meets them), so that walks over
+	// the window (cover, Outstanding) visit only the entries that can
+	// matter and skip acknowledged stretches and a READ's reserved PSNs.
+	starts []uint64
+
+	// shared trackers remember the event of the record they saw last, so
+	// that each monitor of the connection gets it without recomputing it.
+	shared   bool
+	memoRec  *trace.Record
+	memoN    int
+	memoReq  ReqEvent
+	memoResp RespEvent
 
 	prev     *trace.Record // the previous request (network duplicates excluded)
 	prevEnd  wire.PSN      // the last PSN it occupies
@@ -253,6 +280,34 @@ const (
 
 // NewTracker returns an empty model for connection c.
 func NewTracker(c *harness.Conn) *Tracker { return &Tracker{c: c} }
+
+// sharedKey keys the connection's shared Tracker (harness.Conn.Shared).
+type sharedKey struct{}
+
+// Shared returns the Tracker of connection c that every requester-side
+// monitor of c shares. Each monitor calls Request or Response for every
+// packet of c, in trace order, as with its own Tracker: the first call for
+// a packet updates the model and the others get the same event. The
+// monitors must not change what the events point to.
+func Shared(c *harness.Conn) *Tracker {
+	return c.Shared(sharedKey{}, func() any {
+		t := NewTracker(c)
+		t.shared = true
+		return t
+	}).(*Tracker)
+}
+
+// memo reports whether r is the record whose event the shared tracker
+// remembers (the record being observed on the connection).
+func (t *Tracker) memo(r *trace.Record) bool {
+	return t.shared && t.memoRec == r && t.memoN == t.c.Packets
+}
+
+func (t *Tracker) remember(r *trace.Record) {
+	if t.shared {
+		t.memoRec, t.memoN = r, t.c.Packets
+	}
+}
 
 // Next returns one past the highest PSN a request used.
 func (t *Tracker) Next() (wire.PSN, bool) { return t.next, t.have }
@@ -303,13 +358,95 @@ func (t *Tracker) Outstanding() []*Sent {
 	t.advanceBase()
 	var out []*Sent
 	var last *Sent
-	for i := t.base; i < len(t.ents); i++ {
-		if e := t.ents[i]; e != nil && !e.Done && e != last {
+	// Only the entry at base and those that may begin a run of live
+	// entries can be added: any other is nil, Done, or the entry before
+	// it (added already, or Done).
+	for i := t.base; i < len(t.ents); i = t.nextStart(i + 1) {
+		e := t.ents[i]
+		if e == nil || e.Done || (i > t.base && e == t.ents[i-1]) {
+			if i > t.base {
+				t.clearStart(i)
+			}
+			continue
+		}
+		if e != last {
 			out = append(out, e)
 			last = e
 		}
 	}
 	return out
+}
+
+// setStart marks entry i as one that may begin a run of live entries.
+func (t *Tracker) setStart(i int) { t.starts[i>>6] |= 1 << (uint(i) & 63) }
+
+// clearStart unmarks entry i.
+func (t *Tracker) clearStart(i int) { t.starts[i>>6] &^= 1 << (uint(i) & 63) }
+
+// nextStart returns the first marked entry at or after i (len(t.ents) if
+// none).
+func (t *Tracker) nextStart(i int) int {
+	n := len(t.ents)
+	if i >= n {
+		return n
+	}
+	w := i >> 6
+	word := t.starts[w] &^ (1<<(uint(i)&63) - 1)
+	for word == 0 {
+		w++
+		if w >= len(t.starts) {
+			return n
+		}
+		word = t.starts[w]
+	}
+	if j := w<<6 + bits.TrailingZeros64(word); j < n {
+		return j
+	}
+	return n
+}
+
+// set stores s in entry i and marks it and the entry after it (whose
+// predecessor changed) as possible run starts.
+func (t *Tracker) set(i int, s *Sent) {
+	t.ents[i] = s
+	t.setStart(i)
+	if i+1 < len(t.ents) {
+		t.setStart(i + 1)
+	}
+}
+
+// resizeStarts fits starts to len(t.ents), clearing the bits of entries
+// that are gone.
+func (t *Tracker) resizeStarts() {
+	n := len(t.ents)
+	words := (n + 63) >> 6
+	for len(t.starts) < words {
+		t.starts = append(t.starts, 0)
+	}
+	t.starts = t.starts[:words]
+	if n&63 != 0 {
+		t.starts[words-1] &= 1<<(uint(n)&63) - 1
+	}
+}
+
+// dropStarts shifts starts down by drop entries (as trim shifts ents).
+func (t *Tracker) dropStarts(drop int) {
+	w, b := drop>>6, uint(drop)&63
+	src := t.starts
+	k := 0
+	for i := w; i < len(src); i++ {
+		v := src[i] >> b
+		if b != 0 && i+1 < len(src) {
+			v |= src[i+1] << (64 - b)
+		}
+		src[k] = v
+		k++
+	}
+	t.starts = src[:k]
+	t.resizeStarts()
+	if len(t.ents) > 0 {
+		t.setStart(0)
+	}
 }
 
 // PayloadSum returns a CRC-32 of the record's payload, unless the
@@ -359,6 +496,18 @@ func (t *Tracker) noteIPID(r *trace.Record) {
 
 // Request reads a request packet and updates the model.
 func (t *Tracker) Request(r *trace.Record) ReqEvent {
+	if t.memo(r) {
+		return t.memoReq
+	}
+	ev := t.request(r)
+	if t.shared {
+		t.remember(r)
+		t.memoReq = ev
+	}
+	return ev
+}
+
+func (t *Tracker) request(r *trace.Record) ReqEvent {
 	p := r.Packet
 	ev := ReqEvent{Rec: r}
 	ev.Base, ev.HaveBase = t.Base()
@@ -509,6 +658,7 @@ func (t *Tracker) start(r *trace.Record) {
 	t.origin = r.Packet.PSN
 	t.next = r.Packet.PSN
 	t.ents = t.ents[:0]
+	t.starts = t.starts[:0]
 	t.base = 0
 }
 
@@ -522,10 +672,14 @@ func (t *Tracker) slot(p wire.PSN) int {
 	if i >= maxEnts*2 {
 		// A jump far beyond the window: start over from here.
 		t.origin, t.ents, t.base = p, t.ents[:0], 0
+		t.starts = t.starts[:0]
 		i = 0
 	}
-	for len(t.ents) <= i {
-		t.ents = append(t.ents, nil)
+	if len(t.ents) <= i {
+		for len(t.ents) <= i {
+			t.ents = append(t.ents, nil)
+		}
+		t.resizeStarts()
 	}
 	return i
 }
@@ -535,6 +689,7 @@ func (t *Tracker) trim() {
 	t.advanceBase()
 	if drop := t.base - keepBehind; drop >= keepBehind || (len(t.ents) > maxEnts && drop > 0) {
 		t.ents = append(t.ents[:0], t.ents[drop:]...)
+		t.dropStarts(drop)
 		t.origin = t.origin.Add(drop)
 		t.base -= drop
 	}
@@ -555,7 +710,7 @@ func (t *Tracker) absorbNew(r *trace.Record) {
 	n := s.End.Diff(p.PSN) + 1
 	for k := 0; k < n; k++ {
 		if i := t.slot(p.PSN.Add(k)); i >= 0 {
-			t.ents[i] = s
+			t.set(i, s)
 		}
 	}
 	t.next = s.End.Next()
@@ -578,7 +733,7 @@ func (t *Tracker) absorbResend(r *trace.Record, orig *Sent) {
 			n := s.End.Diff(p.PSN) + 1
 			for k := 0; k < n; k++ {
 				if j := t.slot(p.PSN.Add(k)); j >= 0 && t.ents[j] == nil {
-					t.ents[j] = s
+					t.set(j, s)
 				}
 			}
 		}
@@ -595,9 +750,23 @@ func (t *Tracker) absorbResend(r *trace.Record, orig *Sent) {
 
 // Response reads a response packet and updates the model.
 func (t *Tracker) Response(r *trace.Record) RespEvent {
+	if t.memo(r) {
+		return t.memoResp
+	}
+	ev := t.response(r)
+	if t.shared {
+		t.remember(r)
+		t.memoResp = ev
+	}
+	return ev
+}
+
+func (t *Tracker) response(r *trace.Record) RespEvent {
 	p := r.Packet
 	ev := RespEvent{Rec: r}
 	op := p.Opcode
+	ev.BaseBefore, ev.HaveBaseBefore = t.Base()
+	ev.NextBefore = t.next
 	if !t.have {
 		return ev
 	}
@@ -609,10 +778,12 @@ func (t *Tracker) Response(r *trace.Record) RespEvent {
 			ev.Positive = true
 			ev.Implied, _ = t.cover(p.PSN, true, nil)
 		case a.IsRNR():
+			ev.OutstandingBefore = t.Outstanding()
 			ev.NAK, ev.Code = CauseRNR, a.Value()
 			ev.Implied, ev.Progress = t.cover(p.PSN, false, nil)
 			t.trig = append(t.trig, Trigger{Cause: CauseRNR, Rec: r, PSN: p.PSN, Code: a.Value()})
 		case a.Kind() == wire.KindNAK && a.Value() == wire.NAKPSNSequence:
+			ev.OutstandingBefore = t.Outstanding()
 			ev.NAK = CauseSeqNAK
 			ev.Implied, ev.Progress = t.cover(p.PSN, false, nil)
 			t.trig = append(t.trig, Trigger{Cause: CauseSeqNAK, Rec: r, PSN: p.PSN})
@@ -684,14 +855,21 @@ func (t *Tracker) cover(psn wire.PSN, inclusive bool, self *Sent) (implied []*Se
 		return nil, false
 	}
 	t.advanceBase()
-	var last *Sent
-	for i := t.base; i < len(t.ents); i++ {
+	// The walk visits the entry at base and then only the entries that
+	// may begin a run of live entries: every other one is nil, Done or the
+	// same as the entry before it, and would be passed over.
+	for i := t.base; i < len(t.ents); i = t.nextStart(i + 1) {
 		e := t.ents[i]
+		var last *Sent // the entry before, as a walk over every entry would have it
+		if i > t.base {
+			last = t.ents[i-1]
+		}
 		if e == nil || e == last || e.Done || e == self {
-			last = e
+			if i > t.base && (e == nil || e == last || e.Done) {
+				t.clearStart(i)
+			}
 			continue
 		}
-		last = e
 		if !e.PSN.Before(psn) && !(inclusive && e.PSN == psn) {
 			break
 		}
