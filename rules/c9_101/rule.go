@@ -18,7 +18,7 @@ import (
 const ID = "C9-101"
 
 func init() {
-	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(*harness.Conn) harness.Checker { return &monitor{} }})
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker { return &monitor{t: responses.Shared(c)} }})
 }
 
 // monitor keeps the new READ requests whose response has not yet reached
@@ -42,9 +42,33 @@ func init() {
 // bounds is indeterminate. READs refused by a NAK are no longer owed a
 // response.
 type monitor struct {
-	t       responses.Tracker
+	t       *responses.Tracker
 	pending []held
+	// done holds the READs already reported (once each): they count as
+	// answered from then on. The tracker is shared with other monitors,
+	// so this is kept here rather than in the READ.
+	done map[*responses.ReadReq]bool
 }
+
+// reported marks q as reported.
+func (m *monitor) reported(q *responses.ReadReq) {
+	if m.done == nil {
+		m.done = map[*responses.ReadReq]bool{}
+	}
+	m.done[q] = true
+	if len(m.done) > 2*maxReads {
+		// Forget the READs the tracker no longer remembers.
+		reads := m.t.Reads()
+		for k := range m.done {
+			if len(reads) == 0 || k.Seq < reads[0].Seq {
+				delete(m.done, k)
+			}
+		}
+	}
+}
+
+// maxReads is about how many READs the tracker remembers.
+const maxReads = 512
 
 // maxHeld bounds how many ACKs wait for evidence.
 const maxHeld = 1024
@@ -76,8 +100,8 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	judged := false
-	for _, q := range m.t.Reads() {
-		if q.Dup || q.Answered || q.Failed || !p.PSN.After(q.PSN) {
+	for _, q := range m.t.Pending() {
+		if q.Dup || q.Answered || q.Failed || m.done[q] || !p.PSN.After(q.PSN) {
 			continue
 		}
 		if q.Abandoned {
@@ -101,7 +125,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 				p.PSN, q.PSN, q.Rec.Frame, q.PSN, last),
 				[]string{fmt.Sprintf("every READ response packet up to PSN %d before any ACK with a PSN beyond it", last)},
 				fmt.Sprintf("ACK PSN %d before the READ's response reached PSN %d", p.PSN, last))
-			q.Answered = true // reported once
+			m.reported(q) // reported once
 			continue
 		}
 		m.pending = append(m.pending, held{ack: r, read: q})
@@ -119,7 +143,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 // PSN p: the ACK was checked against it.
 func (m *monitor) precededByRead(p wire.PSN, mtu int) bool {
 	for _, q := range m.t.Reads() {
-		if !q.Dup && q.Answered && p.After(q.PSN) {
+		if !q.Dup && (q.Answered || m.done[q]) && p.After(q.PSN) {
 			return true
 		}
 	}

@@ -16,7 +16,7 @@ import (
 const ID = "C9-148"
 
 func init() {
-	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(*harness.Conn) harness.Checker { return &monitor{} }})
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker { return &monitor{t: responses.Shared(c)} }})
 }
 
 // monitor keeps a model of message completions (responses.MSNModel): the
@@ -38,7 +38,7 @@ func init() {
 // seen for the first time behind newer ones) cannot count completions,
 // unless it is known complete (--complete).
 type monitor struct {
-	t responses.Tracker
+	t *responses.Tracker
 	m responses.MSNModel
 }
 

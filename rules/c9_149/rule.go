@@ -13,7 +13,7 @@ import (
 const ID = "C9-149"
 
 func init() {
-	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(*harness.Conn) harness.Checker { return &monitor{} }})
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker { return &monitor{t: responses.Shared(c)} }})
 }
 
 // monitor keeps the same model of message completions as C9-148
@@ -31,7 +31,7 @@ func init() {
 // (as for C9-148). An active run shows the QP from its creation, when the
 // MSN is 0, so every NAK there is judged.
 type monitor struct {
-	t responses.Tracker
+	t *responses.Tracker
 	m responses.MSNModel
 }
 

@@ -17,7 +17,7 @@ import (
 const ID = "C9-96"
 
 func init() {
-	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(*harness.Conn) harness.Checker { return &monitor{} }})
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker { return &monitor{t: responses.Shared(c)} }})
 }
 
 // monitor follows every READ response stream (responses.Tracker) and
@@ -46,7 +46,7 @@ func init() {
 // MTU the range of a READ is known only within bounds; what those bounds
 // cannot decide is indeterminate.
 type monitor struct {
-	t       responses.Tracker
+	t       *responses.Tracker
 	flagged map[*responses.Stream]bool
 }
 

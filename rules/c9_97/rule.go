@@ -20,7 +20,7 @@ import (
 const ID = "C9-97"
 
 func init() {
-	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(*harness.Conn) harness.Checker { return &monitor{} }})
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker { return &monitor{t: responses.Shared(c)} }})
 }
 
 // monitor follows READ response streams (responses.Tracker) and checks the
@@ -38,7 +38,7 @@ func init() {
 // (RULES.md Part 5, item 6; rxe is suspected to do it), and C9-107 owns
 // replays. Streams whose numbering is broken are C9-96's concern.
 type monitor struct {
-	t responses.Tracker
+	t *responses.Tracker
 }
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {

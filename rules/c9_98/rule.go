@@ -20,7 +20,7 @@ import (
 const ID = "C9-98"
 
 func init() {
-	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(*harness.Conn) harness.Checker { return &monitor{} }})
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker { return &monitor{t: responses.Shared(c)} }})
 }
 
 // monitor follows READ response streams (responses.Tracker) and checks
@@ -36,7 +36,7 @@ func init() {
 // decides). Streams whose numbering is broken are C9-96's concern; a
 // one-packet response (an Only) is C9-97's.
 type monitor struct {
-	t responses.Tracker
+	t *responses.Tracker
 }
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {

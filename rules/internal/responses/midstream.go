@@ -17,8 +17,8 @@ import (
 
 // RegisterMidStreamMonitor registers the shared monitor under clause.
 func RegisterMidStreamMonitor(clause string) {
-	harness.RegisterMonitor(harness.Monitor{Clause: clause, New: func(*harness.Conn) harness.Checker {
-		return &midStream{clause: clause}
+	harness.RegisterMonitor(harness.Monitor{Clause: clause, New: func(c *harness.Conn) harness.Checker {
+		return &midStream{clause: clause, t: Shared(c)}
 	}})
 }
 
@@ -42,19 +42,15 @@ func RegisterMidStreamMonitor(clause string) {
 // explain is left to the duplicate rules (C9-106/C9-115).
 type midStream struct {
 	clause string
-	t      Tracker
+	t      *Tracker
 }
 
 func (m *midStream) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
 		return
 	}
-	open := m.t.Current()
-	var next wire.PSN
-	if open != nil {
-		next = open.Next
-	}
 	ev := m.t.Observe(c, r)
+	open, next := ev.Before, ev.BeforeNext
 	p := r.Packet
 	switch ev.Kind {
 	case EvAfterNAK:

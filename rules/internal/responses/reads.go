@@ -1,6 +1,8 @@
 package responses
 
 import (
+	"math/bits"
+
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
@@ -38,10 +40,38 @@ type ReadReq struct {
 	// Abandoned when its stream stopped short because another stream
 	// began (a preemption, or numbering no READ explains).
 	Answered, Failed, Abandoned bool
+
+	// pmtu and pn cache Packets: the count pn at MTU pmtu (pn 0: none).
+	pmtu, pn int
+	// u is the PSN unwrapped along the Tracker's READs: the u of the READ
+	// before plus the PSN distance from it. inv is set when it is below
+	// the u of the READ before it (an inversion: the READs are not in PSN
+	// order).
+	u   int64
+	inv bool
 }
 
 // Packets returns how many response packets the READ takes at mtu.
-func (q *ReadReq) Packets(mtu int) int { return wire.ReadResponsePackets(q.Length, mtu) }
+func (q *ReadReq) Packets(mtu int) int {
+	if q.pn != 0 && q.pmtu == mtu {
+		return q.pn
+	}
+	n := readPackets(q.Length, mtu)
+	q.pmtu, q.pn = mtu, n
+	return n
+}
+
+// readPackets is wire.ReadResponsePackets without a division for the
+// path MTUs (powers of two).
+func readPackets(length uint32, mtu int) int {
+	if length == 0 || mtu <= 0 {
+		return 1
+	}
+	if mtu&(mtu-1) == 0 {
+		return int((uint64(length) + uint64(mtu) - 1) >> uint(bits.TrailingZeros(uint(mtu))))
+	}
+	return wire.ReadResponsePackets(length, mtu)
+}
 
 // Last returns the last PSN of the READ's reserved range at mtu; ok is
 // false when mtu is unknown (0).
@@ -120,17 +150,153 @@ type Event struct {
 	Prev   *Stream  // EvStart: the stream that was open before, now abandoned
 	// MTU is the path MTU used to judge the packet (0 unknown).
 	MTU int
+	// Before is the stream that was open before the packet (nil: none)
+	// and BeforeNext its next PSN then.
+	Before     *Stream
+	BeforeNext wire.PSN
 }
 
 // Tracker follows the READ requests of one connection and the response
 // streams that answer them. Feed it every packet of the connection, in
 // trace order, from a monitor's Observe (before the harness's model
-// absorbs the packet).
+// absorbs the packet). The monitors of a connection share one (see
+// Shared); a zero Tracker is ready for use on its own.
 type Tracker struct {
 	reads    []*ReadReq
 	cur      *Stream // the stream the responder is sending (Open), or the last one
 	naked    []*Stream
 	requests int
+
+	// Indexes over reads, which give the same answers as walking them
+	// all:
+	//   - byPSN maps a PSN to the newest READ with it (ReqAt);
+	//   - inversions counts the READs of reads, the first excepted, whose
+	//     u is below the one before them: while there are none, reads is
+	//     in PSN order (u ascending) and a search for the READs whose
+	//     range holds a PSN can start from the newest and stop at the
+	//     first READ too far behind it (searchFrom);
+	//   - maxLen is at least the Length of every READ of reads (it bounds
+	//     their ranges), recomputed every maxReads evictions;
+	//   - pending holds, in order, the READs of reads that may be neither
+	//     duplicates, answered nor failed (Pending).
+	byPSN      map[wire.PSN]*ReadReq
+	inversions int
+	maxLen     uint32
+	evictions  int
+	pending    []*ReadReq
+
+	// A shared tracker remembers the event of the record it saw last.
+	shared  bool
+	memoRec *trace.Record
+	memoN   int
+	memoEv  Event
+}
+
+// sharedKey keys the connection's shared Tracker (harness.Conn.Shared).
+type sharedKey struct{}
+
+// Shared returns the Tracker of connection c that the READ-response
+// monitors of c share. Each monitor calls Observe for every packet of c,
+// in trace order, as with its own Tracker: the first call for a packet
+// updates the model and the others get the same event. The monitors must
+// not change the model's requests and streams (keep what a monitor adds
+// to them in the monitor).
+func Shared(c *harness.Conn) *Tracker {
+	return c.Shared(sharedKey{}, func() any { return &Tracker{shared: true} }).(*Tracker)
+}
+
+// Pending returns, oldest first, the READ requests of Reads that may be
+// neither duplicates, answered nor failed: every such READ is there, in
+// the order of Reads (others may be too).
+func (t *Tracker) Pending() []*ReadReq {
+	var oldest int
+	if len(t.reads) > 0 {
+		oldest = t.reads[0].Seq
+	}
+	k := 0
+	for _, q := range t.pending {
+		if q.Dup || q.Answered || q.Failed || q.Seq < oldest {
+			continue
+		}
+		t.pending[k] = q
+		k++
+	}
+	clear(t.pending[k:])
+	t.pending = t.pending[:k]
+	return t.pending
+}
+
+// addRead appends q to reads and keeps the indexes.
+func (t *Tracker) addRead(q *ReadReq) {
+	if n := len(t.reads); n > 0 {
+		prev := t.reads[n-1]
+		q.u = prev.u + int64(q.PSN.Diff(prev.PSN))
+		if q.u < prev.u {
+			q.inv = true
+			t.inversions++
+		}
+	} else {
+		q.u = int64(q.PSN)
+	}
+	t.reads = append(t.reads, q)
+	if t.byPSN == nil {
+		t.byPSN = map[wire.PSN]*ReadReq{}
+	}
+	t.byPSN[q.PSN] = q
+	t.maxLen = max(t.maxLen, q.Length)
+	if !q.Dup {
+		t.pending = append(t.pending, q)
+	}
+	if len(t.reads) > maxReads {
+		old := t.reads[0]
+		t.reads[0] = nil
+		t.reads = t.reads[1:]
+		if t.byPSN[old.PSN] == old {
+			delete(t.byPSN, old.PSN)
+		}
+		if first := t.reads[0]; first.inv {
+			// First in the window now: it follows no READ there.
+			first.inv = false
+			t.inversions--
+		}
+		if t.evictions++; t.evictions%maxReads == 0 {
+			t.maxLen = 0
+			for _, q := range t.reads {
+				t.maxLen = max(t.maxLen, q.Length)
+			}
+		}
+	}
+}
+
+// searchFrom returns an index of reads before which no READ's range at
+// mtu holds x (x at or after its PSN and at or before its last PSN): a
+// search for such READs may start there. It is 0 when that cannot be
+// told quickly.
+func (t *Tracker) searchFrom(x wire.PSN, mtu int) int {
+	n := len(t.reads)
+	if n == 0 || t.inversions > 0 {
+		return 0
+	}
+	// Every READ's range spans at most maxSpan PSNs after its own.
+	maxSpan := int64(readPackets(t.maxLen, mtu) - 1)
+	if maxSpan >= 1<<22 {
+		return 0
+	}
+	newest := t.reads[n-1]
+	ux := newest.u + int64(x.Diff(newest.PSN))
+	if ux-t.reads[0].u >= 1<<22 {
+		// The READs lie too far apart for unwrapped distances to be
+		// the PSN distances.
+		return 0
+	}
+	// reads is in u order and x lies less than 2^22 beyond the oldest,
+	// so a READ more than maxSpan behind x (and every older one) is at
+	// that distance modulo 2^24 too, and cannot hold x.
+	j := n - 1
+	for j >= 0 && ux-t.reads[j].u <= maxSpan {
+		j--
+	}
+	return j + 1
 }
 
 // Requests returns how many request packets were seen.
@@ -163,12 +329,7 @@ func MTU(c *harness.Conn, r *trace.Record) int {
 
 // ReqAt returns the newest READ request whose PSN is p.
 func (t *Tracker) ReqAt(p wire.PSN) *ReadReq {
-	for i := len(t.reads) - 1; i >= 0; i-- {
-		if t.reads[i].PSN == p {
-			return t.reads[i]
-		}
-	}
-	return nil
+	return t.byPSN[p]
 }
 
 // Covering returns the newest READ request whose range at mtu holds p
@@ -177,7 +338,8 @@ func (t *Tracker) Covering(p wire.PSN, mtu int) *ReadReq {
 	if mtu == 0 {
 		return nil
 	}
-	for i := len(t.reads) - 1; i >= 0; i-- {
+	from := t.searchFrom(p, mtu)
+	for i := len(t.reads) - 1; i >= from; i-- {
 		q := t.reads[i]
 		if last, _ := q.Last(mtu); p.InRange(q.PSN, last) {
 			return q
@@ -192,7 +354,7 @@ func (t *Tracker) coveringBefore(p wire.PSN, mtu int) *ReadReq {
 	if mtu == 0 {
 		return nil
 	}
-	for _, q := range t.reads {
+	for _, q := range t.reads[t.searchFrom(p, mtu):] {
 		if last, _ := q.Last(mtu); q.PSN.Before(p) && p.InRange(q.PSN, last) {
 			return q
 		}
@@ -202,6 +364,29 @@ func (t *Tracker) coveringBefore(p wire.PSN, mtu int) *ReadReq {
 
 // Observe updates the model with r and says what r is.
 func (t *Tracker) Observe(c *harness.Conn, r *trace.Record) Event {
+	if t.shared {
+		if t.memoRec == r && t.memoN == c.Packets {
+			return t.memoEv
+		}
+		ev := t.observe(c, r)
+		t.memoRec, t.memoN, t.memoEv = r, c.Packets, ev
+		return ev
+	}
+	return t.observe(c, r)
+}
+
+func (t *Tracker) observe(c *harness.Conn, r *trace.Record) Event {
+	before := t.Current()
+	var beforeNext wire.PSN
+	if before != nil {
+		beforeNext = before.Next
+	}
+	ev := t.classify(c, r)
+	ev.Before, ev.BeforeNext = before, beforeNext
+	return ev
+}
+
+func (t *Tracker) classify(c *harness.Conn, r *trace.Record) Event {
 	p := r.Packet
 	op := p.Opcode
 	mtu := MTU(c, r)
@@ -219,10 +404,7 @@ func (t *Tracker) Observe(c *harness.Conn, r *trace.Record) Event {
 		} else if t.ReqAt(p.PSN) != nil {
 			q.Dup = true
 		}
-		t.reads = append(t.reads, q)
-		if len(t.reads) > maxReads {
-			t.reads = t.reads[1:]
-		}
+		t.addRead(q)
 		return Event{Kind: EvRequest, Req: q, MTU: mtu}
 	}
 	switch op.Class() {
@@ -349,7 +531,7 @@ func (t *Tracker) advance(s *Stream, r *trace.Record) {
 	// answers that READ too.
 	s.Req.Answered = true
 	if s.EndKnown && p.PSN == s.End {
-		for _, q := range t.reads {
+		for _, q := range t.reads[t.searchFrom(s.Start, s.MTU):] {
 			if last, ok := q.Last(s.MTU); ok && last == s.End && s.Start.InRange(q.PSN, last) {
 				q.Answered = true
 			}
