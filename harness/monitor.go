@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -18,6 +19,33 @@ import (
 type Checker interface {
 	Observe(c *Conn, r *trace.Record)
 	End(c *Conn)
+}
+
+// OpcodeFilter may be implemented by a Checker whose Observe does nothing
+// with the records of some opcodes (it returns at once, changing
+// nothing): the Auditor then calls Observe only for the records whose
+// opcode o has bit 1<<o set in Opcodes, which it asks once, right after
+// the checker is made. The records a Checker sees are requests and
+// responses of the RC transport, whose opcodes lie in 0x00–0x1F. A
+// Checker that does not implement it sees every record.
+type OpcodeFilter interface {
+	Opcodes() uint32
+}
+
+// AllOpcodes is the opcode set (OpcodeFilter) of a Checker that sees
+// every record.
+const AllOpcodes = ^uint32(0)
+
+// OpcodesWhere returns the opcode set (OpcodeFilter) of the RC opcodes
+// for which keep holds.
+func OpcodesWhere(keep func(op wire.Opcode) bool) uint32 {
+	var set uint32
+	for o := range 32 {
+		if keep(wire.Opcode(o)) {
+			set |= 1 << o
+		}
+	}
+	return set
 }
 
 // Monitor is a passive check of one clause: it builds a Checker per
@@ -87,17 +115,31 @@ func UnknownSettings() Settings {
 
 // reqEntry is what the model remembers of one request PSN.
 type reqEntry struct {
-	valid   bool
-	psn     wire.PSN
-	op      wire.Opcode
-	ackReq  bool
-	frame   int
-	sends   int      // how many times this PSN was seen (first send + resends)
-	lastPSN wire.PSN // READ: last reserved PSN
+	frame  int
+	sends  int // how many times this PSN was seen (first send + resends)
+	psn    wire.PSN
+	op     wire.Opcode
+	valid  bool
+	ackReq bool
 }
 
-// reqWindow is how many request PSNs the model remembers.
-const reqWindow = 1 << 14
+// reqWindow is how many request PSNs the model remembers: PSN p in entry
+// p mod reqWindow, kept in pages of reqPage entries allocated as PSNs
+// reach them (a connection with few requests takes little memory).
+const (
+	reqWindow = 1 << 14
+	reqPage   = 1 << 8
+)
+
+// reqAt returns the entry of PSN p (nil when its page was never used).
+func (c *Conn) reqAt(p wire.PSN) *reqEntry {
+	i := uint32(p) % reqWindow
+	pg := c.reqs[i/reqPage]
+	if pg == nil {
+		return nil
+	}
+	return &pg[i%reqPage]
+}
 
 // Read is an RDMA READ request seen on the connection.
 type Read struct {
@@ -127,22 +169,27 @@ type Conn struct {
 	HaveReq    bool
 	FirstReq   wire.PSN // first request PSN seen
 	NextReq    wire.PSN // one past the highest PSN a request used (READ: its reserved range)
-	reqs       [reqWindow]reqEntry
+	reqs       [reqWindow / reqPage]*[reqPage]reqEntry
 	Reads      []*Read // READs whose responses are not complete, oldest first
 	MTUGuess   int     // largest payload of a First/Middle request or response seen (0: none)
 	atomicOrig map[wire.PSN]uint64
 
 	// Responses.
-	HaveResp    bool
-	LastAckPSN  wire.PSN // PSN of the newest positive Acknowledge
-	HaveAck     bool
-	LastMSN     uint32
-	HaveMSN     bool
-	LastNAK     *trace.Record // most recent NAK (any code)
-	Packets     int
-	recent      []*trace.Record
-	sink        *Sink
-	checkers    []Checker
+	HaveResp   bool
+	LastAckPSN wire.PSN // PSN of the newest positive Acknowledge
+	HaveAck    bool
+	LastMSN    uint32
+	HaveMSN    bool
+	LastNAK    *trace.Record // most recent NAK (any code)
+	Packets    int
+	recent     []*trace.Record // the last records, at most recentMax, in recentBuf
+	recentBuf  []*trace.Record
+	sink       *Sink
+	checkers   []Checker
+	// route lists, for each RC opcode, the indexes in checkers of the
+	// checkers that see its records (OpcodeFilter), in order. Connections
+	// whose checkers ask for the same opcodes share one.
+	route       *route
 	lastRecTime int64
 	shared      []sharedValue
 }
@@ -172,13 +219,35 @@ func (c *Conn) Shared(key any, make func() any) any {
 	return v
 }
 
+// opFacts is what the connection model asks about an opcode on every
+// packet; ops holds it for every opcode value, as wire.Opcode's methods
+// answer (built once: the methods cost more than a load on this path).
+type opFacts struct {
+	class    wire.Class
+	position wire.Position
+	headers  wire.Header
+	request  bool
+	response bool
+	ends     bool
+}
+
+var ops = func() (t [256]opFacts) {
+	for i := range t {
+		o := wire.Opcode(i)
+		info, _ := o.Info()
+		t[i] = opFacts{class: o.Class(), position: o.Position(), headers: info.Headers,
+			request: o.IsRequest(), response: o.IsResponse(), ends: o.EndsMessage()}
+	}
+	return t
+}()
+
 // recentMax is how many records a finding's ladder shows.
 const recentMax = 16
 
 // Req returns what the model remembers of request PSN p.
 func (c *Conn) Req(p wire.PSN) (op wire.Opcode, ackReq bool, frame int, ok bool) {
-	e := &c.reqs[uint32(p)%reqWindow]
-	if !e.valid || e.psn != p {
+	e := c.reqAt(p)
+	if e == nil || !e.valid || e.psn != p {
 		return 0, false, 0, false
 	}
 	return e.op, e.ackReq, e.frame, true
@@ -186,8 +255,8 @@ func (c *Conn) Req(p wire.PSN) (op wire.Opcode, ackReq bool, frame int, ok bool)
 
 // ReqSends returns how many times request PSN p was seen.
 func (c *Conn) ReqSends(p wire.PSN) int {
-	e := &c.reqs[uint32(p)%reqWindow]
-	if !e.valid || e.psn != p {
+	e := c.reqAt(p)
+	if e == nil || !e.valid || e.psn != p {
 		return 0
 	}
 	return e.sends
@@ -251,12 +320,21 @@ func (c *Conn) absorb(r *trace.Record) {
 	p := r.Packet
 	c.Packets++
 	if len(c.recent) == recentMax {
-		copy(c.recent, c.recent[1:])
-		c.recent = c.recent[:recentMax-1]
+		c.recent = c.recent[1:]
+	}
+	if len(c.recent) == cap(c.recent) {
+		// No room left behind the last records: move them to the front
+		// of the buffer (once every 3*recentMax records).
+		if c.recentBuf == nil {
+			c.recentBuf = make([]*trace.Record, 4*recentMax)
+		}
+		n := copy(c.recentBuf, c.recent)
+		clear(c.recentBuf[n:])
+		c.recent = c.recentBuf[:n]
 	}
 	c.recent = append(c.recent, r)
 	op := p.Opcode
-	if op.IsRequest() {
+	if ops[op].request {
 		last := p.PSN
 		if op == wire.ReadRequest {
 			mtu := c.MTU()
@@ -264,11 +342,16 @@ func (c *Conn) absorb(r *trace.Record) {
 				last = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, mtu) - 1)
 			}
 		}
-		e := &c.reqs[uint32(p.PSN)%reqWindow]
+		e := c.reqAt(p.PSN)
+		if e == nil {
+			i := uint32(p.PSN) % reqWindow
+			c.reqs[i/reqPage] = new([reqPage]reqEntry)
+			e = c.reqAt(p.PSN)
+		}
 		if e.valid && e.psn == p.PSN {
 			e.sends++
 		} else {
-			*e = reqEntry{valid: true, psn: p.PSN, op: op, ackReq: p.AckReq, frame: r.Frame, sends: 1, lastPSN: last}
+			*e = reqEntry{valid: true, psn: p.PSN, op: op, ackReq: p.AckReq, frame: r.Frame, sends: 1}
 		}
 		// A request behind NextReq is a resend or a duplicate: it uses
 		// PSNs already counted and reserves nothing new, even when a
@@ -286,21 +369,21 @@ func (c *Conn) absorb(r *trace.Record) {
 				c.Reads = c.Reads[1:]
 			}
 		}
-		if pos := op.Position(); (pos == wire.PosFirst || pos == wire.PosMiddle) && !r.Truncated {
+		if pos := ops[op].position; (pos == wire.PosFirst || pos == wire.PosMiddle) && !r.Truncated {
 			if n := r.PayloadLen; n > c.MTUGuess && wire.ValidMTU(n) {
 				c.MTUGuess = n
 			}
 		}
 		return
 	}
-	if !op.IsResponse() {
+	if !ops[op].response {
 		return
 	}
 	c.HaveResp = true
-	if op.Has(wire.HdrAETH) {
+	if ops[op].headers&wire.HdrAETH != 0 {
 		c.LastMSN, c.HaveMSN = p.AETH.MSN, true
 	}
-	switch op.Class() {
+	switch ops[op].class {
 	case wire.ClassAck:
 		if p.AETH.IsACK() {
 			c.LastAckPSN, c.HaveAck = p.PSN, true
@@ -309,14 +392,14 @@ func (c *Conn) absorb(r *trace.Record) {
 			c.LastNAK = r
 		}
 	case wire.ClassReadResponse:
-		if pos := op.Position(); pos == wire.PosFirst || pos == wire.PosMiddle {
+		if pos := ops[op].position; pos == wire.PosFirst || pos == wire.PosMiddle {
 			if n := r.PayloadLen; n > c.MTUGuess && wire.ValidMTU(n) && !r.Truncated {
 				c.MTUGuess = n
 			}
 		}
 		if rd := c.ReadCovering(p.PSN); rd != nil {
 			rd.Next = p.PSN.Next()
-			if op.EndsMessage() && p.PSN == rd.Last {
+			if ops[op].ends && p.PSN == rd.Last {
 				rd.Done = true
 			}
 		}
@@ -407,6 +490,23 @@ type Sink struct {
 	perClause   map[string]int
 	// Text gives the clause in our words for findings.
 	Text func(clause string) string
+	// tallyCache caches tallies of Tallies by clause (every record tallies a
+	// few clauses, and a map lookup costs more than a comparison).
+	tallyCache [64]cachedTally
+}
+
+type cachedTally struct {
+	clause string
+	t      *Tally
+}
+
+// tallySlot returns where clause's tally is cached.
+func tallySlot(clause string) int {
+	n := len(clause)
+	if n == 0 {
+		return 0
+	}
+	return (n*7 + int(clause[n-1])*3 + int(clause[n/2])) & 63
 }
 
 // NewSink returns an empty sink.
@@ -415,11 +515,16 @@ func NewSink(capture string) *Sink {
 }
 
 func (s *Sink) tally(clause string) *Tally {
+	e := &s.tallyCache[tallySlot(clause)]
+	if e.t != nil && e.clause == clause {
+		return e.t
+	}
 	t := s.Tallies[clause]
 	if t == nil {
 		t = &Tally{}
 		s.Tallies[clause] = t
 	}
+	e.clause, e.t = clause, t
 	return t
 }
 
@@ -463,6 +568,41 @@ type Auditor struct {
 	Only     map[string]bool // if non-nil, run only these clauses' monitors
 	conns    []*Conn
 	mons     []Monitor
+	routes   map[string]*route
+}
+
+// route lists, for each RC opcode, the indexes of the checkers of a
+// connection that see its records.
+type route [32][]uint16
+
+// routeFor returns the route of a connection's checkers, from the opcode
+// sets they ask for (OpcodeFilter).
+func (a *Auditor) routeFor(checkers []Checker) *route {
+	sets := make([]byte, 0, 4*len(checkers))
+	for _, ch := range checkers {
+		set := AllOpcodes
+		if f, ok := ch.(OpcodeFilter); ok {
+			set = f.Opcodes()
+		}
+		sets = binary.LittleEndian.AppendUint32(sets, set)
+	}
+	if rt := a.routes[string(sets)]; rt != nil {
+		return rt
+	}
+	rt := new(route)
+	for i := range checkers {
+		set := binary.LittleEndian.Uint32(sets[4*i:])
+		for o := range rt {
+			if set&(1<<o) != 0 {
+				rt[o] = append(rt[o], uint16(i))
+			}
+		}
+	}
+	if a.routes == nil {
+		a.routes = map[string]*route{}
+	}
+	a.routes[string(sets)] = rt
+	return rt
 }
 
 // NewAuditor returns an auditor writing into sink.
@@ -491,15 +631,21 @@ func (a *Auditor) Observe(r *trace.Record) {
 		return
 	}
 	op := r.Packet.Opcode
-	if !op.IsRequest() && !op.IsResponse() {
+	if !ops[op].request && !ops[op].response {
 		return
 	}
 	c := a.connFor(r)
 	if c == nil {
 		return
 	}
-	for _, ch := range c.checkers {
-		ch.Observe(c, r)
+	if op < 32 {
+		for _, i := range c.route[op] {
+			c.checkers[i].Observe(c, r)
+		}
+	} else {
+		for _, ch := range c.checkers {
+			ch.Observe(c, r)
+		}
 	}
 	c.absorb(r)
 }
@@ -519,6 +665,7 @@ func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32) *Conn {
 	for _, m := range a.monitorsToRun() {
 		c.checkers = append(c.checkers, m.New(c))
 	}
+	c.route = a.routeFor(c.checkers)
 	a.conns = append(a.conns, c)
 	return c
 }
@@ -530,7 +677,7 @@ func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32) *Conn {
 // else with an unpaired one whose request PSNs are nearest.
 func (a *Auditor) connFor(r *trace.Record) *Conn {
 	p := r.Packet
-	if p.Opcode.IsRequest() {
+	if ops[p.Opcode].request {
 		for _, c := range a.conns {
 			if c.ResponderQP == p.DestQP && c.Requester == r.Src && c.Responder == r.Dst {
 				return c

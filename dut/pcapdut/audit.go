@@ -118,47 +118,115 @@ type observer interface {
 	End()
 }
 
+// The capture is read and decoded in a goroutine of its own (reading,
+// the ICRC and the records cost about a third of an audit), which hands
+// the records to the auditor in order, in batches: the monitors see
+// exactly what a single loop would show them, in the same order.
+
+// batchLen is how many items a batch carries.
+const batchLen = 256
+
+// counts is what CaptureInfo said after a frame: a panic in a monitor
+// reports what was read up to the frame it was auditing.
+type counts struct {
+	frames, roce, skipped, badICRC, truncated, errors int
+}
+
+// item is a frame the auditor's side must act on: one with a record, or
+// one after which progress is due.
+type item struct {
+	rec      *trace.Record
+	num      int   // frame number
+	read     int64 // r.BytesRead() after the frame, for progress
+	progress bool
+	after    counts
+}
+
+// batch is what the reading side sends: items, then, in the last batch,
+// how reading ended.
+type batch struct {
+	items []item
+	last  bool
+	err   error // the error that ended reading (io.EOF: the end)
+	// A panic while reading or decoding, with its stack.
+	panicked bool
+	value    any
+	stack    []byte
+}
+
 func auditReader(r *capture.Reader, a observer, progress func(read, total int64), total int64) (info reports.CaptureInfo, err error) {
 	s := &auditState{}
 	s.info.File = r.Name()
 	s.info.Format = r.Format()
+
+	out := make(chan batch, 4)
+	free := make(chan []item, 6)
+	stop := make(chan struct{})
+	go s.read(r, progress != nil, out, free, stop)
+	stopped := false
+	stopReading := func() {
+		if !stopped {
+			stopped = true
+			close(stop)
+			for range out {
+			}
+		}
+	}
+
 	cur := 0 // the frame being audited; 0 while the auditor ends
+	var now counts
+	restore := true // a panic in the auditor: report what was read up to cur's frame
+	var stack []byte
 	defer func() {
 		// A monitor that panics is a bug in rcconform, not in the
 		// capture: report it as an error naming the frame, with what
 		// was audited before it.
 		if p := recover(); p != nil {
-			perr := &PanicError{File: s.info.File, Frame: cur, Value: p, Stack: debug.Stack()}
+			if stack == nil {
+				stack = debug.Stack()
+			}
+			stopReading()
+			if restore {
+				s.info.Frames, s.info.RoCEFrames, s.info.Skipped = now.frames, now.roce, now.skipped
+				s.info.BadICRC, s.info.Truncated = now.badICRC, now.truncated
+				s.info.Errors = s.info.Errors[:now.errors]
+			}
+			perr := &PanicError{File: s.info.File, Frame: cur, Value: p, Stack: stack}
 			s.info.Errors = append(s.info.Errors, perr.Error())
 			info, err = s.info, perr
 		}
 	}()
 
-	var t0 int64
-	var haveT0 bool
-	for {
-		var f *capture.Frame
-		f, err = r.Next()
-		if err != nil {
-			break
+	for b := range out {
+		for i := range b.items {
+			it := &b.items[i]
+			now = it.after
+			if it.rec != nil {
+				cur = it.num
+				a.Observe(it.rec)
+			}
+			if it.progress {
+				progress(it.read, total)
+			}
 		}
-		s.info.Frames++
-		ts := f.Time.UnixNano()
-		if f.Time.IsZero() {
-			ts = 0
+		if b.last {
+			if b.panicked {
+				// Reading panicked: report it as the loop would have,
+				// with what was read when it did.
+				restore, stack = false, b.stack
+				stopReading()
+				panic(b.value)
+			}
+			err = b.err
 		}
-		if !haveT0 {
-			t0, haveT0 = ts, true
-		}
-		if rec := s.decode(f); rec != nil {
-			rec.Time = durationNS(ts - t0)
-			cur = f.Num
-			a.Observe(rec)
-		}
-		if progress != nil && s.info.Frames%progressEvery == 0 {
-			progress(r.BytesRead(), total)
+		clear(b.items)
+		select {
+		case free <- b.items[:0]:
+		default:
 		}
 	}
+	stopped = true // the reading goroutine has ended: out is closed
+
 	cur = 0
 	a.End()
 	s.finish()
@@ -171,6 +239,70 @@ func auditReader(r *capture.Reader, a observer, progress func(read, total int64)
 	err = fmt.Errorf("%w (the %d frames before it were audited)", err, s.info.Frames)
 	s.info.Errors = append(s.info.Errors, err.Error())
 	return s.info, err
+}
+
+// read reads and decodes every frame of r and sends the items to out, in
+// batches, ending with one that says how reading ended; it closes out when
+// it returns. It stops early when stop is closed. Used batches come back
+// through free.
+func (s *auditState) read(r *capture.Reader, progress bool, out chan<- batch, free <-chan []item, stop <-chan struct{}) {
+	defer close(out)
+	items := make([]item, 0, batchLen)
+	send := func(b batch) bool {
+		select {
+		case out <- b:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			send(batch{items: items, last: true, panicked: true, value: p, stack: debug.Stack()})
+		}
+	}()
+	var t0 int64
+	var haveT0 bool
+	for {
+		f, err := r.Next()
+		if err != nil {
+			send(batch{items: items, last: true, err: err})
+			return
+		}
+		s.info.Frames++
+		ts := f.Time.UnixNano()
+		if f.Time.IsZero() {
+			ts = 0
+		}
+		if !haveT0 {
+			t0, haveT0 = ts, true
+		}
+		rec := s.decode(f)
+		if rec != nil {
+			rec.Time = durationNS(ts - t0)
+		}
+		due := progress && s.info.Frames%progressEvery == 0
+		if rec == nil && !due {
+			continue
+		}
+		it := item{rec: rec, num: f.Num, progress: due, after: counts{
+			frames: s.info.Frames, roce: s.info.RoCEFrames, skipped: s.info.Skipped,
+			badICRC: s.info.BadICRC, truncated: s.info.Truncated, errors: len(s.info.Errors)}}
+		if due {
+			it.read = r.BytesRead()
+		}
+		items = append(items, it)
+		if len(items) == batchLen {
+			if !send(batch{items: items}) {
+				return
+			}
+			select {
+			case items = <-free:
+			default:
+				items = make([]item, 0, batchLen)
+			}
+		}
+	}
 }
 
 // decode classifies one frame and returns its record, or nil when the

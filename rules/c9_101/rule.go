@@ -10,6 +10,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/rules/internal/responses"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -18,7 +19,10 @@ import (
 const ID = "C9-101"
 
 func init() {
-	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker { return &monitor{t: responses.Shared(c)} }})
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
+		t, feeder := responses.Join(c)
+		return &monitor{t: t, feeder: feeder}
+	}})
 }
 
 // monitor keeps the new READ requests whose response has not yet reached
@@ -43,6 +47,7 @@ func init() {
 // response.
 type monitor struct {
 	t       *responses.Tracker
+	feeder  bool // the shared tracker's feeder (responses.Join)
 	pending []held
 	// done holds the READs already reported (once each): they count as
 	// answered from then on. The tracker is shared with other monitors,
@@ -69,6 +74,19 @@ func (m *monitor) reported(q *responses.ReadReq) {
 
 // maxReads is about how many READs the tracker remembers.
 const maxReads = 512
+
+// Opcodes implements harness.OpcodeFilter: the monitor looks at READ requests, READ responses and Acknowledges; it passes other packets to
+// the shared tracker, which only its feeder needs to do.
+func (m *monitor) Opcodes() uint32 {
+	if m.feeder {
+		return harness.AllOpcodes
+	}
+	return opcodes
+}
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+	return op == wire.ReadRequest || opc.Class(op) == wire.ClassReadResponse || opc.Class(op) == wire.ClassAck
+})
 
 // maxHeld bounds how many ACKs wait for evidence.
 const maxHeld = 1024

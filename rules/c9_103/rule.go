@@ -29,6 +29,11 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 // responder acknowledged), so only a NAK behind that bound is flagged.
 type judge struct{}
 
+// Opcodes implements harness.OpcodeFilter: Acknowledges only.
+func (*judge) Opcodes() uint32 { return opcodes }
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
+
 func (*judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead || p.Opcode != wire.Acknowledge || ev.NetDup || len(ev.DupsSinceBase) == 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -38,13 +39,18 @@ type judge struct {
 	pending []*trace.Record // duplicate SENDs/WRITEs not yet answered
 }
 
+// Opcodes implements harness.OpcodeFilter: requests (duplicates are kept) and Acknowledges.
+func (*judge) Opcodes() uint32 { return opcodes }
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsRequest(op) || op == wire.Acknowledge })
+
 func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead {
 		return
 	}
-	if p.Opcode.IsRequest() {
-		if ev.Class == dupnak.ReqDup && (p.Opcode.Class() == wire.ClassSend || p.Opcode.Class() == wire.ClassWrite) {
+	if opc.IsRequest(p.Opcode) {
+		if ev.Class == dupnak.ReqDup && (opc.Class(p.Opcode) == wire.ClassSend || opc.Class(p.Opcode) == wire.ClassWrite) {
 			j.pending = append(j.pending, ev.Rec)
 			if len(j.pending) > 256 {
 				j.pending = j.pending[1:]

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -41,9 +42,14 @@ func opcodes(ops []wire.Opcode) string {
 	return strings.Join(s, " or ")
 }
 
+// Opcodes implements harness.OpcodeFilter: READ responses only.
+func (*judge) Opcodes() uint32 { return readResponseOpcodes }
+
+var readResponseOpcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.Class(op) == wire.ClassReadResponse })
+
 func (*judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	a := ev.Answer
-	if a == nil || ev.Dead || ev.Rec.Packet.Opcode.Class() != wire.ClassReadResponse {
+	if a == nil || ev.Dead || opc.Class(ev.Rec.Packet.Opcode) != wire.ClassReadResponse {
 		return
 	}
 	p := ev.Rec.Packet

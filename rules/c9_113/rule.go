@@ -8,6 +8,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -39,13 +40,18 @@ func needsRWQE(op wire.Opcode) bool {
 // condition). Whether the receive queue really was empty no capture shows.
 type judge struct{}
 
+// Opcodes implements harness.OpcodeFilter: Acknowledges only.
+func (judge) Opcodes() uint32 { return opcodes }
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
+
 func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead || p.Opcode != wire.Acknowledge || !p.AETH.IsRNR() {
 		return
 	}
 	x := p.PSN
-	if ev.NamedSeen && (ev.Named == wire.ReadRequest || ev.Named.Class() == wire.ClassAtomic) {
+	if ev.NamedSeen && (ev.Named == wire.ReadRequest || opc.Class(ev.Named) == wire.ClassAtomic) {
 		k.Indeterminate(c, "an RNR NAK named a READ or ATOMIC request: judged under Table-58")
 		return
 	}

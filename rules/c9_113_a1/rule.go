@@ -11,6 +11,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -28,13 +29,20 @@ func init() {
 // active run. The reserved kind 10 is §9.7.5.2's concern.
 type monitor struct{}
 
+// Opcodes implements harness.OpcodeFilter: the monitor judges the responses other than Acknowledge that carry an AETH.
+func (monitor) Opcodes() uint32 { return opcodes }
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+	return op != wire.Acknowledge && opc.IsResponse(op) && opc.Has(op, wire.HdrAETH)
+})
+
 func (monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
 		return
 	}
 	p := r.Packet
 	op := p.Opcode
-	if op == wire.Acknowledge || !op.IsResponse() || !op.Has(wire.HdrAETH) {
+	if op == wire.Acknowledge || !opc.IsResponse(op) || !opc.Has(op, wire.HdrAETH) {
 		return
 	}
 	switch p.AETH.Kind() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -45,6 +46,13 @@ type monitor struct {
 	dead bool
 }
 
+// Opcodes implements harness.OpcodeFilter: the monitor follows requests and the responses that carry an AETH.
+func (*monitor) Opcodes() uint32 { return opcodes }
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+	return opc.IsRequest(op) || op == wire.Acknowledge || opc.Has(op, wire.HdrAETH)
+})
+
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
 		return
@@ -53,11 +61,11 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if m.dead {
 		return
 	}
-	if p.Opcode.IsRequest() {
+	if opc.IsRequest(p.Opcode) {
 		if m.latched && p.PSN == m.latchPSN {
 			m.latched = false
 		}
-		if !p.AckReq && p.Opcode.Class() != wire.ClassReadRequest && p.Opcode.Class() != wire.ClassAtomic {
+		if !p.AckReq && opc.Class(p.Opcode) != wire.ClassReadRequest && opc.Class(p.Opcode) != wire.ClassAtomic {
 			return
 		}
 		if m.latched && p.PSN.After(m.latchPSN) {
@@ -106,7 +114,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			m.open, m.dead = nil, true
 		}
 		return
-	case p.Opcode.Has(wire.HdrAETH):
+	case opc.Has(p.Opcode, wire.HdrAETH):
 		upTo = p.PSN // READ response First/Last/Only, ATOMIC Acknowledge
 	default:
 		return // READ response Middle: no AETH

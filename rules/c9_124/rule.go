@@ -31,6 +31,11 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 // indeterminate (a resend the capture missed may be what it answers).
 type judge struct{}
 
+// Opcodes implements harness.OpcodeFilter: Acknowledges only.
+func (judge) Opcodes() uint32 { return opcodes }
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
+
 func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead || !dupnak.IsNAKCode(p, wire.NAKRemoteAccess) {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/rules/internal/requester"
+	"github.com/rcconform/rcconform/wire"
 )
 
 // ID is the clause this package checks.
@@ -18,7 +20,8 @@ const ID = "C9-140"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		return &monitor{t: requester.Shared(c)}
+		t, feeder := requester.Join(c)
+		return &monitor{t: t, feeder: feeder}
 	}})
 }
 
@@ -43,14 +46,27 @@ func init() {
 // since the earlier transmission may have reached the requester damaged
 // or not at all and so triggered the resend.
 type monitor struct {
-	t *requester.Tracker
+	t      *requester.Tracker
+	feeder bool // the shared tracker's feeder (requester.Join)
 }
+
+// Opcodes implements harness.OpcodeFilter: the monitor judges requests
+// only; it passes responses to the shared tracker, which only its feeder
+// needs to do.
+func (m *monitor) Opcodes() uint32 {
+	if m.feeder {
+		return harness.AllOpcodes
+	}
+	return requestOpcodes
+}
+
+var requestOpcodes = harness.OpcodesWhere(wire.Opcode.IsRequest)
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesRequester() {
 		return
 	}
-	if !r.Packet.Opcode.IsRequest() {
+	if !opc.IsRequest(r.Packet.Opcode) {
 		m.t.Response(r)
 		return
 	}

@@ -9,6 +9,7 @@ package c9_148
 import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/rules/internal/responses"
 )
 
@@ -47,7 +48,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	ev := m.t.Observe(c, r)
-	if r.Packet.Opcode.IsRequest() {
+	if opc.IsRequest(r.Packet.Opcode) {
 		m.m.Request(c, r, ev.MTU)
 		return
 	}

@@ -6,6 +6,7 @@ package c9_149
 import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/rules/internal/responses"
 )
 
@@ -40,7 +41,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	ev := m.t.Observe(c, r)
-	if r.Packet.Opcode.IsRequest() {
+	if opc.IsRequest(r.Packet.Opcode) {
 		m.m.Request(c, r, ev.MTU)
 		return
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -35,12 +36,17 @@ type monitor struct {
 	pending *trace.Record // an ACK ahead of every request seen
 }
 
+// Opcodes implements harness.OpcodeFilter: the monitor judges Acknowledges and follows requests.
+func (*monitor) Opcodes() uint32 { return opcodes }
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsRequest(op) || op == wire.Acknowledge })
+
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
 		return
 	}
 	p := r.Packet
-	if p.Opcode.IsRequest() {
+	if opc.IsRequest(p.Opcode) {
 		if m.pending != nil && c.HaveReq {
 			// Without --complete a capture may miss requests or show
 			// packets out of the order they crossed the wire (capture

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/rules/internal/responses"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -17,7 +18,10 @@ import (
 const ID = "C9-96"
 
 func init() {
-	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker { return &monitor{t: responses.Shared(c)} }})
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
+		t, feeder := responses.Join(c)
+		return &monitor{t: t, feeder: feeder}
+	}})
 }
 
 // monitor follows every READ response stream (responses.Tracker) and
@@ -47,8 +51,20 @@ func init() {
 // cannot decide is indeterminate.
 type monitor struct {
 	t       *responses.Tracker
+	feeder  bool // the shared tracker's feeder (responses.Join)
 	flagged map[*responses.Stream]bool
 }
+
+// Opcodes implements harness.OpcodeFilter: the monitor judges READ responses; it passes other packets to
+// the shared tracker, which only its feeder needs to do.
+func (m *monitor) Opcodes() uint32 {
+	if m.feeder {
+		return harness.AllOpcodes
+	}
+	return opcodes
+}
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsResponse(op) && opc.Class(op) == wire.ClassReadResponse })
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
@@ -56,7 +72,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	ev := m.t.Observe(c, r)
 	p := r.Packet
-	if !p.Opcode.IsResponse() || p.Opcode.Class() != wire.ClassReadResponse || responses.NAKKind(p) {
+	if !opc.IsResponse(p.Opcode) || opc.Class(p.Opcode) != wire.ClassReadResponse || responses.NAKKind(p) {
 		return
 	}
 	s := ev.Stream
@@ -69,7 +85,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	case responses.EvContinue:
 		m.cont(c, r, s)
 	case responses.EvBeyond:
-		if p.Opcode.StartsMessage() && !c.Complete() {
+		if opc.StartsMessage(p.Opcode) && !c.Complete() {
 			c.Indeterminate(ID, "a READ response starts at a PSN whose READ request the capture does not show")
 			return
 		}
@@ -145,7 +161,7 @@ func (m *monitor) start(c *harness.Conn, r *trace.Record, s *responses.Stream, m
 func (m *monitor) cont(c *harness.Conn, r *trace.Record, s *responses.Stream) {
 	p := r.Packet
 	q := s.Req
-	if p.Opcode.StartsMessage() {
+	if opc.StartsMessage(p.Opcode) {
 		m.flag(c, r, s, fmt.Sprintf("READ response PSN %d continues the response of the READ at PSN %d but is %s: a new response can only start at a READ request's PSN",
 			p.PSN, q.PSN, p.Opcode), fmt.Sprintf("a Middle or Last with PSN %d", p.PSN))
 		return

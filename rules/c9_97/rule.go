@@ -12,6 +12,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/rules/internal/responses"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -20,7 +21,10 @@ import (
 const ID = "C9-97"
 
 func init() {
-	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker { return &monitor{t: responses.Shared(c)} }})
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
+		t, feeder := responses.Join(c)
+		return &monitor{t: t, feeder: feeder}
+	}})
 }
 
 // monitor follows READ response streams (responses.Tracker) and checks the
@@ -38,8 +42,20 @@ func init() {
 // (RULES.md Part 5, item 6; rxe is suspected to do it), and C9-107 owns
 // replays. Streams whose numbering is broken are C9-96's concern.
 type monitor struct {
-	t *responses.Tracker
+	t      *responses.Tracker
+	feeder bool // the shared tracker's feeder (responses.Join)
 }
+
+// Opcodes implements harness.OpcodeFilter: the monitor judges the first packet of READ response streams; it passes other packets to
+// the shared tracker, which only its feeder needs to do.
+func (m *monitor) Opcodes() uint32 {
+	if m.feeder {
+		return harness.AllOpcodes
+	}
+	return opcodes
+}
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.Class(op) == wire.ClassReadResponse })
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
@@ -52,19 +68,21 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	p := r.Packet
 	s := ev.Stream
 	q := s.Req
-	want := []string{fmt.Sprintf("a READ Response First (or Only, for a one-packet READ) with PSN %d carrying an AETH with an ACK syndrome", q.PSN)}
-	if !p.Opcode.Has(wire.HdrAETH) {
+	want := func() []string { // built only for a violation
+		return []string{fmt.Sprintf("a READ Response First (or Only, for a one-packet READ) with PSN %d carrying an AETH with an ACK syndrome", q.PSN)}
+	}
+	if !opc.Has(p.Opcode, wire.HdrAETH) {
 		if q.Partial {
 			c.Indeterminate(ID, "the replay of a partial duplicate READ started with a Middle: whether a replay may resume mid-sequence is open (RULES.md Part 5, item 6)")
 			return
 		}
 		c.Violation(ID, r, fmt.Sprintf("the response of the READ at PSN %d (frame %d) begins with %s, which carries no AETH",
-			q.PSN, q.Rec.Frame, p.Opcode), want, p.String())
+			q.PSN, q.Rec.Frame, p.Opcode), want(), p.String())
 		return
 	}
 	if !responses.ACKKind(p) {
 		c.Violation(ID, r, fmt.Sprintf("the first response packet of the READ at PSN %d (frame %d) carries the syndrome %s, which acknowledges nothing: the first AETH must be an ACK",
-			q.PSN, q.Rec.Frame, p.AETH), want, p.String())
+			q.PSN, q.Rec.Frame, p.AETH), want(), p.String())
 		return
 	}
 	c.Checked(ID)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/rules/internal/responses"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -20,7 +21,10 @@ import (
 const ID = "C9-98"
 
 func init() {
-	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker { return &monitor{t: responses.Shared(c)} }})
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
+		t, feeder := responses.Join(c)
+		return &monitor{t: t, feeder: feeder}
+	}})
 }
 
 // monitor follows READ response streams (responses.Tracker) and checks
@@ -36,8 +40,20 @@ func init() {
 // decides). Streams whose numbering is broken are C9-96's concern; a
 // one-packet response (an Only) is C9-97's.
 type monitor struct {
-	t *responses.Tracker
+	t      *responses.Tracker
+	feeder bool // the shared tracker's feeder (responses.Join)
 }
+
+// Opcodes implements harness.OpcodeFilter: the monitor judges READ response streams; it passes other packets to
+// the shared tracker, which only its feeder needs to do.
+func (m *monitor) Opcodes() uint32 {
+	if m.feeder {
+		return harness.AllOpcodes
+	}
+	return opcodes
+}
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.Class(op) == wire.ClassReadResponse })
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
@@ -59,16 +75,18 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if p.PSN != s.End || s.Start == s.End || s.Resynced {
 		return
 	}
-	want := []string{fmt.Sprintf("a READ Response Last with PSN %d carrying an AETH with an ACK syndrome", s.End)}
+	want := func() []string { // built only for a violation
+		return []string{fmt.Sprintf("a READ Response Last with PSN %d carrying an AETH with an ACK syndrome", s.End)}
+	}
 	switch {
 	case p.Opcode == wire.ReadResponseLast && responses.ACKKind(p):
 		c.Checked(ID)
 	case p.Opcode == wire.ReadResponseLast:
 		c.Violation(ID, r, fmt.Sprintf("the last response packet of the READ at PSN %d (frame %d) carries the syndrome %s: the last AETH acknowledges the READ, so it must be an ACK",
-			q.PSN, q.Rec.Frame, p.AETH), want, p.String())
-	case !p.Opcode.Has(wire.HdrAETH):
+			q.PSN, q.Rec.Frame, p.AETH), want(), p.String())
+	case !opc.Has(p.Opcode, wire.HdrAETH):
 		c.Violation(ID, r, fmt.Sprintf("PSN %d is the last of the %d response packets of the READ at PSN %d (frame %d, %d bytes at MTU %d), but it went out as %s, so the response ends without the AETH that acknowledges the READ",
-			p.PSN, s.End.Diff(s.Start)+1, q.PSN, q.Rec.Frame, q.Length, s.MTU, p.Opcode), want, p.String())
+			p.PSN, s.End.Diff(s.Start)+1, q.PSN, q.Rec.Frame, q.Length, s.MTU, p.Opcode), want(), p.String())
 	}
 }
 

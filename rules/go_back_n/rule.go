@@ -14,6 +14,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/rules/internal/requester"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -68,7 +69,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesRequester() {
 		return
 	}
-	if !r.Packet.Opcode.IsRequest() {
+	if !opc.IsRequest(r.Packet.Opcode) {
 		m.response(c, r)
 		return
 	}
@@ -177,9 +178,9 @@ func (m *monitor) content(c *harness.Conn, r *trace.Record, ev requester.ReqEven
 	switch {
 	case p.Opcode != o.Op:
 		bad("as " + p.Opcode.ShortName())
-	case p.Opcode.Has(wire.HdrRETH) && p.RETH != o.RETH:
+	case opc.Has(p.Opcode, wire.HdrRETH) && p.RETH != o.RETH:
 		bad(fmt.Sprintf("with RETH va=0x%x rkey=0x%x len=%d instead of va=0x%x rkey=0x%x len=%d", p.RETH.VA, p.RETH.RKey, p.RETH.Length, o.RETH.VA, o.RETH.RKey, o.RETH.Length))
-	case p.Opcode.Has(wire.HdrAtomicETH) && p.Atomic != o.Atomic:
+	case opc.Has(p.Opcode, wire.HdrAtomicETH) && p.Atomic != o.Atomic:
 		bad("with a different AtomicETH")
 	case !r.Truncated && !o.First.Truncated && r.PayloadLen != o.Len:
 		bad(fmt.Sprintf("with %d payload bytes instead of %d", r.PayloadLen, o.Len))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -32,12 +33,17 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 // different value is o9-66's finding.
 type judge struct{ dups, naked int }
 
+// Opcodes implements harness.OpcodeFilter: responses (ATOMIC answers and NAKs).
+func (*judge) Opcodes() uint32 { return opcodes }
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsResponse(op) })
+
 func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead {
 		return
 	}
-	if p.Opcode.Class() == wire.ClassAtomic {
+	if opc.Class(p.Opcode) == wire.ClassAtomic {
 		return
 	}
 	if a := ev.Answer; a != nil && a.Kind == dupnak.AnsStart && a.Req != nil && a.Req.Atomic && a.Req.Dup {
@@ -48,7 +54,7 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 		return
 	}
 	d := ev.DupNamed
-	if d == nil || d.Packet.Opcode.Class() != wire.ClassAtomic {
+	if d == nil || opc.Class(d.Packet.Opcode) != wire.ClassAtomic {
 		if w := ev.WaitingDupAtomic; w != nil && ev.Exact && !ev.ReqSinceBase && !ev.Accepted && !p.AETH.IsNAK(wire.NAKPSNSequence) {
 			// The NAK names no request that arrived since the
 			// responder's last proven point; the waiting duplicate

@@ -27,6 +27,11 @@ func init() {
 // (C9-150.2.1 does).
 type monitor struct{}
 
+// Opcodes implements harness.OpcodeFilter: the monitor judges Acknowledges.
+func (monitor) Opcodes() uint32 { return opcodes }
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
+
 func (monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
 		return

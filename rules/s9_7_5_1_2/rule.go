@@ -11,6 +11,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/rules/internal/requester"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -56,7 +57,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesRequester() {
 		return
 	}
-	if !r.Packet.Opcode.IsRequest() {
+	if !opc.IsRequest(r.Packet.Opcode) {
 		ev := m.t.Response(r)
 		if m.await != nil || len(ev.Implied) == 0 {
 			return

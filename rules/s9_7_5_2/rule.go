@@ -12,6 +12,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -42,12 +43,17 @@ func Problem(syn uint8) string {
 	return ""
 }
 
+// Opcodes implements harness.OpcodeFilter: the monitor judges the responses that carry an AETH.
+func (monitor) Opcodes() uint32 { return opcodes }
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsResponse(op) && opc.Has(op, wire.HdrAETH) })
+
 func (monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
 		return
 	}
 	p := r.Packet
-	if !p.Opcode.IsResponse() || !p.Opcode.Has(wire.HdrAETH) {
+	if !opc.IsResponse(p.Opcode) || !opc.Has(p.Opcode, wire.HdrAETH) {
 		return
 	}
 	if msg := Problem(p.AETH.Syndrome); msg != "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -69,12 +70,17 @@ func (m *monitor) prompts(k nakKey) int {
 	return n
 }
 
+// Opcodes implements harness.OpcodeFilter: the monitor judges Acknowledges and follows requests.
+func (*monitor) Opcodes() uint32 { return opcodes }
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsRequest(op) || op == wire.Acknowledge })
+
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
 		return
 	}
 	p := r.Packet
-	if p.Opcode.IsRequest() {
+	if opc.IsRequest(p.Opcode) {
 		m.reqs = append(m.reqs, p.PSN)
 		if len(m.reqs) > maxReqs {
 			m.reqs = m.reqs[len(m.reqs)-maxReqs/2:]

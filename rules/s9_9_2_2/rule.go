@@ -12,6 +12,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/rules/internal/requester"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -21,7 +22,8 @@ const ID = "§9.9.2.2"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		return &monitor{t: requester.Shared(c)}
+		t, feeder := requester.Join(c)
+		return &monitor{t: t, feeder: feeder}
 	}})
 }
 
@@ -43,10 +45,23 @@ func init() {
 // judged.
 type monitor struct {
 	t        *requester.Tracker
+	feeder   bool // the shared tracker's feeder (requester.Join)
 	nak      *trace.Record
 	next     wire.PSN // one past the highest PSN sent when the NAK was seen
 	reported bool
 }
+
+// Opcodes implements harness.OpcodeFilter: the monitor judges requests
+// and Acknowledges (the NAKs); it passes other responses to the shared
+// tracker, which only its feeder needs to do.
+func (m *monitor) Opcodes() uint32 {
+	if m.feeder {
+		return harness.AllOpcodes
+	}
+	return opcodes
+}
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsRequest(op) || op == wire.Acknowledge })
 
 // window bounds how far from the connection's PSNs a request may be and
 // still count as the same QP's (a QP reset and reused by the application
@@ -57,7 +72,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesRequester() {
 		return
 	}
-	if !r.Packet.Opcode.IsRequest() {
+	if !opc.IsRequest(r.Packet.Opcode) {
 		ev := m.t.Response(r)
 		next, base, outstanding := ev.NextBefore, ev.BaseBefore, ev.HaveBaseBefore
 		// A NAK for a PSN with nothing outstanding is a ghost the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -29,12 +30,17 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 // that.
 type judge struct{}
 
+// Opcodes implements harness.OpcodeFilter: Acknowledges only.
+func (judge) Opcodes() uint32 { return opcodes }
+
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
+
 func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead || p.Opcode != wire.Acknowledge || !ev.NamedSeen {
 		return
 	}
-	rdat := ev.Named == wire.ReadRequest || ev.Named.Class() == wire.ClassAtomic
+	rdat := ev.Named == wire.ReadRequest || opc.Class(ev.Named) == wire.ClassAtomic
 	if !rdat {
 		return
 	}

@@ -41,8 +41,8 @@ func (r *Reader) startPcap(magic []byte) error {
 }
 
 func (r *Reader) nextPcap() (*Frame, error) {
-	h := r.hdr[:pcapRecordHeaderLen]
-	if err := r.readFull(h); err != nil {
+	h, err := r.view(pcapRecordHeaderLen, r.hdr[:])
+	if err != nil {
 		if err == io.EOF {
 			return nil, io.EOF
 		}
@@ -55,8 +55,8 @@ func (r *Reader) nextPcap() (*Frame, error) {
 	if capLen > MaxCaptureLen {
 		return nil, r.frameErr(ErrCorrupt, "captured length %d exceeds %d", capLen, MaxCaptureLen)
 	}
-	data := r.data(int(capLen))
-	if err := r.readFull(data); err != nil {
+	data, err := r.view(int(capLen), nil)
+	if err != nil {
 		return nil, r.readErr("record data", err)
 	}
 	f := &r.frame

@@ -61,8 +61,10 @@ const (
 	formatPcapng
 )
 
-// bufSize is the size of the read-ahead buffer.
-const bufSize = 64 << 10
+// bufSize is the size of the read-ahead buffer: large enough for a record
+// header and the largest frame (MaxCaptureLen), so that every record can
+// be handed out from it without a copy (see view).
+const bufSize = 1 << 20
 
 // Reader reads the frames of one capture file in order. It is not safe for
 // concurrent use.
@@ -284,6 +286,26 @@ func classify(err error) error {
 func (r *Reader) readFull(p []byte) error {
 	_, err := io.ReadFull(r.br, p)
 	return err
+}
+
+// view consumes the next n bytes and returns them: a slice of the
+// read-ahead buffer when it can hold them (no copy), valid until the next
+// read; otherwise scratch, or the reusable data buffer when scratch is too
+// small, filled by readFull (with its errors).
+func (r *Reader) view(n int, scratch []byte) ([]byte, error) {
+	if b, err := r.br.Peek(n); err == nil {
+		r.br.Discard(n) // buffered: cannot fail
+		return b, nil
+	}
+	// Fewer than n bytes left (or more than the buffer holds): read what
+	// there is, as readFull reports it. Peek consumed nothing.
+	var b []byte
+	if n <= len(scratch) {
+		b = scratch[:n]
+	} else {
+		b = r.data(n)
+	}
+	return b, r.readFull(b)
 }
 
 // data returns the reusable buffer resized to n bytes.

@@ -3,6 +3,7 @@ package dupnak
 import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -122,7 +123,7 @@ const maxWaiting = 256
 
 func (s *answers) request(c *harness.Conn, t *Tracker, r *trace.Record, ev *Event, n int) {
 	p := r.Packet
-	atomic := p.Opcode.Class() == wire.ClassAtomic
+	atomic := opc.Class(p.Opcode) == wire.ClassAtomic
 	if p.Opcode != wire.ReadRequest && !atomic {
 		return
 	}
@@ -221,7 +222,7 @@ func (s *answers) interrupt(ans *Answer, by *Stream) {
 
 func (s *answers) response(c *harness.Conn, t *Tracker, r *trace.Record, ev *Event) {
 	p := r.Packet
-	switch p.Opcode.Class() {
+	switch opc.Class(p.Opcode) {
 	case wire.ClassReadResponse:
 		ev.Answer = s.readResponse(c, r)
 	case wire.ClassAtomicAck:
@@ -303,7 +304,7 @@ func (s *answers) readResponse(c *harness.Conn, r *trace.Record) *Answer {
 
 // advanceAfterStart moves a stream past its first packet.
 func (s *answers) advanceAfterStart(st *Stream, op wire.Opcode, ans *Answer) {
-	if op.EndsMessage() {
+	if opc.EndsMessage(op) {
 		st.Open = false
 		if st.LastKnown {
 			ans.Completed = st.Start == st.LastPSN
@@ -332,7 +333,7 @@ func (s *answers) advance(st *Stream, op wire.Opcode, ans *Answer) {
 		ans.WantOpcode = []wire.Opcode{wire.ReadResponseMiddle, wire.ReadResponseLast}
 	}
 	st.Next = x.Next()
-	if op.EndsMessage() || final {
+	if opc.EndsMessage(op) || final {
 		st.Open = false
 		ans.Completed = final || !st.LastKnown
 		ans.EndsEarly = st.LastKnown && !final

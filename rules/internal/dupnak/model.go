@@ -6,6 +6,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -172,11 +173,11 @@ func (t *Tracker) Observe(c *harness.Conn, r *trace.Record) *Event {
 	t.ev = Event{Rec: r, Dead: t.dead}
 	ev := &t.ev
 	p := r.Packet
-	if p.Opcode.IsRequest() {
+	if opc.IsRequest(p.Opcode) {
 		t.request(c, r, ev)
 		return ev
 	}
-	if !p.Opcode.IsResponse() || t.dead {
+	if !opc.IsResponse(p.Opcode) || t.dead {
 		return ev
 	}
 	if prev := t.prevResp; prev != nil && sameResponse(prev, r) && len(prev.Packet.Payload) == len(p.Payload) &&
@@ -516,7 +517,7 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, ev *Event) {
 		// NAK codes 1–3 (and reserved ones): the responder ends the
 		// connection once it is sent.
 		t.dead, t.deadRec = true, r
-	case op.Class() == wire.ClassReadResponse:
+	case opc.Class(op) == wire.ClassReadResponse:
 		if rd := c.ReadCovering(p.PSN); rd != nil {
 			t.positive(c, ev, rd.First, rd.Last, p.PSN)
 		}

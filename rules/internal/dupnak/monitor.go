@@ -7,6 +7,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -29,6 +30,22 @@ type Checker struct {
 	T     *Tracker
 	Judge Judge
 	s     *sharedTracker
+	// feeder: the first checker of the connection, which feeds the shared
+	// Tracker every record (the Auditor calls it first for each).
+	feeder bool
+}
+
+// Opcodes implements harness.OpcodeFilter: the feeder sees every record;
+// the others see the records of the opcodes their Judge handles, when it
+// says which (a Judge may implement harness.OpcodeFilter: its Event then
+// does nothing with events of other opcodes).
+func (k *Checker) Opcodes() uint32 {
+	if !k.feeder {
+		if f, ok := k.Judge.(harness.OpcodeFilter); ok {
+			return f.Opcodes()
+		}
+	}
+	return harness.AllOpcodes
 }
 
 // sharedTracker is a connection's Tracker and the event of the record it
@@ -46,7 +63,9 @@ var shared = struct {
 	m map[*harness.Conn]*sharedTracker
 }{m: map[*harness.Conn]*sharedTracker{}}
 
-func acquire(c *harness.Conn) *sharedTracker {
+// acquire returns the shared tracker of c and whether the caller is the
+// first checker of c to use it.
+func acquire(c *harness.Conn) (*sharedTracker, bool) {
 	shared.Lock()
 	defer shared.Unlock()
 	s := shared.m[c]
@@ -55,7 +74,7 @@ func acquire(c *harness.Conn) *sharedTracker {
 		shared.m[c] = s
 	}
 	s.refs++
-	return s
+	return s, s.refs == 1
 }
 
 func release(c *harness.Conn) {
@@ -96,8 +115,8 @@ func (k *Checker) End(c *harness.Conn) {
 // newJudge (one per connection).
 func Monitor(id string, newJudge func() Judge) harness.Monitor {
 	return harness.Monitor{Clause: id, New: func(c *harness.Conn) harness.Checker {
-		s := acquire(c)
-		return &Checker{ID: id, Judge: newJudge(), s: s, T: &s.t}
+		s, first := acquire(c)
+		return &Checker{ID: id, Judge: newJudge(), s: s, T: &s.t, feeder: first}
 	}}
 }
 
@@ -172,6 +191,18 @@ func nakName(code uint8) string {
 	return fmt.Sprintf("NAK code %d", code)
 }
 
+// Opcodes implements harness.OpcodeFilter: Acknowledges only.
+func (j *NAKPSNJudge) Opcodes() uint32 { return ackOpcodes }
+
+var (
+	ackOpcodes      = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
+	responseOpcodes = harness.OpcodesWhere(wire.Opcode.IsResponse)
+	reqAckOpcodes   = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsRequest(op) || op == wire.Acknowledge })
+	answerOpcodes   = harness.OpcodesWhere(func(op wire.Opcode) bool {
+		return opc.Class(op) == wire.ClassReadResponse || op == wire.AtomicAcknowledge
+	})
+)
+
 // Event implements Judge.
 func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 	p := ev.Rec.Packet
@@ -234,6 +265,10 @@ type LatchJudge struct {
 
 // NewLatch returns the latch judge.
 func NewLatch() Judge { return &LatchJudge{} }
+
+// Opcodes implements harness.OpcodeFilter: responses (positive ones may
+// pass the gap, sequence NAKs open episodes).
+func (j *LatchJudge) Opcodes() uint32 { return responseOpcodes }
 
 // Event implements Judge.
 func (j *LatchJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
@@ -305,13 +340,17 @@ type DupErrorJudge struct {
 // NewDupError returns the judge.
 func NewDupError() Judge { return &DupErrorJudge{} }
 
+// Opcodes implements harness.OpcodeFilter: requests (duplicates are
+// counted) and Acknowledges (error NAKs).
+func (j *DupErrorJudge) Opcodes() uint32 { return reqAckOpcodes }
+
 // Event implements Judge.
 func (j *DupErrorJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 	p := ev.Rec.Packet
 	if ev.Dead {
 		return
 	}
-	if p.Opcode.IsRequest() {
+	if opc.IsRequest(p.Opcode) {
 		if ev.Class == ReqDup {
 			j.dups++
 		}
@@ -323,7 +362,7 @@ func (j *DupErrorJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 	if ev.InNewReadStream {
 		return
 	}
-	if d := ev.DupNamed; d != nil && d.Packet.Opcode.Class() == wire.ClassAtomic {
+	if d := ev.DupNamed; d != nil && opc.Class(d.Packet.Opcode) == wire.ClassAtomic {
 		return // o9-67
 	}
 	if ev.WaitingDupAtomic != nil && ev.Exact && !ev.ReqSinceBase {
@@ -332,7 +371,7 @@ func (j *DupErrorJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 	var about *trace.Record
 	var nonAtomic []*trace.Record
 	for _, d := range ev.DupsSinceBase {
-		if d.Packet.Opcode.Class() != wire.ClassAtomic {
+		if opc.Class(d.Packet.Opcode) != wire.ClassAtomic {
 			nonAtomic = append(nonAtomic, d)
 		}
 	}
@@ -388,6 +427,10 @@ type OrderJudge struct{}
 
 // NewOrder returns the judge.
 func NewOrder() Judge { return OrderJudge{} }
+
+// Opcodes implements harness.OpcodeFilter: the answers that name their
+// request (READ responses, ATOMIC Acknowledges).
+func (OrderJudge) Opcodes() uint32 { return answerOpcodes }
 
 // Event implements Judge.
 func (OrderJudge) Event(k *Checker, c *harness.Conn, ev *Event) {

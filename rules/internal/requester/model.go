@@ -22,6 +22,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -105,7 +106,7 @@ type Sent struct {
 // IsReadOrAtomic reports whether the request waits for a response of its
 // own (so that a later acknowledgment passing it is an implied NAK).
 func (s *Sent) IsReadOrAtomic() bool {
-	return s.Op == wire.ReadRequest || s.Op.Class() == wire.ClassAtomic
+	return s.Op == wire.ReadRequest || opc.Class(s.Op) == wire.ClassAtomic
 }
 
 // Outstanding is the oldest PSN of s still unanswered.
@@ -244,10 +245,14 @@ type Tracker struct {
 	// the window (cover, Outstanding) visit only the entries that can
 	// matter and skip acknowledged stretches and a READ's reserved PSNs.
 	starts []uint64
+	// exhaustive makes the walks visit every entry (tests: the model as
+	// it is defined, to compare with).
+	exhaustive bool
 
 	// shared trackers remember the event of the record they saw last, so
 	// that each monitor of the connection gets it without recomputing it.
 	shared   bool
+	fed      bool // a monitor has joined as the feeder
 	memoRec  *trace.Record
 	memoN    int
 	memoReq  ReqEvent
@@ -267,7 +272,11 @@ type Tracker struct {
 		transport, transportUnsure, rnr, rnrUnsure int
 	}
 	lastResp *trace.Record // latest READ response or ATOMIC acknowledgment
+	slab     []Sent        // where the next Sents are allocated
 }
+
+// sentSlab is how many Sents are allocated at once.
+const sentSlab = 32
 
 // Memory bounds per connection: the PSNs remembered (outstanding ones and
 // a little history behind the oldest, for resends of what was just
@@ -285,16 +294,30 @@ func NewTracker(c *harness.Conn) *Tracker { return &Tracker{c: c} }
 type sharedKey struct{}
 
 // Shared returns the Tracker of connection c that every requester-side
-// monitor of c shares. Each monitor calls Request or Response for every
-// packet of c, in trace order, as with its own Tracker: the first call for
-// a packet updates the model and the others get the same event. The
+// monitor of c shares. Each monitor calls Request or Response for the
+// packets of c, in trace order, as with its own Tracker: the first call
+// for a packet updates the model and the others get the same event. The
 // monitors must not change what the events point to.
 func Shared(c *harness.Conn) *Tracker {
-	return c.Shared(sharedKey{}, func() any {
+	t, _ := Join(c)
+	return t
+}
+
+// Join is Shared for a monitor being made (from its Monitor.New): it also
+// reports whether the monitor is the first of the connection to join, the
+// tracker's feeder. The Auditor calls the feeder first for every record
+// of the connection; the feeder passes every packet to the tracker (its
+// Opcodes, if it is a harness.OpcodeFilter, are harness.AllOpcodes), so
+// the other monitors need to see only the packets they judge.
+func Join(c *harness.Conn) (t *Tracker, feeder bool) {
+	t = c.Shared(sharedKey{}, func() any {
 		t := NewTracker(c)
 		t.shared = true
 		return t
 	}).(*Tracker)
+	feeder = !t.fed
+	t.fed = true
+	return t, feeder
 }
 
 // memo reports whether r is the record whose event the shared tracker
@@ -389,6 +412,9 @@ func (t *Tracker) nextStart(i int) int {
 	n := len(t.ents)
 	if i >= n {
 		return n
+	}
+	if t.exhaustive {
+		return i
 	}
 	w := i >> 6
 	word := t.starts[w] &^ (1<<(uint(i)&63) - 1)
@@ -499,32 +525,35 @@ func (t *Tracker) Request(r *trace.Record) ReqEvent {
 	if t.memo(r) {
 		return t.memoReq
 	}
-	ev := t.request(r)
-	if t.shared {
-		t.remember(r)
-		t.memoReq = ev
+	if !t.shared {
+		var ev ReqEvent
+		t.request(r, &ev)
+		return ev
 	}
-	return ev
+	t.request(r, &t.memoReq)
+	t.remember(r)
+	return t.memoReq
 }
 
-func (t *Tracker) request(r *trace.Record) ReqEvent {
+// request fills ev with the reading of request packet r.
+func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	p := r.Packet
-	ev := ReqEvent{Rec: r}
+	*ev = ReqEvent{Rec: r}
 	ev.Base, ev.HaveBase = t.Base()
 	if !t.have {
 		t.noteIPID(r)
 		t.start(r)
 		ev.Kind = KindNew
 		t.absorbNew(r)
-		return ev
+		return
 	}
 	d := p.PSN.Diff(t.next)
 	if d >= 0 {
 		t.noteIPID(r)
 		ev.Kind = KindNew
 		t.absorbNew(r)
-		t.fillEpisode(&ev)
-		return ev
+		t.fillEpisode(ev)
+		return
 	}
 	ev.Kind = KindResend
 	orig := t.Lookup(p.PSN)
@@ -547,7 +576,7 @@ func (t *Tracker) request(r *trace.Record) ReqEvent {
 	if ev.PrevSend != nil && r.HasIPID && ev.PrevSend.HasIPID && r.IPID == ev.PrevSend.IPID {
 		if t.ipidVary && samePacket(ev.PrevSend.Packet, p) {
 			ev.Kind = KindNetDup
-			return ev
+			return
 		}
 		ev.Ambiguous = true
 	} else if ev.PrevSend != nil && (!r.HasIPID || !ev.PrevSend.HasIPID) && samePacket(ev.PrevSend.Packet, p) {
@@ -564,12 +593,11 @@ func (t *Tracker) request(r *trace.Record) ReqEvent {
 	}
 	if ev.Start {
 		ev.Cause, ev.Trigger = t.cause(r)
-		t.count(&ev)
+		t.count(ev)
 		t.trig = t.trig[:0]
 	}
 	t.absorbResend(r, orig)
-	t.fillEpisode(&ev)
-	return ev
+	t.fillEpisode(ev)
 }
 
 func samePacket(a, b *wire.Packet) bool {
@@ -697,7 +725,15 @@ func (t *Tracker) trim() {
 
 func (t *Tracker) newSent(r *trace.Record) *Sent {
 	p := r.Packet
-	s := &Sent{PSN: p.PSN, Op: p.Opcode, RETH: p.RETH, Atomic: p.Atomic, Len: r.PayloadLen,
+	// Sents are allocated sentSlab at a time: the window holds runs of
+	// consecutive ones, and few are kept from elsewhere, so a slab rarely
+	// outlives most of its Sents.
+	if len(t.slab) == 0 {
+		t.slab = make([]Sent, sentSlab)
+	}
+	s := &t.slab[0]
+	t.slab = t.slab[1:]
+	*s = Sent{PSN: p.PSN, Op: p.Opcode, RETH: p.RETH, Atomic: p.Atomic, Len: r.PayloadLen,
 		First: r, Last: r, Sends: 1, ReadNext: p.PSN}
 	s.Sum, s.HasSum = PayloadSum(r)
 	s.End, s.EndOK = t.endOf(p)
@@ -753,24 +789,27 @@ func (t *Tracker) Response(r *trace.Record) RespEvent {
 	if t.memo(r) {
 		return t.memoResp
 	}
-	ev := t.response(r)
-	if t.shared {
-		t.remember(r)
-		t.memoResp = ev
+	if !t.shared {
+		var ev RespEvent
+		t.response(r, &ev)
+		return ev
 	}
-	return ev
+	t.response(r, &t.memoResp)
+	t.remember(r)
+	return t.memoResp
 }
 
-func (t *Tracker) response(r *trace.Record) RespEvent {
+// response fills ev with the reading of response packet r.
+func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 	p := r.Packet
-	ev := RespEvent{Rec: r}
+	*ev = RespEvent{Rec: r}
 	op := p.Opcode
 	ev.BaseBefore, ev.HaveBaseBefore = t.Base()
 	ev.NextBefore = t.next
 	if !t.have {
-		return ev
+		return
 	}
-	switch op.Class() {
+	switch opc.Class(op) {
 	case wire.ClassAck:
 		a := p.AETH
 		switch {
@@ -794,7 +833,7 @@ func (t *Tracker) response(r *trace.Record) RespEvent {
 		default:
 			// Reserved syndromes and NAK codes: what a requester does with
 			// them is not settled here.
-			return ev
+			return
 		}
 	case wire.ClassReadResponse:
 		ev.Positive = true
@@ -808,7 +847,7 @@ func (t *Tracker) response(r *trace.Record) RespEvent {
 		switch d := p.PSN.Diff(rd.ReadNext); {
 		case d == 0:
 			rd.ReadNext = p.PSN.Next()
-			if rd.EndOK && p.PSN == rd.End || (!rd.EndOK && op.EndsMessage()) {
+			if rd.EndOK && p.PSN == rd.End || (!rd.EndOK && opc.EndsMessage(op)) {
 				rd.Done = true
 			}
 		case d > 0:
@@ -818,7 +857,7 @@ func (t *Tracker) response(r *trace.Record) RespEvent {
 	case wire.ClassAtomicAck:
 		ev.Positive = true
 		at := t.Lookup(p.PSN)
-		if at == nil || at.Op.Class() != wire.ClassAtomic {
+		if at == nil || opc.Class(at.Op) != wire.ClassAtomic {
 			break
 		}
 		ev.Implied, _ = t.cover(at.PSN, false, at)
@@ -841,7 +880,6 @@ func (t *Tracker) response(r *trace.Record) RespEvent {
 		// retries ends here.
 		t.resetEpisode()
 	}
-	return ev
 }
 
 // cover applies a response with PSN psn: SENDs and WRITEs before it (and

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -18,7 +19,8 @@ import (
 // RegisterMidStreamMonitor registers the shared monitor under clause.
 func RegisterMidStreamMonitor(clause string) {
 	harness.RegisterMonitor(harness.Monitor{Clause: clause, New: func(c *harness.Conn) harness.Checker {
-		return &midStream{clause: clause, t: Shared(c)}
+		t, feeder := Join(c)
+		return &midStream{clause: clause, t: t, feeder: feeder}
 	}})
 }
 
@@ -43,7 +45,22 @@ func RegisterMidStreamMonitor(clause string) {
 type midStream struct {
 	clause string
 	t      *Tracker
+	feeder bool // the shared tracker's feeder (Join)
 }
+
+// Opcodes implements harness.OpcodeFilter: the monitor judges READ
+// responses and Acknowledges (the NAKs); it passes other packets to the
+// shared tracker, which only its feeder needs to do.
+func (m *midStream) Opcodes() uint32 {
+	if m.feeder {
+		return harness.AllOpcodes
+	}
+	return midStreamOpcodes
+}
+
+var midStreamOpcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+	return opc.Class(op) == wire.ClassReadResponse || opc.Class(op) == wire.ClassAck
+})
 
 func (m *midStream) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {

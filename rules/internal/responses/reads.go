@@ -5,6 +5,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -184,9 +185,13 @@ type Tracker struct {
 	maxLen     uint32
 	evictions  int
 	pending    []*ReadReq
+	// exhaustive makes the searches walk every READ (tests: the model as
+	// it is defined, to compare with).
+	exhaustive bool
 
 	// A shared tracker remembers the event of the record it saw last.
 	shared  bool
+	fed     bool // a monitor has joined as the feeder
 	memoRec *trace.Record
 	memoN   int
 	memoEv  Event
@@ -196,19 +201,40 @@ type Tracker struct {
 type sharedKey struct{}
 
 // Shared returns the Tracker of connection c that the READ-response
-// monitors of c share. Each monitor calls Observe for every packet of c,
+// monitors of c share. Each monitor calls Observe for the packets of c,
 // in trace order, as with its own Tracker: the first call for a packet
 // updates the model and the others get the same event. The monitors must
 // not change the model's requests and streams (keep what a monitor adds
 // to them in the monitor).
 func Shared(c *harness.Conn) *Tracker {
-	return c.Shared(sharedKey{}, func() any { return &Tracker{shared: true} }).(*Tracker)
+	t, _ := Join(c)
+	return t
+}
+
+// Join is Shared for a monitor being made (from its Monitor.New): it also
+// reports whether the monitor is the first of the connection to join, the
+// tracker's feeder. The Auditor calls the feeder first for every record
+// of the connection; the feeder passes every packet to the tracker (its
+// Opcodes, if it is a harness.OpcodeFilter, are harness.AllOpcodes), so
+// the other monitors need to see only the packets they judge.
+func Join(c *harness.Conn) (t *Tracker, feeder bool) {
+	t = c.Shared(sharedKey{}, func() any { return &Tracker{shared: true} }).(*Tracker)
+	feeder = !t.fed
+	t.fed = true
+	return t, feeder
 }
 
 // Pending returns, oldest first, the READ requests of Reads that may be
 // neither duplicates, answered nor failed: every such READ is there, in
 // the order of Reads (others may be too).
 func (t *Tracker) Pending() []*ReadReq {
+	t.compactPending()
+	return t.pending
+}
+
+// compactPending drops from pending the READs that are duplicates,
+// answered, failed or no longer in reads.
+func (t *Tracker) compactPending() {
 	var oldest int
 	if len(t.reads) > 0 {
 		oldest = t.reads[0].Seq
@@ -223,7 +249,6 @@ func (t *Tracker) Pending() []*ReadReq {
 	}
 	clear(t.pending[k:])
 	t.pending = t.pending[:k]
-	return t.pending
 }
 
 // addRead appends q to reads and keeps the indexes.
@@ -245,6 +270,9 @@ func (t *Tracker) addRead(q *ReadReq) {
 	t.byPSN[q.PSN] = q
 	t.maxLen = max(t.maxLen, q.Length)
 	if !q.Dup {
+		if len(t.pending) >= 2*maxReads {
+			t.compactPending() // none may be left in it beyond reads
+		}
 		t.pending = append(t.pending, q)
 	}
 	if len(t.reads) > maxReads {
@@ -274,7 +302,7 @@ func (t *Tracker) addRead(q *ReadReq) {
 // told quickly.
 func (t *Tracker) searchFrom(x wire.PSN, mtu int) int {
 	n := len(t.reads)
-	if n == 0 || t.inversions > 0 {
+	if n == 0 || t.inversions > 0 || t.exhaustive {
 		return 0
 	}
 	// Every READ's range spans at most maxSpan PSNs after its own.
@@ -321,7 +349,7 @@ func MTU(c *harness.Conn, r *trace.Record) int {
 		return m
 	}
 	p := r.Packet
-	if p.Opcode.Position() == wire.PosFirst && !r.Truncated && wire.ValidMTU(r.PayloadLen) {
+	if opc.Position(p.Opcode) == wire.PosFirst && !r.Truncated && wire.ValidMTU(r.PayloadLen) {
 		return r.PayloadLen
 	}
 	return 0
@@ -329,6 +357,14 @@ func MTU(c *harness.Conn, r *trace.Record) int {
 
 // ReqAt returns the newest READ request whose PSN is p.
 func (t *Tracker) ReqAt(p wire.PSN) *ReadReq {
+	if t.exhaustive {
+		for i := len(t.reads) - 1; i >= 0; i-- {
+			if t.reads[i].PSN == p {
+				return t.reads[i]
+			}
+		}
+		return nil
+	}
 	return t.byPSN[p]
 }
 
@@ -390,7 +426,7 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record) Event {
 	p := r.Packet
 	op := p.Opcode
 	mtu := MTU(c, r)
-	if op.IsRequest() {
+	if opc.IsRequest(op) {
 		t.requests++
 		if op != wire.ReadRequest {
 			return Event{Kind: EvNone, MTU: mtu}
@@ -407,7 +443,7 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record) Event {
 		t.addRead(q)
 		return Event{Kind: EvRequest, Req: q, MTU: mtu}
 	}
-	switch op.Class() {
+	switch opc.Class(op) {
 	case wire.ClassAck:
 		switch {
 		case ACKKind(p):
@@ -426,23 +462,23 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record) Event {
 // Only, or any READ response carrying a NAK syndrome (which cannot be
 // followed by data).
 func ends(p *wire.Packet) bool {
-	if p.Opcode.EndsMessage() {
+	if opc.EndsMessage(p.Opcode) {
 		return true
 	}
-	return p.Opcode.Has(wire.HdrAETH) && NAKKind(p)
+	return opc.Has(p.Opcode, wire.HdrAETH) && NAKKind(p)
 }
 
 // ACKKind reports whether p carries an AETH whose syndrome is of the ACK
 // kind (bits 6:5 = 00), whatever the reserved bit 7 holds (§9.7.5.2's
 // concern).
 func ACKKind(p *wire.Packet) bool {
-	return p.Opcode.Has(wire.HdrAETH) && p.AETH.Kind() == wire.KindACK
+	return opc.Has(p.Opcode, wire.HdrAETH) && p.AETH.Kind() == wire.KindACK
 }
 
 // NAKKind reports whether p carries an AETH whose syndrome is a NAK or an
 // RNR NAK (bits 6:5 = 11 or 01).
 func NAKKind(p *wire.Packet) bool {
-	if !p.Opcode.Has(wire.HdrAETH) {
+	if !opc.Has(p.Opcode, wire.HdrAETH) {
 		return false
 	}
 	k := p.AETH.Kind()
@@ -457,7 +493,7 @@ func (t *Tracker) response(r *trace.Record, mtu int) Event {
 		s.MTU = mtu
 	}
 	if s := t.Current(); s != nil && x == s.Next {
-		startsAnew := p.Opcode.StartsMessage() && t.ReqAt(x) != nil
+		startsAnew := opc.StartsMessage(p.Opcode) && t.ReqAt(x) != nil
 		if !startsAnew {
 			if s.EndKnown && x.After(s.End) {
 				if t.ReqAt(x) == nil {
