@@ -43,7 +43,11 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 			last = "ATOMIC"
 		}
 		r.Active(fmt.Sprintf("%d responder resources, %d READs and one %s more back to back (MTU %d, PSNs from %d)", c.n, c.n, last, c.mtu, c.start),
-			rulekit.Scenario{Config: cfg, Needs: rulekit.Needs{Completions: true, Atomics: c.atomic}},
+			// The extra request must arrive while the others still hold
+			// their resources: only a device on the harness's (virtual)
+			// clock guarantees that; on a real clock a fast device may have
+			// finished them first and the scenario would prove nothing.
+			rulekit.Scenario{Config: cfg, Needs: rulekit.Needs{Completions: true, Atomics: c.atomic, VirtualTime: true}},
 			func(p *harness.Peer) {
 				m := p.MTU()
 				var reads []*wire.Packet
