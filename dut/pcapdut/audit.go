@@ -107,6 +107,11 @@ type auditState struct {
 // (wrapping capture.ErrTruncated or capture.ErrCorrupt, naming file and
 // frame). io.EOF is a clean end and no error. A panic in a monitor is
 // returned as a *PanicError.
+//
+// r is read, and its frames decoded, by a goroutine of AuditReader's own,
+// a little ahead of the auditor; the auditor and progress are called on
+// the caller's goroutine, frame by frame in order, as a single loop would.
+// r is not used once AuditReader has returned.
 func AuditReader(r *capture.Reader, a *harness.Auditor, progress func(read, total int64), total int64) (reports.CaptureInfo, error) {
 	return auditReader(r, a, progress, total)
 }
@@ -119,9 +124,10 @@ type observer interface {
 }
 
 // The capture is read and decoded in a goroutine of its own (reading,
-// the ICRC and the records cost about a third of an audit), which hands
-// the records to the auditor in order, in batches: the monitors see
-// exactly what a single loop would show them, in the same order.
+// decoding, the ICRC and the records cost about half of what the monitors
+// do), which hands the records to the auditor's side in order, in
+// batches: the monitors see exactly what a single loop would show them,
+// and CaptureInfo ends up the same, also when a monitor panics.
 
 // batchLen is how many items a batch carries.
 const batchLen = 256

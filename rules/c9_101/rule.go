@@ -75,8 +75,9 @@ func (m *monitor) reported(q *responses.ReadReq) {
 // maxReads is about how many READs the tracker remembers.
 const maxReads = 512
 
-// Opcodes implements harness.OpcodeFilter: the monitor looks at READ requests, READ responses and Acknowledges; it passes other packets to
-// the shared tracker, which only its feeder needs to do.
+// Opcodes implements harness.OpcodeFilter: the monitor looks at READ requests,
+// READ responses and Acknowledges; it passes other packets to the shared
+// tracker, which only its feeder needs to do.
 func (m *monitor) Opcodes() uint32 {
 	if m.feeder {
 		return harness.AllOpcodes

@@ -39,10 +39,13 @@ type judge struct {
 	pending []*trace.Record // duplicate SENDs/WRITEs not yet answered
 }
 
-// Opcodes implements harness.OpcodeFilter: requests (duplicates are kept) and Acknowledges.
+// Opcodes implements harness.OpcodeFilter: requests (duplicates are kept) and
+// Acknowledges.
 func (*judge) Opcodes() uint32 { return opcodes }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsRequest(op) || op == wire.Acknowledge })
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+	return opc.IsRequest(op) || op == wire.Acknowledge
+})
 
 func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	p := ev.Rec.Packet

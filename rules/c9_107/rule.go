@@ -45,7 +45,9 @@ func opcodes(ops []wire.Opcode) string {
 // Opcodes implements harness.OpcodeFilter: READ responses only.
 func (*judge) Opcodes() uint32 { return readResponseOpcodes }
 
-var readResponseOpcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.Class(op) == wire.ClassReadResponse })
+var readResponseOpcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+	return opc.Class(op) == wire.ClassReadResponse
+})
 
 func (*judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	a := ev.Answer

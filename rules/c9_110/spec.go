@@ -47,7 +47,11 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 	for _, c := range cases {
 		c := c
 		r.Active(fmt.Sprintf("%s (MTU %d, PSNs from %d)", c.name, c.mtu, c.start),
-			rulekit.Scenario{Config: dupnak.Cfg(c.mtu, c.start), Needs: rulekit.Needs{Atomics: c.atomicA}},
+			// The older duplicate must arrive while the long answer is
+			// still streaming: only a device on the harness's (virtual)
+			// clock guarantees it; on a real clock a fast device may have
+			// finished first and the scenario would prove nothing.
+			rulekit.Scenario{Config: dupnak.Cfg(c.mtu, c.start), Needs: rulekit.Needs{Atomics: c.atomicA, VirtualTime: true}},
 			func(p *harness.Peer) {
 				m := p.MTU()
 				// A: the older request, answered once.

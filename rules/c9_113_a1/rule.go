@@ -29,7 +29,8 @@ func init() {
 // active run. The reserved kind 10 is §9.7.5.2's concern.
 type monitor struct{}
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges the responses other than Acknowledge that carry an AETH.
+// Opcodes implements harness.OpcodeFilter: the monitor judges the responses
+// other than Acknowledge that carry an AETH.
 func (monitor) Opcodes() uint32 { return opcodes }
 
 var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {

@@ -46,7 +46,8 @@ type monitor struct {
 	dead bool
 }
 
-// Opcodes implements harness.OpcodeFilter: the monitor follows requests and the responses that carry an AETH.
+// Opcodes implements harness.OpcodeFilter: the monitor follows requests and
+// the responses that carry an AETH.
 func (*monitor) Opcodes() uint32 { return opcodes }
 
 var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {

@@ -50,9 +50,9 @@ type monitor struct {
 	feeder bool // the shared tracker's feeder (requester.Join)
 }
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges requests
-// only; it passes responses to the shared tracker, which only its feeder
-// needs to do.
+// Opcodes implements harness.OpcodeFilter: the monitor judges requests only;
+// it passes responses to the shared tracker, which only its feeder needs to
+// do.
 func (m *monitor) Opcodes() uint32 {
 	if m.feeder {
 		return harness.AllOpcodes

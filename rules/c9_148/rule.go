@@ -17,7 +17,9 @@ import (
 const ID = "C9-148"
 
 func init() {
-	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker { return &monitor{t: responses.Shared(c)} }})
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
+		return &monitor{t: responses.Shared(c), m: responses.SharedMSNModel(c)}
+	}})
 }
 
 // monitor keeps a model of message completions (responses.MSNModel): the
@@ -40,7 +42,7 @@ func init() {
 // unless it is known complete (--complete).
 type monitor struct {
 	t *responses.Tracker
-	m responses.MSNModel
+	m *responses.SharedMSN // shared with C9-149
 }
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {

@@ -14,7 +14,9 @@ import (
 const ID = "C9-149"
 
 func init() {
-	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker { return &monitor{t: responses.Shared(c)} }})
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
+		return &monitor{t: responses.Shared(c), shared: responses.SharedMSNModel(c)}
+	}})
 }
 
 // monitor keeps the same model of message completions as C9-148
@@ -33,7 +35,11 @@ func init() {
 // MSN is 0, so every NAK there is judged.
 type monitor struct {
 	t *responses.Tracker
-	m responses.MSNModel
+	// The model is C9-148's (shared), unless a NAK fixed this monitor's
+	// MSN reference before any ACK-kind AETH did: it then goes on with a
+	// model of its own.
+	shared *responses.SharedMSN
+	own    *responses.MSNModel
 }
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
@@ -41,22 +47,47 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	ev := m.t.Observe(c, r)
+	if m.own == nil && m.shared.NAKForks(c, r) {
+		m.own = m.shared.Fork()
+	}
+	if m.own != nil {
+		m.observe(c, r, ev, m.own)
+		return
+	}
 	if opc.IsRequest(r.Packet.Opcode) {
-		m.m.Request(c, r, ev.MTU)
+		m.shared.Request(c, r, ev.MTU)
 		return
 	}
-	if j := m.m.NAK(c, r); !j.Skip {
-		switch {
-		case j.Undecided:
-			c.Indeterminate(ID, j.Reason)
-		case j.Violation:
-			c.Violation(ID, r, j.Message, j.Expected, j.Seen)
-		default:
-			c.Checked(ID)
-		}
+	if j := m.shared.NAK(c, r); !j.Skip {
+		m.judge(c, r, j)
 		return
 	}
-	m.m.Model(c, r, ev)
+	m.shared.Model(c, r, ev)
+}
+
+// observe is Observe with a model of the monitor's own.
+func (m *monitor) observe(c *harness.Conn, r *trace.Record, ev responses.Event, own *responses.MSNModel) {
+	if opc.IsRequest(r.Packet.Opcode) {
+		own.Request(c, r, ev.MTU)
+		return
+	}
+	if j := own.NAK(c, r); !j.Skip {
+		m.judge(c, r, j)
+		return
+	}
+	own.Model(c, r, ev)
+}
+
+// judge reports the judgement of a NAK's MSN.
+func (m *monitor) judge(c *harness.Conn, r *trace.Record, j responses.Judgement) {
+	switch {
+	case j.Undecided:
+		c.Indeterminate(ID, j.Reason)
+	case j.Violation:
+		c.Violation(ID, r, j.Message, j.Expected, j.Seen)
+	default:
+		c.Checked(ID)
+	}
 }
 
 func (m *monitor) End(*harness.Conn) {}

@@ -55,8 +55,9 @@ type monitor struct {
 	flagged map[*responses.Stream]bool
 }
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges READ responses; it passes other packets to
-// the shared tracker, which only its feeder needs to do.
+// Opcodes implements harness.OpcodeFilter: the monitor judges READ responses;
+// it passes other packets to the shared tracker, which only its feeder needs
+// to do.
 func (m *monitor) Opcodes() uint32 {
 	if m.feeder {
 		return harness.AllOpcodes
@@ -64,7 +65,9 @@ func (m *monitor) Opcodes() uint32 {
 	return opcodes
 }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsResponse(op) && opc.Class(op) == wire.ClassReadResponse })
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+	return opc.IsResponse(op) && opc.Class(op) == wire.ClassReadResponse
+})
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {

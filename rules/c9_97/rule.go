@@ -46,8 +46,9 @@ type monitor struct {
 	feeder bool // the shared tracker's feeder (responses.Join)
 }
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges the first packet of READ response streams; it passes other packets to
-// the shared tracker, which only its feeder needs to do.
+// Opcodes implements harness.OpcodeFilter: the monitor judges the first packet
+// of READ response streams; it passes other packets to the shared tracker,
+// which only its feeder needs to do.
 func (m *monitor) Opcodes() uint32 {
 	if m.feeder {
 		return harness.AllOpcodes
@@ -55,7 +56,9 @@ func (m *monitor) Opcodes() uint32 {
 	return opcodes
 }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.Class(op) == wire.ClassReadResponse })
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+	return opc.Class(op) == wire.ClassReadResponse
+})
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {

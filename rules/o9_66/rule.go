@@ -25,10 +25,13 @@ func init() {
 // it).
 type monitor struct{}
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges ATOMIC Acknowledges.
+// Opcodes implements harness.OpcodeFilter: the monitor judges ATOMIC
+// Acknowledges.
 func (monitor) Opcodes() uint32 { return opcodes }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.AtomicAcknowledge })
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+	return op == wire.AtomicAcknowledge
+})
 
 func (monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() || r.Packet.Opcode != wire.AtomicAcknowledge {

@@ -33,7 +33,8 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 // different value is o9-66's finding.
 type judge struct{ dups, naked int }
 
-// Opcodes implements harness.OpcodeFilter: responses (ATOMIC answers and NAKs).
+// Opcodes implements harness.OpcodeFilter: responses (ATOMIC answers and
+// NAKs).
 func (*judge) Opcodes() uint32 { return opcodes }
 
 var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsResponse(op) })

@@ -43,10 +43,13 @@ func Problem(syn uint8) string {
 	return ""
 }
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges the responses that carry an AETH.
+// Opcodes implements harness.OpcodeFilter: the monitor judges the responses
+// that carry an AETH.
 func (monitor) Opcodes() uint32 { return opcodes }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsResponse(op) && opc.Has(op, wire.HdrAETH) })
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+	return opc.IsResponse(op) && opc.Has(op, wire.HdrAETH)
+})
 
 func (monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {

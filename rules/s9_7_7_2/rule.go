@@ -70,10 +70,13 @@ func (m *monitor) prompts(k nakKey) int {
 	return n
 }
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges Acknowledges and follows requests.
+// Opcodes implements harness.OpcodeFilter: the monitor judges Acknowledges and
+// follows requests.
 func (*monitor) Opcodes() uint32 { return opcodes }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsRequest(op) || op == wire.Acknowledge })
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+	return opc.IsRequest(op) || op == wire.Acknowledge
+})
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {

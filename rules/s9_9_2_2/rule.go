@@ -51,9 +51,9 @@ type monitor struct {
 	reported bool
 }
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges requests
-// and Acknowledges (the NAKs); it passes other responses to the shared
-// tracker, which only its feeder needs to do.
+// Opcodes implements harness.OpcodeFilter: the monitor judges requests and
+// Acknowledges (the NAKs); it passes other responses to the shared tracker,
+// which only its feeder needs to do.
 func (m *monitor) Opcodes() uint32 {
 	if m.feeder {
 		return harness.AllOpcodes
@@ -61,7 +61,9 @@ func (m *monitor) Opcodes() uint32 {
 	return opcodes
 }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsRequest(op) || op == wire.Acknowledge })
+var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+	return opc.IsRequest(op) || op == wire.Acknowledge
+})
 
 // window bounds how far from the connection's PSNs a request may be and
 // still count as the same QP's (a QP reset and reused by the application

@@ -116,6 +116,15 @@ type answers struct {
 	waitq       []*AnsReq // those waiting for an answer (not answered, not superseded)
 	cur         *Stream
 	interrupted []*Stream
+	// ans is the Answer of the current event (an event is valid until
+	// the next record, and so is its Answer).
+	ans Answer
+}
+
+// answer returns the current event's Answer, empty.
+func (s *answers) answer() *Answer {
+	s.ans = Answer{}
+	return &s.ans
 }
 
 // maxWaiting bounds the requests waiting for an answer that are kept.
@@ -226,7 +235,7 @@ func (s *answers) response(c *harness.Conn, t *Tracker, r *trace.Record, ev *Eve
 	case wire.ClassReadResponse:
 		ev.Answer = s.readResponse(c, r)
 	case wire.ClassAtomicAck:
-		ans := &Answer{}
+		ans := s.answer()
 		st := &Stream{Start: p.PSN, Next: p.PSN.Next(), LastPSN: p.PSN, LastKnown: true, StartRec: r}
 		s.interrupt(ans, st)
 		if a := s.waiting(p.PSN, true); a != nil {
@@ -250,7 +259,7 @@ func (s *answers) response(c *harness.Conn, t *Tracker, r *trace.Record, ev *Eve
 func (s *answers) readResponse(c *harness.Conn, r *trace.Record) *Answer {
 	p := r.Packet
 	op := p.Opcode
-	ans := &Answer{}
+	ans := s.answer()
 	if cur := s.cur; cur != nil && cur.Open && p.PSN == cur.Next {
 		ans.Kind, ans.Req, ans.Stream = AnsContinue, cur.Req, cur
 		s.advance(cur, op, ans)

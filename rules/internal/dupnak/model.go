@@ -158,7 +158,7 @@ type Event struct {
 	// PSN while the latch had to be set (exact).
 	PastGap *Latch
 
-	// READ/ATOMIC answers.
+	// READ/ATOMIC answers (valid, like the event, until the next record).
 	Answer *Answer
 }
 

@@ -35,10 +35,10 @@ type Checker struct {
 	feeder bool
 }
 
-// Opcodes implements harness.OpcodeFilter: the feeder sees every record;
-// the others see the records of the opcodes their Judge handles, when it
-// says which (a Judge may implement harness.OpcodeFilter: its Event then
-// does nothing with events of other opcodes).
+// Opcodes implements harness.OpcodeFilter: the feeder sees every record; the
+// others see the records of the opcodes their Judge handles, when it says
+// which (a Judge may implement harness.OpcodeFilter: its Event then does
+// nothing with events of other opcodes).
 func (k *Checker) Opcodes() uint32 {
 	if !k.feeder {
 		if f, ok := k.Judge.(harness.OpcodeFilter); ok {
@@ -197,8 +197,10 @@ func (j *NAKPSNJudge) Opcodes() uint32 { return ackOpcodes }
 var (
 	ackOpcodes      = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
 	responseOpcodes = harness.OpcodesWhere(wire.Opcode.IsResponse)
-	reqAckOpcodes   = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsRequest(op) || op == wire.Acknowledge })
-	answerOpcodes   = harness.OpcodesWhere(func(op wire.Opcode) bool {
+	reqAckOpcodes   = harness.OpcodesWhere(func(op wire.Opcode) bool {
+		return opc.IsRequest(op) || op == wire.Acknowledge
+	})
+	answerOpcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
 		return opc.Class(op) == wire.ClassReadResponse || op == wire.AtomicAcknowledge
 	})
 )
@@ -266,8 +268,8 @@ type LatchJudge struct {
 // NewLatch returns the latch judge.
 func NewLatch() Judge { return &LatchJudge{} }
 
-// Opcodes implements harness.OpcodeFilter: responses (positive ones may
-// pass the gap, sequence NAKs open episodes).
+// Opcodes implements harness.OpcodeFilter: responses (positive ones may pass
+// the gap, sequence NAKs open episodes).
 func (j *LatchJudge) Opcodes() uint32 { return responseOpcodes }
 
 // Event implements Judge.
@@ -340,8 +342,8 @@ type DupErrorJudge struct {
 // NewDupError returns the judge.
 func NewDupError() Judge { return &DupErrorJudge{} }
 
-// Opcodes implements harness.OpcodeFilter: requests (duplicates are
-// counted) and Acknowledges (error NAKs).
+// Opcodes implements harness.OpcodeFilter: requests (duplicates are counted)
+// and Acknowledges (error NAKs).
 func (j *DupErrorJudge) Opcodes() uint32 { return reqAckOpcodes }
 
 // Event implements Judge.
@@ -428,8 +430,8 @@ type OrderJudge struct{}
 // NewOrder returns the judge.
 func NewOrder() Judge { return OrderJudge{} }
 
-// Opcodes implements harness.OpcodeFilter: the answers that name their
-// request (READ responses, ATOMIC Acknowledges).
+// Opcodes implements harness.OpcodeFilter: the answers that name their request
+// (READ responses, ATOMIC Acknowledges).
 func (OrderJudge) Opcodes() uint32 { return answerOpcodes }
 
 // Event implements Judge.

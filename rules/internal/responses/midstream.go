@@ -48,9 +48,9 @@ type midStream struct {
 	feeder bool // the shared tracker's feeder (Join)
 }
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges READ
-// responses and Acknowledges (the NAKs); it passes other packets to the
-// shared tracker, which only its feeder needs to do.
+// Opcodes implements harness.OpcodeFilter: the monitor judges READ responses
+// and Acknowledges (the NAKs); it passes other packets to the shared tracker,
+// which only its feeder needs to do.
 func (m *midStream) Opcodes() uint32 {
 	if m.feeder {
 		return harness.AllOpcodes

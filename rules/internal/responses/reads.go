@@ -404,32 +404,35 @@ func (t *Tracker) Observe(c *harness.Conn, r *trace.Record) Event {
 		if t.memoRec == r && t.memoN == c.Packets {
 			return t.memoEv
 		}
-		ev := t.observe(c, r)
-		t.memoRec, t.memoN, t.memoEv = r, c.Packets, ev
-		return ev
+		t.observe(c, r, &t.memoEv)
+		t.memoRec, t.memoN = r, c.Packets
+		return t.memoEv
 	}
-	return t.observe(c, r)
+	var ev Event
+	t.observe(c, r, &ev)
+	return ev
 }
 
-func (t *Tracker) observe(c *harness.Conn, r *trace.Record) Event {
+// observe sets ev to what r is, and updates the model.
+func (t *Tracker) observe(c *harness.Conn, r *trace.Record, ev *Event) {
 	before := t.Current()
 	var beforeNext wire.PSN
 	if before != nil {
 		beforeNext = before.Next
 	}
-	ev := t.classify(c, r)
+	t.classify(c, r, ev)
 	ev.Before, ev.BeforeNext = before, beforeNext
-	return ev
 }
 
-func (t *Tracker) classify(c *harness.Conn, r *trace.Record) Event {
+func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 	p := r.Packet
 	op := p.Opcode
 	mtu := MTU(c, r)
 	if opc.IsRequest(op) {
 		t.requests++
 		if op != wire.ReadRequest {
-			return Event{Kind: EvNone, MTU: mtu}
+			*ev = Event{Kind: EvNone, MTU: mtu}
+			return
 		}
 		q := &ReadReq{PSN: p.PSN, Length: p.RETH.Length, VA: p.RETH.VA, Rec: r, Seq: t.requests}
 		if c.HaveReq && p.PSN.Before(c.NextReq) {
@@ -441,21 +444,26 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record) Event {
 			q.Dup = true
 		}
 		t.addRead(q)
-		return Event{Kind: EvRequest, Req: q, MTU: mtu}
+		*ev = Event{Kind: EvRequest, Req: q, MTU: mtu}
+		return
 	}
 	switch opc.Class(op) {
 	case wire.ClassAck:
 		switch {
 		case ACKKind(p):
-			return Event{Kind: EvAck, MTU: mtu}
+			*ev = Event{Kind: EvAck, MTU: mtu}
+			return
 		case NAKKind(p):
-			return t.nak(r, mtu)
+			*ev = t.nak(r, mtu)
+			return
 		}
-		return Event{Kind: EvNone, MTU: mtu}
+		*ev = Event{Kind: EvNone, MTU: mtu}
+		return
 	case wire.ClassReadResponse:
-		return t.response(r, mtu)
+		t.response(r, mtu, ev)
+		return
 	}
-	return Event{Kind: EvNone, MTU: mtu}
+	*ev = Event{Kind: EvNone, MTU: mtu}
 }
 
 // ends reports whether a READ response packet ends its stream: a Last or
@@ -485,7 +493,7 @@ func NAKKind(p *wire.Packet) bool {
 	return k == wire.KindNAK || k == wire.KindRNR
 }
 
-func (t *Tracker) response(r *trace.Record, mtu int) Event {
+func (t *Tracker) response(r *trace.Record, mtu int, ev *Event) {
 	p := r.Packet
 	x := p.PSN
 	if s := t.Current(); s != nil && !s.EndKnown && mtu != 0 {
@@ -498,11 +506,13 @@ func (t *Tracker) response(r *trace.Record, mtu int) Event {
 			if s.EndKnown && x.After(s.End) {
 				if t.ReqAt(x) == nil {
 					t.advance(s, r)
-					return Event{Kind: EvBeyond, Stream: s, MTU: mtu}
+					*ev = Event{Kind: EvBeyond, Stream: s, MTU: mtu}
+					return
 				}
 			} else {
 				t.advance(s, r)
-				return Event{Kind: EvContinue, Stream: s, MTU: mtu}
+				*ev = Event{Kind: EvContinue, Stream: s, MTU: mtu}
+				return
 			}
 		}
 	}
@@ -520,12 +530,14 @@ func (t *Tracker) response(r *trace.Record, mtu int) Event {
 		q.Streams++
 		t.cur = s
 		t.advance(s, r)
-		return Event{Kind: EvStart, Stream: s, Prev: prev, MTU: mtu}
+		*ev = Event{Kind: EvStart, Stream: s, Prev: prev, MTU: mtu}
+		return
 	}
 	for i := len(t.naked) - 1; i >= 0; i-- {
 		s := t.naked[i]
 		if x.AtOrAfter(s.NAKFrom) && s.Contains(x) {
-			return Event{Kind: EvAfterNAK, Stream: s, MTU: mtu}
+			*ev = Event{Kind: EvAfterNAK, Stream: s, MTU: mtu}
+			return
 		}
 	}
 	if q := t.Covering(x, mtu); q != nil {
@@ -537,9 +549,10 @@ func (t *Tracker) response(r *trace.Record, mtu int) Event {
 		s.Replay = q.Dup || q.Streams > 0
 		t.cur = s
 		t.advance(s, r)
-		return Event{Kind: EvSkip, Stream: s, Req: q, MTU: mtu}
+		*ev = Event{Kind: EvSkip, Stream: s, Req: q, MTU: mtu}
+		return
 	}
-	return Event{Kind: EvOrphan, MTU: mtu}
+	*ev = Event{Kind: EvOrphan, MTU: mtu}
 }
 
 // advance takes packet r into stream s.
