@@ -35,30 +35,67 @@ const (
 	noteChars   = 38 // a note longer than this is cut in the diagram (the tooltip and text ladder keep it whole)
 )
 
-// WriteHTML writes r as one self-contained HTML page: a header with the run
-// and its captures, the count of each verdict, a table of every clause
-// result, and each finding with its acceptable outcomes, what was seen and
-// its exchange as an inline SVG sequence diagram. It loads nothing: styles
-// and the small script behind the side and verdict filters are inline, and
-// without the script the filters stay hidden and everything shows.
-func WriteHTML(w io.Writer, r *Result) error {
-	if err := htmlTemplate.Execute(w, newHTMLPage(r)); err != nil {
+// HTMLLimit is the size an HTML report aims to stay within: the verdict
+// table, every clause header and every kind always, then drawn instances
+// and listed instances as they fit.
+const HTMLLimit = 2_000_000
+
+// htmlMaxListed bounds the instances listed (one table row each) per kind.
+const htmlMaxListed = 1000
+
+// HTMLOptions tune [WriteHTMLOptions].
+type HTMLOptions struct {
+	// Limit is the size in bytes the page aims to stay within; 0 means
+	// HTMLLimit.
+	Limit int
+}
+
+// WriteHTML writes r as one self-contained HTML page with the default
+// options: see [WriteHTMLOptions].
+func WriteHTML(w io.Writer, r *Result) error { return WriteHTMLOptions(w, r, HTMLOptions{}) }
+
+// WriteHTMLOptions writes r as one self-contained HTML page: a header with
+// the run and its captures, the count of each verdict, a table of every
+// clause result, and the violations grouped per clause by kind (see
+// [GroupFindings]). Each kind is a collapsible block (its count, first and
+// last instance) holding its first instances drawn in full (acceptable
+// outcomes, what was seen, the exchange as an inline SVG sequence diagram)
+// and the others listed one line each. The first kind of each clause is
+// open. The page stays within o.Limit as long as the table and the kinds'
+// summaries leave room: instances are drawn and listed as they fit, the
+// first of every clause first, and the page says how many are left out.
+// It loads nothing: styles and the small script behind the side and
+// verdict filters are inline, and without the script the filters stay
+// hidden and everything shows.
+func WriteHTMLOptions(w io.Writer, r *Result, o HTMLOptions) error {
+	limit := o.Limit
+	if limit <= 0 {
+		limit = HTMLLimit
+	}
+	p, err := newHTMLPage(r, limit)
+	if err != nil {
+		return fmt.Errorf("writing HTML report: %w", err)
+	}
+	if err := htmlTemplate.Execute(w, p); err != nil {
 		return fmt.Errorf("writing HTML report: %w", err)
 	}
 	return nil
 }
 
 type htmlPage struct {
-	Title    string
-	R        *Result
-	Audit    bool
-	Failed   bool
-	NFailed  int
-	Counts   []verdictCount
-	Sides    []string
-	Verdicts []Verdict // those present, for the filter
-	Clauses  []htmlClause
-	Findings []htmlFinding
+	Title       string
+	R           *Result
+	Audit       bool
+	Failed      bool
+	NFailed     int
+	Counts      []verdictCount
+	Sides       []string
+	Verdicts    []Verdict // those present, for the filter
+	Clauses     []htmlClause
+	Violations  int
+	Findings    []htmlClauseFindings
+	LeftOut     int // instances neither drawn nor listed
+	LeftOutText string
 }
 
 type verdictCount struct {
@@ -68,22 +105,55 @@ type verdictCount struct {
 
 type htmlClause struct {
 	ClauseResult
-	FirstFinding string // anchor of its first finding, if any
+	VerdictText  string
+	FirstFinding string // anchor of its findings, if any
+}
+
+// htmlClauseFindings is the findings of one clause result.
+type htmlClauseFindings struct {
+	Anchor     string
+	Side       string
+	Verdict    Verdict
+	ID         string
+	Summary    string
+	Capture    string
+	CountLine  string
+	ClauseText string
+	NotKept    int
+	Groups     []htmlGroup
+}
+
+// htmlGroup is one kind of finding.
+type htmlGroup struct {
+	Anchor   string
+	Open     bool
+	Count    int
+	Headline string
+	Span     string
+	Drawn    []template.HTML
+	Rows     []template.HTML
+	NotShown int
 }
 
 type htmlFinding struct {
 	Finding
 	Anchor  string
 	Number  int
-	Side    string
-	Verdict Verdict
-	Summary string
+	Of      int
 	Ladder  string
 	Diagram *svgDiagram
 	QPText  string
 	PSNText string
 }
 
+type htmlRow struct {
+	Number  int
+	Place   string
+	QPText  string
+	PSNText string
+	Message string
+	Seen    string
+}
 type svgDiagram struct {
 	Width, Height     int
 	TimeX, ReqX, RspX int
@@ -113,7 +183,7 @@ type svgRung struct {
 	Dir            string
 }
 
-func newHTMLPage(r *Result) *htmlPage {
+func newHTMLPage(r *Result, limit int) (*htmlPage, error) {
 	p := &htmlPage{R: r, Audit: r.Kind == KindAudit, Failed: r.Failed()}
 	kind := r.Kind
 	if kind == "" {
@@ -146,50 +216,139 @@ func newHTMLPage(r *Result) *htmlPage {
 		}
 	}
 
-	anchors := map[int]string{} // first finding of each clause, by clause index
-	for i, f := range r.Findings {
-		hf := htmlFinding{
-			Finding: f,
-			Anchor:  "finding-" + strconv.Itoa(i+1),
-			Number:  i + 1,
-			Verdict: Fail,
-			Ladder:  LadderText(f.Ladder),
-			QPText:  qpText(f.QP),
-			PSNText: strconv.FormatUint(uint64(f.PSN), 10),
+	cfs := GroupFindings(r)
+	anchors := map[int]string{} // findings of each clause, by clause index
+	for ci := range cfs {
+		cf := &cfs[ci]
+		hc := htmlClauseFindings{
+			Anchor: "clause-" + strconv.Itoa(ci+1), Side: cf.Clause.Side, Verdict: cf.Clause.Verdict,
+			ID: cf.Clause.ID, Summary: cf.Clause.Summary, Capture: cf.Clause.Capture, NotKept: cf.NotKept,
 		}
-		if ci := clauseOf(r, f); ci >= 0 {
-			c := r.Clauses[ci]
-			hf.Side, hf.Verdict, hf.Summary = c.Side, c.Verdict, c.Summary
-			if _, ok := anchors[ci]; !ok {
-				anchors[ci] = hf.Anchor
+		hc.CountLine = cf.KindCount()
+		if cf.Clause.Checked > 0 {
+			hc.CountLine += fmt.Sprintf(" in %d checked", cf.Clause.Checked)
+		}
+		if cf.Clause.Undecided > 0 {
+			hc.CountLine += fmt.Sprintf(", %d undecided", cf.Clause.Undecided)
+		}
+		if cf.Index >= 0 {
+			anchors[cf.Index] = hc.Anchor
+		} else {
+			hc.Verdict = Fail
+		}
+		for gi := range cf.Groups {
+			g := &cf.Groups[gi]
+			if hc.ClauseText == "" {
+				hc.ClauseText = g.First().Clause
 			}
+			hc.Groups = append(hc.Groups, htmlGroup{
+				Anchor: hc.Anchor + "-kind-" + strconv.Itoa(gi+1), Open: gi == 0,
+				Count: g.Count(), Headline: g.Headline(), Span: g.Span(),
+			})
 		}
-		if len(f.Ladder) > 0 {
-			hf.Diagram = newDiagram(f)
-		}
-		p.Findings = append(p.Findings, hf)
+		p.Findings = append(p.Findings, hc)
+		p.Violations += cf.Violations()
 	}
 	for i, c := range r.Clauses {
-		p.Clauses = append(p.Clauses, htmlClause{ClauseResult: c, FirstFinding: anchors[i]})
+		p.Clauses = append(p.Clauses, htmlClause{ClauseResult: c, VerdictText: VerdictText(c), FirstFinding: anchors[i]})
 	}
-	return p
+
+	// The page without instances, to know the room left for them.
+	var skeleton countWriter
+	if err := htmlTemplate.Execute(&skeleton, p); err != nil {
+		return nil, err
+	}
+	drawn := map[[3]int]template.HTML{}
+	var renderErr error
+	draw := func(c, g, k int) template.HTML {
+		key := [3]int{c, g, k}
+		if h, ok := drawn[key]; ok {
+			return h
+		}
+		h, err := renderInstance(&cfs[c].Groups[g], k)
+		if err != nil && renderErr == nil {
+			renderErr = err
+		}
+		drawn[key] = h
+		return h
+	}
+	rows := map[[3]int]template.HTML{}
+	row := func(c, g, k int) template.HTML {
+		key := [3]int{c, g, k}
+		if h, ok := rows[key]; ok {
+			return h
+		}
+		h, err := renderRow(cfs[c].Groups[g].Findings[k], k)
+		if err != nil && renderErr == nil {
+			renderErr = err
+		}
+		rows[key] = h
+		return h
+	}
+	pl := newPlan(cfs, limit-skeleton.n-4096, planCosts{
+		drawn:     func(c, g, k int) int { return len(draw(c, g, k)) },
+		listed:    func(c, g, k int) int { return len(row(c, g, k)) },
+		maxListed: htmlMaxListed,
+	})
+	if renderErr != nil {
+		return nil, renderErr
+	}
+	for c := range cfs {
+		for g := range cfs[c].Groups {
+			hg := &p.Findings[c].Groups[g]
+			for k := 0; k < pl.drawn[c][g]; k++ {
+				hg.Drawn = append(hg.Drawn, draw(c, g, k))
+			}
+			for k := pl.drawn[c][g]; k < pl.drawn[c][g]+pl.listed[c][g]; k++ {
+				hg.Rows = append(hg.Rows, row(c, g, k))
+			}
+			hg.NotShown = hg.Count - len(hg.Drawn) - len(hg.Rows)
+			p.LeftOut += hg.NotShown
+		}
+	}
+	return p, nil
 }
 
-// clauseOf returns the index of the clause result a finding belongs to, or -1.
-func clauseOf(r *Result, f Finding) int {
-	fallback := -1
-	for i, c := range r.Clauses {
-		if c.ID != f.ID {
-			continue
-		}
-		if c.Capture == f.Capture {
-			return i
-		}
-		if c.Capture == "" && fallback < 0 {
-			fallback = i
-		}
+// renderInstance draws instance k of g in full.
+func renderInstance(g *Group, k int) (template.HTML, error) {
+	f := g.Findings[k]
+	hf := htmlFinding{
+		Finding: f,
+		Number:  k + 1,
+		Of:      g.Count(),
+		Ladder:  LadderText(f.Ladder),
+		QPText:  qpText(f.QP),
+		PSNText: strconv.FormatUint(uint64(f.PSN), 10),
 	}
-	return fallback
+	if len(f.Ladder) > 0 {
+		hf.Diagram = newDiagram(f)
+	}
+	var b strings.Builder
+	if err := htmlTemplate.ExecuteTemplate(&b, "instance", hf); err != nil {
+		return "", err
+	}
+	return template.HTML(b.String()), nil // #nosec: html/template escaped it
+}
+
+// renderRow lists instance k in one table row.
+func renderRow(f Finding, k int) (template.HTML, error) {
+	var b strings.Builder
+	err := htmlTemplate.ExecuteTemplate(&b, "row", htmlRow{
+		Number: k + 1, Place: instancePlace(f), QPText: qpText(f.QP),
+		PSNText: strconv.FormatUint(uint64(f.PSN), 10), Message: oneLine(f.Message), Seen: oneLine(f.Seen),
+	})
+	if err != nil {
+		return "", err
+	}
+	return template.HTML(b.String()), nil
+}
+
+// countWriter counts the bytes written to it.
+type countWriter struct{ n int }
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	c.n += len(p)
+	return len(p), nil
 }
 
 // newDiagram lays out a finding's ladder as a sequence diagram: the

@@ -217,6 +217,7 @@ func caseProperties(r *Result, c ClauseResult) *junitProps {
 		{Name: "verdict", Value: xmlSafe(string(c.Verdict))},
 		{Name: "checked", Value: strconv.Itoa(c.Checked)},
 		{Name: "violations", Value: strconv.Itoa(c.Violations)},
+		{Name: "undecided", Value: strconv.Itoa(c.Undecided)},
 	}
 	if c.Capture != "" {
 		p = append(p, junitProperty{Name: "capture", Value: xmlSafe(c.Capture)})

@@ -24,25 +24,31 @@ func TestMarkdown(t *testing.T) {
 	}{
 		{
 			"audit", sampleAudit(),
-			"| Clause | What is checked | Capture | Section | Side | Level | Verdict | Checked | Violations | Reason |",
+			"| Clause | What is checked | Capture | Section | Side | Level | Verdict | Checked | Violations | Undecided | Reason |",
 			[]string{
 				"## rcconform audit: FAIL",
 				"**Verdicts:** 2 pass · 2 fail · 1 not-exercised · 1 indeterminate · 1 unsupported · 1 text-unavailable",
 				"capture rdma-write.pcapng (1204 frames, 1180 RoCE, 24 skipped, 1 bad ICRC, 0 truncated)",
-				"| C9-95 | An ACK acknowledges only requests that were received | rdma-write.pcapng | 9.7.5.1.1 | responder | mandatory | **fail** | 412 | 1 |  |",
-				"| o9-66 | RDMA READ responses are generated in order | send-retry.pcap | 9.7.5.2.8 | responder | optional | indeterminate | 0 | 0 | the connection began before the capture; outstanding READs unknown |",
-				"### Violations (2)",
-				"#### 2. C9-116: capture send-retry.pcap, frame 124, QP 0x000031, PSN 502",
-				"  - resend beginning at PSN 501",
-				"- **Seen:** resend beginning at PSN 502",
+				"| C9-95 | An ACK acknowledges only requests that were received | rdma-write.pcapng | 9.7.5.1.1 | responder | mandatory | **fail** | 412 | 1 | 0 |  |",
+				"| C9-116 | A requester resends from the PSN a sequence-error NAK names | rdma-write.pcapng | 9.7.6.1.2 | requester | mandatory | pass, 2 undecided | 3 | 0 | 2 |  |",
+				"| o9-66 | RDMA READ responses are generated in order | send-retry.pcap | 9.7.5.2.8 | responder | optional | indeterminate, 1 undecided | 0 | 0 | 1 | the connection began before the capture; outstanding READs unknown |",
+				"### Violations (2 in 2 clause results)",
+				"#### C9-116: A requester resends from the PSN a sequence-error NAK names",
+				"**1 violation** in 1 checked · capture send-retry.pcap",
+				"- **1 ×** after a PSN sequence error NAK for PSN 501, the requester resent from PSN 502 (frame 124)",
+				"  - _1 of 1:_ capture send-retry.pcap, frame 124, QP 0x000031, PSN 502",
+				"      - resend beginning at PSN 501",
+				"    - **Seen:** resend beginning at PSN 502",
+				"_Nothing left out. The whole result: the JSON result._",
 			},
 		},
 		{
 			"suite", sampleSuite(),
-			"| Clause | What is checked | Section | Side | Level | Verdict | Checked | Violations | Reason |",
+			"| Clause | What is checked | Section | Side | Level | Verdict | Checked | Violations | Undecided | Reason |",
 			[]string{
 				"DUT reference · defect ack-beyond-received · seed 42",
-				`#### 1. C9-95: QP 0x000012, PSN 1203, scenario "write-then-ack"`,
+				"- **1 ×** ACK for PSN 1203 acknowledges a request that was never sent (scenario write-then-ack)",
+				`  - _1 of 1:_ QP 0x000012, PSN 1203, scenario "write-then-ack"`,
 			},
 		},
 	} {
@@ -67,9 +73,10 @@ func TestMarkdown(t *testing.T) {
 			if rows != len(tc.r.Clauses) {
 				t.Errorf("%d table rows, want %d", rows, len(tc.r.Clauses))
 			}
-			// Every ladder whole inside a text fence.
+			// Every ladder whole inside a text fence, indented under its instance.
 			for _, f := range tc.r.Findings {
-				if want := "```text\n" + LadderText(f.Ladder) + "```\n"; !strings.Contains(md, want) {
+				ladder := "    " + strings.ReplaceAll(strings.TrimSuffix(LadderText(f.Ladder), "\n"), "\n", "\n    ")
+				if want := "    ```text\n" + ladder + "\n    ```\n"; !strings.Contains(md, want) {
 					t.Errorf("ladder of %s not fenced whole:\n%s", f.ID, md)
 				}
 			}

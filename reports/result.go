@@ -95,6 +95,11 @@ type ClauseResult struct {
 	Verdict    Verdict `json:"verdict"`
 	Checked    int     `json:"checked"`
 	Violations int     `json:"violations"`
+	// Undecided counts the instances the clause applied to that the run
+	// could not decide (each left indeterminate with a reason), whatever
+	// the verdict: a pass with doubt reads "pass, 12 undecided". Results
+	// written before the field existed read as 0.
+	Undecided int `json:"undecided"`
 	// Reason says why the clause was not exercised, unsupported,
 	// indeterminate or its text unavailable.
 	Reason  string `json:"reason,omitempty"`
@@ -111,6 +116,11 @@ type Finding struct {
 	QP      uint32 `json:"qp"`
 	PSN     uint32 `json:"psn"`
 	Message string `json:"message"`
+	// Kind names what was expected against what was seen, for grouping
+	// findings in reports (see [KindOf]). A monitor may set it when its
+	// messages differ by more than numbers within one kind; when empty,
+	// the message with its numbers left out is the kind.
+	Kind string `json:"kind,omitempty"`
 	// Clause is the clause in our words.
 	Clause string `json:"clause_text,omitempty"`
 	// Expected lists every acceptable outcome.
@@ -272,6 +282,16 @@ func (r *Result) FindingsFor(c ClauseResult) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// VerdictText is the verdict as people read it: the verdict, followed by
+// the count of undecided instances when there are any ("pass, 12
+// undecided").
+func VerdictText(c ClauseResult) string {
+	if c.Undecided > 0 {
+		return fmt.Sprintf("%s, %d undecided", c.Verdict, c.Undecided)
+	}
+	return string(c.Verdict)
 }
 
 // countLine is "2 pass, 1 fail, 0 not-exercised, ..." for every verdict.

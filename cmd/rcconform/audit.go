@@ -199,7 +199,7 @@ func clauseResults(capture string, sink *harness.Sink, only map[string]bool) []r
 			t := sink.Tally(e.ID)
 			c.Verdict = t.Verdict()
 			if t != nil {
-				c.Checked, c.Violations = t.Checked, t.Violations
+				c.Checked, c.Violations, c.Undecided = t.Checked, t.Violations, t.Indeterminate
 				if c.Verdict == reports.Indeterminate {
 					c.Reason = t.Reason
 				}

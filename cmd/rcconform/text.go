@@ -135,9 +135,9 @@ func writeVerdicts(w io.Writer, r *reports.Result) {
 		}
 		fmt.Fprintf(w, "\n%s\n", title)
 		tw := newTable(w, 0)
-		fmt.Fprintln(tw, "ID\tVERDICT\tCHECKED\tVIOLATIONS\tREASON")
+		fmt.Fprintln(tw, "ID\tVERDICT\tCHECKED\tVIOLATIONS\tUNDECIDED\tREASON")
 		for _, c := range groups[capture] {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", c.ID, c.Verdict, c.Checked, c.Violations, oneLine(c.Reason))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", c.ID, reports.VerdictText(c), c.Checked, c.Violations, c.Undecided, oneLine(c.Reason))
 		}
 		tw.Flush()
 	}

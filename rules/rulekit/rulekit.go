@@ -124,6 +124,9 @@ type clauseAcc struct {
 	// captureNotExercised: the clause's monitor ran over the capture and
 	// nothing in it applied.
 	captureNotExercised bool
+	// undecided counts the instances the passive monitors left
+	// indeterminate over the active scenarios' traces.
+	undecided int
 }
 
 var (
@@ -282,6 +285,7 @@ func Result() *reports.Result {
 			c.Verdict, c.Reason = reports.NotExercised, "no spec of this clause ran (filtered out, or none applies)"
 		default:
 			c.Checked, c.Violations, c.Checks = a.checked, a.violations, a.checks
+			c.Undecided = a.indeterminate + a.undecided
 			switch {
 			case a.violations > 0:
 				c.Verdict = reports.Fail

@@ -160,6 +160,7 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 	}
 	var cross []string
 	for clause, t := range sink.Tallies {
+		accFor(clause).undecided += t.Indeterminate
 		if t.Violations == 0 {
 			continue
 		}
