@@ -248,34 +248,84 @@ func skipMessage(c ClauseResult) string {
 	return string(c.Verdict) + ": " + oneLine(c.Reason)
 }
 
+// junitKindsInMessage bounds the kinds named in a failure's message.
+const junitKindsInMessage = 3
+
+// junitPlacesListed bounds the places of undrawn instances listed per kind
+// in a failure's text.
+const junitPlacesListed = 50
+
+// failureMessage is one line: the clause, its exact counts and its biggest
+// kinds with their counts.
 func failureMessage(r *Result, c ClauseResult) string {
-	msg := fmt.Sprintf("%s violated: %s", c.ID, plural(c.Violations, "violation"))
+	cf := clauseFindingsFor(r, c)
+	msg := fmt.Sprintf("%s violated: %s", c.ID, cf.KindCount())
 	if c.Checked > 0 {
 		msg += fmt.Sprintf(" in %d checked", c.Checked)
 	}
-	if fs := r.FindingsFor(c); len(fs) > 0 {
-		msg += "; first: " + oneLine(fs[0].Message)
+	for i, g := range cf.Groups {
+		if i == junitKindsInMessage {
+			msg += fmt.Sprintf("; and %s more", plural(len(cf.Groups)-i, "kind"))
+			break
+		}
+		msg += fmt.Sprintf("; %d × %s (%s)", g.Count(), g.Headline(), g.Span())
+	}
+	if cf.NotKept > 0 {
+		msg += fmt.Sprintf("; %d not kept as findings", cf.NotKept)
 	}
 	return msg
 }
 
-// failureText is the body of a <failure>: the clause, then every finding
-// with its acceptable outcomes, what was seen, and its ladder.
+// clauseFindingsFor returns the grouped findings of clause result c.
+func clauseFindingsFor(r *Result, c ClauseResult) ClauseFindings {
+	sub := &Result{Kind: r.Kind, Clauses: []ClauseResult{c}, Findings: r.FindingsFor(c)}
+	if cfs := GroupFindings(sub); len(cfs) > 0 {
+		return cfs[0]
+	}
+	return ClauseFindings{Clause: c, Index: 0, NotKept: c.Violations}
+}
+
+// failureText is the body of a <failure>: the clause, then its findings
+// grouped by kind, each kind with its count, first and last instance, its
+// first instances in full (acceptable outcomes, what was seen, ladder) and
+// where the others are.
 func failureText(r *Result, c ClauseResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s): %s\n", c.ID, clauseTags(c), oneLine(c.Summary))
-	fs := r.FindingsFor(c)
-	fmt.Fprintf(&b, "%s in %d checked", plural(c.Violations, "violation"), c.Checked)
+	cf := clauseFindingsFor(r, c)
+	fmt.Fprintf(&b, "%s in %d checked", cf.KindCount(), c.Checked)
+	if c.Undecided > 0 {
+		fmt.Fprintf(&b, ", %d undecided", c.Undecided)
+	}
 	if c.Capture != "" {
 		fmt.Fprintf(&b, " in capture %s", c.Capture)
 	}
 	b.WriteString(".\n")
-	if len(fs) == 0 {
+	if cf.NotKept > 0 {
+		fmt.Fprintf(&b, "%s counted but not kept as findings (--max-findings).\n", plural(cf.NotKept, "violation"))
+	}
+	if cf.Kept == 0 {
 		b.WriteString("No finding was recorded for this clause.\n")
 	}
-	for i, f := range fs {
-		fmt.Fprintf(&b, "\nFinding %d of %d: %s\n", i+1, len(fs), findingWhere(f))
-		writeFindingBody(&b, f, "  ")
+	for i, g := range cf.Groups {
+		fmt.Fprintf(&b, "\nKind %d of %d: %s (%s): %s\n", i+1, len(cf.Groups), plural(g.Count(), "instance"), g.Span(), g.Headline())
+		drawn := min(DrawnPerGroup, g.Count())
+		for k := 0; k < drawn; k++ {
+			f := g.Findings[k]
+			fmt.Fprintf(&b, "\n  Instance %d of %d: %s\n", k+1, g.Count(), findingWhere(f))
+			writeFindingBody(&b, f, "    ")
+		}
+		if rest := g.Findings[drawn:]; len(rest) > 0 {
+			places := make([]string, 0, min(len(rest), junitPlacesListed))
+			for k, f := range rest {
+				if k == junitPlacesListed {
+					places = append(places, "…")
+					break
+				}
+				places = append(places, instancePlace(f))
+			}
+			fmt.Fprintf(&b, "\n  %s more of this kind: %s\n", plural(len(rest), "instance"), strings.Join(places, "; "))
+		}
 	}
 	return b.String()
 }

@@ -41,48 +41,82 @@ func countLine(r *reports.Result) string {
 	return strings.Join(parts, ", ")
 }
 
-// writeFindings lists the findings clause by clause, in the order of the
-// result's clauses (the catalogue's).
+// textPlacesListed bounds the places of undrawn instances listed per kind.
+const textPlacesListed = 20
+
+// writeFindings lists the findings clause result by clause result, in the
+// order of the result's clauses (the catalogue's), grouped by kind (see
+// reports.GroupFindings): each kind with its count and first and last
+// instance, its first instances in full, and where the others are.
 func writeFindings(w io.Writer, r *reports.Result) {
 	fmt.Fprintf(w, "\n== Violations ==\n")
-	if len(r.Findings) == 0 && !r.Failed() {
+	cfs := reports.GroupFindings(r)
+	if len(cfs) == 0 {
 		fmt.Fprintf(w, "none\n")
 		return
 	}
-	done := map[string]bool{}
-	for _, c := range r.Clauses {
-		if c.Verdict != reports.Fail || done[c.ID] {
-			continue
+	for i := range cfs {
+		cf := &cfs[i]
+		c := cf.Clause
+		fmt.Fprintf(w, "\n%s  %s  %s, %s\n", c.ID, c.Section, c.Side, c.Level)
+		if c.Summary != "" {
+			fmt.Fprintf(w, "  %s\n", c.Summary)
 		}
-		done[c.ID] = true
-		fmt.Fprintf(w, "\n%s  %s  %s, %s\n  %s\n", c.ID, c.Section, c.Side, c.Level, c.Summary)
-		first := true
-		for _, cc := range r.Clauses {
-			if cc.ID != c.ID || cc.Verdict != reports.Fail {
-				continue
+		if len(cf.Groups) > 0 && cf.Groups[0].First().Clause != "" {
+			fmt.Fprintf(w, "  clause: %s\n", cf.Groups[0].First().Clause)
+		}
+		count := "  " + cf.KindCount()
+		if c.Checked > 0 {
+			count += fmt.Sprintf(" in %d checked", c.Checked)
+		}
+		if c.Undecided > 0 {
+			count += fmt.Sprintf(", %d undecided", c.Undecided)
+		}
+		if c.Capture != "" {
+			count += " (capture " + c.Capture + ")"
+		}
+		fmt.Fprintln(w, count)
+		for _, g := range cf.Groups {
+			fmt.Fprintf(w, "\n  [%d ×] %s (%s)\n", g.Count(), g.Headline(), g.Span())
+			drawn := min(reports.DrawnPerGroup, g.Count())
+			for k := 0; k < drawn; k++ {
+				writeFinding(w, g.Findings[k], fmt.Sprintf("#%d of %d", k+1, g.Count()))
 			}
-			fs := r.FindingsFor(cc)
-			for i, f := range fs {
-				if first && f.Clause != "" {
-					fmt.Fprintf(w, "  clause: %s\n", f.Clause)
+			if rest := g.Findings[drawn:]; len(rest) > 0 {
+				var places []string
+				for k, f := range rest {
+					if k == textPlacesListed {
+						places = append(places, "…")
+						break
+					}
+					places = append(places, place(f))
 				}
-				first = false
-				writeFinding(w, f, i+1)
-			}
-			if more := cc.Violations - len(fs); more > 0 {
-				fmt.Fprintf(w, "\n  … and %d more violations of %s in %s not listed (raise --max-findings to see them)\n", more, c.ID, cc.Capture)
+				fmt.Fprintf(w, "\n    %d more of this kind: %s\n", len(rest), strings.Join(places, "; "))
 			}
 		}
-	}
-	// Findings whose clause has no result (a result file written by hand).
-	for _, f := range r.Findings {
-		if !done[f.ID] {
-			writeFinding(w, f, 0)
+		if cf.NotKept > 0 {
+			in := ""
+			if c.Capture != "" {
+				in = " in " + c.Capture
+			}
+			fmt.Fprintf(w, "\n  … and %d more violations of %s%s not kept as findings (raise --max-findings to see them)\n", cf.NotKept, c.ID, in)
 		}
 	}
 }
 
-func writeFinding(w io.Writer, f reports.Finding, n int) {
+// place is where a finding is: its frame, else its scenario, else its QP
+// and PSN.
+func place(f reports.Finding) string {
+	switch {
+	case f.Frame != 0:
+		return fmt.Sprintf("frame %d", f.Frame)
+	case f.Scenario != "":
+		return "scenario " + f.Scenario
+	}
+	return fmt.Sprintf("QP 0x%06x PSN %d", f.QP, f.PSN)
+}
+
+func writeFinding(w io.Writer, f reports.Finding, label string) {
 	where := []string{}
 	if f.Capture != "" {
 		where = append(where, f.Capture)
@@ -94,25 +128,21 @@ func writeFinding(w io.Writer, f reports.Finding, n int) {
 	if f.Scenario != "" {
 		where = append(where, "scenario "+f.Scenario)
 	}
-	label := f.ID
-	if n > 0 {
-		label = fmt.Sprintf("#%d", n)
-	}
-	fmt.Fprintf(w, "\n  %s %s\n", label, strings.Join(where, ", "))
-	fmt.Fprintf(w, "    %s\n", f.Message)
+	fmt.Fprintf(w, "\n    %s: %s\n", label, strings.Join(where, ", "))
+	fmt.Fprintf(w, "      %s\n", f.Message)
 	if len(f.Expected) > 0 {
-		fmt.Fprintf(w, "    acceptable:\n")
+		fmt.Fprintf(w, "      acceptable:\n")
 		for _, e := range f.Expected {
-			fmt.Fprintf(w, "      - %s\n", e)
+			fmt.Fprintf(w, "        - %s\n", e)
 		}
 	}
 	if f.Seen != "" {
-		fmt.Fprintf(w, "    seen: %s\n", f.Seen)
+		fmt.Fprintf(w, "      seen: %s\n", f.Seen)
 	}
 	if l := reports.LadderText(f.Ladder); l != "" {
-		fmt.Fprintf(w, "    ladder:\n")
+		fmt.Fprintf(w, "      ladder:\n")
 		for _, line := range strings.Split(strings.TrimRight(l, "\n"), "\n") {
-			fmt.Fprintf(w, "      %s\n", line)
+			fmt.Fprintf(w, "        %s\n", line)
 		}
 	}
 }
