@@ -12,14 +12,18 @@ import (
 
 // runReport renders a saved JSON result (from `audit --format json` or the
 // suite's --json) as HTML, Markdown and JUnit, or as text on standard
-// output when no output is asked for. Its exit status says whether the
+// output when no output is asked for. Findings are grouped per clause by
+// kind everywhere; the Markdown stays within a GitHub comment's 65,536
+// characters and the HTML within about 2 MB, each saying what it left out
+// (the JSON keeps everything). Its exit status says whether the
 // rendering worked (0) or not (2), whatever the result's verdicts.
 func runReport(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("report", "--in RESULT.json [--html FILE] [--markdown FILE] [--junit FILE]", stderr)
+	fs := newFlagSet("report", "--in RESULT.json [--html FILE] [--markdown FILE] [--junit FILE] [--result-link URL]", stderr)
 	in := fs.String("in", "", "the JSON result to render (required)")
 	html := fs.String("html", "", "write the HTML report to this file (- for standard output)")
 	md := fs.String("markdown", "", "write the Markdown report to this file (- for standard output)")
 	junit := fs.String("junit", "", "write JUnit XML keyed to clause IDs to this file (- for standard output)")
+	link := fs.String("result-link", "", "where readers find the whole result (a URL or path), named in the Markdown's closing line (default: the --in file)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagStatus(err)
@@ -45,7 +49,16 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		write func(io.Writer) error
 	}{
 		{*html, func(w io.Writer) error { return reports.WriteHTML(w, res) }},
-		{*md, func(w io.Writer) error { return reports.WriteMarkdown(w, res) }},
+		{*md, func(w io.Writer) error {
+			o := reports.MarkdownOptions{Whole: *link}
+			if o.Whole == "" {
+				o.Whole = *in
+			}
+			if *html != "" && *html != "-" {
+				o.HTML = *html
+			}
+			return reports.WriteMarkdownOptions(w, res, o)
+		}},
 		{*junit, func(w io.Writer) error { return reports.WriteJUnit(w, res, "rcconform") }},
 	}
 	wrote := false
