@@ -3,7 +3,12 @@
 # page draws: the screenshot exists, is more than a few KB, and is not one
 # flat colour.
 #
-#   ci/render-report.sh [OUT.png] [RESULT.json]
+#   ci/render-report.sh [--fail] [OUT.png] [RESULT.json]
+#
+# With --fail the result must be a failing run's: the page must say FAIL,
+# group its violations (a <details> per kind, the first of each clause
+# open with a drawn instance), and the screenshot, taken taller, must show
+# the failure's red (the FAIL badges and the violating packet's arrow).
 #
 # OUT.png defaults to /tmp/rcconform-report.png. Without RESULT.json the
 # page is the reports package's demo (an audit of two captures with every
@@ -14,6 +19,11 @@
 # file that loads nothing.
 set -euo pipefail
 
+expect_fail=false
+if [[ ${1:-} == --fail ]]; then
+	expect_fail=true
+	shift
+fi
 out="${1:-/tmp/rcconform-report.png}"
 json="${2:-}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -60,13 +70,21 @@ fi
 		fail "writing the HTML report"
 	}
 [[ -s $html ]] || fail "the HTML report was not written"
+height=2000
+if $expect_fail; then
+	height=6000
+	grep -q 'class="status bad"' "$html" || fail "the page of a failing run does not say FAIL"
+	grep -q '<details class="group" id="clause-1-kind-1" open>' "$html" || fail "the first kind of the first failed clause is not an open <details>"
+	grep -q '<h4>Instance 1 of ' "$html" || fail "no instance is drawn"
+	grep -q '<svg ' "$html" || fail "no sequence diagram"
+fi
 
 # 3. The screenshot.
 mkdir -p "$(dirname "$out")"
 rm -f "$out"
 if ! timeout 180 "$chrome" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 	--disable-background-networking --disable-component-update --disable-sync --hide-scrollbars \
-	--user-data-dir="$work/profile" --screenshot="$out" --window-size=1280,2000 \
+	--user-data-dir="$work/profile" --screenshot="$out" --window-size=1280,"$height" \
 	"file://$html" >"$work/chromium.log" 2>&1; then
 	[[ -s $out ]] || {
 		tail -n 30 "$work/chromium.log" >&2
@@ -82,11 +100,12 @@ fi
 size="$(stat -c %s "$out")"
 ((size > min_bytes)) || fail "screenshot $out is $size bytes, not more than $min_bytes: the page did not draw"
 if command -v python3 >/dev/null; then
-	python3 - "$out" <<'PY' || fail "screenshot $out is blank"
+	python3 - "$out" "$expect_fail" <<'PY' || fail "screenshot $out is blank, or lacks the red of a failure"
 # A PNG reader in the standard library only: is the image more than one flat colour?
 import struct, sys, zlib
 
 path = sys.argv[1]
+want_red = sys.argv[2] == "true"
 data = open(path, "rb").read()
 if data[:8] != b"\x89PNG\r\n\x1a\n":
     sys.exit("not a PNG")
@@ -108,6 +127,7 @@ raw = zlib.decompress(b"".join(idat))
 stride = width * channels
 prev = bytearray(stride)
 colours = set()
+red = 0
 for y in range(height):
     f = raw[y * (stride + 1)]
     row = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
@@ -127,10 +147,16 @@ for y in range(height):
             row[i] = (row[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
     for i in range(0, stride, channels):
         colours.add(bytes(row[i:i + channels]))
-    if len(colours) >= 16:
-        print(f"render-report: {width}x{height} PNG with at least {len(colours)} colours")
+        if want_red:
+            r, g, b = row[i], row[i + 1], row[i + 2]
+            if r >= 0x90 and r - max(g, b) >= 0x70:
+                red += 1
+    if len(colours) >= 16 and (not want_red or red >= 400):
+        print(f"render-report: {width}x{height} PNG with at least {len(colours)} colours" + (f" and {red} red pixels" if want_red else ""))
         sys.exit(0)
     prev = row
+if want_red and len(colours) >= 16:
+    sys.exit(f"{width}x{height} PNG shows only {red} red pixels: no failure drawn")
 sys.exit(f"{width}x{height} PNG has only {len(colours)} colour(s)")
 PY
 else

@@ -31,3 +31,17 @@ bash ci/agent-build.sh out/rcconform-agent
 
 echo "== the report as a person sees it"
 bash ci/render-report.sh out/report.png out/result.json
+
+echo "== the report of a failing run, as a person sees it (defect ack-psn-ahead)"
+if go tool ginkgo run --no-color ./rules -- --defect=ack-psn-ahead --json="$PWD/out/fail-result.json" >out/fail-suite.log 2>&1; then
+  echo "the suite passed with the defect ack-psn-ahead switched on"; exit 1
+fi
+grep -q '"verdict": "fail"' out/fail-result.json || { tail -n 30 out/fail-suite.log; echo "no failing clause in out/fail-result.json"; exit 1; }
+go run ./cmd/rcconform report --in out/fail-result.json --html out/fail-report.html --markdown out/fail-report.md --junit out/fail-junit.xml
+md_chars=$(wc -m <out/fail-report.md)
+html_bytes=$(wc -c <out/fail-report.html)
+echo "failing run: Markdown $md_chars characters, HTML $html_bytes bytes"
+[ "$md_chars" -le 65536 ] || { echo "the Markdown does not fit a GitHub comment"; exit 1; }
+[ "$html_bytes" -le 2000000 ] || { echo "the HTML report is over 2 MB"; exit 1; }
+grep -q '^#### C9-95: ' out/fail-report.md || { echo "the Markdown lacks the failed clause C9-95"; exit 1; }
+bash ci/render-report.sh --fail out/fail-report.png out/fail-result.json
