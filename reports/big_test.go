@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 )
 
-var bigJSON = flag.String("big-json", "", "TestReportSizes writes its 515-finding result (a run like issue 17's) to this file")
+var bigJSON = flag.String("big-json", "", "TestReportSizes writes its suite results (515 findings like issue 17's run, 5,000, 50,000) to this directory as big-N.json")
 
 // bigResult is a run like the one issue 17 reports (the suite against
 // soft-RoCE): n findings, 94 % of them one and the same fact (credit code
@@ -134,8 +135,8 @@ func TestReportSizes(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				r := bigResult(n, audit)
-				if n == 515 && !audit && *bigJSON != "" {
-					f, err := os.Create(*bigJSON)
+				if !audit && *bigJSON != "" {
+					f, err := os.Create(filepath.Join(*bigJSON, fmt.Sprintf("big-%d.json", n)))
 					if err != nil {
 						t.Fatal(err)
 					}

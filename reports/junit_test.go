@@ -142,6 +142,7 @@ func TestJUnitAudit(t *testing.T) {
 		for k, want := range map[string]string{
 			"section": c.Section, "side": c.Side, "level": c.Level, "verdict": string(c.Verdict),
 			"capture": c.Capture, "checked": strconv.Itoa(c.Checked), "violations": strconv.Itoa(c.Violations),
+			"undecided": strconv.Itoa(c.Undecided),
 		} {
 			if p[k] != want {
 				t.Errorf("testcase %d (%s) property %s = %q, want %q", i, c.ID, k, p[k], want)
@@ -552,4 +553,55 @@ func checkCounts(doc jTestsuites) error {
 		}
 	}
 	return nil
+}
+
+// TestJUnitGrouped: a clause with thousands of findings fails with a
+// message naming its exact count and its kinds, and a text that draws the
+// first instances of each kind and lists where the others are.
+func TestJUnitGrouped(t *testing.T) {
+	r := bigResult(5000, true)
+	doc := readJUnit(t, writeJUnit(t, r, "rcconform audit"))
+	seen := 0
+	for _, s := range doc.Suites {
+		for _, tc := range s.Cases {
+			if tc.Failure == nil {
+				continue
+			}
+			seen++
+			var c ClauseResult
+			for _, cr := range r.Clauses {
+				if cr.ID == tc.Classname {
+					c = cr
+				}
+			}
+			cf := GroupFindings(&Result{Clauses: []ClauseResult{c}, Findings: r.FindingsFor(c)})[0]
+			if want := c.ID + " violated: " + cf.KindCount() + " in " + strconv.Itoa(c.Checked) + " checked"; !strings.HasPrefix(tc.Failure.Message, want) {
+				t.Errorf("%s: message %q, want it to begin %q", c.ID, tc.Failure.Message, want)
+			}
+			segments := strings.Split(tc.Failure.Text, "\nKind ")[1:]
+			if len(segments) != len(cf.Groups) {
+				t.Fatalf("%s: %d kinds in the text, want %d", c.ID, len(segments), len(cf.Groups))
+			}
+			for i, g := range cf.Groups {
+				if want := fmt.Sprintf("%d × %s (%s)", g.Count(), g.Headline(), g.Span()); !strings.Contains(tc.Failure.Message, want) {
+					t.Errorf("%s: message lacks %q", c.ID, want)
+				}
+				if want := fmt.Sprintf("Kind %d of %d: %d instances (%s): ", i+1, len(cf.Groups), g.Count(), g.Span()); !strings.Contains(tc.Failure.Text, want) {
+					t.Errorf("%s: text lacks %q", c.ID, want)
+				}
+				if n := strings.Count(segments[i], fmt.Sprintf("of %d: capture ", g.Count())); n != DrawnPerGroup {
+					t.Errorf("%s: %d instances of the kind of %d drawn, want %d", c.ID, n, g.Count(), DrawnPerGroup)
+				}
+				if want := fmt.Sprintf("%d instances more of this kind: frame %d; ", g.Count()-DrawnPerGroup, g.Findings[DrawnPerGroup].Frame); !strings.Contains(segments[i], want) {
+					t.Errorf("%s: text lacks the places of the undrawn instances (%q)", c.ID, want)
+				}
+			}
+			if len(tc.Failure.Text) > 100_000 {
+				t.Errorf("%s: failure text of %d bytes", c.ID, len(tc.Failure.Text))
+			}
+		}
+	}
+	if seen != 3 {
+		t.Errorf("%d failed testcases, want 3", seen)
+	}
 }

@@ -220,6 +220,10 @@ func (r *Result) validate() error {
 		if !c.Verdict.Valid() {
 			return fmt.Errorf("clause %d (%s): unknown verdict %q", i+1, c.ID, c.Verdict)
 		}
+		if c.Checked < 0 || c.Violations < 0 || c.Undecided < 0 {
+			return fmt.Errorf("clause %d (%s): negative count (checked %d, violations %d, undecided %d)",
+				i+1, c.ID, c.Checked, c.Violations, c.Undecided)
+		}
 	}
 	for i, f := range r.Findings {
 		for j, g := range f.Ladder {

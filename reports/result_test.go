@@ -55,7 +55,7 @@ func TestJSONContract(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range doc.Clauses {
-			for _, k := range []string{"id", "verdict", "checked", "violations"} {
+			for _, k := range []string{"id", "verdict", "checked", "violations", "undecided"} {
 				if _, ok := c[k]; !ok {
 					t.Errorf("clause %v lacks %q", c["id"], k)
 				}
@@ -117,6 +117,8 @@ func TestReadJSONErrors(t *testing.T) {
 		{"missing clause id", `{"kind":"suite","clauses":[{"verdict":"pass"}]}`, "clause 1: missing id"},
 		{"bad direction", `{"kind":"audit","findings":[{"id":"C9-95","ladder":[{"dir":"req>rsp"},{"dir":"up"}]}]}`, `finding 1 (C9-95), rung 2: unknown direction "up"`},
 		{"two values", `{"kind":"suite"} {"kind":"suite"}`, "more than one JSON value"},
+		{"negative undecided", `{"kind":"suite","clauses":[{"id":"C9-95","verdict":"pass","undecided":-2}]}`, "clause 1 (C9-95): negative count"},
+		{"undecided not a number", `{"kind":"suite","clauses":[{"id":"C9-95","verdict":"pass","undecided":"12"}]}`, "clauses.undecided"},
 		{"trailing garbage", `{"kind":"suite"} ]`, "after the result"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,6 +130,25 @@ func TestReadJSONErrors(t *testing.T) {
 				t.Errorf("error %q does not contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestReadJSONWithoutUndecided: a result written before clauses carried
+// "undecided" still reads, with no undecided instances.
+func TestReadJSONWithoutUndecided(t *testing.T) {
+	r, err := ReadJSON(strings.NewReader(`{"kind":"audit","captures":[],"clauses":[{"id":"C9-95","verdict":"pass","checked":4,"violations":0}],"findings":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Clauses[0]; c.Undecided != 0 || VerdictText(c) != "pass" {
+		t.Errorf("old result read as %+v (%q)", c, VerdictText(c))
+	}
+	r, err = ReadJSON(strings.NewReader(`{"kind":"audit","clauses":[{"id":"C9-95","verdict":"pass","checked":4,"undecided":12}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Clauses[0]; c.Undecided != 12 || VerdictText(c) != "pass, 12 undecided" {
+		t.Errorf("result read as %+v (%q)", c, VerdictText(c))
 	}
 }
 

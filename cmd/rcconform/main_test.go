@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -153,6 +154,7 @@ type contract struct {
 		Verdict    string `json:"verdict"`
 		Checked    *int   `json:"checked"`
 		Violations *int   `json:"violations"`
+		Undecided  *int   `json:"undecided"`
 		Reason     string `json:"reason"`
 		Capture    string `json:"capture"`
 	} `json:"clauses"`
@@ -254,12 +256,39 @@ func TestAuditText(t *testing.T) {
 		"<==",
 		"== Verdicts: ",
 		"C9-95          fail",
+		"UNDECIDED",
+		"1 violation in ",
+		"[1 ×] ACK PSN 10 goes back behind the earlier ACK PSN 11 (frame 4)",
+		"#1 of 1: ",
 		"== Captures ==",
 		"FRAMES  ROCE  SKIPPED  BAD ICRC  TRUNCATED  ERRORS  CAPTURE",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestAuditUndecided: every clause carries its undecided instances; ACKs
+// before any request leave C9-95 undecided, counted and shown.
+func TestAuditUndecided(t *testing.T) {
+	path := file(t, "acks.pcap", pcapOf(t, ack(10, 1), ack(11, 2), ack(12, 3)))
+	code, out, _ := invoke(t, "audit", "--format", "json", "--rules", "C9-95,C9-148", path)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	c := decodeContract(t, out)
+	for _, cl := range c.Clauses {
+		if cl.Undecided == nil {
+			t.Fatalf("clause %s lacks \"undecided\"", cl.ID)
+		}
+		if cl.ID == "C9-95" && (cl.Verdict != "indeterminate" || *cl.Undecided < 1) {
+			t.Errorf("C9-95: verdict %s, %d undecided", cl.Verdict, *cl.Undecided)
+		}
+	}
+	_, text, _ := invoke(t, "audit", "--rules", "C9-95", path)
+	if !regexp.MustCompile(`C9-95\s+indeterminate, [1-9]\d* undecided\s+0\s+0\s+[1-9]`).MatchString(text) {
+		t.Errorf("text output does not show the undecided instances:\n%s", text)
 	}
 }
 
