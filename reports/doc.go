@@ -15,9 +15,19 @@
 // from the same Result:
 //
 //   - [WriteJUnit]: JUnit XML keyed to clause numbers (testcase classname =
-//     clause ID, section, side, level and verdict as properties), for CI.
+//     clause ID, section, side, level, verdict, checked, violations and
+//     undecided as properties), for CI.
 //   - [WriteHTML]: one self-contained page with a verdict table, filters and
-//     an SVG sequence diagram of each violation, for people.
-//   - [WriteMarkdown]: a summary for pull-request comments.
+//     the violations grouped by kind, each kind a collapsible block with its
+//     first instances drawn as SVG sequence diagrams, for people; it stays
+//     within about [HTMLLimit] bytes.
+//   - [WriteMarkdown]: a summary for pull-request comments that always fits
+//     one ([MarkdownLimit] characters).
+//
+// Every renderer groups findings the same way, by clause result and kind
+// ([GroupFindings], [KindOf]): a device that breaks a rule on every packet
+// shows one kind with its count, first and last instance and the first few
+// instances in full, not hundreds of copies. The grouping depends only on
+// the set of findings, so reports are the same from run to run.
 //   - [LadderText]: the fixed-width text ladder used in failure messages.
 package reports
