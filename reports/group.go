@@ -1,7 +1,9 @@
 package reports
 
 import (
+	"cmp"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -155,9 +157,7 @@ func newClauseFindings(c ClauseResult, index int, fs []Finding) ClauseFindings {
 		cf.Groups[i].Findings = append(cf.Groups[i].Findings, f)
 	}
 	for i := range cf.Groups {
-		sort.SliceStable(cf.Groups[i].Findings, func(a, b int) bool {
-			return instanceLess(&cf.Groups[i].Findings[a], &cf.Groups[i].Findings[b])
-		})
+		slices.SortStableFunc(cf.Groups[i].Findings, compareInstances)
 	}
 	sort.Slice(cf.Groups, func(i, j int) bool {
 		a, b := &cf.Groups[i], &cf.Groups[j]
@@ -169,42 +169,29 @@ func newClauseFindings(c ClauseResult, index int, fs []Finding) ClauseFindings {
 	return cf
 }
 
-// instanceLess orders the instances of a group: capture, frame, scenario,
-// QP, PSN, message, what was seen, then the ladder's start and length, so
-// that the order does not depend on the order findings were added in.
-func instanceLess(a, b *Finding) bool {
-	if a.Capture != b.Capture {
-		return a.Capture < b.Capture
+// compareInstances orders the instances of a group: capture, frame,
+// scenario, QP, PSN, message, what was seen, then the ladder's start and
+// length, so that the order does not depend on the order findings were
+// added in.
+func compareInstances(a, b Finding) int {
+	return cmp.Or(
+		strings.Compare(a.Capture, b.Capture),
+		cmp.Compare(a.Frame, b.Frame),
+		strings.Compare(a.Scenario, b.Scenario),
+		cmp.Compare(a.QP, b.QP),
+		cmp.Compare(a.PSN, b.PSN),
+		strings.Compare(a.Message, b.Message),
+		strings.Compare(a.Seen, b.Seen),
+		cmp.Compare(ladderStart(a), ladderStart(b)),
+		cmp.Compare(len(a.Ladder), len(b.Ladder)),
+	)
+}
+
+func ladderStart(f Finding) int64 {
+	if len(f.Ladder) == 0 {
+		return 0
 	}
-	if a.Frame != b.Frame {
-		return a.Frame < b.Frame
-	}
-	if a.Scenario != b.Scenario {
-		return a.Scenario < b.Scenario
-	}
-	if a.QP != b.QP {
-		return a.QP < b.QP
-	}
-	if a.PSN != b.PSN {
-		return a.PSN < b.PSN
-	}
-	if a.Message != b.Message {
-		return a.Message < b.Message
-	}
-	if a.Seen != b.Seen {
-		return a.Seen < b.Seen
-	}
-	var ta, tb int64
-	if len(a.Ladder) > 0 {
-		ta = a.Ladder[0].TimeNS
-	}
-	if len(b.Ladder) > 0 {
-		tb = b.Ladder[0].TimeNS
-	}
-	if ta != tb {
-		return ta < tb
-	}
-	return len(a.Ladder) < len(b.Ladder)
+	return f.Ladder[0].TimeNS
 }
 
 // instancePlace says where an instance is: "frame 17" in a capture,
