@@ -165,6 +165,19 @@ func TestReportSizes(t *testing.T) {
 					}
 					checkClauseShown(t, md, page, r, c)
 				}
+				// The table links each failed clause to its section.
+				for _, m := range regexp.MustCompile(`<td class="id"><a href="#(clause-\d+)">`).FindAllStringSubmatch(page, -1) {
+					if !strings.Contains(page, `<section class="clause-findings" id="`+m[1]+`"`) {
+						t.Errorf("the table links to #%s, which is not on the page", m[1])
+					}
+				}
+				if n == 515 { // a run like the issue's: every instance is on the page, drawn or listed
+					drawn := strings.Count(page, "<h4>Instance ")
+					listed := len(regexp.MustCompile(`<tr><td class="num">\d+</td><td class="mono">`).FindAllString(page, -1))
+					if drawn+listed != n || strings.Contains(page, `<p class="more">`) {
+						t.Errorf("%d drawn and %d listed of %d instances", drawn, listed, n)
+					}
+				}
 			})
 		}
 	}

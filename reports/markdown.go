@@ -163,6 +163,9 @@ func WriteMarkdownOptions(w io.Writer, r *Result, o MarkdownOptions) error {
 	}
 	b.WriteString("\n---\n")
 	if len(left) == 0 {
+		if o.HTML != "" {
+			more = "; the HTML report: " + mdCode(o.HTML)
+		}
 		fmt.Fprintf(&b, "_Nothing left out. The whole result: %s%s._\n", whole, more)
 	} else {
 		fmt.Fprintf(&b, "_Left out to fit a comment: %s. The whole result: %s%s._\n", strings.Join(left, "; "), whole, more)
