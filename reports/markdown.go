@@ -58,7 +58,7 @@ func WriteMarkdownOptions(w io.Writer, r *Result, o MarkdownOptions) error {
 		failed := func(c ClauseResult) bool { return c.Verdict == Fail }
 		table, rows = markdownTable(r, audit, failed)
 		notFailed := len(r.Clauses) - countIf(r.Clauses, failed)
-		left = append(left, fmt.Sprintf("the %s that did not fail from the table", plural(notFailed, "clause result")))
+		left = append(left, fmt.Sprintf("the table's %s that did not fail", plural(notFailed, "clause result")))
 	}
 	if over := b.Len() + len(table) - limit/2; over > 0 && rows > 0 {
 		// Thousands of failed clause results: keep the rows that fit.
@@ -71,7 +71,7 @@ func WriteMarkdownOptions(w io.Writer, r *Result, o MarkdownOptions) error {
 		dropped := len(lines) - 1 - keep // the last element is ""
 		table = strings.Join(lines[:keep], "") + "\n"
 		if dropped > 0 {
-			left = append(left, fmt.Sprintf("%s from the table", plural(dropped, "more row")))
+			left = append(left, fmt.Sprintf("%s more of the table", plural(dropped, "row")))
 		}
 	}
 	b.WriteString(table)
