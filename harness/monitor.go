@@ -566,9 +566,16 @@ type Auditor struct {
 	Settings Settings
 	Sink     *Sink
 	Only     map[string]bool // if non-nil, run only these clauses' monitors
-	conns    []*Conn
-	mons     []Monitor
-	routes   map[string]*route
+	// ConnSetup, when set, adjusts each new connection's Settings from
+	// what the capture says about it (dut/pcapdut: the connection
+	// manager's handshake) before its monitors are made. Requester,
+	// Responder and ResponderQP are set then (ResponderQP is 0 for a
+	// connection first seen through a response). It runs on the
+	// goroutine that calls Observe.
+	ConnSetup func(c *Conn)
+	conns     []*Conn
+	mons      []Monitor
+	routes    map[string]*route
 }
 
 // route lists, for each RC opcode, the indexes of the checkers of a
@@ -662,6 +669,9 @@ func (a *Auditor) End() {
 func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32) *Conn {
 	c := &Conn{ID: len(a.conns) + 1, Requester: req, Responder: rsp, ResponderQP: rspQP,
 		Settings: a.Settings, Capture: a.Sink.Capture, sink: a.Sink}
+	if a.ConnSetup != nil {
+		a.ConnSetup(c)
+	}
 	for _, m := range a.monitorsToRun() {
 		c.checkers = append(c.checkers, m.New(c))
 	}
