@@ -103,6 +103,12 @@ type Settings struct {
 	// Complete says the capture holds each connection from its first
 	// packet, taken where nothing is lost before the capture point.
 	Complete bool
+	// FromStart says the capture holds the connection from its first
+	// packet: its CM handshake (REQ and REP) and its first request, at
+	// the starting PSN the handshake announced. Unlike Complete it says
+	// nothing of loss before the capture point, of the order the capture
+	// shows packets in, or of the capture's end.
+	FromStart bool
 	// DeviceIsRequester is set (with Active) when the device under test is
 	// the requester of the connection.
 	DeviceIsRequester bool

@@ -16,8 +16,11 @@ type Connection struct {
 	Settings ConnSettings `json:"settings"`
 	// Source says where each known setting came from: SourceCM,
 	// SourceFlag or SourceObserved, keyed by the settings' JSON names.
-	Source   map[string]string `json:"source"`
-	Complete bool              `json:"complete"`
+	Source map[string]string `json:"source"`
+	// Complete says the capture holds the connection from its start: its
+	// CM handshake and its first request at the PSN the handshake
+	// announced are in it (or the user said so with --complete).
+	Complete bool `json:"complete"`
 	// Handshake lists the CM messages seen for the connection, in the
 	// order first seen ("REQ REP RTU DREQ DREP"; "REQ REJ" for a refused
 	// one); empty when the capture holds none.

@@ -240,9 +240,12 @@ func (c *cmConn) direction(src, dst netip.Addr, destQP uint32, request bool) int
 
 // setup is harness.Auditor.ConnSetup: it gives a new audited connection
 // the settings its handshake announced, where no flag gave them, reports
-// flags that contradict the handshake, and marks the connection complete
+// flags that contradict the handshake, and marks the connection FromStart
 // when its handshake and its first request at the announced starting PSN
-// are in the capture.
+// are in the capture. It does not set Complete: that also claims nothing
+// was lost before the capture point and that the capture shows packets
+// in the order the devices handled them, which a handshake cannot show
+// (ibdump captures show ACKs ahead of the requests they cover).
 func (t *cmTable) setup(hc *harness.Conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -370,7 +373,7 @@ func (t *cmTable) apply(hc *harness.Conn, c *cmConn, dir int, src map[string]str
 	set("--rnr-retry", "rnr_retry", &s.RNRRetry, an.rnrRetry, rnrWho+": RNR retry count")
 	src["responder_resources"] = reports.SourceCM
 	if fr := c.first[dir]; fr.seen && fr.request && fr.psn == an.requesterStart {
-		s.Complete = true
+		s.FromStart = true
 	}
 }
 
@@ -439,7 +442,7 @@ func (t *cmTable) connections(conns []*harness.Conn) []reports.Connection {
 		if s.RNRRetry >= 0 {
 			rc.Settings.RNRRetry = intp(s.RNRRetry)
 		}
-		rc.Complete = hc.Complete()
+		rc.Complete = hc.Complete() || s.FromStart
 		out = append(out, rc)
 	}
 	for _, c := range t.conns {
