@@ -135,7 +135,7 @@ func MTUFromCode(code uint8) int {
 // header) DecodeCM needs.
 var cmLen = map[uint16]int{
 	CMAttrREQ: 96, CMAttrMRA: 10, CMAttrREJ: 12, CMAttrREP: 36,
-	CMAttrRTU: 8, CMAttrDREQ: 11, CMAttrDREP: 8,
+	CMAttrRTU: 8, CMAttrDREQ: 12, CMAttrDREP: 8,
 }
 
 // DecodeDETHMAD splits the payload of a UD SEND Only packet (after the BTH,

@@ -1,15 +1,15 @@
 package capture
 
-import "fmt"
-
 // Endace ERF records (LINKTYPE_ERF): each frame of the capture is one ERF
 // record, a 16-byte header (timestamp, record type, flags, record length,
 // loss counter, wire length), extension headers of 8 bytes each while the
 // type's top bit (then each extension's) says another follows, and the
 // packet. Record types read here: InfiniBand (native packets from their
 // LRH, as ibdump writes them), Ethernet (after 2 bytes of padding), IPv4
-// and IPv6. An InfiniBand link-layer record has no transport: it is
-// reported with protocol 0, like any frame naming no network protocol.
+// and IPv6. Records of other types (an InfiniBand link-layer record, which
+// has no transport; ATM, HDLC, ...) are reported with protocol 0, like any
+// frame naming no network protocol: the link type is supported, the record
+// carries nothing rcconform reads.
 const (
 	erfHeaderLen = 16
 	erfExtLen    = 8
@@ -21,7 +21,6 @@ const (
 	erfTypeInfiniBand  = 21
 	erfTypeIPv4        = 22
 	erfTypeIPv6        = 23
-	erfTypeIBLink      = 25
 )
 
 // erf finds the network layer of one ERF record.
@@ -45,13 +44,11 @@ func erf(data []byte, vids []uint16, collect bool) (uint16, int, []uint16, error
 		proto = EtherTypeIPv4
 	case erfTypeIPv6:
 		proto = EtherTypeIPv6
-	case erfTypeIBLink:
-		proto = 0
 	case erfTypeEth, erfTypeColorEth, erfTypeDSMColorEth, erfTypeColorHash:
 		// Two bytes of offset and padding, then the Ethernet header.
 		return etherChain(LinkTypeERF, data, off+2+12, true, vids, collect)
 	default:
-		return 0, 0, vids, fmt.Errorf("link type %d (ERF): record type %d: %w", LinkTypeERF, t, ErrUnsupportedLinkType)
+		proto = 0
 	}
 	if off >= len(data) {
 		return 0, 0, vids, short(LinkTypeERF, data, off+1)
