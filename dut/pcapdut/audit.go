@@ -71,11 +71,14 @@ type auditState struct {
 // AuditFile (total may be 0 when unknown).
 //
 // Each frame is read once. Its network layer is found (capture.Network:
-// Ethernet with VLAN tags, Linux cooked, raw IP, loopback, IPoIB) and
-// decoded into one reused wire.Frame. Frames that are not RoCE, or whose
-// link type capture.Network does not support (ERF, native InfiniBand),
-// are skipped and counted in Skipped. RoCE frames are counted in
-// RoCEFrames and have their ICRC checked:
+// Ethernet with VLAN tags, Linux cooked, raw IP, loopback, IPoIB, ERF
+// records and native InfiniBand) and decoded into one reused wire.Frame.
+// Frames that are not RoCE (nor native InfiniBand transport packets), or
+// whose link type capture.Network does not support, are skipped and
+// counted in Skipped. RoCE and native InfiniBand frames are counted in
+// RoCEFrames and have their ICRC (and, native, their VCRC: a bad one is
+// listed and counted with the bad ICRCs, a missing one noted as
+// unverifiable) checked:
 //   - a bad ICRC is counted (BadICRC) and listed in Errors as
 //     "frame N: bad ICRC (0x… on the wire, 0x… computed)"; the frame is
 //     never analysed, since its receiver dropped it;
@@ -90,7 +93,13 @@ type auditState struct {
 //
 // Frames of other InfiniBand transports (UC, UD, RD and DC, CNP) count as
 // RoCE frames and are checked for their ICRC, but they are not RC, so no
-// record is made for them.
+// record is made for them. UD SEND Only packets to QP 1 carry the
+// connection manager's MADs: their REQ, REP, RTU, REJ and DREQ/DREP give
+// each connection its settings (cm.go; harness.Auditor.ConnSetup), and
+// CaptureInfo.Connections lists the connections found.
+//
+// Native InfiniBand connections are keyed by LID (wire.LIDAddr gives
+// each LID an address of its own), GRH or not.
 //
 // Every RC frame becomes a trace.Record: Frame is the 1-based frame
 // number, Time the time since the capture's first frame, Dir ToResponder
@@ -480,7 +489,7 @@ func (s *auditState) finish() {
 	}
 	sort.Slice(lts, func(i, j int) bool { return lts[i] < lts[j] })
 	for _, lt := range lts {
-		s.info.Errors = append(s.info.Errors, fmt.Sprintf("%d frames of link type %d (%s) skipped: unsupported link type (rcconform reads Ethernet, Linux cooked, raw IP, loopback and IPoIB captures)",
+		s.info.Errors = append(s.info.Errors, fmt.Sprintf("%d frames of link type %d (%s) skipped: unsupported link type (rcconform reads Ethernet, Linux cooked, raw IP, loopback, IPoIB, ERF and native InfiniBand captures)",
 			s.linkSkip[lt], lt, capture.LinkTypeName(lt)))
 	}
 }
