@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/rcconform/rcconform/reports"
 )
@@ -78,15 +77,4 @@ func ints(v *int) string {
 		return "?"
 	}
 	return strconv.Itoa(*v)
-}
-
-// handshakeSeen reports whether any connection of r came with a CM
-// handshake.
-func handshakeSeen(r *reports.Result) bool {
-	for _, c := range r.Connections {
-		if strings.Contains(c.Handshake, "REQ") {
-			return true
-		}
-	}
-	return false
 }
