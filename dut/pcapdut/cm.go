@@ -77,7 +77,8 @@ type cmConn struct {
 	retryCnt, ackTmo    uint8
 	transport           uint8
 	msgs                []string // CM messages seen, first time each
-	rejected, ended     bool
+	rejected            bool
+	closedAt            int // frame of the first REJ, DREQ or DREP: RC packets after it are not this connection's
 	first               [2]firstRC // 0: the active side's requests; 1: the passive side's
 	usedBy              [2]bool    // an audited connection took its settings
 	reqFrame, rejReason int
@@ -153,10 +154,13 @@ func (t *cmTable) observe(f *wire.Frame, frame int) {
 		}
 		c.saw(m.String())
 		switch m.Kind {
-		case wire.CMAttrREJ:
-			c.rejected, c.rejReason = true, int(m.RejReason)
-		case wire.CMAttrDREQ, wire.CMAttrDREP:
-			c.ended = true
+		case wire.CMAttrREJ, wire.CMAttrDREQ, wire.CMAttrDREP:
+			if c.closedAt == 0 {
+				c.closedAt = frame
+			}
+			if m.Kind == wire.CMAttrREJ {
+				c.rejected, c.rejReason = true, int(m.RejReason)
+			}
 		}
 	}
 }
@@ -205,7 +209,7 @@ func (t *cmTable) noteRecord(r *trace.Record) {
 	req := r.Dir == trace.ToResponder
 	for i := len(t.conns) - 1; i >= 0; i-- {
 		c := t.conns[i]
-		if !c.haveREP {
+		if !c.haveREP || (c.closedAt != 0 && r.Frame > c.closedAt) {
 			continue
 		}
 		dir := c.direction(r.Src, r.Dst, r.Packet.DestQP, req)
@@ -253,20 +257,33 @@ func (t *cmTable) setup(hc *harness.Conn) {
 	t.applied[hc] = ap
 	s := &hc.Settings
 	flagSource(s, ap.source)
-	for i := len(t.conns) - 1; i >= 0 && hc.ResponderQP != 0; i-- {
-		c := t.conns[i]
-		if !c.haveREP || c.rejected {
+	// The audited connection's first packet is the earliest RC packet of
+	// its direction: of the CM connections that packet could belong to,
+	// take the one that noted it (the reader runs ahead of the auditor,
+	// so a later handshake between the same QPs may be known already).
+	var best *cmConn
+	bestDir := -1
+	for _, c := range t.conns {
+		if !c.haveREP || c.rejected || hc.ResponderQP == 0 {
 			continue
 		}
 		dir := c.direction(hc.Requester, hc.Responder, hc.ResponderQP, true)
-		if dir < 0 {
+		if dir < 0 || !c.first[dir].seen {
+			// Not this connection, or one whose first packet came after
+			// a DREQ, DREP or REJ ended it (noteRecord saw every RC
+			// packet of its directions before the auditor did).
 			continue
 		}
-		ap.cm, ap.dir = c, dir
-		c.usedBy[dir] = true
-		t.apply(hc, c, dir, ap.source)
+		if best == nil || c.first[dir].frame < best.first[bestDir].frame {
+			best, bestDir = c, dir
+		}
+	}
+	if best == nil {
 		return
 	}
+	ap.cm, ap.dir = best, bestDir
+	best.usedBy[bestDir] = true
+	t.apply(hc, best, bestDir, ap.source)
 }
 
 // flagSource records the settings the user's flags give.

@@ -57,8 +57,9 @@ type step struct {
 	fromActive bool
 }
 
-// roceFrames encodes the steps as RoCEv2 frames.
-func roceFrames(steps []step) []capFrame {
+// roceFrames encodes the steps as RoCEv2 frames (opts may change the
+// encapsulation).
+func roceFrames(steps []step, opts ...frameOpt) []capFrame {
 	var out []capFrame
 	for i, s := range steps {
 		f := frame(s.p, uint16(i+1))
@@ -66,6 +67,9 @@ func roceFrames(steps []step) []capFrame {
 			f.SrcMAC, f.DstMAC, f.Src, f.Dst = reqMAC, rspMAC, reqAddr, rspAddr
 		} else {
 			f.SrcMAC, f.DstMAC, f.Src, f.Dst = rspMAC, reqMAC, rspAddr, reqAddr
+		}
+		for _, o := range opts {
+			o(f)
 		}
 		out = append(out, capFrame{data: f.AppendEthernet(nil)})
 	}
@@ -126,6 +130,8 @@ func TestCMHandshake(t *testing.T) {
 		rsp    string
 	}{
 		{"RoCEv2", layers.LinkTypeEthernet, roceFrames(handshake(100)), "10.0.0.2", "10.0.0.1"},
+		{"RoCEv1", layers.LinkTypeEthernet, roceFrames(handshake(100), withRoCEv1()), "10.0.0.2", "10.0.0.1"},
+		{"RoCEv2 over IPv6", layers.LinkTypeEthernet, roceFrames(handshake(100), withIPv6()), "fe80::2", "fe80::1"},
 		{"native InfiniBand", layers.LinkType(capture.LinkTypeInfiniBand), ibFrames(handshake(100)), "LID 18", "LID 12"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -233,6 +239,36 @@ func TestCMRejected(t *testing.T) {
 	if len(info.Connections) != 2 || info.Connections[0].Handshake != "" || info.Connections[1].Handshake != "REQ REJ" ||
 		info.Connections[1].Responder.QPN != nil || *info.Connections[1].Requester.QPN != 0x22 {
 		t.Errorf("connections %+v", info.Connections)
+	}
+}
+
+func TestCMEnded(t *testing.T) {
+	// RC packets after the DREQ/DREP are not the ended connection's: a new
+	// connection between the same QPs takes nothing from its handshake.
+	steps := handshake(100)
+	steps = append(steps[:3], steps[5:]...) // REQ REP RTU DREQ DREP
+	steps = append(steps, step{sendOnly(100, 16, true), true})
+	info, a := auditCM(t, layers.LinkTypeEthernet, roceFrames(steps), harness.UnknownSettings())
+	if s := a.Conns()[0].Settings; s.MTU != 0 || s.FromStart || s.SRQ != harness.SRQUnknown {
+		t.Errorf("settings %+v", s)
+	}
+	if len(info.Connections) != 3 || info.Connections[1].Handshake != "REQ REP RTU DREQ DREP" {
+		t.Errorf("connections %+v", info.Connections)
+	}
+	// A second handshake between the same QPs, after the first ended,
+	// sets up the traffic that follows it.
+	second := handshake(100)
+	req2 := cmREQ()
+	req2.LocalCommID, req2.PathMTUCode = activeComm+1, 5
+	second[0] = step{madPacket(req2), true}
+	rep2 := cmREP()
+	rep2.RemoteCommID = activeComm + 1
+	second[1] = step{madPacket(rep2), false}
+	second[2] = step{madPacket(cmMsg(wire.CMAttrRTU, activeComm+1, passiveComm)), true}
+	steps = append(append(handshake(100)[:3], handshake(100)[5:]...), second[:5]...)
+	_, a = auditCM(t, layers.LinkTypeEthernet, roceFrames(steps), harness.UnknownSettings())
+	if s := a.Conns()[0].Settings; s.MTU != 4096 || !s.FromStart {
+		t.Errorf("after a second handshake: settings %+v", s)
 	}
 }
 
