@@ -22,8 +22,9 @@ type Connection struct {
 	// announced are in it (or the user said so with --complete).
 	Complete bool `json:"complete"`
 	// Handshake lists the CM messages seen for the connection, in the
-	// order first seen ("REQ REP RTU DREQ DREP"; "REQ REJ" for a refused
-	// one); empty when the capture holds none.
+	// order first seen ("REQ REP RTU DREQ DREP"; "REQ REJ (reason 28)"
+	// for a refused one, with the REJ's reason code); empty when the
+	// capture holds none.
 	Handshake string `json:"handshake,omitempty"`
 }
 

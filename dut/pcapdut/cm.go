@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
@@ -49,7 +50,7 @@ type cmTable struct {
 	capture  string
 	flags    harness.Settings
 	conns    []*cmConn
-	pending  int // CM connections whose first RC packets are not both seen yet
+	pending  atomic.Int32 // CM connections whose first RC packets are not both seen yet
 	notes    []string
 	noted    map[string]bool
 	applied  map[*harness.Conn]*applied
@@ -78,7 +79,7 @@ type cmConn struct {
 	transport           uint8
 	msgs                []string // CM messages seen, first time each
 	rejected            bool
-	closedAt            int // frame of the first REJ, DREQ or DREP: RC packets after it are not this connection's
+	closedAt            int        // frame of the first REJ, DREQ or DREP: RC packets after it are not this connection's
 	first               [2]firstRC // 0: the active side's requests; 1: the passive side's
 	usedBy              [2]bool    // an audited connection took its settings
 	reqFrame, rejReason int
@@ -136,7 +137,7 @@ func (t *cmTable) observe(f *wire.Frame, frame int) {
 			mtu:     m.PathMTU, retryCnt: m.RetryCount, ackTmo: m.LocalACKTimeout, transport: m.TransportService,
 			msgs: []string{"REQ"}, reqFrame: frame}
 		t.conns = append(t.conns, c)
-		t.pending++
+		t.pending.Add(1)
 	case wire.CMAttrREP:
 		c := t.find(src, dst, &m)
 		if c == nil || c.haveREP {
@@ -168,6 +169,15 @@ func (t *cmTable) observe(f *wire.Frame, frame int) {
 // isNotCM reports whether a MAD's decoding error says only that it is not
 // a CM message (another management class or attribute).
 func isNotCM(err error) bool { return errors.Is(err, wire.ErrNotRoCE) }
+
+// handshake lists the CM messages seen, with a REJ's reason.
+func (c *cmConn) handshake() string {
+	h := strings.Join(c.msgs, " ")
+	if c.rejected {
+		h += fmt.Sprintf(" (reason %d)", c.rejReason)
+	}
+	return h
+}
 
 func (c *cmConn) saw(msg string) {
 	for _, s := range c.msgs {
@@ -201,11 +211,11 @@ func (t *cmTable) find(src, dst netip.Addr, m *wire.CMMsg) *cmConn {
 // every RC record, and costs nothing once every connection has its
 // first packets.
 func (t *cmTable) noteRecord(r *trace.Record) {
+	if t.pending.Load() == 0 {
+		return // no handshake, or every one has its first packets
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.pending == 0 {
-		return
-	}
 	req := r.Dir == trace.ToResponder
 	for i := len(t.conns) - 1; i >= 0; i-- {
 		c := t.conns[i]
@@ -219,7 +229,7 @@ func (t *cmTable) noteRecord(r *trace.Record) {
 		if fr := &c.first[dir]; !fr.seen {
 			*fr = firstRC{seen: true, request: req, psn: r.Packet.PSN, frame: r.Frame}
 			if c.first[1-dir].seen {
-				t.pending--
+				t.pending.Add(-1)
 			}
 		}
 		return
@@ -264,8 +274,8 @@ func (t *cmTable) setup(hc *harness.Conn) {
 	var best *cmConn
 	bestDir := -1
 	for _, c := range t.conns {
-		if !c.haveREP || c.rejected || hc.ResponderQP == 0 {
-			continue
+		if !c.haveREP || c.rejected || c.transport != 0 || hc.ResponderQP == 0 {
+			continue // not an RC connection that was set up
 		}
 		dir := c.direction(hc.Requester, hc.Responder, hc.ResponderQP, true)
 		if dir < 0 || !c.first[dir].seen {
@@ -437,7 +447,7 @@ func (t *cmTable) connections(conns []*harness.Conn) []reports.Connection {
 				rc.FirstPSN.Requester = u32p(uint32(an.requesterStart))
 				rc.FirstPSN.Responder = u32p(uint32(an.responderStart))
 				rc.Settings.ResponderResources = intp(an.respRes)
-				rc.Handshake = strings.Join(ap.cm.msgs, " ")
+				rc.Handshake = ap.cm.handshake()
 			}
 		}
 		switch {
@@ -479,7 +489,7 @@ func (t *cmTable) connections(conns []*harness.Conn) []reports.Connection {
 // unused lists a CM connection direction that no audited connection took.
 func (t *cmTable) unused(c *cmConn, dir int) reports.Connection {
 	an := c.announced(dir)
-	rc := reports.Connection{Capture: t.capture, Source: map[string]string{}, Handshake: strings.Join(c.msgs, " "),
+	rc := reports.Connection{Capture: t.capture, Source: map[string]string{}, Handshake: c.handshake(),
 		Requester: reports.Endpoint{Addr: wire.AddrString(an.requester.addr)},
 		Responder: reports.Endpoint{Addr: wire.AddrString(an.responder.addr)}}
 	if dir == 0 || c.haveREP {

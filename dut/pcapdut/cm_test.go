@@ -236,7 +236,7 @@ func TestCMRejected(t *testing.T) {
 	if s := a.Conns()[0].Settings; s.MTU != 0 || s.FromStart || s.SRQ != harness.SRQUnknown {
 		t.Errorf("settings %+v", s)
 	}
-	if len(info.Connections) != 2 || info.Connections[0].Handshake != "" || info.Connections[1].Handshake != "REQ REJ" ||
+	if len(info.Connections) != 2 || info.Connections[0].Handshake != "" || info.Connections[1].Handshake != "REQ REJ (reason 28)" ||
 		info.Connections[1].Responder.QPN != nil || *info.Connections[1].Requester.QPN != 0x22 {
 		t.Errorf("connections %+v", info.Connections)
 	}
@@ -269,6 +269,18 @@ func TestCMEnded(t *testing.T) {
 	_, a = auditCM(t, layers.LinkTypeEthernet, roceFrames(steps), harness.UnknownSettings())
 	if s := a.Conns()[0].Settings; s.MTU != 4096 || !s.FromStart {
 		t.Errorf("after a second handshake: settings %+v", s)
+	}
+}
+
+func TestCMNotRC(t *testing.T) {
+	// A UC connection's handshake gives RC connections nothing.
+	steps := handshake(100)
+	uc := cmREQ()
+	uc.TransportService = 1
+	steps[0] = step{madPacket(uc), true}
+	_, a := auditCM(t, layers.LinkTypeEthernet, roceFrames(steps), harness.UnknownSettings())
+	if s := a.Conns()[0].Settings; s.MTU != 0 || s.FromStart {
+		t.Errorf("settings %+v", s)
 	}
 }
 
