@@ -35,20 +35,28 @@ var handshakeCaptures = []struct {
 	{"srinivaskoritala-wireshark-sample-infiniband.pcap", 3, 2048, map[string]reports.Verdict{"o9-95.2.2": reports.Pass}},
 }
 
-func TestPublicHandshakes(t *testing.T) {
-	dir := filepath.Join(capturesDir, "public")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no public captures: %v", err)
+// auditShared audits a shared capture (capturesDir/rel) with every
+// monitor and no flags; it skips when the capture is absent and fails on
+// an audit error.
+func auditShared(t *testing.T, rel string) (reports.CaptureInfo, *harness.Auditor, *harness.Sink) {
+	t.Helper()
+	path := filepath.Join(capturesDir, rel)
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("capture absent: %v", err)
 	}
+	sink := harness.NewSink(path)
+	a := harness.NewAuditor(harness.UnknownSettings(), sink)
+	info, err := pcapdut.AuditFile(path, a, nil)
+	if err != nil {
+		t.Fatalf("audit: %v", err)
+	}
+	return info, a, sink
+}
+
+func TestPublicHandshakes(t *testing.T) {
 	for _, c := range handshakeCaptures {
 		t.Run(c.file, func(t *testing.T) {
-			path := filepath.Join(dir, c.file)
-			sink := harness.NewSink(path)
-			a := harness.NewAuditor(harness.UnknownSettings(), sink)
-			info, err := pcapdut.AuditFile(path, a, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			info, _, sink := auditShared(t, filepath.Join("public", c.file))
 			if len(info.Notes) != 0 {
 				t.Errorf("notes %q", info.Notes)
 			}
@@ -87,16 +95,7 @@ func TestPublicNativeIB(t *testing.T) {
 		{"srinivaskoritala-wireshark-sample-infiniband.pcap", 43, 19},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			path := filepath.Join(capturesDir, "public", c.file)
-			if _, err := os.Stat(path); err != nil {
-				t.Skipf("capture absent: %v", err)
-			}
-			sink := harness.NewSink(path)
-			a := harness.NewAuditor(harness.UnknownSettings(), sink)
-			info, err := pcapdut.AuditFile(path, a, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			info, a, sink := auditShared(t, filepath.Join("public", c.file))
 			if info.Frames != c.frames || info.RoCEFrames != c.frames || info.Skipped != 0 || info.BadICRC != 0 ||
 				info.Truncated != 0 || len(info.Errors) != 0 || len(info.Notes) != 0 {
 				t.Errorf("info %+v", info)

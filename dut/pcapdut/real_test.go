@@ -73,16 +73,7 @@ func TestRealCaptures(t *testing.T) {
 	}
 	for _, c := range realCaptures {
 		t.Run(filepath.Base(c.file), func(t *testing.T) {
-			path := filepath.Join(capturesDir, c.file)
-			if _, err := os.Stat(path); err != nil {
-				t.Skipf("capture absent: %v", err)
-			}
-			sink := harness.NewSink(path)
-			a := harness.NewAuditor(harness.UnknownSettings(), sink)
-			info, err := pcapdut.AuditFile(path, a, nil)
-			if err != nil {
-				t.Fatalf("audit: %v", err)
-			}
+			info, a, _ := auditShared(t, c.file)
 			if info.Frames != c.frames || info.RoCEFrames != c.roce || info.Skipped != c.frames-c.roce {
 				t.Errorf("frames %d RoCE %d skipped %d, want %d %d %d", info.Frames, info.RoCEFrames, info.Skipped, c.frames, c.roce, c.frames-c.roce)
 			}
