@@ -331,3 +331,32 @@ func TestNativeIBVCRC(t *testing.T) {
 		t.Errorf("connections %d", len(a.Conns()))
 	}
 }
+
+// FuzzAuditCM audits a handshake whose every frame the fuzzer may change,
+// as RoCEv2 (ib false) or native InfiniBand: no panic, no error (every
+// frame is whole in the file), and every frame counted.
+func FuzzAuditCM(f *testing.F) {
+	for i, fr := range roceFrames(handshake(100)) {
+		f.Add(false, i, fr.data)
+	}
+	for i, fr := range ibFrames(handshake(100)) {
+		f.Add(true, i, fr.data)
+	}
+	f.Fuzz(func(t *testing.T, ib bool, at int, data []byte) {
+		frames, lt := roceFrames(handshake(100)), layers.LinkTypeEthernet
+		if ib {
+			frames, lt = ibFrames(handshake(100)), layers.LinkType(capture.LinkTypeInfiniBand)
+		}
+		if at < 0 {
+			at = -at
+		}
+		frames[at%len(frames)] = capFrame{data: data}
+		info, a := auditCM(t, lt, frames, harness.UnknownSettings())
+		if info.Frames != len(frames) || info.RoCEFrames+info.Skipped != info.Frames {
+			t.Fatalf("info %+v", info)
+		}
+		if len(info.Connections) < len(a.Conns()) {
+			t.Fatalf("%d connections listed for %d audited", len(info.Connections), len(a.Conns()))
+		}
+	})
+}
