@@ -572,6 +572,10 @@ type Auditor struct {
 	Settings Settings
 	Sink     *Sink
 	Only     map[string]bool // if non-nil, run only these clauses' monitors
+	conns    []*Conn
+	mons     []Monitor
+	routes   map[string]*route
+
 	// ConnSetup, when set, adjusts each new connection's Settings from
 	// what the capture says about it (dut/pcapdut: the connection
 	// manager's handshake) before its monitors are made. Requester,
@@ -579,9 +583,6 @@ type Auditor struct {
 	// connection first seen through a response). It runs on the
 	// goroutine that calls Observe.
 	ConnSetup func(c *Conn)
-	conns     []*Conn
-	mons      []Monitor
-	routes    map[string]*route
 }
 
 // route lists, for each RC opcode, the indexes of the checkers of a
