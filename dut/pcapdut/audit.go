@@ -175,12 +175,10 @@ func auditReader(r *capture.Reader, a observer, progress func(read, total int64)
 	s := &auditState{}
 	s.info.File = r.Name()
 	s.info.Format = r.Format()
+	s.cm = newCMTable(r.Name())
 	ha, _ := a.(*harness.Auditor)
 	if ha != nil {
-		s.cm = newCMTable(r.Name(), ha.Settings)
 		ha.ConnSetup = s.cm.setup
-	} else {
-		s.cm = newCMTable(r.Name(), harness.UnknownSettings())
 	}
 
 	out := make(chan batch, 4)

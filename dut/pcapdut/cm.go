@@ -48,7 +48,6 @@ import (
 type cmTable struct {
 	mu       sync.Mutex
 	capture  string
-	flags    harness.Settings
 	conns    []*cmConn
 	pending  atomic.Int32 // CM connections whose first RC packets are not both seen yet
 	notes    []string
@@ -78,7 +77,7 @@ type cmConn struct {
 	retryCnt, ackTmo    uint8
 	transport           uint8
 	msgs                []string // CM messages seen, first time each
-	rejected            bool
+	rejected, settled   bool
 	closedAt            int        // frame of the first REJ, DREQ or DREP: RC packets after it are not this connection's
 	first               [2]firstRC // 0: the active side's requests; 1: the passive side's
 	usedBy              [2]bool    // an audited connection took its settings
@@ -100,8 +99,8 @@ type applied struct {
 	source map[string]string
 }
 
-func newCMTable(capture string, flags harness.Settings) *cmTable {
-	return &cmTable{capture: capture, flags: flags, noted: map[string]bool{}, applied: map[*harness.Conn]*applied{}}
+func newCMTable(capture string) *cmTable {
+	return &cmTable{capture: capture, noted: map[string]bool{}, applied: map[*harness.Conn]*applied{}}
 }
 
 // observe takes a decoded frame that is a UD SEND Only to QP 1 and records
@@ -158,6 +157,7 @@ func (t *cmTable) observe(f *wire.Frame, frame int) {
 		case wire.CMAttrREJ, wire.CMAttrDREQ, wire.CMAttrDREP:
 			if c.closedAt == 0 {
 				c.closedAt = frame
+				t.settle(c) // no later RC packet is its
 			}
 			if m.Kind == wire.CMAttrREJ {
 				c.rejected, c.rejReason = true, int(m.RejReason)
@@ -229,10 +229,19 @@ func (t *cmTable) noteRecord(r *trace.Record) {
 		if fr := &c.first[dir]; !fr.seen {
 			*fr = firstRC{seen: true, request: req, psn: r.Packet.PSN, frame: r.Frame}
 			if c.first[1-dir].seen {
-				t.pending.Add(-1)
+				t.settle(c)
 			}
 		}
 		return
+	}
+}
+
+// settle says c needs noteRecord no more (its first packets are both
+// seen, or it ended).
+func (t *cmTable) settle(c *cmConn) {
+	if !c.settled {
+		c.settled = true
+		t.pending.Add(-1)
 	}
 }
 
