@@ -103,6 +103,12 @@ type Settings struct {
 	// Complete says the capture holds each connection from its first
 	// packet, taken where nothing is lost before the capture point.
 	Complete bool
+	// FromStart says the capture holds the connection from its first
+	// packet: its CM handshake (REQ and REP) and its first request, at
+	// the starting PSN the handshake announced. Unlike Complete it says
+	// nothing of loss before the capture point, of the order the capture
+	// shows packets in, or of the capture's end.
+	FromStart bool
 	// DeviceIsRequester is set (with Active) when the device under test is
 	// the requester of the connection.
 	DeviceIsRequester bool
@@ -569,6 +575,14 @@ type Auditor struct {
 	conns    []*Conn
 	mons     []Monitor
 	routes   map[string]*route
+
+	// ConnSetup, when set, adjusts each new connection's Settings from
+	// what the capture says about it (dut/pcapdut: the connection
+	// manager's handshake) before its monitors are made. Requester,
+	// Responder and ResponderQP are set then (ResponderQP is 0 for a
+	// connection first seen through a response). It runs on the
+	// goroutine that calls Observe.
+	ConnSetup func(c *Conn)
 }
 
 // route lists, for each RC opcode, the indexes of the checkers of a
@@ -662,6 +676,9 @@ func (a *Auditor) End() {
 func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32) *Conn {
 	c := &Conn{ID: len(a.conns) + 1, Requester: req, Responder: rsp, ResponderQP: rspQP,
 		Settings: a.Settings, Capture: a.Sink.Capture, sink: a.Sink}
+	if a.ConnSetup != nil {
+		a.ConnSetup(c)
+	}
 	for _, m := range a.monitorsToRun() {
 		c.checkers = append(c.checkers, m.New(c))
 	}

@@ -70,6 +70,9 @@ type Result struct {
 	Captures []CaptureInfo  `json:"captures"`
 	Clauses  []ClauseResult `json:"clauses"`
 	Findings []Finding      `json:"findings"`
+	// Connections lists the RC connections an audit found (omitted when
+	// there are none, as in suite runs).
+	Connections []Connection `json:"connections,omitempty"`
 }
 
 // CaptureInfo describes one capture an audit read.
@@ -82,6 +85,13 @@ type CaptureInfo struct {
 	BadICRC    int      `json:"bad_icrc"`
 	Truncated  int      `json:"truncated"`
 	Errors     []string `json:"errors,omitempty"`
+	// Notes are remarks on the capture that are not errors: a flag that
+	// contradicts the connection manager's handshake, CRCs the capture
+	// does not hold.
+	Notes []string `json:"notes,omitempty"`
+	// Connections are the connections the audit found in this capture;
+	// the command moves them into Result.Connections.
+	Connections []Connection `json:"-"`
 }
 
 // ClauseResult is the verdict on one clause (for audits of several captures,

@@ -31,10 +31,13 @@ const (
 	RoCEv2IPv4 Encap = iota
 	RoCEv2IPv6
 	RoCEv1
+	// NativeIB is a native InfiniBand packet: an LRH, a GRH when the
+	// LRH's LNH says one follows, the transport, the ICRC and the VCRC.
+	NativeIB
 )
 
 func (e Encap) String() string {
-	return [...]string{"RoCEv2/IPv4", "RoCEv2/IPv6", "RoCEv1"}[e%3]
+	return [...]string{"RoCEv2/IPv4", "RoCEv2/IPv6", "RoCEv1", "InfiniBand"}[e%4]
 }
 
 // ICRCStatus is the outcome of checking a frame's ICRC.
@@ -72,11 +75,22 @@ type Frame struct {
 	UDPChecksum    uint16
 	Packet
 	ICRC uint32 // the ICRC as read from the wire (least-significant byte first)
-	// Truncated is set when the captured bytes end before the IP length says.
+	// Truncated is set when the captured bytes end before the IP length
+	// (native InfiniBand: the LRH's packet length) says.
 	Truncated bool
+	// LRH is the Local Route Header of a native InfiniBand packet
+	// (Encap NativeIB); HasGRH says a GRH followed it. Src and Dst are
+	// then the LIDs in their synthetic address form (LIDAddr).
+	LRH    LRH
+	HasGRH bool
+	// VCRC is the native packet's variant CRC as read from the wire;
+	// HasVCRC says the capture holds it.
+	VCRC    uint16
+	HasVCRC bool
 
-	net  []byte // network header through ICRC, as decoded
+	net  []byte // network header (native IB: the LRH) through ICRC, as decoded
 	icrc ICRCStatus
+	vcrc ICRCStatus
 }
 
 // IsIPv6 reports whether the frame was carried over IPv6 or a GRH.
@@ -109,12 +123,16 @@ func (f *Frame) DecodeEthernet(data []byte) error {
 }
 
 // DecodeNetwork decodes a frame from its network header on: proto is the
-// EtherType (0x0800, 0x86DD or 0x8915).
+// EtherType (0x0800, 0x86DD or 0x8915), or ProtoInfiniBand for a native
+// InfiniBand packet starting with its LRH.
 func (f *Frame) DecodeNetwork(proto uint16, data []byte) error {
 	f.Truncated = false
-	f.icrc = ICRCUnchecked
+	f.icrc, f.vcrc = ICRCUnchecked, ICRCUnchecked
 	f.net = nil
+	f.HasGRH, f.HasVCRC = false, false
 	switch proto {
+	case ProtoInfiniBand:
+		return f.decodeLRH(data)
 	case EtherTypeIPv4:
 		return f.decodeIPv4(data)
 	case EtherTypeIPv6:

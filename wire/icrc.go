@@ -31,9 +31,14 @@ const maxMaskedLen = 60 + 8 + BTHLen
 //
 // ComputeICRC allocates nothing: the masked copy of the headers stays on
 // the stack.
+//
+// For NativeIB, pkt runs from the LRH through the pad; see
+// computeICRCNative for what is masked there.
 func ComputeICRC(pkt []byte, encap Encap) uint32 {
 	var ip, udp, rest []byte
 	switch encap {
+	case NativeIB:
+		return computeICRCNative(pkt)
 	case RoCEv2IPv4:
 		if len(pkt) < 20 {
 			return crc32.Update(crcAfterLRH, crc32.IEEETable, pkt)

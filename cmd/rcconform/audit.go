@@ -83,6 +83,8 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		}
 		info, err := pcapdut.AuditFile(path, a, progress.forCapture(path))
 		progress.done()
+		res.Connections = append(res.Connections, info.Connections...)
+		info.Connections = nil
 		res.Captures = append(res.Captures, info)
 		if err != nil {
 			fmt.Fprintf(stderr, "rcconform audit: %v\n", err)

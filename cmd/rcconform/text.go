@@ -28,6 +28,7 @@ func writeText(w io.Writer, r *reports.Result) error {
 
 	writeFindings(ew, r)
 	writeVerdicts(ew, r)
+	writeConnections(ew, r)
 	writeCaptures(ew, r)
 	return ew.err
 }

@@ -62,6 +62,8 @@ type auditState struct {
 	listed   int // frame errors listed in info.Errors
 	unlisted struct{ badICRC, malformed, cut int }
 	linkSkip map[uint32]int // frames skipped per unsupported link type
+	cm       *cmTable       // the connection manager's handshakes (cm.go)
+	noVCRC   int            // native InfiniBand frames whose VCRC the capture lacks
 }
 
 // AuditReader audits the frames r has not yet returned, in one pass, and
@@ -69,11 +71,14 @@ type auditState struct {
 // AuditFile (total may be 0 when unknown).
 //
 // Each frame is read once. Its network layer is found (capture.Network:
-// Ethernet with VLAN tags, Linux cooked, raw IP, loopback, IPoIB) and
-// decoded into one reused wire.Frame. Frames that are not RoCE, or whose
-// link type capture.Network does not support (ERF, native InfiniBand),
-// are skipped and counted in Skipped. RoCE frames are counted in
-// RoCEFrames and have their ICRC checked:
+// Ethernet with VLAN tags, Linux cooked, raw IP, loopback, IPoIB, ERF
+// records and native InfiniBand) and decoded into one reused wire.Frame.
+// Frames that are not RoCE (nor native InfiniBand transport packets), or
+// whose link type capture.Network does not support, are skipped and
+// counted in Skipped. RoCE and native InfiniBand frames are counted in
+// RoCEFrames and have their ICRC (and, native, their VCRC: a bad one is
+// listed and counted with the bad ICRCs, a missing one noted as
+// unverifiable) checked:
 //   - a bad ICRC is counted (BadICRC) and listed in Errors as
 //     "frame N: bad ICRC (0x… on the wire, 0x… computed)"; the frame is
 //     never analysed, since its receiver dropped it;
@@ -88,7 +93,13 @@ type auditState struct {
 //
 // Frames of other InfiniBand transports (UC, UD, RD and DC, CNP) count as
 // RoCE frames and are checked for their ICRC, but they are not RC, so no
-// record is made for them.
+// record is made for them. UD SEND Only packets to QP 1 carry the
+// connection manager's MADs: their REQ, REP, RTU, REJ and DREQ/DREP give
+// each connection its settings (cm.go; harness.Auditor.ConnSetup), and
+// CaptureInfo.Connections lists the connections found.
+//
+// Native InfiniBand connections are keyed by LID (wire.LIDAddr gives
+// each LID an address of its own), GRH or not.
 //
 // Every RC frame becomes a trace.Record: Frame is the 1-based frame
 // number, Time the time since the capture's first frame, Dir ToResponder
@@ -164,6 +175,11 @@ func auditReader(r *capture.Reader, a observer, progress func(read, total int64)
 	s := &auditState{}
 	s.info.File = r.Name()
 	s.info.Format = r.Format()
+	s.cm = newCMTable(r.Name())
+	ha, _ := a.(*harness.Auditor)
+	if ha != nil {
+		ha.ConnSetup = s.cm.setup
+	}
 
 	out := make(chan batch, 4)
 	free := make(chan []item, 6)
@@ -236,6 +252,9 @@ func auditReader(r *capture.Reader, a observer, progress func(read, total int64)
 	cur = 0
 	a.End()
 	s.finish()
+	if ha != nil {
+		s.info.Connections = s.cm.connections(ha.Conns())
+	}
 	if progress != nil {
 		progress(r.BytesRead(), total)
 	}
@@ -348,7 +367,14 @@ func (s *auditState) decode(cf *capture.Frame) *trace.Record {
 		s.badICRC(cf)
 		return nil
 	}
-	return s.record(cf, st)
+	if !s.vcrcOK(cf) {
+		return nil
+	}
+	rec := s.record(cf, st)
+	if rec != nil {
+		s.cm.noteRecord(rec)
+	}
+	return rec
 }
 
 // badICRC counts and lists a frame whose ICRC is bad.
@@ -362,6 +388,24 @@ func (s *auditState) badICRC(cf *capture.Frame) {
 	}
 }
 
+// vcrcOK checks a native InfiniBand frame's VCRC: a bad one is counted
+// with the bad CRCs and listed (its receiver's link layer dropped it); one
+// the capture does not hold is counted for a note.
+func (s *auditState) vcrcOK(cf *capture.Frame) bool {
+	f := &s.frame
+	switch f.CheckVCRC() {
+	case wire.ICRCBad:
+		s.info.BadICRC++
+		if s.listFrameError(&s.unlisted.badICRC) {
+			s.info.Errors = append(s.info.Errors, fmt.Sprintf("frame %d: bad VCRC (0x%04x on the wire, 0x%04x computed)", cf.Num, f.VCRC, wire.ComputeVCRC(f.Network())))
+		}
+		return false
+	case wire.ICRCUnverifiable:
+		s.noVCRC++
+	}
+	return true
+}
+
 // encapNone marks a Frame whose decoding stopped before it knew its
 // encapsulation.
 const encapNone wire.Encap = 0xFF
@@ -369,7 +413,7 @@ const encapNone wire.Encap = 0xFF
 // isRoCE reports whether a frame whose decoding failed had got far enough
 // to be known as RoCE: a GRH naming an IBA transport, or UDP to 4791.
 func isRoCE(f *wire.Frame) bool {
-	return f.Encap == wire.RoCEv1 || (f.Encap != encapNone && f.DstPort == wire.UDPPort)
+	return f.Encap == wire.RoCEv1 || f.Encap == wire.NativeIB || (f.Encap != encapNone && f.DstPort == wire.UDPPort)
 }
 
 // badRoCE handles a RoCE frame whose transport headers did not decode.
@@ -385,6 +429,10 @@ func (s *auditState) badRoCE(cf *capture.Frame, err error) *trace.Record {
 		}
 		if f.CheckICRC() == wire.ICRCBad {
 			s.badICRC(cf)
+			return nil
+		}
+		if s.vcrcOK(cf) && f.Opcode == wire.UDSendOnly && f.DestQP == wire.GSIQP {
+			s.cm.observe(f, cf.Num) // a MAD: the CM handshake, maybe
 		}
 		return nil
 	case (f.Truncated || cf.Truncated()) && errors.Is(err, wire.ErrShort):
@@ -429,13 +477,17 @@ func (s *auditState) finish() {
 		}
 		s.info.Errors = append(s.info.Errors, fmt.Sprintf("… and %d more frame errors not listed (%s)", n, strings.Join(parts, ", ")))
 	}
+	if s.noVCRC > 0 {
+		s.info.Notes = append(s.info.Notes, fmt.Sprintf("%d native InfiniBand frames end without their VCRC in the capture: VCRC unverifiable", s.noVCRC))
+	}
+	s.info.Notes = append(s.info.Notes, s.cm.notesList()...)
 	lts := make([]uint32, 0, len(s.linkSkip))
 	for lt := range s.linkSkip {
 		lts = append(lts, lt)
 	}
 	sort.Slice(lts, func(i, j int) bool { return lts[i] < lts[j] })
 	for _, lt := range lts {
-		s.info.Errors = append(s.info.Errors, fmt.Sprintf("%d frames of link type %d (%s) skipped: unsupported link type (rcconform reads Ethernet, Linux cooked, raw IP, loopback and IPoIB captures)",
+		s.info.Errors = append(s.info.Errors, fmt.Sprintf("%d frames of link type %d (%s) skipped: unsupported link type (rcconform reads Ethernet, Linux cooked, raw IP, loopback, IPoIB, ERF and native InfiniBand captures)",
 			s.linkSkip[lt], lt, capture.LinkTypeName(lt)))
 	}
 }
@@ -491,6 +543,11 @@ func wirePayloadLen(f *wire.Frame) int {
 			return len(f.Payload)
 		}
 		transport = int(binary.BigEndian.Uint16(net[4:])) - 8 - wire.ICRCLen
+	case wire.NativeIB:
+		transport = 4*int(f.LRH.PktLen) - wire.LRHLen - wire.ICRCLen
+		if f.HasGRH {
+			transport -= wire.GRHLen
+		}
 	default:
 		if len(net) < 40 {
 			return len(f.Payload)

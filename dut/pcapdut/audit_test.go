@@ -133,7 +133,7 @@ func TestSkipped(t *testing.T) {
 }
 
 func TestUnsupportedLinkType(t *testing.T) {
-	b := writePcap(t, layers.LinkType(197), []capFrame{{data: make([]byte, 40)}, {data: make([]byte, 40)}})
+	b := writePcap(t, layers.LinkType(105), []capFrame{{data: make([]byte, 40)}, {data: make([]byte, 40)}})
 	info, rec, err := auditBytes(t, b)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestUnsupportedLinkType(t *testing.T) {
 	if info.Frames != 2 || info.Skipped != 2 || info.RoCEFrames != 0 || len(rec.recs) != 0 {
 		t.Fatalf("info = %+v", info)
 	}
-	if len(info.Errors) != 1 || !strings.Contains(info.Errors[0], "2 frames of link type 197 (ERF) skipped") {
+	if len(info.Errors) != 1 || !strings.Contains(info.Errors[0], "2 frames of link type 105 (IEEE802_11) skipped") {
 		t.Errorf("errors %q", info.Errors)
 	}
 }

@@ -79,12 +79,18 @@ func FuzzReader(f *testing.F) {
 }
 
 func FuzzNetwork(f *testing.F) {
-	for _, lt := range []uint32{0, 1, 12, 14, 101, 108, 113, 228, 229, 242, 276, 197} {
+	for _, lt := range []uint32{0, 1, 12, 14, 101, 108, 113, 228, 229, 242, 276, 197, 247} {
 		f.Add(lt, etherFrame(EtherTypeIPv4, ipv4Packet(2), 0x88a8, 1, 0x8100, 2))
 		f.Add(lt, append([]byte{0, 0, 0, 1, 0, 6, 1, 2, 3, 4, 5, 6, 0, 0, 0x81, 0x00, 0, 5, 0x08, 0x00}, ipv4Packet(0)...))
 		f.Add(lt, ipv6Packet(0))
 		f.Add(lt, []byte{2, 0, 0, 0, 0x45})
 	}
+	erf := func(typ byte, rest ...byte) []byte {
+		return append([]byte{0, 0, 0, 0, 0, 0, 0, 0, typ, 4, 0, 40, 0, 0, 0, 24}, rest...)
+	}
+	f.Add(uint32(197), erf(21, 0, 2, 0, 12, 0, 6, 0, 18))
+	f.Add(uint32(197), erf(21|0x80, 0x81, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2))
+	f.Add(uint32(197), erf(2, 0, 0, 1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6, 0x08, 0x00, 0x45))
 	f.Fuzz(func(t *testing.T, linkType uint32, data []byte) {
 		proto, off, err := Network(linkType, data)
 		proto2, off2, vlans, err2 := NetworkVLAN(linkType, data, nil)

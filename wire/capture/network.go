@@ -31,6 +31,10 @@ const (
 	LinkTypeIPv6      = 229 // raw IPv6
 	LinkTypeIPoIB     = 242 // IP over InfiniBand (RFC 4391 4-byte header)
 	LinkTypeLinuxSLL2 = 276 // Linux cooked capture v2
+	// LinkTypeERF is Endace ERF records (erf.go); LinkTypeInfiniBand is
+	// native InfiniBand packets starting with their LRH.
+	LinkTypeERF        = 197
+	LinkTypeInfiniBand = 247
 )
 
 // Network-layer protocols, as EtherTypes.
@@ -41,6 +45,10 @@ const (
 	EtherTypeVLAN   = 0x8100 // 802.1Q customer tag
 	EtherTypeQinQ   = 0x88a8 // 802.1ad service tag
 	EtherTypeQinQ1  = 0x9100 // pre-standard double tag
+	// ProtoInfiniBand (below 0x0600, so no EtherType) says the network
+	// layer is a native InfiniBand packet starting with its LRH; it is
+	// wire.ProtoInfiniBand.
+	ProtoInfiniBand = 0x001B
 )
 
 // Network finds the network layer inside a link-layer frame.
@@ -75,7 +83,7 @@ func LinkTypeSupported(linkType uint32) bool {
 	switch linkType {
 	case LinkTypeNull, LinkTypeEthernet, LinkTypeRaw12, LinkTypeRaw14, LinkTypeRaw,
 		LinkTypeLoop, LinkTypeLinuxSLL, LinkTypeIPv4, LinkTypeIPv6, LinkTypeIPoIB,
-		LinkTypeLinuxSLL2:
+		LinkTypeLinuxSLL2, LinkTypeERF, LinkTypeInfiniBand:
 		return true
 	}
 	return false
@@ -164,6 +172,10 @@ func network(linkType uint32, data []byte, vlans []uint16, collect bool) (proto 
 			proto = EtherTypeIPv6
 		}
 		off = 4
+	case LinkTypeERF:
+		return erf(data, vids, collect)
+	case LinkTypeInfiniBand:
+		proto = ProtoInfiniBand
 	case LinkTypeIPoIB:
 		if len(data) < 4 {
 			return 0, 0, vids, short(linkType, data, 4)

@@ -74,8 +74,19 @@ func TestNetwork(t *testing.T) {
 		{"loop inet6", 108, cat([]byte{0, 0, 0, 24}, v6), 0x86dd, 4, nil, nil},
 		{"ipoib", 242, cat([]byte{0x86, 0xdd, 0, 0}, v6), 0x86dd, 4, nil, nil},
 		{"ipoib short", 242, []byte{0x08, 0}, 0, 0, nil, ErrShortFrame},
-		{"erf", 197, make([]byte, 100), 0, 0, nil, ErrUnsupportedLinkType},
-		{"infiniband", 247, make([]byte, 100), 0, 0, nil, ErrUnsupportedLinkType},
+		{"erf record type 0", 197, make([]byte, 100), 0, 16, nil, nil},
+		{"erf infiniband", 197, cat(erfHeader(21), lrh), ProtoInfiniBand, 16, nil, nil},
+		{"erf infiniband, two extension headers", 197, cat(erfHeader(21|0x80), []byte{0x81, 0, 0, 0, 0, 0, 0, 0, 0x01, 0, 0, 0, 0, 0, 0, 0}, lrh), ProtoInfiniBand, 32, nil, nil},
+		{"erf extension header cut", 197, cat(erfHeader(21|0x80), []byte{0x81, 0, 0}), 0, 0, nil, ErrShortFrame},
+		{"erf ethernet", 197, cat(erfHeader(2), []byte{0, 0}, etherFrame(EtherTypeIPv4, v4)), 0x0800, 32, nil, nil},
+		{"erf ethernet vlan", 197, cat(erfHeader(2), []byte{0, 0}, etherFrame(EtherTypeIPv4, v4, 0x8100, 7)), 0x0800, 36, []uint16{7}, nil},
+		{"erf ipv4", 197, cat(erfHeader(22), v4), 0x0800, 16, nil, nil},
+		{"erf ipv6", 197, cat(erfHeader(23), v6), 0x86dd, 16, nil, nil},
+		{"erf infiniband link record", 197, cat(erfHeader(25), lrh), 0, 16, nil, nil},
+		{"erf header only", 197, erfHeader(21), 0, 0, nil, ErrShortFrame},
+		{"erf short", 197, make([]byte, 15), 0, 0, nil, ErrShortFrame},
+		{"infiniband", 247, lrh, ProtoInfiniBand, 0, nil, nil},
+		{"infiniband empty", 247, nil, 0, 0, nil, ErrShortFrame},
 		{"unknown", 0xffff, nil, 0, 0, nil, ErrUnsupportedLinkType},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,13 +119,30 @@ func TestNetwork(t *testing.T) {
 	}
 }
 
+// lrh is the start of a native InfiniBand packet (an LRH: VL 0, LNH 2,
+// DLID 12, 10 words, SLID 18).
+var lrh = []byte{0x00, 0x02, 0x00, 0x0c, 0x00, 0x0a, 0x00, 0x12}
+
+// erfHeader returns an ERF record header of the given record type (the
+// top bit: an extension header follows); the other fields do not matter
+// to Network.
+func erfHeader(typ byte) []byte {
+	h := make([]byte, 16)
+	h[8] = typ
+	h[9] = 0x04 // varying record length
+	return h
+}
+
 func TestNetworkErrors(t *testing.T) {
-	_, _, err := Network(197, []byte{1})
-	if want := "link type 197 (ERF): capture: unsupported link type"; err == nil || err.Error() != want {
+	_, _, err := Network(197, erfHeader(21))
+	if want := "link type 197: frame of 16 bytes, need at least 17: capture: frame too short"; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %q", err, want)
 	}
-	if LinkTypeSupported(197) {
-		t.Error("LinkTypeSupported(197)")
+	if !LinkTypeSupported(197) || !LinkTypeSupported(247) {
+		t.Error("ERF or INFINIBAND not supported")
+	}
+	if LinkTypeSupported(105) {
+		t.Error("LinkTypeSupported(105)")
 	}
 	_, _, err = Network(1, make([]byte, 10))
 	if err == nil || !strings.Contains(err.Error(), "frame of 10 bytes, need at least 14") {

@@ -181,6 +181,10 @@ func TestRealCaptures(t *testing.T) {
 				if lt, ok := provLinkTypes[p.linkType]; ok && st.linkTypes[lt] != st.frames {
 					t.Errorf("link types %v, PROVENANCE.md says %s", st.linkTypes, p.linkType)
 				}
+				// The ERF files are native InfiniBand records, every one.
+				if p.linkType == "erf" && st.protos[fmt.Sprintf("%#04x", ProtoInfiniBand)] != st.frames {
+					t.Errorf("protocols %v, want native InfiniBand in every frame", st.protos)
+				}
 			})
 		}
 	})

@@ -1,0 +1,62 @@
+package reports
+
+// Connection is one RC connection an audit found (the "connections" list of
+// the audit's JSON): its two QPs, the first PSN each sends, the settings
+// the audit used for it and where each came from, and whether the capture
+// holds it from its start. Unknown values are null.
+type Connection struct {
+	Capture   string   `json:"capture"`
+	Requester Endpoint `json:"requester"`
+	Responder Endpoint `json:"responder"`
+	// FirstPSN gives the first PSN each QP sends: the requester's first
+	// request PSN, and the responder QP's own starting PSN (the PSN its
+	// requests in the other direction start at), as the CM handshake
+	// announced them, else (requester only) the first request seen.
+	FirstPSN FirstPSN     `json:"first_psn"`
+	Settings ConnSettings `json:"settings"`
+	// Source says where each known setting came from: SourceCM,
+	// SourceFlag or SourceObserved, keyed by the settings' JSON names.
+	Source map[string]string `json:"source"`
+	// Complete says the capture holds the connection from its start: its
+	// CM handshake and its first request at the PSN the handshake
+	// announced are in it (or the user said so with --complete).
+	Complete bool `json:"complete"`
+	// Handshake lists the CM messages seen for the connection, in the
+	// order first seen ("REQ REP RTU DREQ DREP"; "REQ REJ (reason 28)"
+	// for a refused one, with the REJ's reason code); empty when the
+	// capture holds none.
+	Handshake string `json:"handshake,omitempty"`
+}
+
+// Endpoint is one side of a connection: its address (an IP address or
+// GID, or "LID n" on native InfiniBand) and QP number.
+type Endpoint struct {
+	Addr string  `json:"addr"`
+	QPN  *uint32 `json:"qpn"`
+}
+
+// FirstPSN is the first PSN of each side of a connection.
+type FirstPSN struct {
+	Requester *uint32 `json:"requester"`
+	Responder *uint32 `json:"responder"`
+}
+
+// ConnSettings are a connection's settings. SRQ says whether the
+// responder QP uses a shared receive queue; AckTimeout, RetryCnt and
+// RNRRetry are the requester's; ResponderResources is how many RDMA READ
+// and ATOMIC requests the responder accepts outstanding.
+type ConnSettings struct {
+	MTU                *int  `json:"mtu"`
+	SRQ                *bool `json:"srq"`
+	AckTimeout         *int  `json:"ack_timeout"`
+	RetryCnt           *int  `json:"retry_cnt"`
+	RNRRetry           *int  `json:"rnr_retry"`
+	ResponderResources *int  `json:"responder_resources"`
+}
+
+// Where a connection's setting came from (Connection.Source).
+const (
+	SourceCM       = "cm"       // the connection manager's handshake in the capture
+	SourceFlag     = "flag"     // given by the user
+	SourceObserved = "observed" // inferred from the traffic (the MTU from the largest First/Middle payload)
+)
