@@ -121,6 +121,8 @@ type reqEntry struct {
 	op     wire.Opcode
 	valid  bool
 	ackReq bool
+	// dropped: the latest copy was not executed (Conn.Dropped).
+	dropped bool
 }
 
 // reqWindow is how many request PSNs the model remembers: PSN p in entry
@@ -192,6 +194,18 @@ type Conn struct {
 	route       *route
 	lastRecTime int64
 	shared      []sharedValue
+
+	// The reconstruction (recon.go).
+	spans  [spanRing]ReadSpan
+	nSpans int
+	exp    ExpectedPSN
+	ids    [2]idOrder
+	held   []*trace.Record // records held back to restore the senders' order
+	out    []*trace.Record
+	// Reordered counts the records the Auditor put back into their
+	// sender's order (IPv4 IDs counting up showed the network reordered
+	// them after the sender).
+	Reordered int
 }
 
 // sharedValue is one entry of Conn.Shared.
@@ -357,6 +371,28 @@ func (c *Conn) absorb(r *trace.Record) {
 		// PSNs already counted and reserves nothing new, even when a
 		// duplicate READ asks for more than the original did.
 		fresh := !c.HaveReq || p.PSN.AtOrAfter(c.NextReq)
+		lastMin, lastMax := last, last
+		if op == wire.ReadRequest {
+			if s := c.ReadSpanAt(p.PSN); s != nil && s.First == p.PSN {
+				lastMin, lastMax = s.LastMin, s.LastMax
+			} else if fresh || c.ReadSpanAt(p.PSN) == nil {
+				s := c.newSpan(r)
+				lastMin, lastMax = s.LastMin, s.LastMax
+			}
+		}
+		if fresh && c.HaveReq {
+			// The newest READ's span ends right before the next new
+			// request's PSN (the requester numbers its requests
+			// consecutively; a lost one only moves the bound back).
+			if c.nSpans > 0 {
+				if s := &c.spans[(c.nSpans-1)%spanRing]; !s.Known() && s.First.Before(p.PSN) && p.PSN.AtOrBefore(s.LastMax.Next()) && !(op == wire.ReadRequest && s.First == p.PSN) {
+					if end := p.PSN.Add(-1); end.AtOrAfter(s.LastMin) {
+						s.LastMax = end
+					}
+				}
+			}
+		}
+		c.reconRequest(e, p.PSN, lastMin, lastMax)
 		if !c.HaveReq {
 			c.HaveReq, c.FirstReq, c.NextReq = true, p.PSN, last.Next()
 		} else if fresh && last.AtOrAfter(c.NextReq) {
@@ -380,6 +416,7 @@ func (c *Conn) absorb(r *trace.Record) {
 		return
 	}
 	c.HaveResp = true
+	c.reconResponse(r)
 	if ops[op].headers&wire.HdrAETH != 0 {
 		c.LastMSN, c.HaveMSN = p.AETH.MSN, true
 	}
@@ -638,7 +675,14 @@ func (a *Auditor) Observe(r *trace.Record) {
 	if c == nil {
 		return
 	}
-	if op < 32 {
+	for _, r := range c.hold(r) {
+		c.deliver(r)
+	}
+}
+
+// deliver shows r to the connection's checkers, then absorbs it.
+func (c *Conn) deliver(r *trace.Record) {
+	if op := r.Packet.Opcode; op < 32 {
 		for _, i := range c.route[op] {
 			c.checkers[i].Observe(c, r)
 		}
@@ -650,9 +694,13 @@ func (a *Auditor) Observe(r *trace.Record) {
 	c.absorb(r)
 }
 
-// End finishes every connection.
+// End finishes every connection: the records still held back are
+// delivered, then every checker ends.
 func (a *Auditor) End() {
 	for _, c := range a.conns {
+		for _, r := range c.flush() {
+			c.deliver(r)
+		}
 		for _, ch := range c.checkers {
 			ch.End(c)
 		}

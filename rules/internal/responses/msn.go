@@ -55,7 +55,6 @@ type MSNModel struct {
 	ends          []msgEnd // new messages by end PSN, ascending
 	dropped       int      // messages dropped from the front of ends
 	droppedMax    wire.PSN // end PSN of the newest dropped message
-	reads         []psnRange
 	nextLo        wire.PSN // the next new request may start anywhere in [nextLo, nextHi]
 	nextHi        wire.PSN
 	haveNext      bool
@@ -75,8 +74,6 @@ type MSNModel struct {
 	haveRef       bool
 	initialPinned bool
 }
-
-type psnRange struct{ first, last wire.PSN }
 
 // Seen returns S: how many new messages the trace has shown.
 func (m *MSNModel) Seen() int { return m.dropped + len(m.ends) }
@@ -116,18 +113,6 @@ func (m *MSNModel) count(p wire.PSN, incl, nonRead bool) (int, bool) {
 		}
 	}
 	return m.dropped + i, true
-}
-
-// insideRead reports whether p lies inside (after the first PSN of) the
-// range a new READ reserved: a partial retry of that READ, not a new
-// message.
-func (m *MSNModel) insideRead(p wire.PSN) bool {
-	for _, r := range m.reads {
-		if p.After(r.first) && p.AtOrBefore(r.last) {
-			return true
-		}
-	}
-	return false
 }
 
 // pin fixes MSN0 at 0 for a trace that shows the QP from its creation.
@@ -189,7 +174,12 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 		}
 	default: // behind the newest request
 		switch {
-		case c.ReqSends(first) > 0, m.insideRead(first):
+		case c.ReqSends(first) > 0, c.InsideRead(first):
+			// Seen before (counted then, also when that copy was dropped
+			// as out of sequence: this is the same message), or a partial
+			// retry inside a READ's span (the harness's reconstruction
+			// closes the span from the READ's Last response when the MTU
+			// is unknown).
 		case c.HaveReq && first.Diff(c.NextReq) > -(1<<13) && (complete || first.AtOrAfter(c.FirstReq)):
 			isNew = true // first sight of a PSN the requester had skipped, or a resend of one the capture missed
 		}
@@ -200,10 +190,14 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 	if !isNew {
 		return
 	}
-	if op == wire.ReadRequest {
-		m.reads = append(m.reads, psnRange{first, lastMax})
-		if len(m.reads) > maxReads {
-			m.reads = m.reads[1:]
+	if m.unresolved && first == m.gapFirst && c.Classify(first) == harness.ReqInSeq {
+		// The responder's expected PSN was this request's (a sequence or
+		// RNR NAK named it, or every request before it is accounted
+		// for): the missing PSN was not completed unseen, it arrives now.
+		if first == m.gapLast {
+			m.unresolved = false
+		} else {
+			m.gapFirst = first.Next()
 		}
 	}
 	if !m.haveNext || first.AtOrAfter(m.nextLo) {
@@ -532,6 +526,5 @@ func (s *SharedMSN) NAK(c *harness.Conn, r *trace.Record) Judgement {
 func (s *SharedMSN) Fork() *MSNModel {
 	m := s.m
 	m.ends = slices.Clone(s.m.ends)
-	m.reads = slices.Clone(s.m.reads)
 	return &m
 }
