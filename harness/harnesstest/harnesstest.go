@@ -29,7 +29,11 @@ const (
 type Trace struct {
 	Records []*trace.Record
 	Step    time.Duration // time between records (default 1 µs)
+	extra   time.Duration // added to the times of the records to come (Wait)
 }
+
+// Wait lets d pass before the next record.
+func (t *Trace) Wait(d time.Duration) { t.extra += d }
 
 func (t *Trace) add(dir trace.Dir, p *wire.Packet) *trace.Record {
 	step := t.Step
@@ -37,7 +41,7 @@ func (t *Trace) add(dir trace.Dir, p *wire.Packet) *trace.Record {
 		step = time.Microsecond
 	}
 	n := len(t.Records) + 1
-	r := &trace.Record{Frame: n, Time: time.Duration(n) * step, Dir: dir, ICRC: wire.ICRCOK, Packet: p, PayloadLen: len(p.Payload)}
+	r := &trace.Record{Frame: n, Time: time.Duration(n)*step + t.extra, Dir: dir, ICRC: wire.ICRCOK, Packet: p, PayloadLen: len(p.Payload)}
 	if dir == trace.ToResponder {
 		r.Src, r.Dst = Requester, Responder
 		p.DestQP = ResponderQP

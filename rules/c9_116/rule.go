@@ -91,27 +91,23 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	case p.Opcode == wire.Acknowledge && p.AETH.IsACK():
 		upTo = p.PSN
 	case p.Opcode == wire.Acknowledge:
-		// NAK or RNR NAK: releases everything from its PSN on (resent
-		// later), covers what it names.
-		k := 0
+		// NAK or RNR NAK: a response carrying the PSN it names, so it
+		// covers every request up to that PSN (the requester takes the
+		// PSNs before it as acknowledged, and resends from it); it
+		// releases the requests after it (resent later, each with its
+		// own AckReq).
 		for _, o := range m.open {
-			if o.Packet.PSN.Before(p.PSN) {
-				m.open[k] = o
-				k++
+			if o.Packet.PSN.AtOrBefore(p.PSN) && o.Time <= r.Time {
+				c.Checked(ID)
 			}
 		}
-		m.open = m.open[:k]
+		m.open = m.open[:0]
 		switch {
 		case p.AETH.IsNAK(wire.NAKPSNSequence) || p.AETH.IsRNR():
 			m.latched, m.latchPSN = true, p.PSN
 		case p.AETH.Kind() == wire.KindNAK:
 			// A fatal NAK ends the responder's QP: requests already on
 			// their way get no answer.
-			// What was still open before its PSN was answered by it
-			// implicitly: the responder handles requests in order.
-			for range m.open {
-				c.Checked(ID)
-			}
 			m.open, m.dead = nil, true
 		}
 		return

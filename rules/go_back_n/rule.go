@@ -100,7 +100,12 @@ func (m *monitor) response(c *harness.Conn, r *trace.Record) {
 	p := r.Packet
 	switch ev.NAK {
 	case requester.CauseSeqNAK, requester.CauseRNR:
-		if !haveBase || p.PSN.After(next) || p.PSN.Before(base) {
+		// A PSN before the requester's oldest unacknowledged one that the
+		// reconstruction shows no response acknowledged yet is a request
+		// lost before the capture point: the NAK asks for it.
+		e := c.Expected()
+		acked := p.PSN.Before(base) && (!e.HaveLo || p.PSN.Before(e.Lo))
+		if !haveBase || p.PSN.After(next) || acked {
 			// A NAK for a PSN never sent, or already acknowledged: no
 			// resend it can ask for.
 			m.await = nil

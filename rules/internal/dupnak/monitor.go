@@ -223,6 +223,17 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 	name := nakName(code)
 	x := p.PSN
 	switch {
+	case ev.Exact && ev.InWindow && code == wire.NAKPSNSequence && !ev.AheadOf:
+		// The responder may have expected x, but no request beyond x
+		// arrived while it did: nothing it received was out of sequence
+		// there.
+		k.Violation(c, ev.Rec, fmt.Sprintf("the %s carries PSN %d, but no request beyond PSN %d reached the responder while it expected %d: a sequence NAK answers a request ahead of the expected PSN and names that PSN", name, x, x, x),
+			[]string{fmt.Sprintf("a %s only after a request beyond the expected PSN, naming the expected PSN", name)},
+			Seen(ev.Rec))
+	case ev.Exact && ev.InWindow && code == wire.NAKInvalidRequest && !ev.ReqSinceBase:
+		k.Violation(c, ev.Rec, fmt.Sprintf("the %s carries PSN %d, but no request with PSN %d reached the responder: the invalid request it answers arrived at the expected PSN, which the NAK names", name, x, x),
+			[]string{fmt.Sprintf("a %s naming the PSN of the invalid request, the responder's expected PSN when it arrived", name)},
+			Seen(ev.Rec))
 	case ev.Exact && ev.InWindow:
 		k.Checked(c)
 	case ev.Exact && ev.Behind && len(ev.DupsSinceBase) > 0:

@@ -115,9 +115,10 @@ func (m *MSNModel) count(p wire.PSN, incl, nonRead bool) (int, bool) {
 	return m.dropped + i, true
 }
 
-// pin fixes MSN0 at 0 for a trace that shows the QP from its creation.
+// pin fixes MSN0 at 0 for a trace that shows the QP from its creation
+// (active runs, and traces known complete).
 func (m *MSNModel) pin(c *harness.Conn) {
-	if c.Settings.Active && !m.initialPinned {
+	if c.Complete() && !m.initialPinned {
 		m.initialPinned = true
 		m.lo, m.hi, m.haveLo, m.haveHi = bound{}, bound{}, true, true
 	}
@@ -438,6 +439,12 @@ func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
 				msn24(u), msn24(m.mono), m.monoRec.Frame),
 			Expected: []string{fmt.Sprintf("MSN %d or more (the current MSN)", msn24(m.mono))}, Seen: seen}
 	}
+	if why := wrongNAKPSN(c, p); why != "" {
+		// One root cause, one clause: the NAK's PSN is itself wrong
+		// (C9-111, C9-113, C9-124 judge it), so which messages had
+		// completed before it is open.
+		return Judgement{Undecided: true, Reason: why}
+	}
 	if m.haveLo && p.AETH.Kind() == wire.KindNAK {
 		if a, ok := m.count(p.PSN, false, true); ok && u < m.lo.v+int64(a) {
 			return Judgement{Violation: true, Other: m.lo.rec,
@@ -461,6 +468,20 @@ func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
 		return Judgement{Undecided: true, Reason: "a NAK before any ACK-kind AETH: nothing yet fixes the MSN it should carry"}
 	}
 	return Judgement{}
+}
+
+// wrongNAKPSN says why the PSN of NAK p cannot be the one a legal
+// responder gives it ("" when it can): beyond every expected PSN the
+// connection's reconstruction allows, or, on a complete trace, a PSN no
+// request carried for a NAK that must name a request.
+func wrongNAKPSN(c *harness.Conn, p *wire.Packet) string {
+	if e := c.Expected(); e.HaveHi && p.PSN.After(e.Hi) {
+		return fmt.Sprintf("the NAK names PSN %d, beyond any PSN the responder could have expected (at most %d): its PSN is judged under its own clause, and the MSN it should carry is open", p.PSN, e.Hi)
+	}
+	if _, _, _, ok := c.Req(p.PSN); !ok && c.Complete() && !p.AETH.IsNAK(wire.NAKPSNSequence) && c.ReadSpanAt(p.PSN) == nil {
+		return fmt.Sprintf("the NAK names PSN %d, which no request carried: its PSN is judged under its own clause, and the MSN it should carry is open", p.PSN)
+	}
+	return ""
 }
 
 // SharedMSN is the MSNModel of one connection that C9-148 and C9-149
