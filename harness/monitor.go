@@ -106,6 +106,10 @@ type Settings struct {
 	// DeviceIsRequester is set (with Active) when the device under test is
 	// the requester of the connection.
 	DeviceIsRequester bool
+	// CaptureDrops is set when the capture reports packets it dropped
+	// (pcapng interface statistics): a connection whose beginning the
+	// trace shows is then not taken as complete.
+	CaptureDrops bool
 }
 
 // UnknownSettings returns settings with every value unknown.
@@ -206,6 +210,8 @@ type Conn struct {
 	// sender's order (IPv4 IDs counting up showed the network reordered
 	// them after the sender).
 	Reordered int
+	start     startState
+	startMsgs []wire.PSN // message ends seen before the start test was decided
 }
 
 // sharedValue is one entry of Conn.Shared.
@@ -323,7 +329,11 @@ func (c *Conn) JudgesRequester() bool { return !c.Settings.Active || c.Settings.
 
 // Complete reports whether the trace is known to hold the whole
 // connection from its first packet with nothing lost before the capture
-// point: true for active runs and for audits told so (--complete).
+// point: true for active runs and for audits told so (--complete, for
+// every connection; Settings.Complete set per connection, e.g. from a
+// captured connection handshake). A trace that merely shows the
+// connection's beginning (FromStart) may still have lost packets on
+// either side of the capture point, so it is not complete.
 func (c *Conn) Complete() bool { return c.Settings.Active || c.Settings.Complete }
 
 // Recent returns the last records of the connection (for ladders).
@@ -347,6 +357,7 @@ func (c *Conn) absorb(r *trace.Record) {
 		c.recent = c.recentBuf[:n]
 	}
 	c.recent = append(c.recent, r)
+	c.reconStart(r)
 	op := p.Opcode
 	if ops[op].request {
 		last := p.PSN
@@ -480,6 +491,20 @@ func (c *Conn) Violation(clause string, r *trace.Record, message string, expecte
 	c.sink.violation(c, clause, r, message, expected, seen)
 }
 
+// Unresolved records an instance of clause the trace leaves open where
+// it matters to the verdict: a legal explanation remains (reason names
+// it), but so does a violation, so the clause cannot pass while it is
+// open. It counts as undecided (Tally.Indeterminate) and keeps the
+// verdict at indeterminate unless a violation fails it.
+func (c *Conn) Unresolved(clause, reason string) {
+	t := c.sink.tally(clause)
+	t.Indeterminate++
+	t.Open++
+	if t.Reason == "" || t.Open == 1 {
+		t.Reason = reason
+	}
+}
+
 // Checked counts one instance of clause that was checked and held.
 func (c *Conn) Checked(clause string) { c.sink.tally(clause).Checked++ }
 
@@ -494,21 +519,28 @@ func (c *Conn) Indeterminate(clause, reason string) {
 
 // Tally counts what happened to one clause.
 type Tally struct {
-	Checked       int
-	Violations    int
+	Checked    int
+	Violations int
+	// Indeterminate counts every undecided instance (the report's
+	// "undecided"); Open those of them that block a pass (Unresolved).
 	Indeterminate int
+	Open          int
 	Reason        string
 }
 
-// Verdict turns a tally into a verdict: any violation fails; otherwise a
-// checked instance passes; otherwise an undecided one is indeterminate;
-// otherwise the clause was not exercised.
+// Verdict turns a tally into a verdict: any violation fails; otherwise an
+// open instance (Unresolved) leaves it indeterminate; otherwise a checked
+// instance passes (with its undecided instances counted beside it);
+// otherwise an undecided one is indeterminate; otherwise the clause was
+// not exercised.
 func (t *Tally) Verdict() reports.Verdict {
 	switch {
 	case t == nil:
 		return reports.NotExercised
 	case t.Violations > 0:
 		return reports.Fail
+	case t.Open > 0:
+		return reports.Indeterminate
 	case t.Checked > 0:
 		return reports.Pass
 	case t.Indeterminate > 0:

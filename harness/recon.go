@@ -367,3 +367,95 @@ func (c *Conn) flush() []*trace.Record {
 	c.held = nil
 	return out
 }
+
+// startState is what the trace shows about the beginning of a
+// connection.
+type startState uint8
+
+const (
+	startUnknown startState = iota // not yet decided
+	startSeen                      // the capture holds the connection from its first request
+	startMissed                    // the connection began before the capture
+)
+
+// maxStartMsgs bounds how many messages the start test waits over.
+const maxStartMsgs = 256
+
+// FromStart reports whether the trace shows the connection's beginning
+// (nothing of it happened before the capture; packets may still be lost
+// on either side of the capture point unless Complete):
+// its first request was acknowledged by a response whose MSN counts
+// exactly the messages the capture shows from that request on (a new QP
+// counts from 0), with no sign of an earlier request or response.
+// Settings.Complete (the user's --complete, or a per-connection
+// assertion such as a captured CM handshake) and active runs say so from
+// the start.
+func (c *Conn) FromStart() bool {
+	return c.Settings.Active || c.Settings.Complete || c.start == startSeen && !c.Settings.CaptureDrops
+}
+
+// StartKnown reports whether the test of FromStart has been decided
+// (false while the trace has not yet shown an acknowledgment of the first
+// request).
+func (c *Conn) StartKnown() bool {
+	return c.Settings.Active || c.Settings.Complete || c.start != startUnknown
+}
+
+// reconStart updates the start test with a record (before it is
+// absorbed into the request window).
+func (c *Conn) reconStart(r *trace.Record) {
+	if c.start != startUnknown {
+		return
+	}
+	p := r.Packet
+	op := p.Opcode
+	if ops[op].request {
+		switch {
+		case c.HaveResp && !c.HaveReq:
+			c.start = startMissed // a response before any request
+		case c.HaveReq && p.PSN.Before(c.FirstReq):
+			c.start = startMissed // a request from before the first one seen
+		case (!c.HaveReq || p.PSN.AtOrAfter(c.NextReq)) && ops[op].ends:
+			if len(c.startMsgs) == maxStartMsgs {
+				c.start = startMissed // too long without an acknowledgment
+				c.startMsgs = nil
+				return
+			}
+			c.startMsgs = append(c.startMsgs, p.PSN)
+		}
+		return
+	}
+	if !c.HaveReq {
+		c.start = startMissed
+		return
+	}
+	if ops[op].headers&wire.HdrAETH == 0 || !p.AETH.IsACK() {
+		return
+	}
+	covers, incl := p.PSN, true
+	switch {
+	case op == wire.ReadResponseFirst:
+		incl = false // the READ itself may or may not count yet
+	case ops[op].class == wire.ClassReadResponse && op != wire.ReadResponseOnly:
+		if s := c.ReadSpanAt(p.PSN); s != nil {
+			covers = s.First
+		}
+	}
+	if !covers.AtOrAfter(c.FirstReq) || !c.SentBefore(covers) {
+		return
+	}
+	n := 0
+	for _, e := range c.startMsgs {
+		if e.Before(covers) || incl && e == covers {
+			n++
+		}
+	}
+	msn := p.AETH.MSN & 0xFFFFFF
+	switch {
+	case msn == uint32(n), op == wire.ReadResponseFirst && msn == uint32(n+1):
+		c.start = startSeen
+	default:
+		c.start = startMissed
+	}
+	c.startMsgs = nil
+}

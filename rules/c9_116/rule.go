@@ -6,6 +6,7 @@ package c9_116
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
@@ -44,6 +45,9 @@ type monitor struct {
 	// remote operational error: the responder's QP is in the error state
 	// and owes nothing more (§9.9.2.2, Table 58 class C errors).
 	dead bool
+	// lastResp is the time of the newest response seen.
+	lastResp time.Duration
+	haveResp bool
 }
 
 // Opcodes implements harness.OpcodeFilter: the monitor follows requests and
@@ -86,6 +90,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		}
 		return
 	}
+	m.lastResp, m.haveResp = r.Time, true
 	var upTo wire.PSN
 	switch {
 	case p.Opcode == wire.Acknowledge && p.AETH.IsACK():
@@ -135,8 +140,13 @@ func (m *monitor) End(c *harness.Conn) {
 				[]string{fmt.Sprintf("an ACK (or READ response / ATOMIC acknowledgment) with PSN ≥ %d", o.Packet.PSN),
 					"a NAK or RNR NAK for that or an earlier PSN"},
 				"no such response before the end of the trace")
+		} else if m.haveResp && m.lastResp > o.Time {
+			// The responder went on answering after the request and
+			// never covered it: only a response lost after the capture
+			// point explains it, so the clause cannot pass.
+			c.Unresolved(ID, fmt.Sprintf("request PSN %d (frame %d) carried AckReq and no later response covered it although the responder kept answering: only a response lost after the capture point (or a request lost before the responder) explains it; a complete capture would fail it", o.Packet.PSN, o.Frame))
 		} else {
-			c.Indeterminate(ID, fmt.Sprintf("request PSN %d (frame %d) carried AckReq and nothing covered it before the capture ended: the response may be lost after the capture point or still scheduled", o.Packet.PSN, o.Frame))
+			c.Unresolved(ID, fmt.Sprintf("request PSN %d (frame %d) carried AckReq and the capture ended before any later response: the response may be lost after the capture point or still scheduled (a complete capture, --complete, would decide)", o.Packet.PSN, o.Frame))
 		}
 	}
 }

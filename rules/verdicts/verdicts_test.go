@@ -96,6 +96,25 @@ var cases = []vcase{
 	{name: "RNR retries as allowed", build: rnrRetries(2), settings: rnrSettings(2)},
 	{name: "go-back-N skipping the NAK's PSN", build: gbn(true), settings: complete(1024), fail: "go-back-n"},
 	{name: "go-back-N from the NAK's PSN", build: gbn(false), settings: complete(1024)},
+
+	{name: "unanswered AckReq, complete", build: unanswered(1, false), settings: complete(0), fail: "C9-116"},
+	{name: "unanswered AckReq, capture showing the connection's start", build: unanswered(1, false), settings: capture(0), undecided: "C9-116"},
+	{name: "unanswered AckReq, mid-connection capture, responder answering on", build: unanswered(7, true), settings: capture(0), undecided: "C9-116"},
+}
+
+// unanswered: SEND 200 acknowledged with MSN msn (1: the connection's
+// first message), SEND 201 with AckReq never covered; when more, a
+// duplicate of 200 is answered after it.
+func unanswered(msn uint32, more bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		t.Req(wire.SendOnly, 200, true)
+		t.Ack(200, msn)
+		t.Req(wire.SendOnly, 201, true)
+		if more {
+			t.Req(wire.SendOnly, 200, true)
+			t.Ack(200, msn)
+		}
+	}
 }
 
 func rnrSettings(retries int) harness.Settings {

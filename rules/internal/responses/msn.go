@@ -116,9 +116,10 @@ func (m *MSNModel) count(p wire.PSN, incl, nonRead bool) (int, bool) {
 }
 
 // pin fixes MSN0 at 0 for a trace that shows the QP from its creation
-// (active runs, and traces known complete).
+// (active runs, traces known complete, and connections whose beginning
+// the trace shows: harness.Conn.FromStart).
 func (m *MSNModel) pin(c *harness.Conn) {
-	if c.Complete() && !m.initialPinned {
+	if (c.Complete() || c.FromStart()) && !m.initialPinned {
 		m.initialPinned = true
 		m.lo, m.hi, m.haveLo, m.haveHi = bound{}, bound{}, true, true
 	}
