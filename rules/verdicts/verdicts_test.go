@@ -64,6 +64,8 @@ var cases = []vcase{
 	{name: "READ response Middle lost before the capture point", build: lostMiddle(true), settings: capture(1024)},
 	{name: "READ response Middle lost before the capture point, MTU unknown", build: lostMiddle(true), settings: capture(0)},
 	{name: "READ responses all seen", build: lostMiddle(false), settings: capture(1024)},
+	{name: "READ response Middle lost, partial retry answered", build: lostMiddleRetry(false), settings: capture(1024)},
+	{name: "READ response Middle lost, partial retry request lost too", build: lostMiddleRetry(true), settings: capture(1024)},
 	{name: "late ACK reordered after the sender", build: lateAck(true), settings: capture(0)},
 	{name: "ACKs in order", build: lateAck(false), settings: capture(0)},
 	{name: "late READ response reordered after the sender", build: lateReadResp, settings: capture(1024)},
@@ -317,6 +319,31 @@ func lostMiddle(lost bool) func(t *ht.Trace) {
 				}
 			}
 		}
+	}
+}
+
+// lostMiddleRetry: a 5 KiB READ at 302 (MTU 1024) whose Middle 304 is
+// lost before the capture point; the requester asks again from 304 (that
+// partial retry itself lost before the capture point when retryLost) and
+// the responder answers it from 304 with First, Middle, Last.
+func lostMiddleRetry(retryLost bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		t.Req(wire.SendOnly, 301, true)
+		t.Ack(301, 1)
+		t.Read(302, 5*1024)
+		t.ReadResp(wire.ReadResponseFirst, 302, 2, 1024)
+		t.ReadResp(wire.ReadResponseMiddle, 303, 0, 1024)
+		t.ReadResp(wire.ReadResponseMiddle, 305, 0, 1024)
+		t.ReadResp(wire.ReadResponseLast, 306, 2, 1024)
+		if !retryLost {
+			r := t.Read(304, 3*1024)
+			r.Packet.RETH.VA += 2 * 1024
+		}
+		t.ReadResp(wire.ReadResponseFirst, 304, 2, 1024)
+		t.ReadResp(wire.ReadResponseMiddle, 305, 0, 1024)
+		t.ReadResp(wire.ReadResponseLast, 306, 2, 1024)
+		t.Req(wire.SendOnly, 307, true)
+		t.Ack(307, 3)
 	}
 }
 
