@@ -3,7 +3,6 @@ package dupnak
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
@@ -58,33 +57,15 @@ type sharedTracker struct {
 	refs int
 }
 
-var shared = struct {
-	sync.Mutex
-	m map[*harness.Conn]*sharedTracker
-}{m: map[*harness.Conn]*sharedTracker{}}
+type sharedKey struct{}
 
 // acquire returns the shared tracker of c and whether the caller is the
-// first checker of c to use it.
+// first checker of c to use it. The tracker lives with the connection
+// (harness.Conn.Shared): nothing is kept across connections.
 func acquire(c *harness.Conn) (*sharedTracker, bool) {
-	shared.Lock()
-	defer shared.Unlock()
-	s := shared.m[c]
-	if s == nil {
-		s = &sharedTracker{}
-		shared.m[c] = s
-	}
+	s := c.Shared(sharedKey{}, func() any { return &sharedTracker{} }).(*sharedTracker)
 	s.refs++
 	return s, s.refs == 1
-}
-
-func release(c *harness.Conn) {
-	shared.Lock()
-	defer shared.Unlock()
-	if s := shared.m[c]; s != nil {
-		if s.refs--; s.refs <= 0 {
-			delete(shared.m, c)
-		}
-	}
 }
 
 // Observe implements harness.Checker.
@@ -104,7 +85,6 @@ func (k *Checker) Observe(c *harness.Conn, r *trace.Record) {
 
 // End implements harness.Checker.
 func (k *Checker) End(c *harness.Conn) {
-	defer release(c)
 	if !c.JudgesResponder() {
 		return
 	}
