@@ -204,8 +204,9 @@ type Conn struct {
 	nSpans int
 	exp    ExpectedPSN
 	ids    [2]idOrder
-	held   []*trace.Record // records held back to restore the senders' order
-	out    []*trace.Record
+	held   [reorderDepth + 1]*trace.Record // records held back to restore the senders' order
+	nHeld  int
+	out    [1]*trace.Record
 	// Reordered counts the records the Auditor put back into their
 	// sender's order (IPv4 IDs counting up showed the network reordered
 	// them after the sender).

@@ -334,37 +334,37 @@ const reorderDepth = 8
 func (c *Conn) hold(r *trace.Record) []*trace.Record {
 	d := r.Dir & 1
 	c.ids[d].learn(r)
-	if len(c.held) == 0 && !c.CountsIPIDUp(trace.ToResponder) && !c.CountsIPIDUp(trace.ToRequester) {
-		c.out = append(c.out[:0], r)
-		return c.out
+	if c.nHeld == 0 && !c.ids[0].countsUp() && !c.ids[1].countsUp() {
+		c.out[0] = r
+		return c.out[:1]
 	}
-	at := len(c.held)
-	for i := len(c.held) - 1; i >= 0; i-- {
+	at := c.nHeld
+	for i := c.nHeld - 1; i >= 0; i-- {
 		if before, known := c.SentBeforeByID(r, c.held[i]); known && before {
 			at = i
 		}
 	}
-	c.held = append(c.held, nil)
-	copy(c.held[at+1:], c.held[at:])
+	copy(c.held[at+1:c.nHeld+1], c.held[at:c.nHeld])
 	c.held[at] = r
-	if at < len(c.held)-1 {
+	c.nHeld++
+	if at < c.nHeld-1 {
 		c.Reordered++
 	}
-	c.out = c.out[:0]
-	for len(c.held) > reorderDepth {
-		c.out = append(c.out, c.held[0])
-		c.held = c.held[1:]
+	if c.nHeld <= reorderDepth {
+		return nil
 	}
-	if cap(c.held) > 4*reorderDepth && len(c.held) <= reorderDepth {
-		c.held = append([]*trace.Record(nil), c.held...)
-	}
-	return c.out
+	c.out[0] = c.held[0]
+	copy(c.held[:], c.held[1:c.nHeld])
+	c.nHeld--
+	c.held[c.nHeld] = nil
+	return c.out[:1]
 }
 
 // flush returns the records still held back.
 func (c *Conn) flush() []*trace.Record {
-	out := c.held
-	c.held = nil
+	out := append([]*trace.Record(nil), c.held[:c.nHeld]...)
+	clear(c.held[:])
+	c.nHeld = 0
 	return out
 }
 
