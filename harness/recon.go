@@ -394,6 +394,13 @@ func (c *Conn) FromStart() bool {
 	return c.Settings.Active || c.Settings.Complete || c.start == startSeen && !c.Settings.CaptureDrops
 }
 
+// SeesEveryRequest reports whether every request that reached the
+// responder is in the trace: the trace is complete, or it shows the
+// connection's beginning in a capture that reports no drops (a request
+// cannot reach the responder without passing the capture point; one lost
+// after it is still in the capture).
+func (c *Conn) SeesEveryRequest() bool { return c.Complete() || c.FromStart() }
+
 // StartKnown reports whether the test of FromStart has been decided
 // (false while the trace has not yet shown an acknowledgment of the first
 // request).

@@ -254,7 +254,7 @@ func (m *monitor) awaited(c *harness.Conn, r *trace.Record, ev requester.ReqEven
 		// The NAK may have been lost on its way: a timeout then goes back
 		// to the oldest unacknowledged PSN (never beyond the NAK's), and
 		// new requests are legal.
-		c.Indeterminate(ID, "after a NAK the requester did not go back to its PSN, but the NAK may not have reached the requester, or the resend may have been lost before the capture point; a capture taken at the requester (--complete) would decide")
+		c.Unresolved(ID, "after a NAK the requester did not go back to its PSN, but the NAK may not have reached the requester, or the resend may have been lost before the capture point; a capture taken at the requester (--complete) would decide")
 		return
 	}
 	c.Violation(ID, r, fmt.Sprintf("after the %s with PSN %d (frame %d) the requester sent %s with PSN %d, %v later, instead of going back to PSN %d", a.cause, a.hi, a.nak.Frame, what, p.PSN, since.Round(time.Nanosecond), a.hi),

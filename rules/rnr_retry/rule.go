@@ -101,11 +101,11 @@ func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev requester.ReqEvent)
 	}
 	if timerFired {
 		if !requester.Delivered(c) {
-			c.Indeterminate(ID, "a resend came sooner than the RNR NAK's delay, but the NAK may not have reached the requester and its transport timer could have expired; a capture taken at the requester (--complete) with --ack-timeout would decide")
+			c.Unresolved(ID, "a resend came sooner than the RNR NAK's delay, but the NAK may not have reached the requester and its transport timer could have expired; a capture taken at the requester (--complete) with --ack-timeout would decide")
 			return
 		}
 		if !known || (ev.PrevSend != nil && ev.PrevSend.Time+d <= nak.Time+requester.Reaction(c)) {
-			c.Indeterminate(ID, "a resend came sooner than the RNR NAK's delay, but the transport timer had expired before the NAK could be processed, so the resend may already have been under way")
+			c.Unresolved(ID, "a resend came sooner than the RNR NAK's delay, but the transport timer had expired before the NAK could be processed, so the resend may already have been under way")
 			return
 		}
 	}
@@ -126,7 +126,7 @@ func (m *monitor) count(c *harness.Conn, r *trace.Record, ev requester.ReqEvent)
 			[]string{fmt.Sprintf("at most %d RNR retries, then an RNR-retry-exceeded completion, QP in ERROR and nothing more sent", n)},
 			fmt.Sprintf("RNR retry %d of PSN %d", ev.RNR, r.Packet.PSN))
 	case ev.RNR+ev.RNRUnsure > n:
-		c.Indeterminate(ID, "resends after RNR NAKs beyond the RNR retry count could be timeouts (the NAKs may not have reached the requester) or network duplicates")
+		c.Unresolved(ID, "resends after RNR NAKs beyond the RNR retry count could be timeouts (the NAKs may not have reached the requester) or network duplicates")
 	default:
 		c.Checked(ID)
 	}

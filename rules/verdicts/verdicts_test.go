@@ -100,6 +100,19 @@ var cases = []vcase{
 	{name: "go-back-N skipping the NAK's PSN", build: gbn(true), settings: complete(1024), fail: "go-back-n"},
 	{name: "go-back-N from the NAK's PSN", build: gbn(false), settings: complete(1024)},
 
+	// Captures without --complete that show the connection's start (its
+	// first request acknowledged with MSN 1): every request that reached
+	// the responder is in them; loss around the capture point remains.
+	{name: "capture from the start: Atomic Acknowledge with the wrong PSN", build: atomicAck(102), settings: capture(0), fail: "o9-58"},
+	{name: "capture from the start: Atomic Acknowledge at the ATOMIC's PSN", build: atomicAck(101), settings: capture(0)},
+	{name: "capture from the start: ACK naming a request never sent", build: ackNever(103), settings: capture(0), fail: "C9-95"},
+	{name: "capture from the start: go-back-N skipping the NAK's PSN", build: gbn(true), settings: capture(0), undecided: "go-back-n"},
+	{name: "capture from the start: more RNR retries than allowed", build: rnrRetries(4), settings: rnrCapture(2), undecided: "rnr-retry"},
+	{name: "capture from the start: RNR resend sooner than the delay", build: rnrResend(2 * time.Millisecond), settings: rnrCapture(7), undecided: "rnr-retry"},
+	{name: "capture from the start: retry after a remote access NAK", build: retryAfterRA(true), settings: capture(0), undecided: "§9.9.2.2"},
+	{name: "capture from the start: RNR NAK naming no request", build: rnrNAK(102), settings: capture(0), undecided: "C9-113"},
+	{name: "capture from the start: remote access NAK naming no request", build: raNAK(102), settings: capture(0), undecided: "C9-124"},
+
 	{name: "unanswered AckReq, complete", build: unanswered(1, false), settings: complete(0), fail: "C9-116"},
 	{name: "unanswered AckReq, capture showing the connection's start", build: unanswered(1, false), settings: capture(0), undecided: "C9-116"},
 	{name: "unanswered AckReq, mid-connection capture, responder answering on", build: unanswered(7, true), settings: capture(0), undecided: "C9-116"},
@@ -118,6 +131,12 @@ func unanswered(msn uint32, more bool) func(t *ht.Trace) {
 			t.Ack(200, msn)
 		}
 	}
+}
+
+func rnrCapture(retries int) harness.Settings {
+	s := capture(0)
+	s.RNRRetry = retries
+	return s
 }
 
 func rnrSettings(retries int) harness.Settings {

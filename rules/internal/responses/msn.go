@@ -473,13 +473,13 @@ func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
 
 // wrongNAKPSN says why the PSN of NAK p cannot be the one a legal
 // responder gives it ("" when it can): beyond every expected PSN the
-// connection's reconstruction allows, or, on a complete trace, a PSN no
+// connection's reconstruction allows, or, on a trace holding every request (harness.Conn.SeesEveryRequest), a PSN no
 // request carried for a NAK that must name a request.
 func wrongNAKPSN(c *harness.Conn, p *wire.Packet) string {
 	if e := c.Expected(); e.HaveHi && p.PSN.After(e.Hi) {
 		return fmt.Sprintf("the NAK names PSN %d, beyond any PSN the responder could have expected (at most %d): its PSN is judged under its own clause, and the MSN it should carry is open", p.PSN, e.Hi)
 	}
-	if _, _, _, ok := c.Req(p.PSN); !ok && c.Complete() && !p.AETH.IsNAK(wire.NAKPSNSequence) && c.ReadSpanAt(p.PSN) == nil {
+	if _, _, _, ok := c.Req(p.PSN); !ok && c.SeesEveryRequest() && !p.AETH.IsNAK(wire.NAKPSNSequence) && c.ReadSpanAt(p.PSN) == nil {
 		return fmt.Sprintf("the NAK names PSN %d, which no request carried: its PSN is judged under its own clause, and the MSN it should carry is open", p.PSN)
 	}
 	return ""
