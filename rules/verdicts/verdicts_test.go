@@ -103,6 +103,8 @@ var cases = []vcase{
 	// Captures without --complete that show the connection's start (its
 	// first request acknowledged with MSN 1): every request that reached
 	// the responder is in them; loss around the capture point remains.
+	{name: "capture from the start: READ whose MSN never moves, MTU unknown", build: readMSN(1), settings: capture(0), fail: "C9-148"},
+	{name: "capture from the start: READ counted, MTU unknown", build: readMSN(2), settings: capture(0)},
 	{name: "capture from the start: Atomic Acknowledge with the wrong PSN", build: atomicAck(102), settings: capture(0), fail: "o9-58"},
 	{name: "capture from the start: Atomic Acknowledge at the ATOMIC's PSN", build: atomicAck(101), settings: capture(0)},
 	{name: "capture from the start: ACK naming a request never sent", build: ackNever(103), settings: capture(0), fail: "C9-95"},

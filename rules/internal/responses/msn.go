@@ -321,6 +321,11 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 			covers, haveA = s.Start, true
 		case op == wire.ReadResponseLast && s.EndKnown && p.PSN == s.End:
 			covers, haveA = p.PSN, true
+		case op == wire.ReadResponseLast && !s.EndKnown && ev.Kind == EvContinue && s.Start == s.Req.PSN && lastMayEnd(c, s.Start, p.PSN):
+			// The MTU is unknown, but the READ's Last response, reached
+			// from its First without a gap, closes its span (the
+			// connection's reconstruction): it acknowledges the READ.
+			covers, haveA = p.PSN, true
 		default:
 			replay = true // a Last in the wrong place (C9-96's concern)
 		}
@@ -336,6 +341,11 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 			haveA = false
 		}
 		A = n
+	}
+	if haveA && !c.Complete() && m.haveNext && covers.AtOrAfter(m.nextLo) && covers.AtOrBefore(m.nextHi) && c.ReadSpanAt(covers) != nil {
+		// Inside the span of the newest READ, whose end the MTU left
+		// open: the response closes it, no request is missing.
+		m.nextLo, m.nextHi = covers.Next(), covers.Next()
 	}
 	if haveA && !c.Complete() && m.haveNext && covers.AtOrAfter(m.nextLo) {
 		// The response acknowledges PSNs no request in the capture used
@@ -469,6 +479,13 @@ func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
 		return Judgement{Undecided: true, Reason: "a NAK before any ACK-kind AETH: nothing yet fixes the MSN it should carry"}
 	}
 	return Judgement{}
+}
+
+// lastMayEnd reports whether the span of the new READ at first can end
+// at PSN last (the reconstruction's bounds on its span).
+func lastMayEnd(c *harness.Conn, first, last wire.PSN) bool {
+	sp := c.ReadSpanAt(first)
+	return sp != nil && sp.First == first && last.InRange(sp.LastMin, sp.LastMax)
 }
 
 // wrongNAKPSN says why the PSN of NAK p cannot be the one a legal
