@@ -213,6 +213,12 @@ type Conn struct {
 	Reordered int
 	start     startState
 	startMsgs []wire.PSN // message ends seen before the start test was decided
+	// Request gaps (SeesEveryRequest): fresh requests skipping PSNs, and
+	// whether a response showed one of them executed unseen.
+	gaps           []reqGap
+	nextLo, nextHi wire.PSN
+	haveNext       bool
+	missedReq      bool
 }
 
 // sharedValue is one entry of Conn.Shared.
@@ -405,6 +411,7 @@ func (c *Conn) absorb(r *trace.Record) {
 			}
 		}
 		c.reconRequest(e, p.PSN, lastMin, lastMax)
+		c.reconGap(p.PSN, lastMin, lastMax, fresh)
 		if !c.HaveReq {
 			c.HaveReq, c.FirstReq, c.NextReq = true, p.PSN, last.Next()
 		} else if fresh && last.AtOrAfter(c.NextReq) {

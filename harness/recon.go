@@ -225,6 +225,7 @@ func (c *Conn) reconResponse(r *trace.Record) {
 			if c.SentBefore(p.PSN) {
 				c.exp.raise(p.PSN.Next())
 			}
+			c.reconCovered(p.PSN)
 		case p.AETH.IsNAK(wire.NAKPSNSequence) || p.AETH.IsRNR():
 			// A sequence NAK names the expected PSN; an RNR NAK names
 			// the refused request, where the expected PSN stays. Every
@@ -247,6 +248,7 @@ func (c *Conn) reconResponse(r *trace.Record) {
 					s.Closed = true
 				}
 				c.exp.raise(s.LastMin.Next())
+				c.reconCovered(p.PSN)
 			}
 		case wire.ReadResponseLast:
 			if p.PSN.After(s.First) {
@@ -261,6 +263,7 @@ func (c *Conn) reconResponse(r *trace.Record) {
 		if c.SentBefore(p.PSN) {
 			c.exp.raise(p.PSN.Next())
 		}
+		c.reconCovered(p.PSN)
 	}
 }
 
@@ -399,7 +402,52 @@ func (c *Conn) FromStart() bool {
 // connection's beginning in a capture that reports no drops (a request
 // cannot reach the responder without passing the capture point; one lost
 // after it is still in the capture).
-func (c *Conn) SeesEveryRequest() bool { return c.Complete() || c.FromStart() }
+func (c *Conn) SeesEveryRequest() bool { return c.Complete() || c.FromStart() && !c.missedReq }
+
+// maxGaps bounds the request gaps the reconstruction follows.
+const maxGaps = 64
+
+// reqGap is a run of request PSNs the capture skipped: lost before the
+// capture point (the requester resends them, from the first) or missed
+// by the capture.
+type reqGap struct{ first, last wire.PSN }
+
+// reconGap notes the request PSNs a fresh request at p skipped, and the
+// ones a request fills.
+func (c *Conn) reconGap(p, lastMin, lastMax wire.PSN, fresh bool) {
+	for i := range c.gaps {
+		if g := &c.gaps[i]; g.first == p {
+			if g.first == g.last {
+				c.gaps = append(c.gaps[:i], c.gaps[i+1:]...)
+			} else {
+				g.first = g.first.Next()
+			}
+			break
+		}
+	}
+	if !fresh {
+		return
+	}
+	if c.haveNext && p.After(c.nextHi) {
+		if len(c.gaps) == maxGaps {
+			c.missedReq = true
+			c.gaps = c.gaps[1:]
+		}
+		c.gaps = append(c.gaps, reqGap{c.nextLo, p.Add(-1)})
+	}
+	c.nextLo, c.nextHi, c.haveNext = lastMin.Next(), lastMax.Next(), true
+}
+
+// reconCovered notes a positive response showing the responder executed
+// every request up to x: a gap at or before x that no request the trace
+// shows filled was a request the capture missed.
+func (c *Conn) reconCovered(x wire.PSN) {
+	for _, g := range c.gaps {
+		if g.first.AtOrBefore(x) {
+			c.missedReq = true
+		}
+	}
+}
 
 // StartKnown reports whether the test of FromStart has been decided
 // (false while the trace has not yet shown an acknowledgment of the first

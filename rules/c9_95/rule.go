@@ -113,6 +113,6 @@ func (m *monitor) End(c *harness.Conn) {
 			[]string{fmt.Sprintf("the PSN of the newest request covered, at most %d", c.NextReq.Add(-1))},
 			fmt.Sprintf("ACK PSN %d", r.Packet.PSN))
 	default:
-		c.Unresolved(ID, "an ACK named a PSN beyond every request the capture showed, and the capture ended before later requests could tell why (a capture that began mid-connection or missed requests explains it)")
+		c.Indeterminate(ID, "an ACK named a PSN beyond every request the capture showed, and the capture ended before later requests could tell why (a capture that began mid-connection or missed requests explains it)")
 	}
 }
