@@ -141,12 +141,19 @@ func (t *Trace) ReadResp(op wire.Opcode, psn wire.PSN, msn uint32, n int) *trace
 	return r
 }
 
-// ReadStream adds every response packet of a READ of length bytes at PSN
-// psn and path MTU mtu, each AETH carrying MSN msn.
-func (t *Trace) ReadStream(psn wire.PSN, length, mtu int, msn uint32) []*trace.Record {
+// ReadPacket is one packet of a READ's response: its opcode and payload
+// size.
+type ReadPacket struct {
+	Op   wire.Opcode
+	Size int
+}
+
+// ReadPackets returns the response packets of a READ of length bytes at
+// path MTU mtu: Only, or First, Middles and Last.
+func ReadPackets(length, mtu int) []ReadPacket {
 	n := wire.ReadResponsePackets(uint32(length), mtu)
-	var out []*trace.Record
-	for i := range n {
+	out := make([]ReadPacket, n)
+	for i := range out {
 		op, size := wire.ReadResponseMiddle, mtu
 		switch {
 		case n == 1:
@@ -156,7 +163,17 @@ func (t *Trace) ReadStream(psn wire.PSN, length, mtu int, msn uint32) []*trace.R
 		case i == n-1:
 			op, size = wire.ReadResponseLast, length-(n-1)*mtu
 		}
-		out = append(out, t.ReadResp(op, psn.Add(i), msn, size))
+		out[i] = ReadPacket{op, size}
+	}
+	return out
+}
+
+// ReadStream adds every response packet of a READ of length bytes at PSN
+// psn and path MTU mtu, each AETH carrying MSN msn.
+func (t *Trace) ReadStream(psn wire.PSN, length, mtu int, msn uint32) []*trace.Record {
+	var out []*trace.Record
+	for i, k := range ReadPackets(length, mtu) {
+		out = append(out, t.ReadResp(k.Op, psn.Add(i), msn, k.Size))
 	}
 	return out
 }

@@ -255,20 +255,6 @@ func dupRead(from wire.PSN) func(t *ht.Trace) {
 	}
 }
 
-// rnrResend: SEND 101 refused with RNR timer code 20 (10.24 ms), resent
-// after d.
-func rnrResend(d time.Duration) func(t *ht.Trace) {
-	return func(t *ht.Trace) {
-		start(t)
-		t.Req(wire.SendOnly, 101, true)
-		t.RNR(101, 20, 1)
-		t.Wait(d)
-		t.Req(wire.SendOnly, 101, true)
-		t.Ack(101, 2)
-		t.IPIDs(1, 1)
-	}
-}
-
 // retryAfterRA: a WRITE at 101 NAKed for a remote access error, sent
 // again 5 ms later when retry.
 func retryAfterRA(retry bool) func(t *ht.Trace) {
@@ -284,21 +270,29 @@ func retryAfterRA(retry bool) func(t *ht.Trace) {
 	}
 }
 
-// rnrRetries: SEND 101 refused n+1 times by RNR NAKs (code 1, 10 µs),
-// resent after each, 1 ms apart: n resends after the first refusal.
-func rnrRetries(n int) func(t *ht.Trace) {
+// rnrResends: SEND 101 refused n times by RNR NAKs with timer code
+// code, resent wait after each, then acknowledged.
+func rnrResends(code uint8, n int, wait time.Duration) func(t *ht.Trace) {
 	return func(t *ht.Trace) {
 		start(t)
 		t.Req(wire.SendOnly, 101, true)
 		for range n {
-			t.RNR(101, 1, 1)
-			t.Wait(time.Millisecond)
+			t.RNR(101, code, 1)
+			t.Wait(wait)
 			t.Req(wire.SendOnly, 101, true)
 		}
 		t.Ack(101, 2)
 		t.IPIDs(1, 1)
 	}
 }
+
+// rnrResend: one RNR NAK with timer code 20 (10.24 ms), the resend d
+// after it.
+func rnrResend(d time.Duration) func(t *ht.Trace) { return rnrResends(20, 1, d) }
+
+// rnrRetries: n resends after RNR NAKs with timer code 1 (10 µs), 1 ms
+// apart.
+func rnrRetries(n int) func(t *ht.Trace) { return rnrResends(1, n, time.Millisecond) }
 
 // gbn: SENDs 101..103, 101 lost before the responder; a sequence NAK
 // names 101; the requester goes back to 101 (or skips it when skip, and
