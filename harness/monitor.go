@@ -112,6 +112,10 @@ type Settings struct {
 	// DeviceIsRequester is set (with Active) when the device under test is
 	// the requester of the connection.
 	DeviceIsRequester bool
+	// CaptureDrops is set when the capture reports packets it dropped
+	// (pcapng interface statistics): a connection whose beginning the
+	// trace shows is then not taken as complete.
+	CaptureDrops bool
 }
 
 // UnknownSettings returns settings with every value unknown.
@@ -127,6 +131,8 @@ type reqEntry struct {
 	op     wire.Opcode
 	valid  bool
 	ackReq bool
+	// dropped: the latest copy was not executed (Conn.Dropped).
+	dropped bool
 }
 
 // reqWindow is how many request PSNs the model remembers: PSN p in entry
@@ -198,6 +204,27 @@ type Conn struct {
 	route       *route
 	lastRecTime int64
 	shared      []sharedValue
+
+	// The reconstruction (recon.go).
+	spans  [spanRing]ReadSpan
+	nSpans int
+	exp    ExpectedPSN
+	ids    [2]idOrder
+	held   [reorderDepth + 1]*trace.Record // records held back to restore the senders' order
+	nHeld  int
+	out    [1]*trace.Record
+	// Reordered counts the records the Auditor put back into their
+	// sender's order (IPv4 IDs counting up showed the network reordered
+	// them after the sender).
+	Reordered int
+	start     startState
+	startMsgs []wire.PSN // message ends seen before the start test was decided
+	// Request gaps (SeesEveryRequest): fresh requests skipping PSNs, and
+	// whether a response showed one of them executed unseen.
+	gaps           []reqGap
+	nextLo, nextHi wire.PSN
+	haveNext       bool
+	missedReq      bool
 }
 
 // sharedValue is one entry of Conn.Shared.
@@ -315,7 +342,11 @@ func (c *Conn) JudgesRequester() bool { return !c.Settings.Active || c.Settings.
 
 // Complete reports whether the trace is known to hold the whole
 // connection from its first packet with nothing lost before the capture
-// point: true for active runs and for audits told so (--complete).
+// point: true for active runs and for audits told so (--complete, for
+// every connection; Settings.Complete set per connection, e.g. from a
+// captured connection handshake). A trace that merely shows the
+// connection's beginning (FromStart) may still have lost packets on
+// either side of the capture point, so it is not complete.
 func (c *Conn) Complete() bool { return c.Settings.Active || c.Settings.Complete }
 
 // Recent returns the last records of the connection (for ladders).
@@ -339,6 +370,7 @@ func (c *Conn) absorb(r *trace.Record) {
 		c.recent = c.recentBuf[:n]
 	}
 	c.recent = append(c.recent, r)
+	c.reconStart(r)
 	op := p.Opcode
 	if ops[op].request {
 		last := p.PSN
@@ -363,6 +395,29 @@ func (c *Conn) absorb(r *trace.Record) {
 		// PSNs already counted and reserves nothing new, even when a
 		// duplicate READ asks for more than the original did.
 		fresh := !c.HaveReq || p.PSN.AtOrAfter(c.NextReq)
+		lastMin, lastMax := last, last
+		if op == wire.ReadRequest {
+			if s := c.ReadSpanAt(p.PSN); s != nil && s.First == p.PSN {
+				lastMin, lastMax = s.LastMin, s.LastMax
+			} else if fresh || c.ReadSpanAt(p.PSN) == nil {
+				s := c.newSpan(r)
+				lastMin, lastMax = s.LastMin, s.LastMax
+			}
+		}
+		if fresh && c.HaveReq {
+			// The newest READ's span ends right before the next new
+			// request's PSN (the requester numbers its requests
+			// consecutively; a lost one only moves the bound back).
+			if c.nSpans > 0 {
+				if s := &c.spans[(c.nSpans-1)%spanRing]; !s.Known() && s.First.Before(p.PSN) && p.PSN.AtOrBefore(s.LastMax.Next()) && !(op == wire.ReadRequest && s.First == p.PSN) {
+					if end := p.PSN.Add(-1); end.AtOrAfter(s.LastMin) {
+						s.LastMax = end
+					}
+				}
+			}
+		}
+		c.reconRequest(e, p.PSN, lastMin, lastMax)
+		c.reconGap(p.PSN, lastMin, lastMax, fresh)
 		if !c.HaveReq {
 			c.HaveReq, c.FirstReq, c.NextReq = true, p.PSN, last.Next()
 		} else if fresh && last.AtOrAfter(c.NextReq) {
@@ -386,6 +441,7 @@ func (c *Conn) absorb(r *trace.Record) {
 		return
 	}
 	c.HaveResp = true
+	c.reconResponse(r)
 	if ops[op].headers&wire.HdrAETH != 0 {
 		c.LastMSN, c.HaveMSN = p.AETH.MSN, true
 	}
@@ -449,6 +505,20 @@ func (c *Conn) Violation(clause string, r *trace.Record, message string, expecte
 	c.sink.violation(c, clause, r, message, expected, seen)
 }
 
+// Unresolved records an instance of clause the trace leaves open where
+// it matters to the verdict: a legal explanation remains (reason names
+// it), but so does a violation, so the clause cannot pass while it is
+// open. It counts as undecided (Tally.Indeterminate) and keeps the
+// verdict at indeterminate unless a violation fails it.
+func (c *Conn) Unresolved(clause, reason string) {
+	t := c.sink.tally(clause)
+	t.Indeterminate++
+	t.Open++
+	if t.Reason == "" || t.Open == 1 {
+		t.Reason = reason
+	}
+}
+
 // Checked counts one instance of clause that was checked and held.
 func (c *Conn) Checked(clause string) { c.sink.tally(clause).Checked++ }
 
@@ -463,21 +533,28 @@ func (c *Conn) Indeterminate(clause, reason string) {
 
 // Tally counts what happened to one clause.
 type Tally struct {
-	Checked       int
-	Violations    int
+	Checked    int
+	Violations int
+	// Indeterminate counts every undecided instance (the report's
+	// "undecided"); Open those of them that block a pass (Unresolved).
 	Indeterminate int
+	Open          int
 	Reason        string
 }
 
-// Verdict turns a tally into a verdict: any violation fails; otherwise a
-// checked instance passes; otherwise an undecided one is indeterminate;
-// otherwise the clause was not exercised.
+// Verdict turns a tally into a verdict: any violation fails; otherwise an
+// open instance (Unresolved) leaves it indeterminate; otherwise a checked
+// instance passes (with its undecided instances counted beside it);
+// otherwise an undecided one is indeterminate; otherwise the clause was
+// not exercised.
 func (t *Tally) Verdict() reports.Verdict {
 	switch {
 	case t == nil:
 		return reports.NotExercised
 	case t.Violations > 0:
 		return reports.Fail
+	case t.Open > 0:
+		return reports.Indeterminate
 	case t.Checked > 0:
 		return reports.Pass
 	case t.Indeterminate > 0:
@@ -652,7 +729,14 @@ func (a *Auditor) Observe(r *trace.Record) {
 	if c == nil {
 		return
 	}
-	if op < 32 {
+	for _, r := range c.hold(r) {
+		c.deliver(r)
+	}
+}
+
+// deliver shows r to the connection's checkers, then absorbs it.
+func (c *Conn) deliver(r *trace.Record) {
+	if op := r.Packet.Opcode; op < 32 {
 		for _, i := range c.route[op] {
 			c.checkers[i].Observe(c, r)
 		}
@@ -664,9 +748,13 @@ func (a *Auditor) Observe(r *trace.Record) {
 	c.absorb(r)
 }
 
-// End finishes every connection.
+// End finishes every connection: the records still held back are
+// delivered, then every checker ends.
 func (a *Auditor) End() {
 	for _, c := range a.conns {
+		for _, r := range c.flush() {
+			c.deliver(r)
+		}
 		for _, ch := range c.checkers {
 			ch.End(c)
 		}

@@ -29,7 +29,11 @@ const (
 type Trace struct {
 	Records []*trace.Record
 	Step    time.Duration // time between records (default 1 µs)
+	extra   time.Duration // added to the times of the records to come (Wait)
 }
+
+// Wait lets d pass before the next record.
+func (t *Trace) Wait(d time.Duration) { t.extra += d }
 
 func (t *Trace) add(dir trace.Dir, p *wire.Packet) *trace.Record {
 	step := t.Step
@@ -37,7 +41,7 @@ func (t *Trace) add(dir trace.Dir, p *wire.Packet) *trace.Record {
 		step = time.Microsecond
 	}
 	n := len(t.Records) + 1
-	r := &trace.Record{Frame: n, Time: time.Duration(n) * step, Dir: dir, ICRC: wire.ICRCOK, Packet: p, PayloadLen: len(p.Payload)}
+	r := &trace.Record{Frame: n, Time: time.Duration(n)*step + t.extra, Dir: dir, ICRC: wire.ICRCOK, Packet: p, PayloadLen: len(p.Payload)}
 	if dir == trace.ToResponder {
 		r.Src, r.Dst = Requester, Responder
 		p.DestQP = ResponderQP
@@ -113,3 +117,106 @@ func Complete() harness.Settings {
 
 // Capture returns settings for an ordinary capture (nothing known).
 func Capture() harness.Settings { return harness.UnknownSettings() }
+
+// NAK adds an Acknowledge carrying NAK code (wire.NAKPSNSequence, …).
+func (t *Trace) NAK(psn wire.PSN, code uint8, msn uint32) *trace.Record {
+	return t.Resp(wire.Acknowledge, psn, wire.SynNAK(code), msn)
+}
+
+// RNR adds an RNR NAK with the given RNR timer code.
+func (t *Trace) RNR(psn wire.PSN, timer uint8, msn uint32) *trace.Record {
+	return t.Resp(wire.Acknowledge, psn, wire.SynRNR(timer), msn)
+}
+
+// ReadResp adds a READ response packet (First, Middle, Last or Only)
+// carrying n payload bytes; First, Last and Only carry an ACK AETH with
+// MSN msn.
+func (t *Trace) ReadResp(op wire.Opcode, psn wire.PSN, msn uint32, n int) *trace.Record {
+	r := t.Resp(op, psn, wire.SynACK(wire.CreditInvalid), msn)
+	if op == wire.ReadResponseMiddle {
+		r.Packet.AETH = wire.AETH{}
+	}
+	r.Packet.Payload = make([]byte, n)
+	r.PayloadLen = n
+	return r
+}
+
+// ReadPacket is one packet of a READ's response: its opcode and payload
+// size.
+type ReadPacket struct {
+	Op   wire.Opcode
+	Size int
+}
+
+// ReadPackets returns the response packets of a READ of length bytes at
+// path MTU mtu: Only, or First, Middles and Last.
+func ReadPackets(length, mtu int) []ReadPacket {
+	n := wire.ReadResponsePackets(uint32(length), mtu)
+	out := make([]ReadPacket, n)
+	for i := range out {
+		op, size := wire.ReadResponseMiddle, mtu
+		switch {
+		case n == 1:
+			op, size = wire.ReadResponseOnly, length
+		case i == 0:
+			op = wire.ReadResponseFirst
+		case i == n-1:
+			op, size = wire.ReadResponseLast, length-(n-1)*mtu
+		}
+		out[i] = ReadPacket{op, size}
+	}
+	return out
+}
+
+// ReadStream adds every response packet of a READ of length bytes at PSN
+// psn and path MTU mtu, each AETH carrying MSN msn.
+func (t *Trace) ReadStream(psn wire.PSN, length, mtu int, msn uint32) []*trace.Record {
+	var out []*trace.Record
+	for i, k := range ReadPackets(length, mtu) {
+		out = append(out, t.ReadResp(k.Op, psn.Add(i), msn, k.Size))
+	}
+	return out
+}
+
+// IPIDs numbers the IPv4 Identification of every record so far the way a
+// sender that counts it up does (Linux soft-RoCE): each side's packets in
+// trace order get consecutive IDs from its base.
+func (t *Trace) IPIDs(reqBase, rspBase uint16) {
+	for _, r := range t.Records {
+		r.HasIPID = true
+		if r.Dir == trace.ToResponder {
+			r.IPID = reqBase
+			reqBase++
+		} else {
+			r.IPID = rspBase
+			rspBase++
+		}
+	}
+}
+
+// Swap exchanges records i and j (0-based) and renumbers frames and
+// times, so that the trace shows them in the other order: the network
+// reordered them after the sender (their IPv4 IDs, set before, stay).
+func (t *Trace) Swap(i, j int) {
+	t.Records[i], t.Records[j] = t.Records[j], t.Records[i]
+	t.Records[i].Frame, t.Records[j].Frame = t.Records[j].Frame, t.Records[i].Frame
+	t.Records[i].Time, t.Records[j].Time = t.Records[j].Time, t.Records[i].Time
+}
+
+// Remove deletes record i (0-based): it was lost before the capture
+// point. Frames and times of the others stay.
+func (t *Trace) Remove(i int) {
+	t.Records = append(t.Records[:i], t.Records[i+1:]...)
+}
+
+// AuditAll runs every registered monitor over the trace and returns the
+// tallies by clause and the findings.
+func AuditAll(t *Trace, settings harness.Settings) (map[string]*harness.Tally, []reports.Finding) {
+	sink := harness.NewSink("test")
+	a := harness.NewAuditor(settings, sink)
+	for _, r := range t.Records {
+		a.Observe(r)
+	}
+	a.End()
+	return sink.Tallies, sink.Findings
+}

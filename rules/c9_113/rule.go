@@ -67,6 +67,8 @@ func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 			expected, dupnak.Seen(ev.Rec))
 	case !ev.NamedSeen && k.T.Complete() && ev.Exact:
 		k.Violation(c, ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, which no request carried", x), expected, dupnak.Seen(ev.Rec))
+	case !ev.NamedSeen && c.SeesEveryRequest():
+		c.Unresolved(ID, fmt.Sprintf("an RNR NAK names PSN %d, which no request in the capture carried although the capture shows the connection from its start: only a request the capture dropped explains it", x))
 	case !ev.NamedSeen:
 		k.Indeterminate(c, fmt.Sprintf("an RNR NAK names PSN %d, a request the capture does not show", x))
 	case !needsRWQE(ev.Named):

@@ -6,6 +6,7 @@ package c9_116
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
@@ -44,6 +45,9 @@ type monitor struct {
 	// remote operational error: the responder's QP is in the error state
 	// and owes nothing more (§9.9.2.2, Table 58 class C errors).
 	dead bool
+	// lastResp is the time of the newest response seen.
+	lastResp time.Duration
+	haveResp bool
 }
 
 // Opcodes implements harness.OpcodeFilter: the monitor follows requests and
@@ -86,32 +90,29 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		}
 		return
 	}
+	m.lastResp, m.haveResp = r.Time, true
 	var upTo wire.PSN
 	switch {
 	case p.Opcode == wire.Acknowledge && p.AETH.IsACK():
 		upTo = p.PSN
 	case p.Opcode == wire.Acknowledge:
-		// NAK or RNR NAK: releases everything from its PSN on (resent
-		// later), covers what it names.
-		k := 0
+		// NAK or RNR NAK: a response carrying the PSN it names, so it
+		// covers every request up to that PSN (the requester takes the
+		// PSNs before it as acknowledged, and resends from it); it
+		// releases the requests after it (resent later, each with its
+		// own AckReq).
 		for _, o := range m.open {
-			if o.Packet.PSN.Before(p.PSN) {
-				m.open[k] = o
-				k++
+			if o.Packet.PSN.AtOrBefore(p.PSN) && o.Time <= r.Time {
+				c.Checked(ID)
 			}
 		}
-		m.open = m.open[:k]
+		m.open = m.open[:0]
 		switch {
 		case p.AETH.IsNAK(wire.NAKPSNSequence) || p.AETH.IsRNR():
 			m.latched, m.latchPSN = true, p.PSN
 		case p.AETH.Kind() == wire.KindNAK:
 			// A fatal NAK ends the responder's QP: requests already on
 			// their way get no answer.
-			// What was still open before its PSN was answered by it
-			// implicitly: the responder handles requests in order.
-			for range m.open {
-				c.Checked(ID)
-			}
 			m.open, m.dead = nil, true
 		}
 		return
@@ -139,8 +140,13 @@ func (m *monitor) End(c *harness.Conn) {
 				[]string{fmt.Sprintf("an ACK (or READ response / ATOMIC acknowledgment) with PSN ≥ %d", o.Packet.PSN),
 					"a NAK or RNR NAK for that or an earlier PSN"},
 				"no such response before the end of the trace")
+		} else if m.haveResp && m.lastResp > o.Time {
+			// The responder went on answering after the request and
+			// never covered it: only a response lost after the capture
+			// point explains it, so the clause cannot pass.
+			c.Unresolved(ID, fmt.Sprintf("request PSN %d (frame %d) carried AckReq and no later response covered it although the responder kept answering: only a response lost after the capture point (or a request lost before the responder) explains it; a complete capture would fail it", o.Packet.PSN, o.Frame))
 		} else {
-			c.Indeterminate(ID, fmt.Sprintf("request PSN %d (frame %d) carried AckReq and nothing covered it before the capture ended: the response may be lost after the capture point or still scheduled", o.Packet.PSN, o.Frame))
+			c.Unresolved(ID, fmt.Sprintf("request PSN %d (frame %d) carried AckReq and the capture ended before any later response: the response may be lost after the capture point or still scheduled (a complete capture, --complete, would decide)", o.Packet.PSN, o.Frame))
 		}
 	}
 }

@@ -60,6 +60,8 @@ func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 		k.Checked(c)
 	case k.T.Complete():
 		k.Indeterminate(c, "a remote access NAK's PSN cannot be placed: "+k.T.Why())
+	case !ev.NamedSeen && c.SeesEveryRequest():
+		c.Unresolved(k.ID, fmt.Sprintf("a remote access NAK names PSN %d, which no request in the capture carried although the capture shows the connection from its start: only a request the capture dropped explains it", x))
 	case !ev.NamedSeen:
 		k.Indeterminate(c, fmt.Sprintf("a remote access NAK names PSN %d, a request the capture does not show", x))
 	case ev.AckedAlready:

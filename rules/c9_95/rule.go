@@ -103,7 +103,16 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 }
 
 func (m *monitor) End(c *harness.Conn) {
-	if m.pending != nil {
-		c.Indeterminate(ID, "an ACK named a PSN beyond every request the capture showed, and the capture ended before later requests could tell why")
+	r := m.pending
+	switch {
+	case r == nil:
+	case c.SeesEveryRequest() && !r.Packet.PSN.Before(c.NextReq):
+		// The capture shows the connection from its start and never a
+		// request with that PSN: no request the responder received used it.
+		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d names no request: the capture shows the connection from its start and no request used that PSN (newest %d)", r.Packet.PSN, c.NextReq.Add(-1)),
+			[]string{fmt.Sprintf("the PSN of the newest request covered, at most %d", c.NextReq.Add(-1))},
+			fmt.Sprintf("ACK PSN %d", r.Packet.PSN))
+	default:
+		c.Indeterminate(ID, "an ACK named a PSN beyond every request the capture showed, and the capture ended before later requests could tell why (a capture that began mid-connection or missed requests explains it)")
 	}
 }

@@ -97,6 +97,13 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			fmt.Sprintf("%d response packets, PSNs %d..%d, the last one a Last", s.Req.Packets(s.MTU), s.Req.PSN, s.End))
 	case responses.EvSkip:
 		q := ev.Req
+		if q.Dup && q.Streams == 0 {
+			// The answer to a duplicate READ that does not start at the
+			// duplicate's PSN: one root cause, judged under C9-107
+			// (the replay restarts at the duplicate's PSN).
+			c.Indeterminate(ID, fmt.Sprintf("the answer to the duplicate READ at PSN %d starts at PSN %d: judged under C9-107", q.PSN, p.PSN))
+			return
+		}
 		var msg string
 		if q.Streams == 0 && p.PSN.After(q.PSN) {
 			msg = fmt.Sprintf("the first response packet of the READ at PSN %d (frame %d) carries PSN %d: its response must start at the READ's own PSN", q.PSN, q.Rec.Frame, p.PSN)

@@ -36,11 +36,11 @@ func init() {
 //     syndrome cannot acknowledge anything (that is also C9-113.a1's
 //     concern).
 //
-// Indeterminate: a stream answering a partial retry of a READ (a duplicate
-// READ whose PSN lies inside an earlier READ's range) that starts with a
-// Middle: whether such a replay may resume mid-sequence is open
-// (RULES.md Part 5, item 6; rxe is suspected to do it), and C9-107 owns
-// replays. Streams whose numbering is broken are C9-96's concern.
+// The answer to a duplicate READ, partial or whole, is a READ response
+// like any other: it opens at the duplicate's PSN with First (or Only) and
+// its AETH (RULES.md Part 5, item 6, settled; C9-107 requires the same of
+// the replay, so a replay opening with Middle fails both). Streams whose
+// numbering is broken are C9-96's concern.
 type monitor struct {
 	t      *responses.Tracker
 	feeder bool // the shared tracker's feeder (responses.Join)
@@ -75,8 +75,12 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return []string{fmt.Sprintf("a READ Response First (or Only, for a one-packet READ) with PSN %d carrying an AETH with an ACK syndrome", q.PSN)}
 	}
 	if !opc.Has(p.Opcode, wire.HdrAETH) {
-		if q.Partial {
-			c.Indeterminate(ID, "the replay of a partial duplicate READ started with a Middle: whether a replay may resume mid-sequence is open (RULES.md Part 5, item 6)")
+		if q.Dup {
+			// RULES.md Part 5, item 6 (settled): the answer to a
+			// duplicate READ, partial or whole, is a READ response like
+			// any other, opening with First (or Only) and its AETH.
+			c.Violation(ID, r, fmt.Sprintf("the replay answering the duplicate READ at PSN %d (frame %d) begins with %s, which carries no AETH: a replay, partial or whole, starts at the duplicate's PSN with First (or Only)",
+				q.PSN, q.Rec.Frame, p.Opcode), want(), p.String())
 			return
 		}
 		c.Violation(ID, r, fmt.Sprintf("the response of the READ at PSN %d (frame %d) begins with %s, which carries no AETH",

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/dut"
+	_ "github.com/rcconform/rcconform/rules/c9_107" // C9-107 judges the same replay
 	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -40,18 +41,29 @@ func TestNAKSyndromeInFirstIsFlagged(t *testing.T) {
 }
 
 // A retry of the tail of a READ answered from the middle of the original
-// sequence: open (RULES.md Part 5, item 6), so indeterminate.
-func TestPartialReplayStartingWithMiddleIsIndeterminate(t *testing.T) {
-	var b rtest.Builder
-	b.Read(10, 4*256)
-	b.ReadStream(10, 4*256, 256, 1)
-	d := b.Read(12, 2*256)
-	d.Packet.RETH.VA += 512
-	b.Resp(wire.ReadResponseMiddle, 12, 0, 0, 256)
-	b.Resp(wire.ReadResponseLast, 13, 0x04, 1, 256)
-	tl := rtest.WantIndeterminate(t, b.Recs, rtest.Active(256), ID)
-	if tl.Checked != 1 {
-		t.Fatalf("checked %d, want 1 (the original response)", tl.Checked)
+// sequence (a Middle first, as Linux rxe's responder does): a violation of
+// C9-97 (no AETH where the replay begins) and of C9-107, which agree
+// (RULES.md Part 5, item 6, settled). Opening with First is right.
+func TestPartialReplayStartingWithMiddle(t *testing.T) {
+	for _, first := range []bool{false, true} {
+		var b rtest.Builder
+		b.Read(10, 4*256)
+		b.ReadStream(10, 4*256, 256, 1)
+		d := b.Read(12, 2*256)
+		d.Packet.RETH.VA += 512
+		if first {
+			b.Resp(wire.ReadResponseFirst, 12, 0x04, 1, 256)
+		} else {
+			b.Resp(wire.ReadResponseMiddle, 12, 0, 0, 256)
+		}
+		b.Resp(wire.ReadResponseLast, 13, 0x04, 1, 256)
+		for _, id := range []string{ID, "C9-107"} {
+			if first {
+				rtest.WantPass(t, b.Recs, rtest.Active(256), id)
+			} else {
+				rtest.WantViolation(t, b.Recs, rtest.Active(256), id, "First")
+			}
+		}
 	}
 }
 

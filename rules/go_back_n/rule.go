@@ -100,7 +100,12 @@ func (m *monitor) response(c *harness.Conn, r *trace.Record) {
 	p := r.Packet
 	switch ev.NAK {
 	case requester.CauseSeqNAK, requester.CauseRNR:
-		if !haveBase || p.PSN.After(next) || p.PSN.Before(base) {
+		// A PSN before the requester's oldest unacknowledged one that the
+		// reconstruction shows no response acknowledged yet is a request
+		// lost before the capture point: the NAK asks for it.
+		e := c.Expected()
+		acked := p.PSN.Before(base) && (!e.HaveLo || p.PSN.Before(e.Lo))
+		if !haveBase || p.PSN.After(next) || acked {
 			// A NAK for a PSN never sent, or already acknowledged: no
 			// resend it can ask for.
 			m.await = nil
@@ -249,7 +254,7 @@ func (m *monitor) awaited(c *harness.Conn, r *trace.Record, ev requester.ReqEven
 		// The NAK may have been lost on its way: a timeout then goes back
 		// to the oldest unacknowledged PSN (never beyond the NAK's), and
 		// new requests are legal.
-		c.Indeterminate(ID, "after a NAK the requester did not go back to its PSN, but the NAK may not have reached the requester, or the resend may have been lost before the capture point; a capture taken at the requester (--complete) would decide")
+		c.Unresolved(ID, "after a NAK the requester did not go back to its PSN, but the NAK may not have reached the requester, or the resend may have been lost before the capture point; a capture taken at the requester (--complete) would decide")
 		return
 	}
 	c.Violation(ID, r, fmt.Sprintf("after the %s with PSN %d (frame %d) the requester sent %s with PSN %d, %v later, instead of going back to PSN %d", a.cause, a.hi, a.nak.Frame, what, p.PSN, since.Round(time.Nanosecond), a.hi),

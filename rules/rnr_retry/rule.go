@@ -92,13 +92,20 @@ func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev requester.ReqEvent)
 	// processed? Then the resend was already under way.
 	d, zero, known := requester.AckTimeout(c)
 	timerFired := !known || (!zero && ev.PrevSend != nil && r.Time-ev.PrevSend.Time >= requester.TimerFloor(c, d))
+	if timerFired && gap > requester.Reaction(c) && requester.Delivered(c) {
+		// A resend the transport timer had started would have left by
+		// the time the requester processed the NAK: this one left after
+		// it, sooner than the NAK's delay (no legal behaviour explains
+		// it).
+		timerFired = false
+	}
 	if timerFired {
 		if !requester.Delivered(c) {
-			c.Indeterminate(ID, "a resend came sooner than the RNR NAK's delay, but the NAK may not have reached the requester and its transport timer could have expired; a capture taken at the requester (--complete) with --ack-timeout would decide")
+			c.Unresolved(ID, "a resend came sooner than the RNR NAK's delay, but the NAK may not have reached the requester and its transport timer could have expired; a capture taken at the requester (--complete) with --ack-timeout would decide")
 			return
 		}
 		if !known || (ev.PrevSend != nil && ev.PrevSend.Time+d <= nak.Time+requester.Reaction(c)) {
-			c.Indeterminate(ID, "a resend came sooner than the RNR NAK's delay, but the transport timer had expired before the NAK could be processed, so the resend may already have been under way")
+			c.Unresolved(ID, "a resend came sooner than the RNR NAK's delay, but the transport timer had expired before the NAK could be processed, so the resend may already have been under way")
 			return
 		}
 	}
@@ -119,7 +126,7 @@ func (m *monitor) count(c *harness.Conn, r *trace.Record, ev requester.ReqEvent)
 			[]string{fmt.Sprintf("at most %d RNR retries, then an RNR-retry-exceeded completion, QP in ERROR and nothing more sent", n)},
 			fmt.Sprintf("RNR retry %d of PSN %d", ev.RNR, r.Packet.PSN))
 	case ev.RNR+ev.RNRUnsure > n:
-		c.Indeterminate(ID, "resends after RNR NAKs beyond the RNR retry count could be timeouts (the NAKs may not have reached the requester) or network duplicates")
+		c.Unresolved(ID, "resends after RNR NAKs beyond the RNR retry count could be timeouts (the NAKs may not have reached the requester) or network duplicates")
 	default:
 		c.Checked(ID)
 	}

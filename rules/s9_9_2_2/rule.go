@@ -110,7 +110,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			return
 		}
 		m.reported = true
-		c.Indeterminate(ID, "requests followed a non-retryable NAK, but the NAK may not have reached the requester; a capture taken at the requester (--complete) would decide")
+		c.Unresolved(ID, "requests followed a non-retryable NAK, but the NAK may not have reached the requester; a capture taken at the requester (--complete) would decide")
 		return
 	}
 	m.violation(c, r, fmt.Sprintf("%s, %v after the %s with PSN %d (frame %d): a NAK of this kind is not retried: it moves the requester's QP to ERROR, which sends nothing more", what, since, wire.SyndromeString(nak.AETH.Syndrome), nak.PSN, m.nak.Frame))

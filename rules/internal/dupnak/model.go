@@ -50,6 +50,7 @@ type reqRec struct {
 	rec   *trace.Record
 	n     int // PSNs the request occupies (a READ: its response packets); 0 unknown
 	class ReqClass
+	e     wire.PSN // the expected PSN it met (class != ReqUnknown)
 }
 
 // Tracker models one connection's responder from its trace. Observe it
@@ -137,6 +138,10 @@ type Event struct {
 	// the window's base. An error NAK naming a PSN no request since the
 	// base carried is about no new request.
 	ReqSinceBase bool
+	// AheadOf (exact only): a request beyond this PSN arrived since the
+	// window's base while this PSN was the expected one: what a sequence
+	// NAK naming it answers.
+	AheadOf bool
 	// WaitingDupAtomic is the newest duplicate ATOMIC still waiting for an
 	// answer (nil: none).
 	WaitingDupAtomic *AnsReq
@@ -309,6 +314,7 @@ func (t *Tracker) classify(k int) {
 	q := &t.reqs[k]
 	p := q.rec.Packet
 	e := t.curE()
+	q.e = e
 	switch d := p.PSN.Diff(e); {
 	case d == 0:
 		if q.n == 0 {
@@ -492,6 +498,9 @@ func (t *Tracker) describe(c *harness.Conn, ev *Event, x wire.PSN) {
 		for _, q := range t.reqs {
 			if q.rec.Packet.PSN == x {
 				ev.ReqSinceBase = true
+			}
+			if q.class == ReqAhead && q.e == x {
+				ev.AheadOf = true
 			}
 		}
 	}

@@ -3,7 +3,6 @@ package dupnak
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
@@ -58,33 +57,15 @@ type sharedTracker struct {
 	refs int
 }
 
-var shared = struct {
-	sync.Mutex
-	m map[*harness.Conn]*sharedTracker
-}{m: map[*harness.Conn]*sharedTracker{}}
+type sharedKey struct{}
 
 // acquire returns the shared tracker of c and whether the caller is the
-// first checker of c to use it.
+// first checker of c to use it. The tracker lives with the connection
+// (harness.Conn.Shared): nothing is kept across connections.
 func acquire(c *harness.Conn) (*sharedTracker, bool) {
-	shared.Lock()
-	defer shared.Unlock()
-	s := shared.m[c]
-	if s == nil {
-		s = &sharedTracker{}
-		shared.m[c] = s
-	}
+	s := c.Shared(sharedKey{}, func() any { return &sharedTracker{} }).(*sharedTracker)
 	s.refs++
 	return s, s.refs == 1
-}
-
-func release(c *harness.Conn) {
-	shared.Lock()
-	defer shared.Unlock()
-	if s := shared.m[c]; s != nil {
-		if s.refs--; s.refs <= 0 {
-			delete(shared.m, c)
-		}
-	}
 }
 
 // Observe implements harness.Checker.
@@ -104,7 +85,6 @@ func (k *Checker) Observe(c *harness.Conn, r *trace.Record) {
 
 // End implements harness.Checker.
 func (k *Checker) End(c *harness.Conn) {
-	defer release(c)
 	if !c.JudgesResponder() {
 		return
 	}
@@ -223,6 +203,17 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 	name := nakName(code)
 	x := p.PSN
 	switch {
+	case ev.Exact && ev.InWindow && code == wire.NAKPSNSequence && !ev.AheadOf:
+		// The responder may have expected x, but no request beyond x
+		// arrived while it did: nothing it received was out of sequence
+		// there.
+		k.Violation(c, ev.Rec, fmt.Sprintf("the %s carries PSN %d, but no request beyond PSN %d reached the responder while it expected %d: a sequence NAK answers a request ahead of the expected PSN and names that PSN", name, x, x, x),
+			[]string{fmt.Sprintf("a %s only after a request beyond the expected PSN, naming the expected PSN", name)},
+			Seen(ev.Rec))
+	case ev.Exact && ev.InWindow && code == wire.NAKInvalidRequest && !ev.ReqSinceBase:
+		// The invalid request itself may be a packet the trace does not
+		// hold as a request (a reserved opcode, a malformed frame).
+		k.Indeterminate(c, fmt.Sprintf("the %s names PSN %d, which no request the trace decodes carried: only an invalid packet the capture does not decode as a request (a reserved opcode, a malformed frame) at that PSN explains it", name, x))
 	case ev.Exact && ev.InWindow:
 		k.Checked(c)
 	case ev.Exact && ev.Behind && len(ev.DupsSinceBase) > 0:

@@ -55,7 +55,6 @@ type MSNModel struct {
 	ends          []msgEnd // new messages by end PSN, ascending
 	dropped       int      // messages dropped from the front of ends
 	droppedMax    wire.PSN // end PSN of the newest dropped message
-	reads         []psnRange
 	nextLo        wire.PSN // the next new request may start anywhere in [nextLo, nextHi]
 	nextHi        wire.PSN
 	haveNext      bool
@@ -75,8 +74,6 @@ type MSNModel struct {
 	haveRef       bool
 	initialPinned bool
 }
-
-type psnRange struct{ first, last wire.PSN }
 
 // Seen returns S: how many new messages the trace has shown.
 func (m *MSNModel) Seen() int { return m.dropped + len(m.ends) }
@@ -118,21 +115,11 @@ func (m *MSNModel) count(p wire.PSN, incl, nonRead bool) (int, bool) {
 	return m.dropped + i, true
 }
 
-// insideRead reports whether p lies inside (after the first PSN of) the
-// range a new READ reserved: a partial retry of that READ, not a new
-// message.
-func (m *MSNModel) insideRead(p wire.PSN) bool {
-	for _, r := range m.reads {
-		if p.After(r.first) && p.AtOrBefore(r.last) {
-			return true
-		}
-	}
-	return false
-}
-
-// pin fixes MSN0 at 0 for a trace that shows the QP from its creation.
+// pin fixes MSN0 at 0 for a trace that shows the QP from its creation
+// (active runs, traces known complete, and connections whose beginning
+// the trace shows: harness.Conn.FromStart).
 func (m *MSNModel) pin(c *harness.Conn) {
-	if c.Settings.Active && !m.initialPinned {
+	if (c.Complete() || c.FromStart()) && !m.initialPinned {
 		m.initialPinned = true
 		m.lo, m.hi, m.haveLo, m.haveHi = bound{}, bound{}, true, true
 	}
@@ -189,7 +176,12 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 		}
 	default: // behind the newest request
 		switch {
-		case c.ReqSends(first) > 0, m.insideRead(first):
+		case c.ReqSends(first) > 0, c.InsideRead(first):
+			// Seen before (counted then, also when that copy was dropped
+			// as out of sequence: this is the same message), or a partial
+			// retry inside a READ's span (the harness's reconstruction
+			// closes the span from the READ's Last response when the MTU
+			// is unknown).
 		case c.HaveReq && first.Diff(c.NextReq) > -(1<<13) && (complete || first.AtOrAfter(c.FirstReq)):
 			isNew = true // first sight of a PSN the requester had skipped, or a resend of one the capture missed
 		}
@@ -200,10 +192,14 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 	if !isNew {
 		return
 	}
-	if op == wire.ReadRequest {
-		m.reads = append(m.reads, psnRange{first, lastMax})
-		if len(m.reads) > maxReads {
-			m.reads = m.reads[1:]
+	if m.unresolved && first == m.gapFirst && c.Classify(first) == harness.ReqInSeq {
+		// The responder's expected PSN was this request's (a sequence or
+		// RNR NAK named it, or every request before it is accounted
+		// for): the missing PSN was not completed unseen, it arrives now.
+		if first == m.gapLast {
+			m.unresolved = false
+		} else {
+			m.gapFirst = first.Next()
 		}
 	}
 	if !m.haveNext || first.AtOrAfter(m.nextLo) {
@@ -325,6 +321,11 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 			covers, haveA = s.Start, true
 		case op == wire.ReadResponseLast && s.EndKnown && p.PSN == s.End:
 			covers, haveA = p.PSN, true
+		case op == wire.ReadResponseLast && !s.EndKnown && ev.Kind == EvContinue && s.Start == s.Req.PSN && lastMayEnd(c, s.Start, p.PSN):
+			// The MTU is unknown, but the READ's Last response, reached
+			// from its First without a gap, closes its span (the
+			// connection's reconstruction): it acknowledges the READ.
+			covers, haveA = p.PSN, true
 		default:
 			replay = true // a Last in the wrong place (C9-96's concern)
 		}
@@ -340,6 +341,11 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 			haveA = false
 		}
 		A = n
+	}
+	if haveA && !c.Complete() && m.haveNext && covers.AtOrAfter(m.nextLo) && covers.AtOrBefore(m.nextHi) && c.ReadSpanAt(covers) != nil {
+		// Inside the span of the newest READ, whose end the MTU left
+		// open: the response closes it, no request is missing.
+		m.nextLo, m.nextHi = covers.Next(), covers.Next()
 	}
 	if haveA && !c.Complete() && m.haveNext && covers.AtOrAfter(m.nextLo) {
 		// The response acknowledges PSNs no request in the capture used
@@ -444,6 +450,12 @@ func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
 				msn24(u), msn24(m.mono), m.monoRec.Frame),
 			Expected: []string{fmt.Sprintf("MSN %d or more (the current MSN)", msn24(m.mono))}, Seen: seen}
 	}
+	if why := wrongNAKPSN(c, p); why != "" {
+		// One root cause, one clause: the NAK's PSN is itself wrong
+		// (C9-111, C9-113, C9-124 judge it), so which messages had
+		// completed before it is open.
+		return Judgement{Undecided: true, Reason: why}
+	}
 	if m.haveLo && p.AETH.Kind() == wire.KindNAK {
 		if a, ok := m.count(p.PSN, false, true); ok && u < m.lo.v+int64(a) {
 			return Judgement{Violation: true, Other: m.lo.rec,
@@ -467,6 +479,27 @@ func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
 		return Judgement{Undecided: true, Reason: "a NAK before any ACK-kind AETH: nothing yet fixes the MSN it should carry"}
 	}
 	return Judgement{}
+}
+
+// lastMayEnd reports whether the span of the new READ at first can end
+// at PSN last (the reconstruction's bounds on its span).
+func lastMayEnd(c *harness.Conn, first, last wire.PSN) bool {
+	sp := c.ReadSpanAt(first)
+	return sp != nil && sp.First == first && last.InRange(sp.LastMin, sp.LastMax)
+}
+
+// wrongNAKPSN says why the PSN of NAK p cannot be the one a legal
+// responder gives it ("" when it can): beyond every expected PSN the
+// connection's reconstruction allows, or, on a trace holding every request (harness.Conn.SeesEveryRequest), a PSN no
+// request carried for a NAK that must name a request.
+func wrongNAKPSN(c *harness.Conn, p *wire.Packet) string {
+	if e := c.Expected(); e.HaveHi && p.PSN.After(e.Hi) {
+		return fmt.Sprintf("the NAK names PSN %d, beyond any PSN the responder could have expected (at most %d): its PSN is judged under its own clause, and the MSN it should carry is open", p.PSN, e.Hi)
+	}
+	if _, _, _, ok := c.Req(p.PSN); !ok && c.SeesEveryRequest() && !p.AETH.IsNAK(wire.NAKPSNSequence) && c.ReadSpanAt(p.PSN) == nil {
+		return fmt.Sprintf("the NAK names PSN %d, which no request carried: its PSN is judged under its own clause, and the MSN it should carry is open", p.PSN)
+	}
+	return ""
 }
 
 // SharedMSN is the MSNModel of one connection that C9-148 and C9-149
@@ -532,6 +565,5 @@ func (s *SharedMSN) NAK(c *harness.Conn, r *trace.Record) Judgement {
 func (s *SharedMSN) Fork() *MSNModel {
 	m := s.m
 	m.ends = slices.Clone(s.m.ends)
-	m.reads = slices.Clone(s.m.reads)
 	return &m
 }

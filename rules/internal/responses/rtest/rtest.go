@@ -7,6 +7,7 @@ package rtest
 
 import (
 	"fmt"
+	"github.com/rcconform/rcconform/harness/harnesstest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -102,21 +103,8 @@ func (b *Builder) NAK(psn wire.PSN, code uint8, msn uint32) *trace.Record {
 // ReadStream adds the response packets of a READ of length bytes at PSN
 // psn and MTU mtu, all with MSN msn.
 func (b *Builder) ReadStream(psn wire.PSN, length, mtu int, msn uint32) {
-	n := wire.ReadResponsePackets(uint32(length), mtu)
-	for i := 0; i < n; i++ {
-		var op wire.Opcode
-		size := mtu
-		switch {
-		case n == 1:
-			op, size = wire.ReadResponseOnly, length
-		case i == 0:
-			op = wire.ReadResponseFirst
-		case i == n-1:
-			op, size = wire.ReadResponseLast, length-(n-1)*mtu
-		default:
-			op = wire.ReadResponseMiddle
-		}
-		b.Resp(op, psn.Add(i), wire.SynACK(4), msn, size)
+	for i, k := range harnesstest.ReadPackets(length, mtu) {
+		b.Resp(k.Op, psn.Add(i), wire.SynACK(4), msn, k.Size)
 	}
 }
 

@@ -1,0 +1,518 @@
+package harness
+
+import (
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// This file is the connection's reconstruction that every monitor reads
+// (DESIGN.md, "Verdict precision"): what the trace proves about the
+// responder's expected PSN, the PSN ranges READ requests reserve (learnt
+// from the requests and from the responses that close them), which
+// requests the responder dropped as out of sequence, and in what order
+// each side sent its packets when it counts its IPv4 Identification up.
+// Conn.absorb keeps it up to date after the monitors saw a record, so
+// during Observe it describes the trace before the record.
+
+// minMTU and maxMTU bound an unknown path MTU: a READ of L bytes then
+// reserves between ceil(L/maxMTU) and ceil(L/minMTU) PSNs.
+const (
+	minMTU = 256
+	maxMTU = 4096
+)
+
+// spanRing is how many READ spans a connection remembers.
+const spanRing = 256
+
+// ReadSpan is the PSN range a new RDMA READ request reserved: from First
+// to a last PSN between LastMin and LastMax (equal once known). The span
+// is known from the path MTU, from the READ's Last or Only response (the
+// response numbering closes it even when the MTU is not known), or from
+// the next new request, whose PSN follows the span directly.
+type ReadSpan struct {
+	First            wire.PSN
+	Length           uint32
+	LastMin, LastMax wire.PSN
+	Frame            int
+	// Closed is set once a Last or Only response at the span's last PSN
+	// was seen.
+	Closed bool
+}
+
+// Known reports whether the span's last PSN is known.
+func (s *ReadSpan) Known() bool { return s.LastMin == s.LastMax }
+
+// Last returns the span's last PSN and whether it is known.
+func (s *ReadSpan) Last() (wire.PSN, bool) { return s.LastMin, s.Known() }
+
+// Holds reports whether p may lie in the span (between First and the
+// furthest last PSN it can have).
+func (s *ReadSpan) Holds(p wire.PSN) bool { return p.InRange(s.First, s.LastMax) }
+
+// fix narrows the span to the last PSN last when that is within its
+// bounds.
+func (s *ReadSpan) fix(last wire.PSN) {
+	if last.InRange(s.LastMin, s.LastMax) {
+		s.LastMin, s.LastMax = last, last
+	}
+}
+
+// newSpan records a new READ request.
+func (c *Conn) newSpan(r *trace.Record) *ReadSpan {
+	p := r.Packet
+	s := &c.spans[c.nSpans%spanRing]
+	c.nSpans++
+	*s = ReadSpan{First: p.PSN, Length: p.RETH.Length, Frame: r.Frame}
+	if mtu := c.MTU(); mtu != 0 {
+		s.LastMin = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, mtu) - 1)
+		s.LastMax = s.LastMin
+	} else {
+		s.LastMin = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, maxMTU) - 1)
+		s.LastMax = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, minMTU) - 1)
+	}
+	return s
+}
+
+// ReadSpanAt returns the newest new READ whose span may hold p (nil:
+// none). With the path MTU learnt since the READ was seen, its span is
+// narrowed first.
+func (c *Conn) ReadSpanAt(p wire.PSN) *ReadSpan {
+	n := min(c.nSpans, spanRing)
+	for i := 1; i <= n; i++ {
+		s := &c.spans[(c.nSpans-i)%spanRing]
+		if !s.Holds(p) {
+			continue
+		}
+		if !s.Known() {
+			if mtu := c.MTU(); mtu != 0 {
+				s.fix(s.First.Add(wire.ReadResponsePackets(s.Length, mtu) - 1))
+			}
+		}
+		return s
+	}
+	return nil
+}
+
+// InsideRead reports whether p lies after the first PSN of a new READ's
+// span, in the part it surely reserved (up to LastMin): a request with
+// that PSN is a partial retry of the READ, not a new message. Where the
+// span's end is still open, p beyond LastMin is not counted as inside.
+func (c *Conn) InsideRead(p wire.PSN) bool {
+	s := c.ReadSpanAt(p)
+	return s != nil && p.After(s.First) && p.AtOrBefore(s.LastMin)
+}
+
+// ExpectedPSN is what the trace proves about the responder's expected
+// PSN: at least Lo (HaveLo) and at most Hi (HaveHi); exact when both are
+// known and equal.
+type ExpectedPSN struct {
+	Lo, Hi         wire.PSN
+	HaveLo, HaveHi bool
+}
+
+// Exact reports whether the expected PSN is known exactly, and returns it.
+func (e ExpectedPSN) Exact() (wire.PSN, bool) {
+	return e.Lo, e.HaveLo && e.HaveHi && e.Lo == e.Hi
+}
+
+// raise sets the lower bound to at least x (and the upper one with it
+// when it falls behind).
+func (e *ExpectedPSN) raise(x wire.PSN) {
+	if !e.HaveLo || x.After(e.Lo) {
+		e.Lo, e.HaveLo = x, true
+	}
+	if e.HaveHi && e.Hi.Before(e.Lo) {
+		e.Hi = e.Lo
+	}
+}
+
+// pin makes the expected PSN exactly x.
+func (e *ExpectedPSN) pin(x wire.PSN) {
+	e.Lo, e.Hi, e.HaveLo, e.HaveHi = x, x, true, true
+}
+
+// Expected returns what the trace proves about the responder's expected
+// PSN before the record being observed.
+func (c *Conn) Expected() ExpectedPSN { return c.exp }
+
+// ReqClass is how a request stands against the responder's expected PSN.
+type ReqClass uint8
+
+// Request classes.
+const (
+	ReqUnknown ReqClass = iota // the trace does not tell
+	ReqInSeq                   // at the expected PSN: executed (unless refused)
+	ReqAhead                   // beyond it: dropped, not executed (a PSN sequence error)
+	ReqBehind                  // behind it: a duplicate
+)
+
+// Classify returns how a request with PSN p stands against the expected
+// PSN the trace proves before the record being observed.
+func (c *Conn) Classify(p wire.PSN) ReqClass {
+	e := c.exp
+	switch {
+	case e.HaveLo && p.Before(e.Lo):
+		return ReqBehind
+	case e.HaveHi && p.After(e.Hi):
+		return ReqAhead
+	}
+	if x, ok := e.Exact(); ok && p == x {
+		return ReqInSeq
+	}
+	return ReqUnknown
+}
+
+// Dropped reports whether the latest copy of request PSN p seen so far
+// is known not to have been executed: it arrived beyond the responder's
+// expected PSN, or a later sequence or RNR NAK showed that the responder
+// had not reached it. Its next copy is then new to the responder, not a
+// duplicate, and it counts in no message count until then.
+func (c *Conn) Dropped(p wire.PSN) bool {
+	e := c.reqAt(p)
+	return e != nil && e.valid && e.psn == p && e.dropped
+}
+
+// maxDropMark bounds how many request PSNs one NAK marks as dropped.
+const maxDropMark = 4096
+
+// markDropped marks the requests seen with PSNs from x up to the newest
+// as not executed.
+func (c *Conn) markDropped(x wire.PSN) {
+	if !c.HaveReq || !x.Before(c.NextReq) {
+		return
+	}
+	n := min(c.NextReq.Diff(x), maxDropMark)
+	for i := range n {
+		p := x.Add(i)
+		if e := c.reqAt(p); e != nil && e.valid && e.psn == p {
+			e.dropped = true
+		}
+	}
+}
+
+// reconRequest updates the expected PSN with a request at PSN p whose
+// span runs to lastMin..lastMax.
+func (c *Conn) reconRequest(e *reqEntry, p, lastMin, lastMax wire.PSN) {
+	if !c.HaveReq && c.Complete() {
+		// The whole connection is in the trace: its first request
+		// carries the expected PSN.
+		c.exp.pin(p)
+	}
+	switch c.Classify(p) {
+	case ReqInSeq:
+		e.dropped = false
+		c.exp.Lo, c.exp.Hi = lastMin.Next(), lastMax.Next()
+	case ReqAhead:
+		e.dropped = true
+	case ReqBehind:
+	default:
+		if c.exp.HaveHi && p.AtOrBefore(c.exp.Hi) && lastMax.Next().After(c.exp.Hi) {
+			// Maybe accepted: the expected PSN may now be past it.
+			c.exp.Hi = lastMax.Next()
+		}
+	}
+}
+
+// reconResponse updates the expected PSN and the READ spans with a
+// response.
+func (c *Conn) reconResponse(r *trace.Record) {
+	p := r.Packet
+	op := p.Opcode
+	switch ops[op].class {
+	case wire.ClassAck:
+		switch {
+		case p.AETH.IsACK():
+			if c.SentBefore(p.PSN) {
+				c.exp.raise(p.PSN.Next())
+			}
+			c.reconCovered(p.PSN)
+		case p.AETH.IsNAK(wire.NAKPSNSequence) || p.AETH.IsRNR():
+			// A sequence NAK names the expected PSN; an RNR NAK names
+			// the refused request, where the expected PSN stays. Every
+			// request seen from there on was not executed (yet).
+			if !c.exp.HaveLo || p.PSN.AtOrAfter(c.exp.Lo) {
+				c.exp.pin(p.PSN)
+			}
+			c.markDropped(p.PSN)
+		}
+	case wire.ClassReadResponse:
+		s := c.ReadSpanAt(p.PSN)
+		if s == nil || !c.SentBefore(s.First) {
+			return
+		}
+		switch op {
+		case wire.ReadResponseFirst, wire.ReadResponseOnly:
+			if p.PSN == s.First {
+				if op == wire.ReadResponseOnly {
+					s.fix(p.PSN)
+					s.Closed = true
+				}
+				c.exp.raise(s.LastMin.Next())
+				c.reconCovered(p.PSN)
+			}
+		case wire.ReadResponseLast:
+			if p.PSN.After(s.First) {
+				s.fix(p.PSN)
+				s.Closed = s.Known()
+			}
+			c.exp.raise(p.PSN.Next())
+		default:
+			c.exp.raise(p.PSN.Next())
+		}
+	case wire.ClassAtomicAck:
+		if c.SentBefore(p.PSN) {
+			c.exp.raise(p.PSN.Next())
+		}
+		c.reconCovered(p.PSN)
+	}
+}
+
+// idOrder learns whether one sender of a connection counts its IPv4
+// Identification up from packet to packet.
+type idOrder struct {
+	last       uint16
+	have       bool
+	up, others int
+}
+
+// idStep bounds the step between consecutive IDs of a sender that counts
+// up (other flows of the same host take IDs in between).
+const idStep = 1024
+
+// learn takes one packet's ID into account.
+func (o *idOrder) learn(r *trace.Record) {
+	if !r.HasIPID {
+		return
+	}
+	if o.have {
+		d := r.IPID - o.last
+		switch {
+		case d != 0 && d < idStep:
+			o.up++
+		case d == 0 || d > 0xFFFF-idStep:
+			// The same ID again (a network duplicate) or a little back
+			// (reordering): says nothing against counting up.
+		default:
+			o.others++
+		}
+	}
+	o.last, o.have = r.IPID, true
+}
+
+// countsUp reports whether the sender is seen to count its IDs up.
+func (o *idOrder) countsUp() bool { return o.up >= 8 && o.others*16 <= o.up }
+
+// CountsIPIDUp reports whether the sender of records going in direction
+// d is seen, so far, to count its IPv4 Identification up.
+func (c *Conn) CountsIPIDUp(d trace.Dir) bool { return c.ids[d&1].countsUp() }
+
+// SentBeforeByID reports whether a was sent before b by their sender,
+// as their IPv4 IDs show (known is false where they cannot tell: other
+// senders, IPv6, or a sender not seen to count up).
+func (c *Conn) SentBeforeByID(a, b *trace.Record) (before, known bool) {
+	if a.Dir != b.Dir || !a.HasIPID || !b.HasIPID || a.Src != b.Src || !c.CountsIPIDUp(a.Dir) {
+		return false, false
+	}
+	d := b.IPID - a.IPID
+	switch {
+	case d == 0:
+		return false, false
+	case d < idStep:
+		return true, true
+	case d > 0xFFFF-idStep:
+		return false, true
+	}
+	return false, false
+}
+
+// reorderDepth is how many records of a connection the Auditor holds
+// back to put packets the network reordered after their sender back into
+// the sender's order.
+const reorderDepth = 8
+
+// hold takes r into the connection's reorder buffer: where its sender
+// counts IDs up and r was sent before a record held back from the same
+// sender, r goes before it. It returns the records to deliver now, in
+// order (valid until the next call).
+func (c *Conn) hold(r *trace.Record) []*trace.Record {
+	d := r.Dir & 1
+	c.ids[d].learn(r)
+	if c.nHeld == 0 && !c.ids[0].countsUp() && !c.ids[1].countsUp() {
+		c.out[0] = r
+		return c.out[:1]
+	}
+	at := c.nHeld
+	for i := c.nHeld - 1; i >= 0; i-- {
+		if before, known := c.SentBeforeByID(r, c.held[i]); known && before {
+			at = i
+		}
+	}
+	copy(c.held[at+1:c.nHeld+1], c.held[at:c.nHeld])
+	c.held[at] = r
+	c.nHeld++
+	if at < c.nHeld-1 {
+		c.Reordered++
+	}
+	if c.nHeld <= reorderDepth {
+		return nil
+	}
+	c.out[0] = c.held[0]
+	copy(c.held[:], c.held[1:c.nHeld])
+	c.nHeld--
+	c.held[c.nHeld] = nil
+	return c.out[:1]
+}
+
+// flush returns the records still held back.
+func (c *Conn) flush() []*trace.Record {
+	out := append([]*trace.Record(nil), c.held[:c.nHeld]...)
+	clear(c.held[:])
+	c.nHeld = 0
+	return out
+}
+
+// startState is what the trace shows about the beginning of a
+// connection.
+type startState uint8
+
+const (
+	startUnknown startState = iota // not yet decided
+	startSeen                      // the capture holds the connection from its first request
+	startMissed                    // the connection began before the capture
+)
+
+// maxStartMsgs bounds how many messages the start test waits over.
+const maxStartMsgs = 256
+
+// FromStart reports whether the trace shows the connection's beginning
+// (nothing of it happened before the capture; packets may still be lost
+// on either side of the capture point unless Complete):
+// its first request was acknowledged by a response whose MSN counts
+// exactly the messages the capture shows from that request on (a new QP
+// counts from 0), with no sign of an earlier request or response.
+// Settings.Complete (the user's --complete), Settings.FromStart (the
+// connection's CM handshake is in the capture, and its first request at
+// the starting PSN the handshake announced) and active runs say so from
+// the start.
+func (c *Conn) FromStart() bool {
+	return c.Settings.Active || c.Settings.Complete ||
+		(c.Settings.FromStart || c.start == startSeen) && !c.Settings.CaptureDrops
+}
+
+// SeesEveryRequest reports whether every request that reached the
+// responder is in the trace: the trace is complete, or it shows the
+// connection's beginning in a capture that reports no drops (a request
+// cannot reach the responder without passing the capture point; one lost
+// after it is still in the capture).
+func (c *Conn) SeesEveryRequest() bool { return c.Complete() || c.FromStart() && !c.missedReq }
+
+// maxGaps bounds the request gaps the reconstruction follows.
+const maxGaps = 64
+
+// reqGap is a run of request PSNs the capture skipped: lost before the
+// capture point (the requester resends them, from the first) or missed
+// by the capture.
+type reqGap struct{ first, last wire.PSN }
+
+// reconGap notes the request PSNs a fresh request at p skipped, and the
+// ones a request fills.
+func (c *Conn) reconGap(p, lastMin, lastMax wire.PSN, fresh bool) {
+	for i := range c.gaps {
+		if g := &c.gaps[i]; g.first == p {
+			if g.first == g.last {
+				c.gaps = append(c.gaps[:i], c.gaps[i+1:]...)
+			} else {
+				g.first = g.first.Next()
+			}
+			break
+		}
+	}
+	if !fresh {
+		return
+	}
+	if c.haveNext && p.After(c.nextHi) {
+		if len(c.gaps) == maxGaps {
+			c.missedReq = true
+			c.gaps = c.gaps[1:]
+		}
+		c.gaps = append(c.gaps, reqGap{c.nextLo, p.Add(-1)})
+	}
+	c.nextLo, c.nextHi, c.haveNext = lastMin.Next(), lastMax.Next(), true
+}
+
+// reconCovered notes a positive response showing the responder executed
+// every request up to x: a gap at or before x that no request the trace
+// shows filled was a request the capture missed.
+func (c *Conn) reconCovered(x wire.PSN) {
+	for _, g := range c.gaps {
+		if g.first.AtOrBefore(x) {
+			c.missedReq = true
+		}
+	}
+}
+
+// StartKnown reports whether the test of FromStart has been decided
+// (false while the trace has not yet shown an acknowledgment of the first
+// request).
+func (c *Conn) StartKnown() bool {
+	return c.Settings.Active || c.Settings.Complete || c.Settings.FromStart || c.start != startUnknown
+}
+
+// reconStart updates the start test with a record (before it is
+// absorbed into the request window).
+func (c *Conn) reconStart(r *trace.Record) {
+	if c.start != startUnknown {
+		return
+	}
+	p := r.Packet
+	op := p.Opcode
+	if ops[op].request {
+		switch {
+		case c.HaveResp && !c.HaveReq:
+			c.start = startMissed // a response before any request
+		case c.HaveReq && p.PSN.Before(c.FirstReq):
+			c.start = startMissed // a request from before the first one seen
+		case (!c.HaveReq || p.PSN.AtOrAfter(c.NextReq)) && ops[op].ends:
+			if len(c.startMsgs) == maxStartMsgs {
+				c.start = startMissed // too long without an acknowledgment
+				c.startMsgs = nil
+				return
+			}
+			c.startMsgs = append(c.startMsgs, p.PSN)
+		}
+		return
+	}
+	if !c.HaveReq {
+		c.start = startMissed
+		return
+	}
+	if ops[op].headers&wire.HdrAETH == 0 || !p.AETH.IsACK() {
+		return
+	}
+	covers, incl := p.PSN, true
+	switch {
+	case op == wire.ReadResponseFirst:
+		incl = false // the READ itself may or may not count yet
+	case ops[op].class == wire.ClassReadResponse && op != wire.ReadResponseOnly:
+		if s := c.ReadSpanAt(p.PSN); s != nil {
+			covers = s.First
+		}
+	}
+	if !covers.AtOrAfter(c.FirstReq) || !c.SentBefore(covers) {
+		return
+	}
+	n := 0
+	for _, e := range c.startMsgs {
+		if e.Before(covers) || incl && e == covers {
+			n++
+		}
+	}
+	msn := p.AETH.MSN & 0xFFFFFF
+	switch {
+	case msn == uint32(n), op == wire.ReadResponseFirst && msn == uint32(n+1):
+		c.start = startSeen
+	default:
+		c.start = startMissed
+	}
+	c.startMsgs = nil
+}

@@ -1,0 +1,123 @@
+package harness_test
+
+import (
+	"testing"
+
+	"github.com/rcconform/rcconform/harness"
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/reports"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// The seed's walk with 304 lost before the capture point and the MTU
+// unknown: the READ's span is closed by its Last response, the sequence
+// NAK pins the expected PSN at 304, 305 was dropped, the resent 304 is
+// in sequence.
+func TestReconSeedWalk(t *testing.T) {
+	tr := &ht.Trace{}
+	tr.Req(wire.SendOnly, 300, false)
+	tr.Req(wire.WriteOnly, 301, false)
+	tr.Read(302, 8192)
+	tr.ReadResp(wire.ReadResponseFirst, 302, 2, 4096)
+	tr.ReadResp(wire.ReadResponseLast, 303, 3, 4096)
+	tr.Req(wire.SendOnly, 305, true)
+	tr.NAK(304, wire.NAKPSNSequence, 3)
+	tr.Req(wire.SendOnly, 304, false)
+	tr.Req(wire.SendOnly, 305, true)
+	tr.Ack(305, 5)
+	c := harness.ExposeAudit(tr.Records, harness.UnknownSettings())
+	steps := c.Steps
+	// Before the resent 304 (record 8): expected exactly 304, 305 dropped.
+	if x, ok := steps[7].Exp.Exact(); !ok || x != 304 || steps[7].Class != harness.ReqInSeq {
+		t.Fatalf("before the resent 304: expected %+v class %v, want exactly 304, in sequence", steps[7].Exp, steps[7].Class)
+	}
+	if !steps[7].Dropped305 {
+		t.Fatalf("305 not marked dropped after the sequence NAK")
+	}
+	// Before the resent 305: 304 accepted, 305 in sequence again.
+	if x, ok := steps[8].Exp.Exact(); !ok || x != 305 || steps[8].Class != harness.ReqInSeq {
+		t.Fatalf("before the resent 305: expected %+v class %v", steps[8].Exp, steps[8].Class)
+	}
+	if s := c.Conn.ReadSpanAt(302); s == nil || !s.Known() || s.LastMin != 303 || !s.Closed {
+		t.Fatalf("READ span not closed at 303 by its Last response: %+v", s)
+	}
+	if c.Conn.InsideRead(304) {
+		t.Fatalf("304 taken for a partial retry of the READ at 302")
+	}
+	// The first acknowledgment, the READ's First with MSN 2, counts SEND
+	// 300 and WRITE 301: the walk begins at the QP's creation.
+	if !c.Conn.FromStart() || c.Conn.Complete() {
+		t.Fatalf("FromStart %v Complete %v, want true, false", c.Conn.FromStart(), c.Conn.Complete())
+	}
+}
+
+// A connection whose first request is acknowledged with MSN 1 is seen
+// from its start; one whose first acknowledgment carries MSN 7 is not.
+func TestReconFromStart(t *testing.T) {
+	for _, tc := range []struct {
+		msn  uint32
+		want bool
+	}{{1, true}, {7, false}} {
+		tr := &ht.Trace{}
+		tr.Req(wire.SendOnly, 10, true)
+		tr.Ack(10, tc.msn)
+		c := harness.ExposeAudit(tr.Records, harness.UnknownSettings())
+		if got := c.Conn.FromStart(); got != tc.want {
+			t.Errorf("MSN %d: FromStart %v, want %v", tc.msn, got, tc.want)
+		}
+		if c.Conn.Complete() {
+			t.Errorf("MSN %d: a capture showing the start is not complete (loss around the capture point stays possible)", tc.msn)
+		}
+	}
+}
+
+// IPv4 IDs counting up put an ACK the network delayed back before the
+// ACK it was sent before; without IDs the capture order stays.
+func TestReconSenderOrder(t *testing.T) {
+	for _, ids := range []bool{true, false} {
+		tr := &ht.Trace{}
+		for i := range 12 {
+			tr.Req(wire.SendOnly, wire.PSN(100+i), true)
+		}
+		for i := range 12 {
+			tr.Ack(wire.PSN(100+i), uint32(i+1))
+		}
+		if ids {
+			tr.IPIDs(1000, 5000)
+		}
+		n := len(tr.Records)
+		tr.Swap(n-4, n-3)
+		c := harness.ExposeAudit(tr.Records, harness.UnknownSettings())
+		var psns []wire.PSN
+		for _, st := range c.Steps[12:] {
+			psns = append(psns, st.Rec.Packet.PSN)
+		}
+		inOrder := true
+		for i := 1; i < len(psns); i++ {
+			if psns[i].Before(psns[i-1]) {
+				inOrder = false
+			}
+		}
+		if inOrder != ids || (c.Conn.Reordered > 0) != ids {
+			t.Errorf("IDs %v: ACK PSNs seen in order %v (reordered %d): %v", ids, inOrder, c.Conn.Reordered, psns)
+		}
+	}
+}
+
+// An open instance keeps a clause from passing; an undecided one does not.
+func TestUnresolvedBlocksPass(t *testing.T) {
+	for _, tc := range []struct {
+		t    harness.Tally
+		want reports.Verdict
+	}{
+		{harness.Tally{Checked: 3, Indeterminate: 2}, reports.Pass},
+		{harness.Tally{Checked: 3, Indeterminate: 2, Open: 1}, reports.Indeterminate},
+		{harness.Tally{Checked: 3, Violations: 1, Open: 1}, reports.Fail},
+		{harness.Tally{Indeterminate: 1}, reports.Indeterminate},
+		{harness.Tally{}, reports.NotExercised},
+	} {
+		if got := tc.t.Verdict(); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.t, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,436 @@
+package verdicts
+
+import (
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/harness"
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	_ "github.com/rcconform/rcconform/rules"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// A case is one hand-built trace audited by every monitor.
+type vcase struct {
+	name     string
+	build    func(t *ht.Trace)
+	settings harness.Settings
+	fail     string // the clause that must fail, with the clauses of the same meaning ("" none)
+	// undecided, when set, is a clause that must come out indeterminate
+	// (not pass) on the trace.
+	undecided string
+}
+
+func capture(mtu int) harness.Settings {
+	s := harness.UnknownSettings()
+	s.MTU = mtu
+	return s
+}
+
+func complete(mtu int) harness.Settings {
+	s := capture(mtu)
+	s.Complete = true
+	return s
+}
+
+// seedWalk is the 17-step walk of response-generation.txt: SEND 300,
+// WRITE 301, READ 302–303 (8 KiB at a 4 KiB MTU), SEND 304 lost before
+// the capture point when lost, SEND 305 answered by a sequence NAK naming
+// 304, 304 and 305 resent, ACK 305 with MSN 5.
+func seedWalk(lost bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		t.Req(wire.SendOnly, 300, false)
+		t.Req(wire.WriteOnly, 301, false)
+		t.Read(302, 8192)
+		t.ReadResp(wire.ReadResponseFirst, 302, 2, 4096)
+		t.ReadResp(wire.ReadResponseLast, 303, 3, 4096)
+		if !lost {
+			t.Req(wire.SendOnly, 304, false)
+		}
+		t.Req(wire.SendOnly, 305, true)
+		t.NAK(304, wire.NAKPSNSequence, 3)
+		t.Req(wire.SendOnly, 304, false)
+		t.Req(wire.SendOnly, 305, true)
+		t.Ack(305, 5)
+	}
+}
+
+var cases = []vcase{
+	{name: "seed walk, 304 lost before the capture point, MTU unknown", build: seedWalk(true), settings: capture(0)},
+	{name: "seed walk, 304 lost before the capture point, MTU 4096", build: seedWalk(true), settings: capture(4096)},
+	{name: "seed walk, capture at the responder", build: seedWalk(true), settings: complete(4096)},
+	{name: "READ response Middle lost before the capture point", build: lostMiddle(true), settings: capture(1024)},
+	{name: "READ response Middle lost before the capture point, MTU unknown", build: lostMiddle(true), settings: capture(0)},
+	{name: "READ responses all seen", build: lostMiddle(false), settings: capture(1024)},
+	{name: "READ response Middle lost, partial retry answered", build: lostMiddleRetry(false), settings: capture(1024)},
+	{name: "READ response Middle lost, partial retry request lost too", build: lostMiddleRetry(true), settings: capture(1024)},
+	{name: "late ACK reordered after the sender", build: lateAck(true), settings: capture(0)},
+	{name: "ACKs in order", build: lateAck(false), settings: capture(0)},
+	{name: "late READ response reordered after the sender", build: lateReadResp, settings: capture(1024)},
+
+	{name: "sequence NAK behind the expected PSN", build: seqNAK(101), settings: complete(1024), fail: "C9-111,C9-121"},
+	{name: "sequence NAK beyond every request", build: seqNAK(105), settings: complete(1024), fail: "C9-111,C9-121"},
+	{name: "sequence NAK at the expected PSN", build: seqNAK(102), settings: complete(1024)},
+	{name: "sequence NAK behind, capture may miss loss after it", build: seqNAK(101), settings: capture(1024), undecided: "C9-121"},
+	{name: "invalid request NAK behind the expected PSN", build: invNAK(100), settings: complete(1024), fail: "C9-111,C9-125"},
+	{name: "invalid request NAK past the request (an undecoded packet may be there)", build: invNAK(102), settings: complete(1024), undecided: "C9-125"},
+	{name: "invalid request NAK at the request", build: invNAK(101), settings: complete(1024)},
+	{name: "remote access NAK naming no request", build: raNAK(102), settings: complete(1024), fail: "C9-124"},
+	{name: "remote access NAK at the request", build: raNAK(101), settings: complete(1024)},
+	{name: "RNR NAK naming no request", build: rnrNAK(102), settings: complete(1024), fail: "C9-113"},
+	{name: "RNR NAK at the request", build: rnrNAK(101), settings: complete(1024)},
+	{name: "NAK about a duplicate", build: dupNAK(true), settings: complete(1024), fail: "C9-106,C9-115"},
+	{name: "duplicate answered by an ACK", build: dupNAK(false), settings: complete(1024)},
+	{name: "READ whose MSN never moves, MTU unknown", build: readMSN(1), settings: complete(0), fail: "C9-148"},
+	{name: "READ counted, MTU unknown", build: readMSN(2), settings: complete(0)},
+	{name: "ACK naming a request never sent", build: ackNever(103), settings: complete(1024), fail: "C9-95"},
+	{name: "ACK naming the newest request", build: ackNever(101), settings: complete(1024)},
+	{name: "Atomic Acknowledge with the wrong PSN", build: atomicAck(102), settings: complete(1024), fail: "o9-58"},
+	{name: "Atomic Acknowledge at the ATOMIC's PSN", build: atomicAck(101), settings: complete(1024)},
+	{name: "duplicate READ replay starting late", build: dupRead(101), settings: complete(1024), fail: "C9-107"},
+	{name: "duplicate READ replay from its PSN", build: dupRead(100), settings: complete(1024)},
+	{name: "RNR resend sooner than the delay", build: rnrResend(2 * time.Millisecond), settings: rnrSettings(7), fail: "rnr-retry"},
+	{name: "RNR resend after the delay", build: rnrResend(12 * time.Millisecond), settings: rnrSettings(7)},
+	{name: "retry after a remote access NAK", build: retryAfterRA(true), settings: complete(1024), fail: "§9.9.2.2"},
+	{name: "no retry after a remote access NAK", build: retryAfterRA(false), settings: complete(1024)},
+	{name: "more RNR retries than allowed", build: rnrRetries(4), settings: rnrSettings(2), fail: "rnr-retry"},
+	{name: "RNR retries as allowed", build: rnrRetries(2), settings: rnrSettings(2)},
+	{name: "go-back-N skipping the NAK's PSN", build: gbn(true), settings: complete(1024), fail: "go-back-n"},
+	{name: "go-back-N from the NAK's PSN", build: gbn(false), settings: complete(1024)},
+
+	// Captures without --complete that show the connection's start (its
+	// first request acknowledged with MSN 1): every request that reached
+	// the responder is in them; loss around the capture point remains.
+	{name: "capture from the start: READ whose MSN never moves, MTU unknown", build: readMSN(1), settings: capture(0), fail: "C9-148"},
+	{name: "capture from the start: READ counted, MTU unknown", build: readMSN(2), settings: capture(0)},
+	{name: "capture from the start: Atomic Acknowledge with the wrong PSN", build: atomicAck(102), settings: capture(0), fail: "o9-58"},
+	{name: "capture from the start: Atomic Acknowledge at the ATOMIC's PSN", build: atomicAck(101), settings: capture(0)},
+	{name: "capture from the start: ACK naming a request never sent", build: ackNever(103), settings: capture(0), fail: "C9-95"},
+	{name: "capture from the start: go-back-N skipping the NAK's PSN", build: gbn(true), settings: capture(0), undecided: "go-back-n"},
+	{name: "capture from the start: more RNR retries than allowed", build: rnrRetries(4), settings: rnrCapture(2), undecided: "rnr-retry"},
+	{name: "capture from the start: RNR resend sooner than the delay", build: rnrResend(2 * time.Millisecond), settings: rnrCapture(7), undecided: "rnr-retry"},
+	{name: "capture from the start: retry after a remote access NAK", build: retryAfterRA(true), settings: capture(0), undecided: "§9.9.2.2"},
+	{name: "capture from the start: RNR NAK naming no request", build: rnrNAK(102), settings: capture(0), undecided: "C9-113"},
+	{name: "capture from the start: remote access NAK naming no request", build: raNAK(102), settings: capture(0), undecided: "C9-124"},
+
+	{name: "unanswered AckReq, complete", build: unanswered(1, false), settings: complete(0), fail: "C9-116"},
+	{name: "unanswered AckReq, capture showing the connection's start", build: unanswered(1, false), settings: capture(0), undecided: "C9-116"},
+	{name: "unanswered AckReq, mid-connection capture, responder answering on", build: unanswered(7, true), settings: capture(0), undecided: "C9-116"},
+}
+
+// unanswered: SEND 200 acknowledged with MSN msn (1: the connection's
+// first message), SEND 201 with AckReq never covered; when more, a
+// duplicate of 200 is answered after it.
+func unanswered(msn uint32, more bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		t.Req(wire.SendOnly, 200, true)
+		t.Ack(200, msn)
+		t.Req(wire.SendOnly, 201, true)
+		if more {
+			t.Req(wire.SendOnly, 200, true)
+			t.Ack(200, msn)
+		}
+	}
+}
+
+func rnrCapture(retries int) harness.Settings {
+	s := capture(0)
+	s.RNRRetry = retries
+	return s
+}
+
+func rnrSettings(retries int) harness.Settings {
+	s := complete(1024)
+	s.RNRRetry = retries
+	return s
+}
+
+// start is an established connection: SEND 100 acknowledged with MSN 1.
+func start(t *ht.Trace) {
+	t.Req(wire.SendOnly, 100, true)
+	t.Ack(100, 1)
+}
+
+// seqNAK: SENDs 101 and 103 (102 lost before the responder); the
+// sequence NAK names x (102 is right).
+func seqNAK(x wire.PSN) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.SendOnly, 101, false)
+		t.Req(wire.SendOnly, 103, true)
+		t.NAK(x, wire.NAKPSNSequence, 2)
+	}
+}
+
+// invNAK: a SEND Middle with no message in progress at the expected PSN
+// 101, NAKed as an invalid request naming x.
+func invNAK(x wire.PSN) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.SendMiddle, 101, true)
+		t.NAK(x, wire.NAKInvalidRequest, 1)
+	}
+}
+
+// raNAK: a WRITE at 101 NAKed for a remote access error naming x.
+func raNAK(x wire.PSN) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.WriteOnly, 101, true)
+		t.NAK(x, wire.NAKRemoteAccess, 1)
+	}
+}
+
+// rnrNAK: a SEND at 101 refused with an RNR NAK naming x.
+func rnrNAK(x wire.PSN) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.SendOnly, 101, true)
+		t.RNR(x, 1, 1)
+	}
+}
+
+// dupNAK: a duplicate of SEND 100 answered with a remote access NAK
+// (nak) or with an ACK of the newest completed request.
+func dupNAK(nak bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.SendOnly, 101, true)
+		t.Ack(101, 2)
+		t.Req(wire.SendOnly, 100, true)
+		if nak {
+			t.NAK(100, wire.NAKRemoteAccess, 2)
+		} else {
+			t.Ack(101, 2)
+		}
+	}
+}
+
+// readMSN: a 3 KiB READ at 101 (MTU 1024, not known to the audit)
+// answered with First MSN 1 and Last MSN last (2 is right).
+func readMSN(last uint32) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Read(101, 3*1024)
+		t.ReadResp(wire.ReadResponseFirst, 101, 1, 1024)
+		t.ReadResp(wire.ReadResponseMiddle, 102, 0, 1024)
+		t.ReadResp(wire.ReadResponseLast, 103, last, 1024)
+	}
+}
+
+// ackNever: SEND 101 acknowledged by an ACK naming x.
+func ackNever(x wire.PSN) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.SendOnly, 101, true)
+		t.Ack(x, 2)
+	}
+}
+
+// atomicAck: a Fetch & Add at 101 answered by an Atomic Acknowledge
+// naming x.
+func atomicAck(x wire.PSN) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Atomic(wire.FetchAdd, 101)
+		t.AtomicAck(x, 2, 7)
+	}
+}
+
+// dupRead: a 3 KiB READ at 100 answered, then again as a duplicate whose
+// replay begins at from with First.
+func dupRead(from wire.PSN) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		t.Read(100, 3*1024)
+		t.ReadStream(100, 3*1024, 1024, 1)
+		t.Read(100, 3*1024)
+		if from == 100 {
+			t.ReadStream(100, 3*1024, 1024, 1)
+			return
+		}
+		t.ReadResp(wire.ReadResponseFirst, from, 1, 1024)
+		t.ReadResp(wire.ReadResponseLast, 102, 1, 1024)
+	}
+}
+
+// retryAfterRA: a WRITE at 101 NAKed for a remote access error, sent
+// again 5 ms later when retry.
+func retryAfterRA(retry bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.WriteOnly, 101, true)
+		t.NAK(101, wire.NAKRemoteAccess, 1)
+		if retry {
+			t.Wait(5 * time.Millisecond)
+			t.Req(wire.WriteOnly, 101, true)
+		}
+		t.IPIDs(1, 1)
+	}
+}
+
+// rnrResends: SEND 101 refused n times by RNR NAKs with timer code
+// code, resent wait after each, then acknowledged.
+func rnrResends(code uint8, n int, wait time.Duration) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.SendOnly, 101, true)
+		for range n {
+			t.RNR(101, code, 1)
+			t.Wait(wait)
+			t.Req(wire.SendOnly, 101, true)
+		}
+		t.Ack(101, 2)
+		t.IPIDs(1, 1)
+	}
+}
+
+// rnrResend: one RNR NAK with timer code 20 (10.24 ms), the resend d
+// after it.
+func rnrResend(d time.Duration) func(t *ht.Trace) { return rnrResends(20, 1, d) }
+
+// rnrRetries: n resends after RNR NAKs with timer code 1 (10 µs), 1 ms
+// apart.
+func rnrRetries(n int) func(t *ht.Trace) { return rnrResends(1, n, time.Millisecond) }
+
+// gbn: SENDs 101..103, 101 lost before the responder; a sequence NAK
+// names 101; the requester goes back to 101 (or skips it when skip, and
+// the latched responder drops what follows).
+func gbn(skip bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.SendOnly, 102, false)
+		t.Req(wire.SendOnly, 103, true)
+		t.NAK(101, wire.NAKPSNSequence, 1)
+		t.Wait(2 * time.Millisecond)
+		if !skip {
+			t.Req(wire.SendOnly, 101, false)
+		}
+		t.Req(wire.SendOnly, 102, false)
+		t.Req(wire.SendOnly, 103, true)
+		if !skip {
+			t.Ack(103, 4)
+		}
+		t.IPIDs(1, 1)
+	}
+}
+
+// lostMiddle: two READs of 5 KiB at MTU 1024 (F, M, M, M, L each); the
+// first's second Middle is lost before the capture point when lost.
+func lostMiddle(lost bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		t.Req(wire.SendOnly, 10, true)
+		t.Ack(10, 1)
+		t.Read(11, 5*1024)
+		t.Read(16, 5*1024)
+		rs := t.ReadStream(11, 5*1024, 1024, 2)
+		t.ReadStream(16, 5*1024, 1024, 3)
+		t.Req(wire.SendOnly, 21, true)
+		t.Ack(21, 4)
+		if lost {
+			for i, r := range t.Records {
+				if r == rs[2] {
+					t.Remove(i)
+				}
+			}
+		}
+	}
+}
+
+// lostMiddleRetry: a 5 KiB READ at 302 (MTU 1024) whose Middle 304 is
+// lost before the capture point; the requester asks again from 304 (that
+// partial retry itself lost before the capture point when retryLost) and
+// the responder answers it from 304 with First, Middle, Last.
+func lostMiddleRetry(retryLost bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		t.Req(wire.SendOnly, 301, true)
+		t.Ack(301, 1)
+		t.Read(302, 5*1024)
+		t.ReadResp(wire.ReadResponseFirst, 302, 2, 1024)
+		t.ReadResp(wire.ReadResponseMiddle, 303, 0, 1024)
+		t.ReadResp(wire.ReadResponseMiddle, 305, 0, 1024)
+		t.ReadResp(wire.ReadResponseLast, 306, 2, 1024)
+		if !retryLost {
+			r := t.Read(304, 3*1024)
+			r.Packet.RETH.VA += 2 * 1024
+		}
+		t.ReadResp(wire.ReadResponseFirst, 304, 2, 1024)
+		t.ReadResp(wire.ReadResponseMiddle, 305, 0, 1024)
+		t.ReadResp(wire.ReadResponseLast, 306, 2, 1024)
+		t.Req(wire.SendOnly, 307, true)
+		t.Ack(307, 3)
+	}
+}
+
+// lateAck: a responder that counts its IPv4 Identification up ACKs every
+// SEND; when late, the network delays one ACK behind the next.
+func lateAck(late bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		for i := range 12 {
+			t.Req(wire.SendOnly, wire.PSN(100+2*i), false)
+			t.Req(wire.SendOnly, wire.PSN(101+2*i), true)
+		}
+		for i := range 12 {
+			t.Ack(wire.PSN(101+2*i), uint32(2*i+2))
+		}
+		t.IPIDs(1000, 5000)
+		if late {
+			n := len(t.Records)
+			t.Swap(n-4, n-3)
+		}
+	}
+}
+
+// lateReadResp: READ responses counted up in IP ID, one Middle delayed
+// behind the next by the network.
+func lateReadResp(t *ht.Trace) {
+	for i := range 10 {
+		t.Req(wire.SendOnly, wire.PSN(100+i), true)
+		t.Ack(wire.PSN(100+i), uint32(i+1))
+	}
+	t.Read(110, 5*1024)
+	t.ReadStream(110, 5*1024, 1024, 11)
+	t.IPIDs(1000, 5000)
+	n := len(t.Records)
+	t.Swap(n-3, n-2)
+}
+
+func clauses(ts map[string]*harness.Tally, pred func(*harness.Tally) bool) []string {
+	var out []string
+	for k, t := range ts {
+		if pred(t) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestVerdicts(t *testing.T) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr := &ht.Trace{}
+			c.build(tr)
+			ts, fs := ht.AuditAll(tr, c.settings)
+			failed := clauses(ts, func(x *harness.Tally) bool { return x.Violations > 0 })
+			var want []string
+			if c.fail != "" {
+				want = strings.Split(c.fail, ",")
+				sort.Strings(want)
+			}
+			if strings.Join(failed, ",") != strings.Join(want, ",") {
+				var msgs []string
+				for _, f := range fs {
+					msgs = append(msgs, f.ID+": "+f.Message)
+				}
+				t.Errorf("failed %v, want %v\n  %s", failed, want, strings.Join(msgs, "\n  "))
+			}
+			if c.undecided != "" {
+				if v := ts[c.undecided].Verdict(); v != "indeterminate" {
+					t.Errorf("%s: verdict %s, want indeterminate (tally %+v)", c.undecided, v, ts[c.undecided])
+				}
+			}
+		})
+	}
+}
