@@ -1,0 +1,120 @@
+package pcapdut_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rcconform/rcconform/dut/pcapdut"
+	"github.com/rcconform/rcconform/dut/pcapdut/synth"
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/wire/capture"
+)
+
+// shardSettings are the settings each capture is audited with: unknown
+// ones (many clauses indeterminate, with reasons), and claims that make
+// clauses fail on many connections (no SRQ on rxe, which sends credit
+// 0x1F; a wrong MTU and short timers on the synthetic traffic).
+func shardSettings() map[string]harness.Settings {
+	u := harness.UnknownSettings()
+	claim := u
+	claim.SRQ, claim.MTU, claim.AckTimeout, claim.RetryCnt, claim.RNRRetry, claim.Complete = harness.SRQNone, 512, 1, 0, 0, true
+	return map[string]harness.Settings{"unknown": u, "claims": claim}
+}
+
+// auditWith audits a capture held in memory with a single Auditor
+// (workers 0) or a ShardedAuditor of the given workers, and returns its
+// sink and connections.
+func auditWith(t *testing.T, name string, file []byte, s harness.Settings, maxFindings, workers int) (*harness.Sink, []*harness.Conn) {
+	t.Helper()
+	rd, err := capture.NewReader(bytes.NewReader(file), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := harness.NewSink(name)
+	sink.MaxFindings = maxFindings
+	sink.Text = func(c string) string { return "text of " + c }
+	var obs pcapdut.Observer
+	var conns func() []*harness.Conn
+	if workers == 0 {
+		a := harness.NewAuditor(s, sink)
+		obs, conns = a, a.Conns
+	} else {
+		a := harness.NewShardedAuditor(s, sink, workers)
+		obs, conns = a, a.Conns
+	}
+	if _, err := pcapdut.AuditReader(rd, obs, nil, 0); err != nil && !strings.Contains(err.Error(), "frames before it were audited") {
+		t.Fatal(err)
+	}
+	return sink, conns()
+}
+
+// connsText describes connections by ID, addresses and QPs.
+func connsText(cs []*harness.Conn) string {
+	var b strings.Builder
+	for _, c := range cs {
+		fmt.Fprintf(&b, "%d %v>%v qp %#x/%#x packets %d\n", c.ID, c.Requester, c.Responder, c.RequesterQP, c.ResponderQP, c.Packets)
+	}
+	return b.String()
+}
+
+// TestShardedSameAsSingle holds the sharded auditor, on 1, 2, 3 and 7
+// workers, to the single auditor's findings (byte for byte, in order),
+// tallies, reasons and connections, on every shared capture and on
+// synthetic captures of many connections sharing one address pair, with
+// settings that make clauses pass, fail (past the findings cap) and stay
+// indeterminate.
+func TestShardedSameAsSingle(t *testing.T) {
+	type capFile struct {
+		name string
+		data []byte
+	}
+	var files []capFile
+	paths, _ := filepath.Glob(filepath.Join(capturesDir, "*", "*.pcap*"))
+	if len(paths) == 0 {
+		t.Logf("no shared captures in %s: synthetic ones only", capturesDir)
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, capFile{p, b})
+	}
+	for _, o := range []synth.Options{{Frames: 6000, QPs: 16, Seed: 5}, {Frames: 3000, QPs: 9, MTU: 256, Seed: 11}} {
+		var buf bytes.Buffer
+		if _, err := synth.Write(&buf, o); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, capFile{fmt.Sprintf("synthetic-%d-qps.pcap", o.QPs), buf.Bytes()})
+	}
+	violations, indeterminate := 0, 0
+	for _, f := range files {
+		for sname, s := range shardSettings() {
+			for _, maxF := range []int{3, 0} {
+				want, wantConns := auditWith(t, f.name, f.data, s, maxF, 0)
+				for _, tl := range want.Tallies {
+					violations += tl.Violations
+					indeterminate += tl.Indeterminate
+				}
+				for _, w := range []int{1, 2, 3, 7} {
+					got, gotConns := auditWith(t, f.name, f.data, s, maxF, w)
+					if d := harness.DiffSinks(want, got); d != "" {
+						t.Errorf("%s, settings %s, max findings %d, %d workers: %s", f.name, sname, maxF, w, d)
+					}
+					if a, b := connsText(wantConns), connsText(gotConns); a != b {
+						t.Errorf("%s, %d workers: connections\n%s\nwant\n%s", f.name, w, b, a)
+					}
+				}
+			}
+		}
+	}
+	// The comparison means something only if there was something to
+	// compare.
+	if violations == 0 || indeterminate == 0 {
+		t.Errorf("%d violations and %d indeterminate instances in all: the captures exercise too little", violations, indeterminate)
+	}
+}
