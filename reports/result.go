@@ -70,6 +70,9 @@ type Result struct {
 	Captures []CaptureInfo  `json:"captures"`
 	Clauses  []ClauseResult `json:"clauses"`
 	Findings []Finding      `json:"findings"`
+	// Shard is set on the result of an audit that judged only a share of
+	// the connections (`audit --shard=I/N`); see Merge.
+	Shard *ShardInfo `json:"shard,omitempty"`
 }
 
 // CaptureInfo describes one capture an audit read.
@@ -95,12 +98,19 @@ type ClauseResult struct {
 	Verdict    Verdict `json:"verdict"`
 	Checked    int     `json:"checked"`
 	Violations int     `json:"violations"`
+	// Undecided counts the instances left indeterminate (a pass may
+	// carry some: they did not decide the verdict).
+	Undecided int `json:"undecided"`
 	// Reason says why the clause was not exercised, unsupported,
 	// indeterminate or its text unavailable.
 	Reason  string `json:"reason,omitempty"`
 	Capture string `json:"capture,omitempty"`
 	// Checks names what was checked (scenario names).
 	Checks []string `json:"checks,omitempty"`
+	// ReasonAt, in a shard's result only, is where in the capture the
+	// reason of an indeterminate verdict was first given (see
+	// Finding.At), so that Merge keeps the reason a single run would.
+	ReasonAt int64 `json:"reason_at,omitempty"`
 }
 
 // Finding is one violation of a clause.
@@ -118,6 +128,12 @@ type Finding struct {
 	Seen     string   `json:"seen,omitempty"`
 	Scenario string   `json:"scenario,omitempty"`
 	Ladder   []Rung   `json:"ladder,omitempty"`
+	// At, in a shard's result only, is where in the capture the finding
+	// was made: the number of the record (from 1, counting RoCE RC
+	// records), or a number above every record's for findings made as
+	// the capture ended. Merge orders findings by it, as a single run
+	// makes them.
+	At int64 `json:"at,omitempty"`
 }
 
 // Rung is one packet of the exchange around a finding.

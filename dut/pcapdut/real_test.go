@@ -157,6 +157,7 @@ func BenchmarkAudit(b *testing.B) {
 	b.ReportAllocs()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
+	cpu0 := cpuTime()
 	b.ResetTimer()
 	for b.Loop() {
 		rd, err := capture.NewReader(bytes.NewReader(file), "bench.pcap")
@@ -174,4 +175,5 @@ func BenchmarkAudit(b *testing.B) {
 	n := float64(b.N) * frames
 	b.ReportMetric(n/b.Elapsed().Seconds(), "frames/s")
 	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/n, "allocs/frame")
+	b.ReportMetric(float64(cpuTime()-cpu0)/n, "cpu-ns/frame")
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rcconform/rcconform/dut/pcapdut"
@@ -117,4 +119,41 @@ func TestShardedSameAsSingle(t *testing.T) {
 	if violations == 0 || indeterminate == 0 {
 		t.Errorf("%d violations and %d indeterminate instances in all: the captures exercise too little", violations, indeterminate)
 	}
+}
+
+// BenchmarkAuditSharded is BenchmarkAudit through a ShardedAuditor with
+// one worker per core (-cpu sets them).
+func BenchmarkAuditSharded(b *testing.B) {
+	const frames = 100_000
+	var buf bytes.Buffer
+	if _, err := synth.Write(&buf, synth.Options{Frames: frames, QPs: 16, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	file := buf.Bytes()
+	b.SetBytes(int64(len(file)))
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for b.Loop() {
+		rd, err := capture.NewReader(bytes.NewReader(file), "bench.pcap")
+		if err != nil {
+			b.Fatal(err)
+		}
+		a := harness.NewShardedAuditor(harness.UnknownSettings(), harness.NewSink("bench.pcap"), runtime.GOMAXPROCS(0))
+		info, err := pcapdut.AuditReader(rd, a, nil, 0)
+		if err != nil || info.RoCEFrames != frames {
+			b.Fatalf("%+v %v", info, err)
+		}
+	}
+	b.ReportMetric(float64(b.N)*frames/b.Elapsed().Seconds(), "frames/s")
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/frames, "cpu-ns/frame")
+}
+
+// cpuTime returns the process's CPU time (user and system) in ns: on a
+// shared machine a steadier measure than the wall clock.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
