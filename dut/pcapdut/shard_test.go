@@ -2,6 +2,7 @@ package pcapdut_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/rcconform/rcconform/dut/pcapdut"
 	"github.com/rcconform/rcconform/dut/pcapdut/synth"
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire/capture"
 )
 
@@ -156,4 +158,55 @@ func cpuTime() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// panicky panics on the record of frame panicFrame, or as it ends when
+// panicFrame is 0, on captures named panic.pcap only.
+type panicky struct{}
+
+const panicFrame = 7
+
+func (panicky) Observe(c *harness.Conn, r *trace.Record) {
+	if c.Capture == "panic.pcap" && r.Frame == panicFrame {
+		panic("monitor bug")
+	}
+}
+
+func (panicky) End(c *harness.Conn) {
+	if c.Capture == "panic-end.pcap" {
+		panic("monitor bug at the end")
+	}
+}
+
+func init() {
+	harness.RegisterMonitor(harness.Monitor{Clause: "test-panicky", New: func(*harness.Conn) harness.Checker { return panicky{} }})
+}
+
+// TestShardedPanic: a monitor that panics on a worker is reported as an
+// error naming the capture and the frame it was judging (0: the end), with
+// its stack, on one worker and on several.
+func TestShardedPanic(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := synth.Write(&buf, synth.Options{Frames: 3000, QPs: 6, Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		frame int
+		msg   string
+	}{{"panic.pcap", panicFrame, "monitor bug"}, {"panic-end.pcap", 0, "monitor bug at the end"}} {
+		for _, w := range []int{1, 3} {
+			rd, err := capture.NewReader(bytes.NewReader(buf.Bytes()), tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := harness.NewShardedAuditor(harness.UnknownSettings(), harness.NewSink(tc.name), w)
+			a.Only = map[string]bool{"test-panicky": true, "C9-95": true}
+			_, err = pcapdut.AuditReader(rd, a, nil, 0)
+			var pe *pcapdut.PanicError
+			if !errors.As(err, &pe) || pe.Frame != tc.frame || pe.File != tc.name || fmt.Sprint(pe.Value) != tc.msg || len(pe.Stack) == 0 {
+				t.Errorf("%s, %d workers: error %v (%+v)", tc.name, w, err, pe)
+			}
+		}
+	}
 }
