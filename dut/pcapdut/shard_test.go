@@ -126,13 +126,25 @@ func TestShardedSameAsSingle(t *testing.T) {
 // BenchmarkAuditSharded is BenchmarkAudit through a ShardedAuditor with
 // one worker per core (-cpu sets them).
 func BenchmarkAuditSharded(b *testing.B) {
+	benchAudit(b, func() pcapdut.Observer {
+		return harness.NewShardedAuditor(harness.UnknownSettings(), harness.NewSink("bench.pcap"), runtime.GOMAXPROCS(0))
+	})
+}
+
+// benchAudit audits an in-memory synthetic capture of 100k frames (8
+// QPs) with the auditors newAuditor makes, and reports frames/s, the CPU
+// time per frame and the allocations per frame.
+func benchAudit(b *testing.B, newAuditor func() pcapdut.Observer) {
 	const frames = 100_000
 	var buf bytes.Buffer
-	if _, err := synth.Write(&buf, synth.Options{Frames: frames, QPs: 16, Seed: 1}); err != nil {
+	if _, err := synth.Write(&buf, synth.Options{Frames: frames, QPs: 8, Seed: 1}); err != nil {
 		b.Fatal(err)
 	}
 	file := buf.Bytes()
 	b.SetBytes(int64(len(file)))
+	b.ReportAllocs()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	for b.Loop() {
@@ -140,14 +152,17 @@ func BenchmarkAuditSharded(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		a := harness.NewShardedAuditor(harness.UnknownSettings(), harness.NewSink("bench.pcap"), runtime.GOMAXPROCS(0))
-		info, err := pcapdut.AuditReader(rd, a, nil, 0)
+		info, err := pcapdut.AuditReader(rd, newAuditor(), nil, 0)
 		if err != nil || info.RoCEFrames != frames {
 			b.Fatalf("%+v %v", info, err)
 		}
 	}
-	b.ReportMetric(float64(b.N)*frames/b.Elapsed().Seconds(), "frames/s")
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/frames, "cpu-ns/frame")
+	b.StopTimer()
+	runtime.ReadMemStats(&ms1)
+	n := float64(b.N) * frames
+	b.ReportMetric(n/b.Elapsed().Seconds(), "frames/s")
+	b.ReportMetric(float64(cpuTime()-cpu0)/n, "cpu-ns/frame")
+	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/n, "allocs/frame")
 }
 
 // cpuTime returns the process's CPU time (user and system) in ns: on a
