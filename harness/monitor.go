@@ -576,6 +576,12 @@ type Auditor struct {
 	conns    []*Conn
 	mons     []Monitor
 	routes   map[string]*route
+
+	// OnNewConn, when set, is called with each new connection before its
+	// monitors are made and its first record is absorbed: it may set the
+	// connection's Settings (for example from a connection-manager
+	// handshake seen earlier in the trace).
+	OnNewConn func(c *Conn)
 }
 
 // route lists, for each RC opcode, the indexes of the checkers of a
@@ -689,6 +695,9 @@ func (a *Auditor) End() {
 func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32) *Conn {
 	c := &Conn{ID: len(a.conns) + 1, Requester: req, Responder: rsp, ResponderQP: rspQP,
 		Settings: a.Settings, Capture: a.Sink.Capture, sink: a.Sink}
+	if a.OnNewConn != nil {
+		a.OnNewConn(c)
+	}
 	for _, m := range a.monitorsToRun() {
 		c.checkers = append(c.checkers, m.New(c))
 	}

@@ -47,14 +47,16 @@ type ShardedAuditor struct {
 	// with ShardOf(c.ID, Shards) == Shard; the others are paired and
 	// numbered as usual but never judged.
 	Shard, Shards int
-	// ConnSettings, when set, gives the settings of a new connection: it
-	// is called on the caller's goroutine, in trace order, with the
-	// pairing model's connection (the record that made it was the last
-	// one observed), and its result becomes the Settings of that
-	// connection both in the pairing model and in the auditor that judges
-	// it. It is the seam for settings learnt from the capture itself (for
-	// example a connection-manager handshake seen before the connection's
-	// first packet).
+	// ConnSettings, when set, gives the settings of a new connection
+	// (Auditor.OnNewConn): it is called on the caller's goroutine, in
+	// trace order, with the pairing model's new connection (made by the
+	// record being observed, before that record is absorbed), and its
+	// result becomes the Settings of the connection both in the pairing
+	// model and in the auditor that judges it. It is the seam for
+	// settings learnt from the capture itself (a connection-manager
+	// handshake seen before the connection's first packet); a single
+	// Auditor given the same function as OnNewConn (setting c.Settings)
+	// judges alike.
 	ConnSettings func(c *Conn) Settings
 
 	started bool
@@ -151,6 +153,9 @@ func (s *ShardedAuditor) start() {
 	s.started = true
 	s.mirror = NewAuditor(s.Settings, s.Sink)
 	s.mirror.Only = map[string]bool{} // pairs and models, judges nothing
+	if s.ConnSettings != nil {
+		s.mirror.OnNewConn = func(c *Conn) { c.Settings = s.ConnSettings(c) }
+	}
 	s.reqs = map[connKey]*shardConn{}
 	s.resps = map[connKey]*shardConn{}
 	n := max(s.Workers, 1)
@@ -248,11 +253,7 @@ func (s *ShardedAuditor) newConn(m *Conn) *shardConn {
 	if m.ID != len(s.conns)+1 {
 		panic(fmt.Sprintf("harness: sharded auditor: connection %d made after %d", m.ID, len(s.conns)))
 	}
-	settings := s.Settings
-	if s.ConnSettings != nil {
-		settings = s.ConnSettings(m)
-		m.Settings = settings
-	}
+	settings := m.Settings // s.Settings, or what ConnSettings gave
 	sc := &shardConn{m: m, id: m.ID, w: -1}
 	if s.Shards <= 1 || ShardOf(m.ID, s.Shards) == s.Shard {
 		sc.w = s.judged % len(s.workers)

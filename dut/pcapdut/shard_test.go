@@ -31,8 +31,9 @@ func shardSettings() map[string]harness.Settings {
 
 // auditWith audits a capture held in memory with a single Auditor
 // (workers 0) or a ShardedAuditor of the given workers, and returns its
-// sink and connections.
-func auditWith(t *testing.T, name string, file []byte, s harness.Settings, maxFindings, workers int) (*harness.Sink, []*harness.Conn) {
+// sink and connections. perConn, when not nil, gives each connection its
+// settings (Auditor.OnNewConn, ShardedAuditor.ConnSettings).
+func auditWith(t *testing.T, name string, file []byte, s harness.Settings, maxFindings, workers int, perConn func(*harness.Conn) harness.Settings) (*harness.Sink, []*harness.Conn) {
 	t.Helper()
 	rd, err := capture.NewReader(bytes.NewReader(file), name)
 	if err != nil {
@@ -45,9 +46,13 @@ func auditWith(t *testing.T, name string, file []byte, s harness.Settings, maxFi
 	var conns func() []*harness.Conn
 	if workers == 0 {
 		a := harness.NewAuditor(s, sink)
+		if perConn != nil {
+			a.OnNewConn = func(c *harness.Conn) { c.Settings = perConn(c) }
+		}
 		obs, conns = a, a.Conns
 	} else {
 		a := harness.NewShardedAuditor(s, sink, workers)
+		a.ConnSettings = perConn
 		obs, conns = a, a.Conns
 	}
 	if _, err := pcapdut.AuditReader(rd, obs, nil, 0); err != nil && !strings.Contains(err.Error(), "frames before it were audited") {
@@ -99,13 +104,13 @@ func TestShardedSameAsSingle(t *testing.T) {
 	for _, f := range files {
 		for sname, s := range shardSettings() {
 			for _, maxF := range []int{3, 0} {
-				want, wantConns := auditWith(t, f.name, f.data, s, maxF, 0)
+				want, wantConns := auditWith(t, f.name, f.data, s, maxF, 0, nil)
 				for _, tl := range want.Tallies {
 					violations += tl.Violations
 					indeterminate += tl.Indeterminate
 				}
 				for _, w := range []int{1, 2, 3, 7} {
-					got, gotConns := auditWith(t, f.name, f.data, s, maxF, w)
+					got, gotConns := auditWith(t, f.name, f.data, s, maxF, w, nil)
 					if d := harness.DiffSinks(want, got); d != "" {
 						t.Errorf("%s, settings %s, max findings %d, %d workers: %s", f.name, sname, maxF, w, d)
 					}
@@ -120,6 +125,37 @@ func TestShardedSameAsSingle(t *testing.T) {
 	// compare.
 	if violations == 0 || indeterminate == 0 {
 		t.Errorf("%d violations and %d indeterminate instances in all: the captures exercise too little", violations, indeterminate)
+	}
+}
+
+// TestShardedConnSettings: settings given per connection as it is made
+// (the seam for settings learnt from the capture) reach the auditor that
+// judges it: the sharded auditor judges as a single one given them alike.
+// Half the connections are claimed to run at an MTU of 256 that their
+// traffic (at 1024) contradicts, the others at the true 1024.
+func TestShardedConnSettings(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := synth.Write(&buf, synth.Options{Frames: 4000, QPs: 10, MTU: 1024, Seed: 4}); err != nil {
+		t.Fatal(err)
+	}
+	perConn := func(c *harness.Conn) harness.Settings {
+		s := harness.UnknownSettings()
+		s.MTU = 1024
+		if c.ID%2 == 0 {
+			s.MTU = 256
+		}
+		return s
+	}
+	want, _ := auditWith(t, "mtu.pcap", buf.Bytes(), harness.UnknownSettings(), 0, 0, perConn)
+	clean, _ := auditWith(t, "mtu.pcap", buf.Bytes(), harness.UnknownSettings(), 0, 0, nil)
+	if len(want.Findings) == 0 || harness.DiffSinks(clean, want) == "" {
+		t.Fatalf("the per-connection settings changed nothing (%d findings)", len(want.Findings))
+	}
+	for _, w := range []int{1, 3} {
+		got, _ := auditWith(t, "mtu.pcap", buf.Bytes(), harness.UnknownSettings(), 0, w, perConn)
+		if d := harness.DiffSinks(want, got); d != "" {
+			t.Errorf("%d workers: %s", w, d)
+		}
 	}
 }
 
