@@ -515,7 +515,7 @@ func (c *Conn) Unresolved(clause, reason string) {
 	t.Indeterminate++
 	t.Open++
 	if t.Reason == "" || t.Open == 1 {
-		t.Reason = reason
+		t.Reason, t.ReasonAt = reason, c.sink.At
 	}
 }
 
@@ -527,7 +527,7 @@ func (c *Conn) Indeterminate(clause, reason string) {
 	t := c.sink.tally(clause)
 	t.Indeterminate++
 	if t.Reason == "" {
-		t.Reason = reason
+		t.Reason, t.ReasonAt = reason, c.sink.At
 	}
 }
 
@@ -540,6 +540,8 @@ type Tally struct {
 	Indeterminate int
 	Open          int
 	Reason        string
+	// ReasonAt is the sink's At when Reason was set (see Sink.At).
+	ReasonAt int64
 }
 
 // Verdict turns a tally into a verdict: any violation fails; otherwise an
@@ -573,6 +575,11 @@ type Sink struct {
 	perClause   map[string]int
 	// Text gives the clause in our words for findings.
 	Text func(clause string) string
+	// At is where in the trace the sink's auditor is, as set by a caller
+	// that merges sinks (ShardedAuditor): each tally's ReasonAt records
+	// it, so that merged tallies keep the reason a single auditor would
+	// have kept (the first one given). Zero when unused.
+	At int64
 	// tallyCache caches tallies of Tallies by clause (every record tallies a
 	// few clauses, and a map lookup costs more than a comparison).
 	tallyCache [64]cachedTally
@@ -713,6 +720,26 @@ func (a *Auditor) monitorsToRun() []Monitor {
 		}
 	}
 	return a.mons
+}
+
+// Assign finds or makes the connection r belongs to, as Observe does,
+// and absorbs r into its model without running any monitor; it returns
+// nil for a record Observe would leave out. An auditor fed only through
+// Assign pairs the two directions of each connection for callers that
+// split connections among several auditors (ShardedAuditor).
+func (a *Auditor) Assign(r *trace.Record) *Conn {
+	if !r.Usable() || r.Packet == nil {
+		return nil
+	}
+	op := r.Packet.Opcode
+	if !ops[op].request && !ops[op].response {
+		return nil
+	}
+	c := a.connFor(r)
+	if c != nil {
+		c.absorb(r)
+	}
+	return c
 }
 
 // Observe feeds one record. Records with a bad ICRC are left out: their

@@ -5,7 +5,11 @@ package reports
 // the audit used for it and where each came from, and whether the capture
 // holds it from its start. Unknown values are null.
 type Connection struct {
-	Capture   string   `json:"capture"`
+	Capture string `json:"capture"`
+	// ID numbers the audited connections of a capture in the order the
+	// capture first showed them (as findings' ladders and shards count
+	// them); 0 for a handshake no RC packet of the capture used.
+	ID        int      `json:"id,omitempty"`
 	Requester Endpoint `json:"requester"`
 	Responder Endpoint `json:"responder"`
 	// FirstPSN gives the first PSN each QP sends: the requester's first

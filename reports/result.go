@@ -73,6 +73,9 @@ type Result struct {
 	// Connections lists the RC connections an audit found (omitted when
 	// there are none, as in suite runs).
 	Connections []Connection `json:"connections,omitempty"`
+	// Shard is set on the result of an audit that judged only a share of
+	// the connections (`audit --shard=I/N`); see Merge.
+	Shard *ShardInfo `json:"shard,omitempty"`
 }
 
 // CaptureInfo describes one capture an audit read.
@@ -110,12 +113,22 @@ type ClauseResult struct {
 	// the verdict: a pass with doubt reads "pass, 12 undecided". Results
 	// written before the field existed read as 0.
 	Undecided int `json:"undecided"`
+	// Open counts those undecided instances that keep the clause from
+	// passing (a violation remains as possible as a legal explanation):
+	// a clause with open instances and no violation is indeterminate
+	// however many instances passed. report --merge needs it to decide
+	// as a single run would.
+	Open int `json:"open,omitempty"`
 	// Reason says why the clause was not exercised, unsupported,
 	// indeterminate or its text unavailable.
 	Reason  string `json:"reason,omitempty"`
 	Capture string `json:"capture,omitempty"`
 	// Checks names what was checked (scenario names).
 	Checks []string `json:"checks,omitempty"`
+	// ReasonAt, in a shard's result only, is where in the capture the
+	// reason of an indeterminate verdict was first given (see
+	// Finding.At), so that Merge keeps the reason a single run would.
+	ReasonAt int64 `json:"reason_at,omitempty"`
 }
 
 // Finding is one violation of a clause.
@@ -138,6 +151,12 @@ type Finding struct {
 	Seen     string   `json:"seen,omitempty"`
 	Scenario string   `json:"scenario,omitempty"`
 	Ladder   []Rung   `json:"ladder,omitempty"`
+	// At, in a shard's result only, is where in the capture the finding
+	// was made: the number of the record (from 1, counting RoCE RC
+	// records), or a number above every record's for findings made as
+	// the capture ended. Merge orders findings by it, as a single run
+	// makes them.
+	At int64 `json:"at,omitempty"`
 }
 
 // Rung is one packet of the exchange around a finding.

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rcconform/rcconform/dut/pcapdut"
 	"github.com/rcconform/rcconform/harness"
@@ -33,6 +36,9 @@ type auditOptions struct {
 	memProfile         string
 	cfg                rulekit.Config
 	maxFindings        int
+	jobs               int
+	shardFlag          string
+	shard, shards      int // --shard=I/N (shards 0: judge every connection)
 }
 
 func runAudit(args []string, stdout, stderr io.Writer) int {
@@ -49,6 +55,8 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.cfg.RNRRetry, "rnr-retry", -1, "requesters' RNR retry count, 0-7 (-1: unknown)")
 	fs.BoolVar(&o.cfg.Complete, "complete", false, "the capture holds every connection from its first packet, taken where nothing is lost before the capture point")
 	fs.IntVar(&o.maxFindings, "max-findings", 50, "findings kept per clause and capture (0: all); violations beyond are still counted")
+	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "captures audited at once; the cores are shared among them, each capture's connections judged on several cores")
+	fs.StringVar(&o.shardFlag, "shard", "", "judge only the connections whose hash falls in shard `I/N` (0 <= I < N; every capture is still read whole); merge the N results with `rcconform report --merge`")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the audit to `FILE` (read it with go tool pprof)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile, taken at the end of the audit, to `FILE`")
 	captures, err := parseFlags(fs, args)
@@ -69,41 +77,39 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	}
 
 	progress := newProgress(stderr)
+	if o.jobs > 1 && len(captures) > 1 {
+		progress = newProgress(io.Discard) // bars of captures read at once would mix
+	}
 	res := &reports.Result{Kind: reports.KindAudit, DUT: "pcap", Captures: []reports.CaptureInfo{},
 		Clauses: []reports.ClauseResult{}, Findings: []reports.Finding{}}
+	if o.shards > 0 {
+		res.Shard = &reports.ShardInfo{Index: o.shard, Count: o.shards, MaxFindings: o.maxFindings}
+	}
 	status := exitOK
-	settings := rulekit.CaptureSettings(o.cfg)
-	for _, path := range captures {
-		sink := harness.NewSink(path)
-		sink.Text = rulekit.ClauseText
-		sink.MaxFindings = o.maxFindings
-		a := harness.NewAuditor(settings, sink)
-		if only != nil {
-			a.Only = only
-		}
-		info, err := pcapdut.AuditFile(path, a, progress.forCapture(path))
-		progress.done()
-		res.Connections = append(res.Connections, info.Connections...)
-		info.Connections = nil
-		res.Captures = append(res.Captures, info)
-		if err != nil {
+	audits := o.auditAll(captures, only, progress)
+	if o.memProfile != "" {
+		if err := writeHeapProfile(o.memProfile, audits); err != nil {
 			fmt.Fprintf(stderr, "rcconform audit: %v\n", err)
+		}
+	}
+	for i, path := range captures {
+		au := audits[i]
+		res.Connections = append(res.Connections, au.info.Connections...)
+		au.info.Connections = nil
+		res.Captures = append(res.Captures, au.info)
+		if au.err != nil {
+			fmt.Fprintf(stderr, "rcconform audit: %v\n", au.err)
 			var pe *pcapdut.PanicError
-			if errors.As(err, &pe) {
+			if errors.As(au.err, &pe) {
 				fmt.Fprintf(stderr, "%s\n", pe.Stack)
 			}
 			status = exitUsage
-			if info.Frames == 0 {
+			if au.info.Frames == 0 {
 				continue // nothing was read: no verdicts for this capture
 			}
 		}
-		res.Clauses = append(res.Clauses, clauseResults(path, sink, only)...)
-		res.Findings = append(res.Findings, sink.Findings...)
-		if o.memProfile != "" {
-			if err := writeHeapProfile(o.memProfile, a); err != nil {
-				fmt.Fprintf(stderr, "rcconform audit: %v\n", err)
-			}
-		}
+		res.Clauses = append(res.Clauses, clauseResults(path, au.sink, only, o.shards > 0)...)
+		res.Findings = append(res.Findings, au.findings()...)
 	}
 	res.Sort()
 	if status == exitOK && res.Failed() {
@@ -155,6 +161,16 @@ func (o *auditOptions) check(captures []string) (map[string]bool, error) {
 	if o.cfg.RNRRetry < -1 || o.cfg.RNRRetry > 7 {
 		return nil, fmt.Errorf("--rnr-retry %d is out of range (0-7, or -1 for unknown)", o.cfg.RNRRetry)
 	}
+	if o.jobs < 1 {
+		return nil, fmt.Errorf("--jobs %d: at least one capture must be audited at a time", o.jobs)
+	}
+	if o.shardFlag != "" {
+		i, n, err := parseShard(o.shardFlag)
+		if err != nil {
+			return nil, err
+		}
+		o.shard, o.shards = i, n
+	}
 	if o.maxFindings < 0 {
 		return nil, fmt.Errorf("--max-findings %d is negative (0 keeps every finding)", o.maxFindings)
 	}
@@ -180,7 +196,10 @@ func (o *auditOptions) check(captures []string) (map[string]bool, error) {
 // clauseResults turns one capture's tallies into a result per clause, in
 // catalogue order: text-unavailable clauses as such, clauses without a
 // passive monitor as unsupported, and the others from their tally.
-func clauseResults(capture string, sink *harness.Sink, only map[string]bool) []reports.ClauseResult {
+//
+// With shard set, an indeterminate clause also carries where its reason
+// was given (ReasonAt), for report --merge.
+func clauseResults(capture string, sink *harness.Sink, only map[string]bool, shard bool) []reports.ClauseResult {
 	monitored := map[string]bool{}
 	for _, m := range harness.Monitors() {
 		monitored[m.Clause] = true
@@ -201,9 +220,12 @@ func clauseResults(capture string, sink *harness.Sink, only map[string]bool) []r
 			t := sink.Tally(e.ID)
 			c.Verdict = t.Verdict()
 			if t != nil {
-				c.Checked, c.Violations, c.Undecided = t.Checked, t.Violations, t.Indeterminate
+				c.Checked, c.Violations, c.Undecided, c.Open = t.Checked, t.Violations, t.Indeterminate, t.Open
 				if c.Verdict == reports.Indeterminate {
 					c.Reason = t.Reason
+					if shard {
+						c.ReasonAt = t.ReasonAt
+					}
 				}
 			}
 			if c.Verdict == reports.NotExercised {
@@ -227,4 +249,102 @@ func writeOut(out string, stdout io.Writer, b []byte) error {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	return nil
+}
+
+// parseShard parses --shard's I/N.
+func parseShard(v string) (i, n int, err error) {
+	a, b, ok := strings.Cut(v, "/")
+	if ok {
+		i, err = strconv.Atoi(a)
+		if err == nil {
+			n, err = strconv.Atoi(b)
+		}
+	}
+	if !ok || err != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("--shard %q: want I/N with 0 <= I < N (for example 0/4)", v)
+	}
+	return i, n, nil
+}
+
+// captureAudit is what auditing one capture gave.
+type captureAudit struct {
+	info reports.CaptureInfo
+	err  error
+	sink *harness.Sink
+	at   []int64 // the position of each finding (sharded audits only)
+	keep any     // the auditor, alive for --memprofile
+}
+
+// findings returns the capture's findings, with their positions in a
+// shard's result.
+func (c *captureAudit) findings() []reports.Finding {
+	if c.at == nil {
+		return c.sink.Findings
+	}
+	out := append([]reports.Finding(nil), c.sink.Findings...)
+	for i := range out {
+		out[i].At = c.at[i]
+	}
+	return out
+}
+
+// auditAll audits the captures, o.jobs at a time, and returns what each
+// gave, in the order given: the report is the same whatever the jobs.
+// The cores (GOMAXPROCS) are shared among the captures audited at once,
+// each judging its connections on its share.
+func (o *auditOptions) auditAll(captures []string, only map[string]bool, progress *progress) []*captureAudit {
+	out := make([]*captureAudit, len(captures))
+	jobs := min(o.jobs, len(captures))
+	workers := max(1, runtime.GOMAXPROCS(0)/jobs)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = o.auditOne(captures[i], only, workers, progress)
+			}
+		}()
+	}
+	for i := range captures {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// auditOne audits one capture with workers goroutines judging its
+// connections: a single Auditor when workers is 1 and every connection is
+// judged, else a ShardedAuditor (whose results are the same).
+func (o *auditOptions) auditOne(path string, only map[string]bool, workers int, progress *progress) *captureAudit {
+	settings := rulekit.CaptureSettings(o.cfg)
+	sink := harness.NewSink(path)
+	sink.Text = rulekit.ClauseText
+	sink.MaxFindings = o.maxFindings
+	c := &captureAudit{sink: sink}
+	var obs pcapdut.Observer
+	var sharded *harness.ShardedAuditor
+	if workers == 1 && o.shards == 0 {
+		a := harness.NewAuditor(settings, sink)
+		if only != nil {
+			a.Only = only
+		}
+		obs = a
+	} else {
+		sharded = harness.NewShardedAuditor(settings, sink, workers)
+		if only != nil {
+			sharded.Only = only
+		}
+		sharded.Shard, sharded.Shards = o.shard, o.shards
+		obs = sharded
+	}
+	c.info, c.err = pcapdut.AuditFile(path, obs, progress.forCapture(path))
+	progress.done()
+	if sharded != nil && o.shards > 0 {
+		c.at = sharded.FindingsAt()
+	}
+	c.keep = obs
+	return c
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/rcconform/rcconform/reports"
 )
@@ -18,31 +17,42 @@ import (
 // (the JSON keeps everything). Its exit status says whether the
 // rendering worked (0) or not (2), whatever the result's verdicts.
 func runReport(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("report", "--in RESULT.json [--html FILE] [--markdown FILE] [--junit FILE] [--result-link URL]", stderr)
+	fs := newFlagSet("report", "--in RESULT.json [--html FILE] [--markdown FILE] [--junit FILE]\n       rcconform report --merge RESULT.json... [--out FILE] [--html FILE] [--markdown FILE] [--junit FILE]", stderr)
 	in := fs.String("in", "", "the JSON result to render (required)")
 	html := fs.String("html", "", "write the HTML report to this file (- for standard output)")
 	md := fs.String("markdown", "", "write the Markdown report to this file (- for standard output)")
 	junit := fs.String("junit", "", "write JUnit XML keyed to clause IDs to this file (- for standard output)")
 	link := fs.String("result-link", "", "where readers find the whole result (a URL or path), named in the Markdown's closing line (default: the --in file)")
+	merge := fs.Bool("merge", false, "combine the JSON results given as arguments (shards of one audit, or audits of different captures) into one; exit 1 if it fails")
+	mergeOut := fs.String("out", "", "with --merge: write the combined JSON result to this file (- or nothing: standard output, when no other output is asked for)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagStatus(err)
 	}
+	var merged *reports.Result
+	if *merge {
+		if *in != "" {
+			return usageErr(stderr, "report", errors.New("--merge takes its results as arguments, not --in"))
+		}
+		if merged, err = mergeResults(pos, *mergeOut, *html == "" && *md == "" && *junit == "", stdout); err != nil {
+			return usageErr(stderr, "report", err)
+		}
+		pos = nil
+	} else if *mergeOut != "" {
+		return usageErr(stderr, "report", errors.New("--out is for --merge (use --html, --markdown, --junit)"))
+	}
 	if len(pos) > 0 {
 		return usageErr(stderr, "report", fmt.Errorf("unexpected argument %q", pos[0]))
 	}
-	if *in == "" {
-		fs.Usage()
-		return usageErr(stderr, "report", errors.New("--in is required"))
-	}
-	f, err := os.Open(*in)
-	if err != nil {
-		return usageErr(stderr, "report", fmt.Errorf("reading the result: %w", err))
-	}
-	res, err := reports.ReadJSON(f)
-	f.Close()
-	if err != nil {
-		return usageErr(stderr, "report", fmt.Errorf("reading %s: %w", *in, err))
+	res := merged
+	if res == nil {
+		if *in == "" {
+			fs.Usage()
+			return usageErr(stderr, "report", errors.New("--in is required"))
+		}
+		if res, err = readResult(*in); err != nil {
+			return usageErr(stderr, "report", err)
+		}
 	}
 	outputs := []struct {
 		path  string
@@ -75,6 +85,12 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return usageErr(stderr, "report", err)
 		}
+	}
+	if merged != nil {
+		if merged.Failed() {
+			return exitViolation
+		}
+		return exitOK
 	}
 	if !wrote {
 		var buf bytes.Buffer

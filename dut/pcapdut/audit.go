@@ -123,16 +123,26 @@ type auditState struct {
 // a little ahead of the auditor; the auditor and progress are called on
 // the caller's goroutine, frame by frame in order, as a single loop would.
 // r is not used once AuditReader has returned.
-func AuditReader(r *capture.Reader, a *harness.Auditor, progress func(read, total int64), total int64) (reports.CaptureInfo, error) {
+//
+// a is a *harness.Auditor, or a *harness.ShardedAuditor to judge the
+// connections on several goroutines (or only a share of them); a panic in
+// one of its workers is reported as a *PanicError naming the frame the
+// worker was judging.
+func AuditReader(r *capture.Reader, a Observer, progress func(read, total int64), total int64) (reports.CaptureInfo, error) {
 	return auditReader(r, a, progress, total)
 }
 
-// observer is what AuditReader feeds: a *harness.Auditor, or a test's
-// recorder.
-type observer interface {
+// Observer is what AuditReader feeds records to, in capture order, and
+// ends: a *harness.Auditor or a *harness.ShardedAuditor.
+type Observer interface {
 	Observe(r *trace.Record)
 	End()
 }
+
+// aborter is an Observer that must be told when it will not be ended.
+type aborter interface{ Abort() }
+
+type observer = Observer
 
 // The capture is read and decoded in a goroutine of its own (reading,
 // decoding, the ICRC and the records cost about half of what the monitors
@@ -176,9 +186,22 @@ func auditReader(r *capture.Reader, a observer, progress func(read, total int64)
 	s.info.File = r.Name()
 	s.info.Format = r.Format()
 	s.cm = newCMTable(r.Name())
-	ha, _ := a.(*harness.Auditor)
-	if ha != nil {
-		ha.ConnSetup = s.cm.setup
+	// Settings learnt from the handshake reach each connection as it is
+	// made; the connections found are listed at the end.
+	// A caller's own ConnSetup runs first; the handshake's settings then
+	// fill what it left unknown, as for flags.
+	var conns func() []*harness.Conn
+	withCM := func(caller func(*harness.Conn)) func(*harness.Conn) {
+		if caller == nil {
+			return s.cm.setup
+		}
+		return func(c *harness.Conn) { caller(c); s.cm.setup(c) }
+	}
+	switch ha := a.(type) {
+	case *harness.Auditor:
+		ha.ConnSetup, conns = withCM(ha.ConnSetup), ha.Conns
+	case *harness.ShardedAuditor:
+		ha.ConnSetup, conns = withCM(ha.ConnSetup), ha.Conns
 	}
 
 	out := make(chan batch, 4)
@@ -204,6 +227,14 @@ func auditReader(r *capture.Reader, a observer, progress func(read, total int64)
 		// capture: report it as an error naming the frame, with what
 		// was audited before it.
 		if p := recover(); p != nil {
+			if wp, ok := p.(*harness.WorkerPanic); ok {
+				// A monitor on a worker of a sharded auditor: its own
+				// frame and stack.
+				p, cur, stack, restore = wp.Value, wp.Frame, wp.Stack, false
+			}
+			if ab, ok := a.(aborter); ok {
+				ab.Abort()
+			}
 			if stack == nil {
 				stack = debug.Stack()
 			}
@@ -252,8 +283,8 @@ func auditReader(r *capture.Reader, a observer, progress func(read, total int64)
 	cur = 0
 	a.End()
 	s.finish()
-	if ha != nil {
-		s.info.Connections = s.cm.connections(ha.Conns())
+	if conns != nil {
+		s.info.Connections = s.cm.connections(conns())
 	}
 	if progress != nil {
 		progress(r.BytesRead(), total)

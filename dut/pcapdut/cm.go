@@ -52,7 +52,7 @@ type cmTable struct {
 	pending  atomic.Int32 // CM connections whose first RC packets are not both seen yet
 	notes    []string
 	noted    map[string]bool
-	applied  map[*harness.Conn]*applied
+	applied  map[int]*applied // by connection ID (a sharded audit judges a copy of the pairing model's connection, with its ID)
 	badMADs  int
 	firstBad int
 }
@@ -100,7 +100,7 @@ type applied struct {
 }
 
 func newCMTable(capture string) *cmTable {
-	return &cmTable{capture: capture, noted: map[string]bool{}, applied: map[*harness.Conn]*applied{}}
+	return &cmTable{capture: capture, noted: map[string]bool{}, applied: map[int]*applied{}}
 }
 
 // observe takes a decoded frame that is a UD SEND Only to QP 1 and records
@@ -273,7 +273,7 @@ func (t *cmTable) setup(hc *harness.Conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ap := &applied{dir: -1, source: map[string]string{}}
-	t.applied[hc] = ap
+	t.applied[hc.ID] = ap
 	s := &hc.Settings
 	flagSource(s, ap.source)
 	// The audited connection's first packet is the earliest RC packet of
@@ -431,7 +431,7 @@ func (t *cmTable) connections(conns []*harness.Conn) []reports.Connection {
 	defer t.mu.Unlock()
 	out := make([]reports.Connection, 0, len(conns))
 	for _, hc := range conns {
-		rc := reports.Connection{Capture: t.capture, Source: map[string]string{},
+		rc := reports.Connection{Capture: t.capture, ID: hc.ID, Source: map[string]string{},
 			Requester: reports.Endpoint{Addr: wire.AddrString(hc.Requester)},
 			Responder: reports.Endpoint{Addr: wire.AddrString(hc.Responder)}}
 		if hc.ResponderQP != 0 {
@@ -444,7 +444,7 @@ func (t *cmTable) connections(conns []*harness.Conn) []reports.Connection {
 			rc.FirstPSN.Requester = u32p(uint32(hc.FirstReq))
 		}
 		s := hc.Settings
-		ap := t.applied[hc]
+		ap := t.applied[hc.ID]
 		if ap != nil {
 			for k, v := range ap.source {
 				rc.Source[k] = v

@@ -74,6 +74,7 @@ func (d *DUT) Audit(a *harness.Auditor) (reports.CaptureInfo, error) {
 // and then with the bytes read so far and the file's size (both counted
 // in compressed bytes for a gzip file), and once more at the end.
 //
+// a is a *harness.Auditor or a *harness.ShardedAuditor (see AuditReader).
 // It returns the capture's statistics. When the file cannot be opened, the
 // CaptureInfo names the file and the error is returned. When the file is
 // damaged part-way (truncated, corrupt block), every frame before the
@@ -81,7 +82,7 @@ func (d *DUT) Audit(a *harness.Auditor) (reports.CaptureInfo, error) {
 // what was read, its Errors end with the damage, and the returned error
 // wraps the capture package's (capture.ErrTruncated, capture.ErrCorrupt),
 // naming the file and the frame.
-func AuditFile(path string, a *harness.Auditor, progress func(read, total int64)) (reports.CaptureInfo, error) {
+func AuditFile(path string, a Observer, progress func(read, total int64)) (reports.CaptureInfo, error) {
 	info := reports.CaptureInfo{File: path}
 	r, err := capture.Open(path)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/rcconform/rcconform/dut/pcapdut"
@@ -135,31 +134,7 @@ func TestSynthetic(t *testing.T) {
 // BenchmarkAudit audits an in-memory synthetic capture of 100k frames with
 // every registered monitor.
 func BenchmarkAudit(b *testing.B) {
-	const frames = 100_000
-	var buf bytes.Buffer
-	if _, err := synth.Write(&buf, synth.Options{Frames: frames, QPs: 8, Seed: 1}); err != nil {
-		b.Fatal(err)
-	}
-	file := buf.Bytes()
-	b.SetBytes(int64(len(file)))
-	b.ReportAllocs()
-	var ms0, ms1 runtime.MemStats
-	runtime.ReadMemStats(&ms0)
-	b.ResetTimer()
-	for b.Loop() {
-		rd, err := capture.NewReader(bytes.NewReader(file), "bench.pcap")
-		if err != nil {
-			b.Fatal(err)
-		}
-		a := harness.NewAuditor(harness.UnknownSettings(), harness.NewSink("bench.pcap"))
-		info, err := pcapdut.AuditReader(rd, a, nil, 0)
-		if err != nil || info.RoCEFrames != frames {
-			b.Fatalf("%+v %v", info, err)
-		}
-	}
-	b.StopTimer()
-	runtime.ReadMemStats(&ms1)
-	n := float64(b.N) * frames
-	b.ReportMetric(n/b.Elapsed().Seconds(), "frames/s")
-	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/n, "allocs/frame")
+	benchAudit(b, func() pcapdut.Observer {
+		return harness.NewAuditor(harness.UnknownSettings(), harness.NewSink("bench.pcap"))
+	})
 }

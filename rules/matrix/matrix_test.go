@@ -244,6 +244,7 @@ func auditFiles(t *testing.T, files []string, settings harness.Settings, only ma
 			t.Errorf("auditing %s: %v", f, err)
 			continue
 		}
+		checkSharded(t, f, settings, only, sink)
 		for id, tl := range sink.Tallies {
 			if tl.Violations > 0 {
 				out[id] += tl.Violations

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -73,6 +74,7 @@ type Reader struct {
 	file    io.Closer // closed by Close; nil for NewReader
 	count   countingReader
 	gz      *gzip.Reader
+	ahead   *aheadReader // decompresses gz ahead of the caller
 	gzipped bool
 	br      *bufio.Reader
 	format  format
@@ -114,6 +116,12 @@ func Open(path string) (*Reader, error) {
 // not close r.
 func NewReader(r io.Reader, name string) (*Reader, error) {
 	rd := &Reader{name: name}
+	ok := false
+	defer func() {
+		if !ok && rd.ahead != nil {
+			rd.ahead.Close()
+		}
+	}()
 	rd.count.r = r
 	br := bufio.NewReaderSize(&rd.count, bufSize)
 	magic, err := br.Peek(2)
@@ -124,7 +132,9 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 		}
 		rd.gz = gz
 		rd.gzipped = true
-		br = bufio.NewReaderSize(gz, bufSize)
+		// Decompress on a goroutine of its own, ahead of the parsing.
+		rd.ahead = newAheadReader(gz)
+		br = bufio.NewReaderSize(rd.ahead, bufSize)
 	}
 	rd.br = br
 	magic, err = br.Peek(4)
@@ -148,6 +158,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 		return nil, err
 	}
 	rd.started = true
+	ok = true
 	return rd, nil
 }
 
@@ -180,6 +191,10 @@ func (r *Reader) Close() error {
 		r.err = fmt.Errorf("reading %q: %w", r.name, os.ErrClosed)
 	}
 	var err error
+	if r.ahead != nil {
+		r.ahead.Close()
+		r.ahead = nil
+	}
 	if r.gz != nil {
 		err = r.gz.Close()
 		r.gz = nil
@@ -214,20 +229,20 @@ func (r *Reader) Format() string {
 // BytesRead returns the number of bytes consumed so far from the underlying
 // file (compressed bytes for a gzip file), for a progress bar. It runs ahead
 // of the frames returned by up to the size of the read-ahead buffers.
-func (r *Reader) BytesRead() int64 { return r.count.n }
+func (r *Reader) BytesRead() int64 { return r.count.n.Load() }
 
 // Name returns the name given to Open or NewReader.
 func (r *Reader) Name() string { return r.name }
 
 type countingReader struct {
 	r io.Reader
-	n int64
+	n atomic.Int64 // read by BytesRead while a gzip file is read ahead
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	if n > 0 {
-		c.n += int64(n)
+		c.n.Add(int64(n))
 	}
 	return n, err
 }

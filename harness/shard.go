@@ -1,0 +1,523 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rcconform/rcconform/harness/trace"
+)
+
+// ShardedAuditor runs the monitors of an Auditor on several goroutines
+// (workers), and can judge only a share of the connections (Shard of
+// Shards) so that several processes can split one capture among
+// themselves. Its findings, tallies and verdicts are those a single
+// Auditor fed the same records would give, in the same order.
+//
+// Connections are independent: every monitor judges one connection from
+// that connection's records alone. So each connection is given to one
+// worker, which sees its records in trace order. Which connection a
+// record belongs to is decided on the caller's goroutine, in trace order,
+// by an Auditor running no monitor (Auditor.Assign): it pairs responses
+// with requests exactly as a single Auditor would, however many
+// connections share one address pair. Once a connection has seen both
+// directions, its records are routed by table lookup, without the model.
+//
+// Each connection is judged by an Auditor of its own (holding that one
+// connection), run by its worker and writing into the worker's Sink. End
+// merges the workers' sinks into Sink: tallies add, each clause keeps the
+// reason first given in trace order, and findings come in the order a
+// single Auditor would have produced them, cut to Sink.MaxFindings per
+// clause as it would have been.
+//
+// Observe and End must be called from one goroutine.
+type ShardedAuditor struct {
+	Settings Settings
+	Sink     *Sink
+	Only     map[string]bool // if non-nil, run only these clauses' monitors
+	// Workers is how many goroutines judge connections; 1 (or less)
+	// judges them on the caller's goroutine.
+	Workers int
+	// Shard and Shards, when Shards > 1, judge only the connections c
+	// with ShardOf(c.ID, Shards) == Shard; the others are paired and
+	// numbered as usual but never judged.
+	Shard, Shards int
+	// ConnSetup, when set, adjusts the Settings of a new connection
+	// (Auditor.ConnSetup): it is called on the caller's goroutine, in
+	// trace order, with the pairing model's new connection (made by the
+	// record being observed, before that record is absorbed), and the
+	// Settings it leaves become those of the connection both in the
+	// pairing model and in the auditor that judges it, whose connection
+	// has the same ID. It is the seam for settings learnt from the
+	// capture itself (a connection-manager handshake seen before the
+	// connection's first packet); a single Auditor given the same function
+	// judges alike.
+	ConnSetup func(c *Conn)
+
+	started bool
+	at      int64 // records observed
+	mirror  *Auditor
+	reqs    map[connKey]*shardConn
+	resps   map[connKey]*shardConn
+	conns   []*shardConn // by ID
+	judged  int
+	workers []*shardWorker
+	failed  atomic.Pointer[WorkerPanic]
+	wg      sync.WaitGroup
+	ended   bool
+	ending  bool // End, not Abort, closed the workers' inputs
+	order   []int64
+}
+
+// connKey names one direction of a connection: the requests' (requester,
+// responder, responder QP) or the responses' (requester, responder,
+// requester QP).
+type connKey struct {
+	req, rsp netip.Addr
+	qp       uint32
+}
+
+// shardConn is a connection as the router knows it.
+type shardConn struct {
+	m  *Conn    // in the pairing model
+	id int      // its ID, as a single Auditor would number it
+	w  int      // the worker judging it; -1 when outside the shard
+	au *Auditor // judges it (used by worker w only)
+}
+
+// shardJob is one record for a worker, with its position in the trace.
+type shardJob struct {
+	sc *shardConn
+	r  *trace.Record
+	at int64
+}
+
+// shardBatchLen is how many records a worker is handed at once.
+const shardBatchLen = 256
+
+// endBase is the position of the end of the trace: the checkers of
+// connection ID end at endBase+ID.
+const endBase = int64(1) << 62
+
+// shardWorker is one worker's state. Its fields are used by its goroutine
+// only, until End has waited for it.
+type shardWorker struct {
+	sink    *Sink
+	order   []int64 // position of each finding of sink.Findings
+	conns   []*shardConn
+	in      chan []shardJob
+	free    chan []shardJob
+	pending []shardJob // filled by the router
+}
+
+// WorkerPanic is what ShardedAuditor panics with when a monitor panicked
+// on one of its workers: the frame being judged (0 while connections
+// ended), what was passed to panic, and the worker's stack.
+type WorkerPanic struct {
+	Frame int
+	Value any
+	Stack []byte
+}
+
+func (p *WorkerPanic) Error() string {
+	return fmt.Sprintf("monitor panicked at frame %d: %v", p.Frame, p.Value)
+}
+
+// NewShardedAuditor returns an auditor writing into sink with workers
+// goroutines.
+func NewShardedAuditor(settings Settings, sink *Sink, workers int) *ShardedAuditor {
+	return &ShardedAuditor{Settings: settings, Sink: sink, Workers: workers}
+}
+
+// ShardOf returns the shard, of n, that judges connection id: a hash of
+// the ID, the same in every process that reads the same trace.
+func ShardOf(id, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	x := uint64(id)
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return int(x % uint64(n))
+}
+
+func (s *ShardedAuditor) start() {
+	s.started = true
+	s.mirror = NewAuditor(s.Settings, s.Sink)
+	s.mirror.Only = map[string]bool{} // pairs and models, judges nothing
+	s.mirror.ConnSetup = s.ConnSetup
+	s.reqs = map[connKey]*shardConn{}
+	s.resps = map[connKey]*shardConn{}
+	n := max(s.Workers, 1)
+	for i := 0; i < n; i++ {
+		w := &shardWorker{sink: s.newSink()}
+		if n > 1 {
+			w.in = make(chan []shardJob, 8)
+			w.free = make(chan []shardJob, 10)
+			w.pending = make([]shardJob, 0, shardBatchLen)
+			s.wg.Add(1)
+			go s.run(w)
+		}
+		s.workers = append(s.workers, w)
+	}
+}
+
+// newSink returns a worker's sink, set as Sink is.
+func (s *ShardedAuditor) newSink() *Sink {
+	k := NewSink(s.Sink.Capture)
+	k.MaxFindings, k.Text = s.Sink.MaxFindings, s.Sink.Text
+	return k
+}
+
+// Observe feeds one record; see Auditor.Observe. The record must not be
+// modified afterwards.
+func (s *ShardedAuditor) Observe(r *trace.Record) {
+	if !s.started {
+		s.start()
+	}
+	s.at++
+	if !r.Usable() || r.Packet == nil {
+		return
+	}
+	p := r.Packet
+	var sc *shardConn
+	switch f := &ops[p.Opcode]; {
+	case f.request:
+		sc = s.reqs[connKey{r.Src, r.Dst, p.DestQP}]
+	case f.response:
+		sc = s.resps[connKey{r.Dst, r.Src, p.DestQP}]
+	default:
+		return
+	}
+	if sc == nil || !sc.m.HaveResp {
+		// Not yet paired: the model decides, and follows the connection
+		// until its first response.
+		sc = s.assign(r)
+		if sc == nil {
+			return
+		}
+	}
+	if sc.w < 0 {
+		return
+	}
+	w := s.workers[sc.w]
+	if w.in == nil {
+		s.judge(w, shardJob{sc: sc, r: r, at: s.at})
+		return
+	}
+	w.pending = append(w.pending, shardJob{sc: sc, r: r, at: s.at})
+	if len(w.pending) == shardBatchLen {
+		s.send(w)
+	}
+}
+
+// assign asks the pairing model for r's connection and learns its keys.
+func (s *ShardedAuditor) assign(r *trace.Record) *shardConn {
+	m := s.mirror.Assign(r)
+	if m == nil {
+		return nil
+	}
+	var sc *shardConn
+	if m.ID <= len(s.conns) {
+		sc = s.conns[m.ID-1]
+	} else {
+		sc = s.newConn(m)
+	}
+	if ops[r.Packet.Opcode].request {
+		k := connKey{r.Src, r.Dst, r.Packet.DestQP}
+		if s.reqs[k] == nil {
+			s.reqs[k] = sc
+		}
+	} else if m.HaveResp {
+		// The model returns the first connection in its list paired with
+		// this requester QP: keep the lowest ID.
+		k := connKey{m.Requester, m.Responder, m.RequesterQP}
+		if old := s.resps[k]; old == nil || old.id > sc.id {
+			s.resps[k] = sc
+		}
+	}
+	return sc
+}
+
+func (s *ShardedAuditor) newConn(m *Conn) *shardConn {
+	if m.ID != len(s.conns)+1 {
+		panic(fmt.Sprintf("harness: sharded auditor: connection %d made after %d", m.ID, len(s.conns)))
+	}
+	settings := m.Settings // s.Settings, as ConnSetup left them
+	sc := &shardConn{m: m, id: m.ID, w: -1}
+	if s.Shards <= 1 || ShardOf(m.ID, s.Shards) == s.Shard {
+		sc.w = s.judged % len(s.workers)
+		s.judged++
+		w := s.workers[sc.w]
+		sc.au = NewAuditor(settings, w.sink)
+		sc.au.Only = s.Only
+		w.conns = append(w.conns, sc)
+	}
+	s.conns = append(s.conns, sc)
+	return sc
+}
+
+// send hands w its pending records.
+func (s *ShardedAuditor) send(w *shardWorker) {
+	if wp := s.failed.Load(); wp != nil {
+		s.Abort()
+		panic(wp)
+	}
+	w.in <- w.pending
+	select {
+	case w.pending = <-w.free:
+	default:
+		w.pending = make([]shardJob, 0, shardBatchLen)
+	}
+}
+
+// run is a worker's goroutine: it judges what it is handed, then ends its
+// connections when its input is closed.
+func (s *ShardedAuditor) run(w *shardWorker) {
+	defer s.wg.Done()
+	failed := false
+	for b := range w.in {
+		if !failed {
+			failed = !s.judgeAll(w, b)
+		}
+		clear(b)
+		select {
+		case w.free <- b[:0]:
+		default:
+		}
+	}
+	if !failed && s.ending {
+		s.endAll(w)
+	}
+}
+
+// judgeAll judges a batch, reporting a panic in s.failed.
+func (s *ShardedAuditor) judgeAll(w *shardWorker, b []shardJob) (ok bool) {
+	frame := 0
+	defer func() {
+		if p := recover(); p != nil {
+			s.failed.CompareAndSwap(nil, &WorkerPanic{Frame: frame, Value: p, Stack: debug.Stack()})
+			ok = false
+		}
+	}()
+	for _, j := range b {
+		frame = j.r.Frame
+		s.judge(w, j)
+	}
+	return true
+}
+
+// judge feeds one record to its connection's auditor.
+func (s *ShardedAuditor) judge(w *shardWorker, j shardJob) {
+	k := w.sink
+	k.At = j.at
+	n := len(k.Findings)
+	j.sc.au.Observe(j.r)
+	if cs := j.sc.au.conns; len(cs) == 1 && cs[0].ID != j.sc.id {
+		cs[0].ID = j.sc.id
+	}
+	for range len(k.Findings) - n {
+		w.order = append(w.order, j.at)
+	}
+}
+
+// endAll ends w's connections in ID order (the order a single Auditor
+// ends them in).
+func (s *ShardedAuditor) endAll(w *shardWorker) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.failed.CompareAndSwap(nil, &WorkerPanic{Value: p, Stack: debug.Stack()})
+		}
+	}()
+	for _, sc := range w.conns {
+		if n := len(sc.au.conns); n > 1 {
+			panic(fmt.Sprintf("harness: sharded auditor: connection %d split into %d on its worker", sc.id, n))
+		}
+		k := w.sink
+		k.At = endBase + int64(sc.id)
+		n := len(k.Findings)
+		sc.au.End()
+		for range len(k.Findings) - n {
+			w.order = append(w.order, k.At)
+		}
+	}
+}
+
+// Abort stops the workers without ending any connection; the auditor is
+// not to be used afterwards. Callers that give up before End (a read
+// error that is not to be reported, a panic) call it so that no worker
+// goroutine is left behind.
+func (s *ShardedAuditor) Abort() {
+	if !s.started || s.ended {
+		return
+	}
+	s.ended = true
+	s.stop(false)
+}
+
+// stop closes the workers' inputs and waits for them.
+func (s *ShardedAuditor) stop(end bool) {
+	for _, w := range s.workers {
+		if w.in != nil {
+			if end && len(w.pending) > 0 {
+				w.in <- w.pending
+				w.pending = nil
+			}
+			close(w.in)
+		}
+	}
+	s.wg.Wait()
+}
+
+// End ends every connection and merges what the workers found into Sink.
+// A panic in a monitor on a worker is raised again here (or in an
+// Observe) as a *WorkerPanic.
+func (s *ShardedAuditor) End() {
+	if !s.started {
+		s.start()
+	}
+	if s.ended {
+		return
+	}
+	s.ended = true
+	if len(s.workers) == 1 && s.workers[0].in == nil {
+		s.endAll(s.workers[0])
+	} else {
+		s.ending = true
+		s.stop(true)
+	}
+	if wp := s.failed.Load(); wp != nil {
+		panic(wp)
+	}
+	s.merge()
+}
+
+// merge adds the workers' tallies and findings to Sink.
+func (s *ShardedAuditor) merge() {
+	dst := s.Sink
+	type found struct {
+		at   int64
+		w, i int
+	}
+	var all []found
+	for wi, w := range s.workers {
+		for clause, t := range w.sink.Tallies {
+			d := dst.tally(clause)
+			d.Checked += t.Checked
+			d.Violations += t.Violations
+			d.Indeterminate += t.Indeterminate
+			// A single run's reason is its first open instance's (one
+			// that blocks a pass, Conn.Unresolved), else its first
+			// undecided one's: a tally's reason is of the first kind
+			// exactly when its Open is not 0.
+			tOpen, dOpen := t.Open > 0, d.Open > 0
+			if t.Reason != "" && (d.Reason == "" || tOpen && !dOpen || tOpen == dOpen && t.ReasonAt < d.ReasonAt) {
+				d.Reason, d.ReasonAt = t.Reason, t.ReasonAt
+			}
+			d.Open += t.Open
+		}
+		for clause, n := range w.sink.perClause {
+			dst.perClause[clause] += n
+		}
+		for i := range w.sink.Findings {
+			all = append(all, found{at: w.order[i], w: wi, i: i})
+		}
+	}
+	// Findings at one position come from one connection, hence from one
+	// worker, in the order it produced them.
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].at != all[j].at {
+			return all[i].at < all[j].at
+		}
+		if all[i].w != all[j].w {
+			return all[i].w < all[j].w
+		}
+		return all[i].i < all[j].i
+	})
+	kept := map[string]int{}
+	for _, f := range all {
+		fd := s.workers[f.w].sink.Findings[f.i]
+		if dst.MaxFindings > 0 {
+			if kept[fd.ID] >= dst.MaxFindings {
+				continue
+			}
+			kept[fd.ID]++
+		}
+		dst.Findings = append(dst.Findings, fd)
+		s.order = append(s.order, f.at)
+	}
+}
+
+// FindingsAt returns, for each finding End added to Sink, in order, its
+// position in the trace: the number of the record it was found at
+// (counting every record observed, from 1), or, for findings made as the
+// trace ended, a number above every record's that orders connections as
+// they were first seen. Merging results of several processes that each
+// judged a share of the same trace (reports.Merge) sorts findings by it.
+func (s *ShardedAuditor) FindingsAt() []int64 { return s.order }
+
+// Conns returns the connections judged, by ID, once End has returned; an
+// ID is the number a single Auditor would have given the connection.
+func (s *ShardedAuditor) Conns() []*Conn {
+	var out []*Conn
+	for _, sc := range s.conns {
+		if sc.au != nil && len(sc.au.conns) > 0 {
+			out = append(out, sc.au.conns[0])
+		}
+	}
+	return out
+}
+
+// Seen returns how many connections the trace held (judged or not).
+func (s *ShardedAuditor) Seen() int { return len(s.conns) }
+
+// DiffSinks compares what two sinks hold (findings, in order, as JSON;
+// tallies without their ReasonAt) and describes the first difference, or
+// returns "" when they hold the same. Tests use it to hold a
+// ShardedAuditor to the single Auditor's results.
+func DiffSinks(want, got *Sink) string {
+	if len(want.Findings) != len(got.Findings) {
+		return fmt.Sprintf("%d findings, want %d", len(got.Findings), len(want.Findings))
+	}
+	for i := range want.Findings {
+		w, _ := json.Marshal(want.Findings[i])
+		g, _ := json.Marshal(got.Findings[i])
+		if !bytes.Equal(w, g) {
+			return fmt.Sprintf("finding %d:\n got %s\nwant %s", i+1, g, w)
+		}
+	}
+	clauses := map[string]bool{}
+	for c := range want.Tallies {
+		clauses[c] = true
+	}
+	for c := range got.Tallies {
+		clauses[c] = true
+	}
+	keys := make([]string, 0, len(clauses))
+	for c := range clauses {
+		keys = append(keys, c)
+	}
+	sort.Strings(keys)
+	for _, c := range keys {
+		var w, g Tally
+		if t := want.Tallies[c]; t != nil {
+			w = *t
+		}
+		if t := got.Tallies[c]; t != nil {
+			g = *t
+		}
+		w.ReasonAt, g.ReasonAt = 0, 0
+		if w != g {
+			return fmt.Sprintf("%s: tally %+v, want %+v", c, g, w)
+		}
+	}
+	return ""
+}
