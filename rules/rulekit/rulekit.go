@@ -124,6 +124,13 @@ type clauseAcc struct {
 	// captureNotExercised: the clause's monitor ran over the capture and
 	// nothing in it applied.
 	captureNotExercised bool
+	// notExercised: scenarios whose trigger the device did not take, each
+	// with what it did instead.
+	notExercised []string
+	// elsewhere: findings of this clause from other specs (passive
+	// monitors over every trace, other scenarios' setup steps), reported
+	// by the clause's "findings from every scenario's trace" spec.
+	elsewhere []reports.Finding
 }
 
 var (
@@ -133,6 +140,8 @@ var (
 	regErrs  []string
 	acc      = map[string]*clauseAcc{}
 	findings []reports.Finding
+	// activeRan: at least one active scenario ran (its trace audited).
+	activeRan bool
 
 	env struct {
 		dut      dut.DUT
@@ -193,6 +202,17 @@ func Rule(id string, body func(r *R)) bool {
 		ginkgo.It("passive monitor over the capture", func() { r.auditCapture() })
 		body(r)
 	})
+	if e.Status != catalog.TextUnavailable {
+		// Its own top-level container, so that its priority orders it
+		// after every active spec, with or without --randomize-all
+		// (Ginkgo shuffles top-level containers, or specs, then sorts
+		// them stably by priority); Serial keeps it on process 1 after
+		// the other processes finished under -p.
+		ginkgo.Describe(id+" "+e.Summary, labels, ginkgo.SpecPriority(-1), ginkgo.Serial, func() {
+			r := &R{Entry: e}
+			ginkgo.It("findings from every scenario's trace", func() { r.reportElsewhere() })
+		})
+	}
 	return true
 }
 
@@ -289,6 +309,8 @@ func Result() *reports.Result {
 				c.Verdict = reports.Pass
 			case a.indeterminate > 0:
 				c.Verdict, c.Reason = reports.Indeterminate, strings.Join(uniq(a.reasons), "; ")
+			case len(a.notExercised) > 0:
+				c.Verdict, c.Reason = reports.NotExercised, strings.Join(uniq(a.notExercised), "; ")
 			case a.captureNotExercised:
 				c.Verdict, c.Reason = reports.NotExercised, strings.Join(uniq(a.reasons), "; ")
 			case len(a.unsupported) > 0:
