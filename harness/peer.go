@@ -110,6 +110,22 @@ func (p *Peer) Step(clause, what string, fn func()) {
 	p.with(step{clause: clause, what: what}, fn)
 }
 
+// Refine runs fn with the failures of the running setup step or trigger
+// attributed to clause instead ("" for none): a helper that can tell from
+// the device's answer which rule it breaks (no answer at all to an AckReq
+// is C9-116's, whatever the step assumed). In the scenario's own check it
+// changes nothing.
+func (p *Peer) Refine(clause string, fn func()) {
+	ginkgo.GinkgoHelper()
+	s := p.current()
+	if !p.InStep() {
+		fn()
+		return
+	}
+	s.clause = clause
+	p.with(s, fn)
+}
+
 // InStep reports whether an expectation now would be a setup step or a
 // trigger of another clause rather than the scenario's own check.
 func (p *Peer) InStep() bool {
@@ -403,6 +419,42 @@ func ReservedSyndrome(k *wire.Packet) bool {
 	}
 	a := k.AETH
 	return a.ReservedBit() || a.Kind() == 2 || a.Kind() == 3 && a.Value() > 3
+}
+
+// ExpectAck waits up to within for a positive ACK whose PSN is psn,
+// failing on a NAK or on a positive ACK naming a later PSN (nothing later
+// was sent), and when none comes. Earlier ACKs (coalescing) are skipped.
+//
+// Unless the scenario declares otherwise, this is a setup step: an ACK
+// naming another PSN is a finding of C9-95 (the PSN an ACK carries); no
+// answer at or after psn to the request's AckReq one of C9-116; a NAK for
+// a request the scenario holds valid leaves the scenario's clause
+// indeterminate with no finding (which rule it breaks depends on why the
+// device refused it, and that clause's own scenarios decide it).
+func (p *Peer) ExpectAck(psn wire.PSN, what string, within time.Duration) *trace.Record {
+	ginkgo.GinkgoHelper()
+	var rec *trace.Record
+	want := fmt.Sprintf("a positive ACK with PSN %d (%s)", psn, what)
+	p.Step("C9-95", fmt.Sprintf("the device ACKs %s with PSN %d", what, psn), func() {
+		var skipped []*trace.Record
+		p.Refine("C9-116", func() {
+			rec, skipped = p.Expect(want, within, func(k *wire.Packet) bool {
+				if k.Opcode == wire.Acknowledge && !k.AETH.IsACK() {
+					return true
+				}
+				return IsAck(k) && k.PSN.AtOrAfter(psn)
+			})
+		})
+		k := rec.Packet
+		switch {
+		case IsAck(k) && k.PSN == psn:
+		case IsAck(k):
+			p.Fail([]string{want}, k.String(), rec)
+		default:
+			p.Refine("", func() { p.Fail([]string{want}, SeenText(append(skipped, rec)), rec) })
+		}
+	})
+	return rec
 }
 
 // IsAck matches a positive Acknowledge.

@@ -48,21 +48,11 @@ func Send(p *harness.Peer, n int, ackReq bool) *wire.Packet {
 	return p.Message(wire.SendOnly, n, 0, ackReq)[0]
 }
 
-// ExpectAck waits for a positive ACK whose PSN is psn, failing the spec
-// on a NAK or on a positive ACK naming a later PSN (nothing later was
-// sent), and when none comes. Earlier ACKs (coalescing) are skipped.
+// ExpectAck waits for a positive ACK whose PSN is psn (Peer.ExpectAck,
+// within Liveness).
 func ExpectAck(p *harness.Peer, psn wire.PSN, what string) *trace.Record {
 	ginkgo.GinkgoHelper()
-	rec, _ := p.Expect(fmt.Sprintf("a positive ACK with PSN %d (%s)", psn, what), Liveness, func(k *wire.Packet) bool {
-		if k.Opcode == wire.Acknowledge && !k.AETH.IsACK() {
-			return true
-		}
-		return harness.IsAck(k) && k.PSN.AtOrAfter(psn)
-	})
-	if k := rec.Packet; !harness.IsAck(k) || k.PSN != psn {
-		p.Fail([]string{fmt.Sprintf("a positive ACK with PSN %d (%s)", psn, what)}, k.String(), rec)
-	}
-	return rec
+	return p.ExpectAck(psn, what, Liveness)
 }
 
 // ExpectNAK waits for the first NAK or RNR NAK and fails unless it has
@@ -192,17 +182,69 @@ func AliveWrite(p *harness.Peer, off int, why string) {
 }
 
 // CompleteRead sends a READ of length bytes at off and waits for its whole
-// response stream, returning the request.
+// response stream, returning the request. Unless the scenario declares
+// otherwise this is a setup step; when the stream does not end as it
+// should, the finding goes to the clause the stream breaks (ReadClause).
 func CompleteRead(p *harness.Peer, length, off int) *wire.Packet {
 	ginkgo.GinkgoHelper()
 	rd := p.Read(length, off)
 	p.Send(rd)
 	n := wire.ReadResponsePackets(uint32(length), p.MTU())
 	last := rd.PSN.Add(n - 1)
-	p.Expect(fmt.Sprintf("the READ's last response packet, PSN %d", last), Liveness, func(k *wire.Packet) bool {
-		return k.Opcode.Class() == wire.ClassReadResponse && k.PSN == last && k.Opcode.EndsMessage()
+	var got []*trace.Record
+	p.Step("", fmt.Sprintf("the device completes the READ at PSN %d (%d response packets)", rd.PSN, n), func() {
+		want := fmt.Sprintf("the READ's last response packet, PSN %d", last)
+		for {
+			rec, ok := p.Conn.Recv(Liveness)
+			if !ok {
+				break
+			}
+			got = append(got, rec)
+			if k := rec.Packet; k.Opcode.Class() == wire.ClassReadResponse && k.PSN == last && k.Opcode.EndsMessage() {
+				return
+			}
+		}
+		clause, hi := ReadClause(rd, got, n)
+		p.Refine(clause, func() { p.Fail([]string{want + fmt.Sprintf(" within %v", Liveness)}, harness.SeenText(got), hi) })
 	})
 	return rd
+}
+
+// ReadClause names the clause a READ's incomplete response stream breaks
+// (got: the device's packets after the request; n: the packets the
+// response must have): none at all C9-116 (a valid request with AckReq
+// gets a response); a response packet outside the READ's PSNs C9-96; a
+// first packet that is not First/Only C9-97; a last one that is not
+// Last/Only C9-98; "" when the stream shows no such cause.
+func ReadClause(rd *wire.Packet, got []*trace.Record, n int) (string, *trace.Record) {
+	last := rd.PSN.Add(n - 1)
+	var resp []*trace.Record
+	for _, r := range got {
+		if k := r.Packet; k.Opcode.Class() == wire.ClassReadResponse {
+			if !k.PSN.InRange(rd.PSN, last) {
+				return "C9-96", r
+			}
+			resp = append(resp, r)
+		}
+	}
+	if len(resp) == 0 {
+		for _, r := range got {
+			if k := r.Packet; k.Opcode.IsResponse() && k.PSN.AtOrAfter(rd.PSN) {
+				return "", r
+			}
+		}
+		return "C9-116", nil
+	}
+	for _, r := range resp {
+		k := r.Packet
+		if k.PSN == rd.PSN && !k.Opcode.StartsMessage() {
+			return "C9-97", r
+		}
+		if k.PSN == last && !k.Opcode.EndsMessage() {
+			return "C9-98", r
+		}
+	}
+	return "", nil
 }
 
 // PSNRange renders first..last.
