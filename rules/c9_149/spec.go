@@ -105,7 +105,7 @@ func settle(p *harness.Peer, rwqes int) uint32 {
 	}
 	pk := p.Message(sendOp, 8, 0, true)
 	p.Send(pk...)
-	got, _ := p.Expect("an ACK of the first message", responses.Liveness, responses.IsACK)
+	got := p.ExpectAck(pk[len(pk)-1].PSN, "the first message", responses.Liveness)
 	k := got.Packet.AETH.MSN
 	var pkts []*wire.Packet
 	for i := 0; i < rwqes; i++ {

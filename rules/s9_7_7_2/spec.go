@@ -88,7 +88,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 		func(p *harness.Peer) {
 			p.Send(p.Message(wire.SendOnly, 8, 0, true)...)
 			p.Send(p.Message(wire.SendOnly, 8, 0, true)...)
-			ack, _ := p.Expect("an ACK", responses.Liveness, func(k *wire.Packet) bool { return responses.IsACK(k) && k.PSN == p.PSN.Add(-1) })
+			ack := p.ExpectAck(p.PSN.Add(-1), "the two SENDs", responses.Liveness)
 			recs := p.Collect(responses.Liveness)
 			if err := p.Conn.PostRecv(8, 1024); err != nil {
 				p.Fail([]string{"posting receive WQEs on the device"}, err.Error(), nil)

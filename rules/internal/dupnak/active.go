@@ -247,6 +247,25 @@ func ReadClause(rd *wire.Packet, got []*trace.Record, n int) (string, *trace.Rec
 	return "", nil
 }
 
+// AtomicAckClause names the clause broken when ATOMIC request q found no
+// ATOMIC Acknowledge with its PSN among the device's packets recs: o9-58
+// when an ATOMIC Acknowledge came with another PSN, C9-116 when nothing
+// at all answered at or after q's PSN, "" otherwise.
+func AtomicAckClause(q *wire.Packet, recs []*trace.Record) string {
+	answered := false
+	for _, r := range recs {
+		k := r.Packet
+		if k.Opcode == wire.AtomicAcknowledge && k.PSN != q.PSN {
+			return "o9-58"
+		}
+		answered = answered || k.Opcode.IsResponse() && k.PSN.AtOrAfter(q.PSN)
+	}
+	if !answered {
+		return "C9-116"
+	}
+	return ""
+}
+
 // PSNRange renders first..last.
 func PSNRange(first wire.PSN, n int) string {
 	if n <= 1 {

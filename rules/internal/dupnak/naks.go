@@ -251,7 +251,9 @@ func RunNAKCase(p *harness.Peer, c NAKCase) {
 			// The trigger was taken; the NAK's PSN is the clause's own check.
 			p.Own(func() { p.Fail(want, k.String(), rec) })
 		case clause != "" && k.PSN != e:
-			p.Refine(clause, func() { p.Fail([]string{fmt.Sprintf("%s with PSN %d, the responder's expected PSN", k.AETH, e)}, k.String(), rec) })
+			p.Refine(clause, func() {
+				p.Fail([]string{fmt.Sprintf("%s with PSN %d, the responder's expected PSN", k.AETH, e)}, k.String(), rec)
+			})
 		default:
 			p.Fail(want, harness.SeenText(append(skipped, rec)), rec)
 		}
