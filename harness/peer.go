@@ -457,6 +457,47 @@ func (p *Peer) ExpectAck(psn wire.PSN, what string, within time.Duration) *trace
 	return rec
 }
 
+// ExpectAtomicAck waits up to within for the ATOMIC Acknowledge with PSN
+// psn. Unless the scenario declares otherwise this is a setup step: an
+// ATOMIC Acknowledge with another PSN in its place is a finding of o9-58
+// (the PSN an ATOMIC Acknowledge carries), no answer at all one of C9-116.
+func (p *Peer) ExpectAtomicAck(psn wire.PSN, what string, within time.Duration) *trace.Record {
+	ginkgo.GinkgoHelper()
+	var rec *trace.Record
+	p.Step("o9-58", fmt.Sprintf("the device answers %s with an ATOMIC Acknowledge at PSN %d", what, psn), func() {
+		var skipped []*trace.Record
+		want := fmt.Sprintf("the ATOMIC acknowledgment of %s, PSN %d", what, psn)
+		start := p.Conn.Now()
+		for {
+			left := max(0, within-(p.Conn.Now()-start))
+			r, ok := p.Conn.Recv(left)
+			if !ok {
+				break
+			}
+			p.seen = append(p.seen, r)
+			if k := r.Packet; k.Opcode == wire.AtomicAcknowledge && k.PSN == psn {
+				rec = r
+				return
+			}
+			skipped = append(skipped, r)
+		}
+		clause, answered := "C9-116", false
+		var hi *trace.Record
+		for _, r := range skipped {
+			if k := r.Packet; k.Opcode == wire.AtomicAcknowledge {
+				clause, hi = "o9-58", r
+				break
+			}
+			answered = answered || r.Packet.Opcode.IsResponse() && r.Packet.PSN.AtOrAfter(psn)
+		}
+		if hi == nil && answered {
+			clause = ""
+		}
+		p.Refine(clause, func() { p.Fail([]string{want + fmt.Sprintf(" within %v", within)}, SeenText(skipped), hi) })
+	})
+	return rec
+}
+
 // IsAck matches a positive Acknowledge.
 func IsAck(k *wire.Packet) bool { return k.Opcode == wire.Acknowledge && k.AETH.IsACK() }
 

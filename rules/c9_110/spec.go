@@ -60,9 +60,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				if c.atomicA {
 					a = p.Atomic(wire.FetchAdd, 0, 5, 0)
 					p.Send(a)
-					p.Expect(fmt.Sprintf("the ATOMIC acknowledgment, PSN %d", a.PSN), dupnak.Liveness, func(k *wire.Packet) bool {
-						return k.Opcode == wire.AtomicAcknowledge && k.PSN == a.PSN
-					})
+					p.ExpectAtomicAck(a.PSN, "an ATOMIC", dupnak.Liveness)
 					aFirst = a.PSN
 				} else {
 					a = dupnak.CompleteRead(p, 4*m, 0)
@@ -84,9 +82,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 					aFirst, aN = dupA.PSN, 2
 				}
 				p.Send(b)
-				started, _ := p.Expect(fmt.Sprintf("the first packet answering the READ at PSN %d", b.PSN), dupnak.Liveness, func(k *wire.Packet) bool {
-					return k.Opcode.Class() == wire.ClassReadResponse && k.PSN == b.PSN
-				})
+				started := dupnak.ExpectResponseStart(p, b, true)
 				p.Send(dupA)
 				recs := append([]*trace.Record{started}, p.Collect(dupnak.Liveness)...)
 				dupnak.NoNAK(p, recs, "neither answer fails")

@@ -101,6 +101,13 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				for _, after := range p.Collect(dupnak.Short) {
 					k := after.Packet
 					if k.Opcode == wire.Acknowledge && !k.AETH.IsACK() && !(k.AETH.IsNAK(wire.NAKPSNSequence) && k.PSN == refused.PSN) && !(k.AETH.IsRNR() && k.PSN == refused.PSN) {
+						if k.AETH.IsNAK(wire.NAKInvalidRequest) && k.PSN != refused.PSN {
+							// An invalid-request NAK not naming the expected
+							// PSN (the refused one): C9-125's finding.
+							p.Setup("C9-125", "no invalid-request NAK naming another PSN than the expected one", func() {
+								p.Fail([]string{fmt.Sprintf("no NAK, or one naming the expected PSN %d", refused.PSN)}, k.String(), after)
+							})
+						}
 						p.Fail([]string{fmt.Sprintf("after the RNR NAK nothing changed at the responder: the packets after the refused one dropped, or a PSN sequence error NAK naming the refused PSN %d", refused.PSN)},
 							fmt.Sprintf("%s: the responder treated the rest of the refused request as an error, so it cannot be sent again", k), after)
 					}

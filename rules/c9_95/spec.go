@@ -124,7 +124,11 @@ func checkAcks(p *harness.Peer, recs []*trace.Record, first, last wire.PSN, ackR
 			continue
 		}
 		if !k.AETH.IsACK() {
-			p.Fail([]string{"positive ACKs only: every request was valid and in sequence"}, k.String(), rec)
+			// Which rule a NAK for valid requests breaks depends on why
+			// the device refused them: not decided here.
+			p.Setup("", "the device takes every request (all valid and in sequence)", func() {
+				p.Fail([]string{"positive ACKs only: every request was valid and in sequence"}, k.String(), rec)
+			})
 		}
 		if !k.PSN.InRange(first, last) {
 			p.Fail([]string{fmt.Sprintf("an ACK PSN among the requests sent, %d..%d", first, last)}, k.String(), rec)
@@ -141,6 +145,13 @@ func checkAcks(p *harness.Peer, recs []*trace.Record, first, last wire.PSN, ackR
 			if rec.Packet.PSN.AtOrAfter(a) {
 				covered = true
 			}
+		}
+		if len(acks) == 0 {
+			// No ACK at all: the AckReq went unanswered (C9-116); C9-95
+			// has no ACK to judge.
+			p.Setup("C9-116", fmt.Sprintf("the device answers the AckReq at PSN %d", a), func() {
+				p.Fail([]string{fmt.Sprintf("an ACK with PSN %d or later (the request carrying AckReq, or a newer one it covers)", a)}, "no ACK", nil)
+			})
 		}
 		if !covered {
 			p.Fail([]string{fmt.Sprintf("an ACK with PSN %d or later (the request carrying AckReq, or a newer one it covers)", a)},

@@ -247,6 +247,79 @@ func ReadClause(rd *wire.Packet, got []*trace.Record, n int) (string, *trace.Rec
 	return "", nil
 }
 
+// ExpectResponseStart waits for the first READ response packet answering
+// READ rd, at rd's own PSN (dup: rd is a duplicate, answered by a
+// replay). Unless the scenario declares otherwise this is a setup step:
+// READ responses at other PSNs are a finding of C9-96 (how responses are
+// numbered), none at all one of C9-107 for a duplicate (it is executed
+// again) or C9-116 for a new READ (it is answered).
+func ExpectResponseStart(p *harness.Peer, rd *wire.Packet, dup bool) *trace.Record {
+	ginkgo.GinkgoHelper()
+	want := fmt.Sprintf("the first packet answering the READ at PSN %d", rd.PSN)
+	var got []*trace.Record
+	for {
+		rec, ok := p.Conn.Recv(Liveness)
+		if !ok {
+			break
+		}
+		got = append(got, rec)
+		if k := rec.Packet; k.Opcode.Class() == wire.ClassReadResponse && k.PSN == rd.PSN {
+			return rec
+		}
+	}
+	clause := "C9-116"
+	if dup {
+		clause = "C9-107"
+	}
+	var hi *trace.Record
+	for _, r := range got {
+		if r.Packet.Opcode.Class() == wire.ClassReadResponse {
+			clause, hi = "C9-96", r
+			break
+		}
+	}
+	p.Step(clause, "the device answers the READ at PSN "+fmt.Sprint(rd.PSN), func() {
+		p.Fail([]string{want + fmt.Sprintf(" within %v", Liveness)}, harness.SeenText(got), hi)
+	})
+	return nil
+}
+
+// ReadOpcodeClause tells whether the device's answers to new READs (not
+// duplicates) in the connection's trace already break the opcode rules of
+// every READ response: a multi-packet response not opening with a First
+// (C9-97) or not closing with a Last (C9-98). A replay showing the same
+// is then that clause's finding, not a duplicate rule's.
+func ReadOpcodeClause(p *harness.Peer) string {
+	seen := map[wire.PSN]bool{}
+	resp := map[wire.PSN]wire.Opcode{}
+	var reads []*wire.Packet
+	for _, r := range p.Conn.Trace() {
+		k := r.Packet
+		switch {
+		case k.Opcode == wire.ReadRequest && !seen[k.PSN]:
+			seen[k.PSN] = true
+			reads = append(reads, k)
+		case k.Opcode.Class() == wire.ClassReadResponse:
+			if _, ok := resp[k.PSN]; !ok {
+				resp[k.PSN] = k.Opcode
+			}
+		}
+	}
+	for _, rd := range reads {
+		n := wire.ReadResponsePackets(rd.RETH.Length, p.MTU())
+		if n < 2 {
+			continue
+		}
+		if op, ok := resp[rd.PSN]; ok && op != wire.ReadResponseFirst {
+			return "C9-97"
+		}
+		if op, ok := resp[rd.PSN.Add(n-1)]; ok && op != wire.ReadResponseLast {
+			return "C9-98"
+		}
+	}
+	return ""
+}
+
 // AtomicAckClause names the clause broken when ATOMIC request q found no
 // ATOMIC Acknowledge with its PSN among the device's packets recs: o9-58
 // when an ATOMIC Acknowledge came with another PSN, C9-116 when nothing
@@ -330,13 +403,11 @@ func DupErrorScenario(p *harness.Peer, kind string) {
 	p.Send(d)
 	var recs []*trace.Record
 	if kind == "read-invalid-mid" {
-		first, skipped := p.Expect(fmt.Sprintf("the first packet of the duplicate READ's replay, PSN %d", d.PSN), Liveness, func(k *wire.Packet) bool {
-			return k.Opcode.Class() == wire.ClassReadResponse && k.PSN == d.PSN
-		})
+		first := ExpectResponseStart(p, d, true)
 		if err := p.Conn.InvalidateRKey(); err != nil {
 			ginkgo.Fail(fmt.Sprintf("invalidating the device's R_Key: %v", err))
 		}
-		recs = append(append(skipped, first), p.Collect(Liveness)...)
+		recs = append([]*trace.Record{first}, p.Collect(Liveness)...)
 	} else {
 		recs = p.Collect(Liveness)
 	}
@@ -413,6 +484,32 @@ func LatchScenario(p *harness.Peer, kind string) {
 	one := func(recs []*trace.Record, gap wire.PSN, what string) {
 		ginkgo.GinkgoHelper()
 		naks := NAKs(recs, wire.SynNAK(wire.NAKPSNSequence))
+		if len(naks) == 0 {
+			// The trigger: a sequence NAK for the gap. Another answer
+			// leaves the latch unexercised; an invalid-request NAK that
+			// does not name the expected PSN is C9-125's finding.
+			clause, why := "", ""
+			var hi *trace.Record
+			for _, r := range recs {
+				if k := r.Packet; k.Opcode == wire.Acknowledge && k.AETH.IsNAK(wire.NAKInvalidRequest) && k.PSN != gap {
+					clause, hi, why = "C9-125", r, fmt.Sprintf("an invalid request NAK with PSN %d, the responder's expected PSN", gap)
+					break
+				}
+			}
+			p.Trigger(clause, fmt.Sprintf("NAK %s with a PSN sequence error NAK", what), func() {
+				want := []string{fmt.Sprintf("a PSN sequence error NAK with PSN %d for %s", gap, what)}
+				if why != "" {
+					want = []string{why}
+				}
+				p.Fail(want, harness.SeenText(recs), hi)
+			})
+		}
+		if len(naks) == 1 && naks[0].Packet.PSN != gap {
+			// One NAK, as the latch wants, naming another PSN: C9-121's.
+			p.Setup("C9-121", "the sequence NAK names the expected PSN", func() {
+				p.Fail([]string{fmt.Sprintf("a PSN sequence error NAK with PSN %d, the expected PSN", gap)}, naks[0].Packet.String(), naks[0])
+			})
+		}
 		if len(naks) != 1 || naks[0].Packet.PSN != gap {
 			seen := fmt.Sprintf("%d sequence NAKs", len(naks))
 			var hi *trace.Record

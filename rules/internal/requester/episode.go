@@ -77,7 +77,9 @@ func (r *Responder) ExpectRound(round []*trace.Record, wait time.Duration, what 
 		rec := r.Next(within)
 		if rec == nil {
 			// Whether and when a resend comes is the scenario's own
-			// matter (timer, counters).
+			// matter (timer, counters), unless the silence cannot be
+			// told from a wrong go-back-N (NoResend).
+			r.NoResend(orig.Packet.PSN, fmt.Sprintf("%s within %v", want, within))
 			r.Fail([]string{fmt.Sprintf("%s within %v", want, within)}, "nothing; "+r.Status(), nil)
 			return out
 		}

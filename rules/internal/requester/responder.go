@@ -171,6 +171,9 @@ func (r *Responder) ExpectPSN(what string, within time.Duration, psn wire.PSN) *
 	}
 	rec := r.Next(within)
 	if rec == nil {
+		if sentBefore {
+			r.NoResend(psn, fmt.Sprintf("%s within %v", what, within))
+		}
 		r.Fail([]string{fmt.Sprintf("%s within %v", what, within)}, "nothing; "+r.Status(), nil)
 		return nil
 	}
@@ -184,6 +187,30 @@ func (r *Responder) ExpectPSN(what string, within time.Duration, psn wire.PSN) *
 		fail()
 	}
 	return rec
+}
+
+// NoResend fails an expectation of a resend of psn that met silence.
+// While the QP is still in RTS with no completion to show for it, the
+// silence has two explanations no observation here tells apart: the
+// device's timer did not expire (C9-140, rnr-retry) or it went back past
+// its only outstanding request (go-back-n). The scenario's clause is then
+// indeterminate, with no finding; a scenario with several outstanding
+// requests shows a wrong go-back-N directly. A completion or an ERROR
+// state leaves the silence the scenario's own matter (its counters).
+func (r *Responder) NoResend(psn wire.PSN, want string) {
+	ginkgo.GinkgoHelper()
+	if r.P == nil || r.State() != dut.StateRTS {
+		return
+	}
+	r.poll()
+	for _, c := range r.comps {
+		if !c.Recv {
+			return
+		}
+	}
+	r.P.Setup("", fmt.Sprintf("the device resends PSN %d (its timer expiring, then going back to its oldest unacknowledged request)", psn), func() {
+		r.Fail([]string{want}, "nothing; "+r.Status(), nil)
+	})
 }
 
 // Quiet fails if the device sends anything within d.
