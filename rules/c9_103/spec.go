@@ -102,7 +102,10 @@ func prefix(p *harness.Peer, kind string) []*wire.Packet {
 			ahead := dupnak.Send(p, 8, true)
 			p.PSN = e
 			p.Send(ahead)
-			dupnak.ExpectNAK(p, wire.SynNAK(wire.NAKPSNSequence), e, "the gap before the duplicate")
+			// Opening the gap is setup: the NAK's PSN is C9-121's.
+			p.Setup("C9-121", "the device NAKs the gap with a sequence NAK naming the expected PSN", func() {
+				dupnak.ExpectNAK(p, wire.SynNAK(wire.NAKPSNSequence), e, "the gap before the duplicate")
+			})
 		}
 	case "write":
 		var pkts []*wire.Packet
@@ -172,11 +175,14 @@ func scenario(p *harness.Peer, dups []*wire.Packet, then string) {
 				fmt.Sprintf("%s (the duplicate was PSN %d)", k, d.PSN), nak)
 		}
 		p.Send(k0, dupnak.Dup(k1, true))
-		dupnak.ExpectAck(p, k1.PSN, "the resent requests, taken in sequence from "+fmt.Sprint(e))
+		p.Own(func() { dupnak.ExpectAck(p, k1.PSN, "the resent requests, taken in sequence from "+fmt.Sprint(e)) })
 	case "next":
-		p.Send(k0)
-		dupnak.ExpectAck(p, e, why)
-		p.Send(k1)
-		dupnak.ExpectAck(p, k1.PSN, "the next request in sequence")
+		// The ACKs show where the expected PSN is: this clause's check.
+		p.Own(func() {
+			p.Send(k0)
+			dupnak.ExpectAck(p, e, why)
+			p.Send(k1)
+			dupnak.ExpectAck(p, k1.PSN, "the next request in sequence")
+		})
 	}
 }

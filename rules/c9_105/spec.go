@@ -111,7 +111,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				d := dupnak.Dup(dup, c.ackReq)
 				p.Send(d)
 				recs := p.Collect(dupnak.Liveness)
-				dupnak.NoNAK(p, recs, "a duplicate SEND or WRITE is answered with an ACK")
+				p.Own(func() { dupnak.NoNAK(p, recs, "a duplicate SEND or WRITE is answered with an ACK") })
 				acks := dupnak.Acks(recs)
 				if c.ackReq && len(acks) == 0 {
 					p.Fail([]string{fmt.Sprintf("an ACK with PSN %d, the newest completed request, answering the duplicate at PSN %d (it carried AckReq)", newest, d.PSN)},

@@ -90,7 +90,11 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				// The abandoned answer is given again when asked again.
 				again := dupnak.Dup(b, true)
 				p.Send(again)
-				got := dupnak.ReadResponses(p.Collect(dupnak.Liveness), b.PSN, bLast)
+				all := p.Collect(dupnak.Liveness)
+				got := dupnak.ReadResponses(all, b.PSN, bLast)
+				if len(got) == 0 {
+					dupnak.DupUnanswered(p, all, false, fmt.Sprintf("the READ at PSN %d answered in full (%d packets) when requested again", b.PSN, longPackets), "0 packets")
+				}
 				if len(got) != longPackets {
 					p.Fail([]string{fmt.Sprintf("the READ at PSN %d answered in full (%d packets) when requested again", b.PSN, longPackets)},
 						fmt.Sprintf("%d packets", len(got)), nil)
@@ -137,7 +141,7 @@ func check(p *harness.Peer, recs []*trace.Record, bFirst, bLast, aFirst wire.PSN
 		}
 	}
 	if aStart < 0 {
-		p.Fail([]string{fmt.Sprintf("an answer to the older duplicate at PSN %d", aFirst)}, "none", nil)
+		dupnak.DupUnanswered(p, recs, atomicA, fmt.Sprintf("an answer to the older duplicate at PSN %d", aFirst), "none")
 	}
 	if aCount < aN {
 		p.Fail([]string{fmt.Sprintf("the older duplicate answered in full (%d packets from PSN %d)", aN, aFirst)}, fmt.Sprintf("%d packets", aCount), nil)

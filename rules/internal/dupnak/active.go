@@ -75,14 +75,43 @@ func ExpectNAK(p *harness.Peer, syn uint8, psn wire.PSN, what string) (nak *trac
 	return rec, skipped
 }
 
-// NoNAK fails the spec if any of recs is a NAK or RNR NAK.
+// NoNAK fails the spec if any of recs is a NAK or RNR NAK. Unless the
+// scenario declares otherwise this is a setup step about duplicates: a
+// NAK met answering a duplicate is a finding of C9-106; a sequence NAK
+// means the responder's expected PSN is not where the scenario put it,
+// which this step cannot blame on any one clause (indeterminate).
 func NoNAK(p *harness.Peer, recs []*trace.Record, why string) {
 	ginkgo.GinkgoHelper()
 	for _, r := range recs {
 		if k := r.Packet; k.Opcode == wire.Acknowledge && !k.AETH.IsACK() {
-			p.Fail([]string{"no NAK: " + why}, k.String(), r)
+			clause := "C9-106"
+			if k.AETH.IsNAK(wire.NAKPSNSequence) || k.AETH.IsRNR() {
+				clause = ""
+			}
+			p.Step(clause, "the device answers the duplicates without a NAK", func() {
+				p.Fail([]string{"no NAK: " + why}, k.String(), r)
+			})
 		}
 	}
+}
+
+// DupUnanswered fails, as a setup step, an expectation that a duplicate
+// READ (or ATOMIC, atomic) is answered, when none of recs answers it: a
+// duplicate left unanswered is C9-107's finding (o9-66's for an ATOMIC),
+// unless the device NAKed instead (its expected PSN is not where the
+// scenario put it: undecided).
+func DupUnanswered(p *harness.Peer, recs []*trace.Record, atomic bool, want, seen string) {
+	ginkgo.GinkgoHelper()
+	clause := "C9-107"
+	if atomic {
+		clause = "o9-66"
+	}
+	for _, r := range recs {
+		if k := r.Packet; k.Opcode == wire.Acknowledge && !k.AETH.IsACK() {
+			clause = ""
+		}
+	}
+	p.Step(clause, "the device answers the duplicate", func() { p.Fail([]string{want}, seen, nil) })
 }
 
 // Acks returns the positive ACKs among recs.
@@ -290,14 +319,20 @@ func ExpectResponseStart(p *harness.Peer, rd *wire.Packet, dup bool) *trace.Reco
 // (C9-97) or not closing with a Last (C9-98). A replay showing the same
 // is then that clause's finding, not a duplicate rule's.
 func ReadOpcodeClause(p *harness.Peer) string {
-	seen := map[wire.PSN]bool{}
 	resp := map[wire.PSN]wire.Opcode{}
 	var reads []*wire.Packet
+	inside := func(psn wire.PSN) bool { // within a READ already sent: a duplicate
+		for _, rd := range reads {
+			if psn.InRange(rd.PSN, rd.PSN.Add(wire.ReadResponsePackets(rd.RETH.Length, p.MTU())-1)) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, r := range p.Conn.Trace() {
 		k := r.Packet
 		switch {
-		case k.Opcode == wire.ReadRequest && !seen[k.PSN]:
-			seen[k.PSN] = true
+		case k.Opcode == wire.ReadRequest && !inside(k.PSN):
 			reads = append(reads, k)
 		case k.Opcode.Class() == wire.ClassReadResponse:
 			if _, ok := resp[k.PSN]; !ok {
