@@ -78,10 +78,13 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 			dup.AckReq = true
 			p.Send(&dup)
 			got := p.Collect(liveness)
+			// The PSN of the answer to a duplicate is C9-105's rule.
 			for _, rec := range got {
 				if harness.IsAck(rec.Packet) && rec.Packet.PSN != 502 {
-					p.Fail([]string{"an ACK with PSN 502, the newest request completed (or no ACK)"},
-						fmt.Sprintf("ACK with PSN %d", rec.Packet.PSN), rec)
+					p.Setup("C9-105", "the duplicate is answered with the newest completed PSN", func() {
+						p.Fail([]string{"an ACK with PSN 502, the newest request completed (or no ACK)"},
+							fmt.Sprintf("ACK with PSN %d", rec.Packet.PSN), rec)
+					})
 				}
 			}
 		})
