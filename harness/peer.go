@@ -435,7 +435,7 @@ func (p *Peer) ExpectAck(psn wire.PSN, what string, within time.Duration) *trace
 	ginkgo.GinkgoHelper()
 	var rec *trace.Record
 	want := fmt.Sprintf("a positive ACK with PSN %d (%s)", psn, what)
-	p.Step("C9-95", fmt.Sprintf("the device ACKs %s with PSN %d", what, psn), func() {
+	p.Step("C9-95", fmt.Sprintf("the device ACKs with PSN %d (%s)", psn, what), func() {
 		var skipped []*trace.Record
 		p.Refine("C9-116", func() {
 			rec, skipped = p.Expect(want, within, func(k *wire.Packet) bool {

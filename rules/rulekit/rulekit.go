@@ -235,7 +235,16 @@ func CheckRegistry() error {
 }
 
 // Setup builds the DUT from the flags; the suite calls it in BeforeSuite.
+//
+// It refuses Ginkgo's -p: the clause-keyed verdicts, and each clause's
+// spec reporting its monitor's findings over every scenario's trace, need
+// every scenario's outcome in one process (the whole suite takes seconds
+// against the reference). Under -p each process would hold only its share
+// and the report written by process 1 would be incomplete.
 func Setup() error {
+	if sc, _ := ginkgo.GinkgoConfiguration(); sc.ParallelTotal > 1 {
+		return fmt.Errorf("the rule suite runs in one process: run it without -p (%d processes asked for); clause verdicts gather every scenario of the run", sc.ParallelTotal)
+	}
 	if err := CheckRegistry(); err != nil && !Cfg.Partial {
 		return err
 	}
