@@ -131,6 +131,9 @@ type clauseAcc struct {
 	// monitors over every trace, other scenarios' setup steps), reported
 	// by the clause's "findings from every scenario's trace" spec.
 	elsewhere []reports.Finding
+	// pending counts the violations behind elsewhere (a monitor may
+	// count more than it keeps findings of) until that spec reports them.
+	pending int
 }
 
 var (
@@ -316,6 +319,9 @@ func Result() *reports.Result {
 				c.Verdict = reports.Fail
 			case a.checked > 0:
 				c.Verdict = reports.Pass
+				if u := uniq(append(append([]string{}, a.reasons...), a.notExercised...)); len(u) > 0 {
+					c.Reason = fmt.Sprintf("undecided in %d scenario(s): %s", a.indeterminate+len(a.notExercised), strings.Join(u, "; "))
+				}
 			case a.indeterminate > 0:
 				c.Verdict, c.Reason = reports.Indeterminate, strings.Join(uniq(a.reasons), "; ")
 			case len(a.notExercised) > 0:

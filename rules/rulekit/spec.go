@@ -159,8 +159,7 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 		if f := peer.Failure; f != nil && f.ID != id {
 			f.Scenario = id + ": " + name
 			a := accFor(f.ID)
-			a.ran = true
-			a.violations++
+			a.pending++
 			a.elsewhere = append(a.elsewhere, *f)
 		}
 	case rep.Failed():
@@ -180,8 +179,7 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 			continue
 		}
 		a := accFor(clause)
-		a.violations += t.Violations
-		a.ran = true
+		a.pending += t.Violations
 		for _, f := range sink.Findings {
 			if f.ID == clause {
 				f.Scenario = id + ": " + name
@@ -229,10 +227,17 @@ func (r *R) reportElsewhere() {
 		ginkgo.Skip("capture mode: the clause's monitor over the capture is reported by its passive-monitor spec")
 	}
 	mu.Lock()
-	fs := append([]reports.Finding{}, accFor(id).elsewhere...)
+	a := accFor(id)
+	fs := append([]reports.Finding{}, a.elsewhere...)
 	ran := activeRan
+	// Counted here, by the clause's own spec, so that a clause filtered
+	// out of the run fails in neither Ginkgo's report nor the keyed one.
 	findings = append(findings, fs...)
-	accFor(id).elsewhere = nil
+	a.violations += a.pending
+	if ran {
+		a.ran = true
+	}
+	a.elsewhere, a.pending = nil, 0
 	mu.Unlock()
 	if !ran {
 		ginkgo.Skip("no active scenario ran, so no trace was audited")
