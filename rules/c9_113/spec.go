@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/rules/rulekit"
 	"github.com/rcconform/rcconform/wire"
@@ -92,10 +93,18 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				}
 				p.Send(pkts...)
 				want := fmt.Sprintf("an RNR NAK with PSN %d, the refused %s", refused.PSN, refused.Opcode)
-				rec, _ := p.Expect(want, dupnak.Liveness, func(k *wire.Packet) bool {
-					return k.Opcode == wire.Acknowledge && !k.AETH.IsACK()
+				// The trigger: an RNR NAK. Another answer leaves C9-113,
+				// which is about the RNR NAK's PSN, not exercised.
+				var rec *trace.Record
+				p.Trigger("", fmt.Sprintf("refuse the %s finding no receive WQE with an RNR NAK", refused.Opcode), func() {
+					rec, _ = p.Expect(want, dupnak.Liveness, func(k *wire.Packet) bool {
+						return k.Opcode == wire.Acknowledge && !k.AETH.IsACK()
+					})
+					if !rec.Packet.AETH.IsRNR() {
+						p.Fail([]string{want}, rec.Packet.String(), rec)
+					}
 				})
-				if k := rec.Packet; !k.AETH.IsRNR() || k.PSN != refused.PSN {
+				if k := rec.Packet; k.PSN != refused.PSN {
 					p.Fail([]string{want}, k.String(), rec)
 				}
 				for _, after := range p.Collect(dupnak.Short) {

@@ -70,7 +70,9 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 		{"a READ failing mid-response", dut.ConnConfig{MTU: 256, ExpectedPSN: 5, SetPSNs: true},
 			func(p *harness.Peer) {
 				p.Send(p.Read(40*256, 0))
-				p.Expect("READ response packets", responses.Liveness, func(k *wire.Packet) bool { return k.Opcode.Class() == wire.ClassReadResponse })
+				p.Step("C9-116", "the device answers the READ", func() {
+					p.Expect("READ response packets", responses.Liveness, func(k *wire.Packet) bool { return k.Opcode.Class() == wire.ClassReadResponse })
+				})
 				if err := p.Conn.InvalidateRKey(); err != nil {
 					ginkgo.Skip(fmt.Sprintf("unsupported: the adapter cannot invalidate the region's R_Key: %v", err))
 				}

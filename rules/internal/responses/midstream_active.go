@@ -63,7 +63,9 @@ func runMidStream(p *harness.Peer, length, after int) {
 	p.Send(rd)
 	var recs []*trace.Record
 	for got := 0; got < after; {
-		rec, skipped := p.Expect("READ response packets", Liveness, isReadResponse)
+		var rec *trace.Record
+		var skipped []*trace.Record
+		p.Step("C9-116", "the device answers the READ", func() { rec, skipped = p.Expect("READ response packets", Liveness, isReadResponse) })
 		recs = append(recs, skipped...)
 		recs = append(recs, rec)
 		got++
