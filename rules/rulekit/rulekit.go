@@ -206,11 +206,14 @@ func Rule(id string, body func(r *R)) bool {
 		body(r)
 	})
 	if e.Status != catalog.TextUnavailable {
-		// Its own top-level container, so that its priority orders it
+		// The clause's findings from every scenario's trace (its
+		// monitor's, and other scenarios' setup steps it governs): a spec
+		// in its own top-level container, so that its priority orders it
 		// after every active spec, with or without --randomize-all
 		// (Ginkgo shuffles top-level containers, or specs, then sorts
-		// them stably by priority); Serial keeps it on process 1 after
-		// the other processes finished under -p.
+		// them stably by priority). Serial would keep it on process 1
+		// after the others finished, but Setup refuses -p: the findings
+		// live in the process that ran the scenario.
 		ginkgo.Describe(id+" "+e.Summary, labels, ginkgo.SpecPriority(-1), ginkgo.Serial, func() {
 			r := &R{Entry: e}
 			ginkgo.It("findings from every scenario's trace", func() { r.reportElsewhere() })
