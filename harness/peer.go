@@ -29,8 +29,36 @@ type Peer struct {
 	// seen holds the device's packets received by expectations, in order.
 	seen []*trace.Record
 	// Failure is the structured form of the last failure this peer
-	// reported (the suite turns it into a finding with a ladder).
+	// reported (the suite turns it into a finding with a ladder). Its ID
+	// is the clause that governs the failed expectation: the scenario's
+	// own clause, or the clause of a setup step or trigger.
 	Failure *reports.Finding
+	// Undecided is set when a setup step or a trigger failed: the verdict
+	// the scenario's own clause gets ("indeterminate" or "not-exercised")
+	// and why. The failure itself, if a clause governs it, is in Failure.
+	Undecided *Undecided
+	// TextOf returns the text of another clause (for findings that a
+	// setup step reports under the clause governing it); may be nil.
+	TextOf func(id string) string
+	steps  []step
+}
+
+// Undecided says why a scenario could not decide its own clause.
+type Undecided struct {
+	// Verdict is "indeterminate" (a setup step failed: precondition not
+	// met) or "not-exercised" (the device did not take the trigger).
+	Verdict reports.Verdict
+	Reason  string
+}
+
+// step is an expectation's governing clause while a setup step or a
+// trigger runs.
+type step struct {
+	clause, what string
+	trigger      bool
+	// explicit: declared by the scenario (Setup, Trigger, Own), which
+	// overrides the defaults helpers declare with Step.
+	explicit bool
 }
 
 // NewPeer wraps a connection.
@@ -42,18 +70,159 @@ func NewPeer(c dut.Conn, clause, text string) *Peer {
 // MTU returns the connection's path MTU.
 func (p *Peer) MTU() int { return p.Info.MTU }
 
-// Fail fails the spec with the clause, the acceptable outcomes, what was
-// seen, and the ladder of the exchange, highlighting hi.
+// Setup runs fn as a setup step of the scenario: behaviour the scenario
+// needs but that clause governs (what says it in words, e.g. "the device
+// ACKs the SENDs"). An expectation failing inside fn is a finding of
+// clause, and the scenario's own clause is indeterminate ("precondition
+// not met"), never failed: one root cause, one clause.
+func (p *Peer) Setup(clause, what string, fn func()) {
+	ginkgo.GinkgoHelper()
+	p.with(step{clause: clause, what: what, explicit: true}, fn)
+}
+
+// Trigger runs fn as the scenario's trigger: the device behaviour the
+// scenario assumes in order to reach its clause at all (e.g. "the device
+// NAKs the READ beyond its resources"). If the device does otherwise the
+// scenario's clause is not exercised, with what the device did; clause
+// names the rule that behaviour breaks ("" when no rule of ours requires
+// it), which gets the finding.
+func (p *Peer) Trigger(clause, what string, fn func()) {
+	ginkgo.GinkgoHelper()
+	p.with(step{clause: clause, what: what, trigger: true, explicit: true}, fn)
+}
+
+// Own runs fn as the scenario's own check, overriding the governing
+// clause helpers inside fn declare with Step.
+func (p *Peer) Own(fn func()) {
+	ginkgo.GinkgoHelper()
+	p.with(step{clause: p.Clause, explicit: true}, fn)
+}
+
+// Step is Setup as a helper declares it: the default governing clause of
+// the helper's expectations, which applies unless the scenario declared
+// one (Setup, Trigger, Own) around the call.
+func (p *Peer) Step(clause, what string, fn func()) {
+	ginkgo.GinkgoHelper()
+	if p.explicit() {
+		fn()
+		return
+	}
+	p.with(step{clause: clause, what: what}, fn)
+}
+
+// Refine runs fn with the failures of the running setup step or trigger
+// attributed to clause instead ("" for none): a helper that can tell from
+// the device's answer which rule it breaks (no answer at all to an AckReq
+// is C9-116's, whatever the step assumed). In the scenario's own check it
+// changes nothing.
+func (p *Peer) Refine(clause string, fn func()) {
+	ginkgo.GinkgoHelper()
+	s := p.current()
+	if !p.InStep() {
+		fn()
+		return
+	}
+	s.clause = clause
+	p.with(s, fn)
+}
+
+// InStep reports whether an expectation now would be a setup step or a
+// trigger of another clause rather than the scenario's own check.
+func (p *Peer) InStep() bool {
+	s := p.current()
+	return s.clause != p.Clause || s.trigger
+}
+
+func (p *Peer) with(s step, fn func()) {
+	p.steps = append(p.steps, s)
+	defer func() { p.steps = p.steps[:len(p.steps)-1] }()
+	fn()
+}
+
+func (p *Peer) explicit() bool {
+	for _, s := range p.steps {
+		if s.explicit {
+			return true
+		}
+	}
+	return false
+}
+
+// current returns the innermost step (the scenario's own clause when
+// none runs).
+func (p *Peer) current() step {
+	if len(p.steps) == 0 {
+		return step{clause: p.Clause}
+	}
+	return p.steps[len(p.steps)-1]
+}
+
+// Fail fails the expectation now running with the acceptable outcomes,
+// what was seen, and the ladder of the exchange, highlighting hi. In the
+// scenario's own check it fails the spec under the scenario's clause; in
+// a setup step or a trigger see FailUnder.
 func (p *Peer) Fail(expected []string, seen string, hi *trace.Record) {
 	ginkgo.GinkgoHelper()
+	p.FailUnder(p.current().clause, expected, seen, hi)
+}
+
+// FailUnder is Fail with the finding attributed to clause (a helper that
+// can tell which rule the device's answer breaks, e.g. a reserved
+// syndrome bit under §9.7.5.2). Attributed to the scenario's own clause
+// outside a step, it fails the spec. Otherwise the finding goes to clause
+// (none when clause is "") and the spec is skipped: indeterminate
+// ("precondition not met: …") after a setup step, not exercised ("the
+// device did not …") after a trigger.
+func (p *Peer) FailUnder(clause string, expected []string, seen string, hi *trace.Record) {
+	ginkgo.GinkgoHelper()
+	if hi != nil && ReservedSyndrome(hi.Packet) && clause != SyndromeRule && p.Clause != SyndromeRule {
+		// The device's answer cannot be read: the clause of this
+		// expectation cannot be judged from it, §9.7.5.2 can.
+		p.with(step{clause: SyndromeRule, what: "the device's AETH syndromes readable (no reserved bit, kind or NAK code)", explicit: true},
+			func() { p.FailUnder(SyndromeRule, expected, seen, hi) })
+		return
+	}
+	s := p.current()
+	if clause == p.Clause && !s.trigger {
+		p.Failure = p.finding(clause, p.ClauseText, expected, seen, hi)
+		ginkgo.Fail(p.FailureText(expected, seen, hi))
+	}
+	if clause != "" && clause != p.Clause {
+		text := ""
+		if p.TextOf != nil {
+			text = p.TextOf(clause)
+		}
+		p.Failure = p.finding(clause, text, expected, seen, hi)
+		p.Failure.Message = fmt.Sprintf("%s violated (seen in a scenario of %s, in its step: %s): seen %s", clause, p.Clause, s.what, seen)
+	}
+	where := ""
+	if clause != "" && clause != p.Clause {
+		where = " (" + clause + ")"
+	}
+	if s.trigger {
+		why := fmt.Sprintf("the device did not %s: seen %s", s.what, seen)
+		switch {
+		case clause == "":
+			why += "; no rule of this suite requires it"
+		case clause != p.Clause:
+			why += "; that breaks " + clause + ", reported under " + clause
+		}
+		p.Undecided = &Undecided{Verdict: reports.NotExercised, Reason: why}
+		ginkgo.Skip("not exercised: " + why)
+	}
+	p.Undecided = &Undecided{Verdict: reports.Indeterminate,
+		Reason: fmt.Sprintf("precondition not met: %s%s; seen %s", s.what, where, seen)}
+	ginkgo.Skip("indeterminate: " + p.Undecided.Reason)
+}
+
+func (p *Peer) finding(clause, text string, expected []string, seen string, hi *trace.Record) *reports.Finding {
 	recs := p.Conn.Trace()
-	f := &reports.Finding{ID: p.Clause, Clause: p.ClauseText, Expected: expected, Seen: seen,
-		Message: p.Clause + " violated: seen " + seen, Ladder: Rungs(window(recs, hi, 48), hi, false)}
+	f := &reports.Finding{ID: clause, Clause: text, Expected: expected, Seen: seen,
+		Message: clause + " violated: seen " + seen, Ladder: Rungs(window(recs, hi, 48), hi, false)}
 	if hi != nil {
 		f.PSN, f.QP = uint32(hi.Packet.PSN), hi.Packet.DestQP
 	}
-	p.Failure = f
-	ginkgo.Fail(p.FailureText(expected, seen, hi))
+	return f
 }
 
 // window returns at most n records of recs ending a few after hi (or the
@@ -213,16 +382,120 @@ func (p *Peer) Expect(what string, within time.Duration, match func(*wire.Packet
 		}
 		skipped = append(skipped, r)
 	}
-	seen := "nothing"
-	if len(skipped) > 0 {
-		var s []string
-		for _, r := range skipped {
-			s = append(s, r.Packet.String())
+	var hi *trace.Record
+	for _, r := range skipped {
+		if ReservedSyndrome(r.Packet) {
+			hi = r
+			break
 		}
-		seen = "only " + strings.Join(s, "; ")
 	}
-	p.Fail([]string{what + fmt.Sprintf(" within %v", within)}, seen, nil)
+	p.Fail([]string{what + fmt.Sprintf(" within %v", within)}, SeenText(skipped), hi)
 	return nil, skipped
+}
+
+// SeenText renders the device's packets an expectation saw ("nothing"
+// when none).
+func SeenText(recs []*trace.Record) string {
+	if len(recs) == 0 {
+		return "nothing"
+	}
+	var s []string
+	for _, r := range recs {
+		s = append(s, r.Packet.String())
+	}
+	return "only " + strings.Join(s, "; ")
+}
+
+// SyndromeRule is the rule keyed by section that governs the AETH's
+// format: reserved syndrome bits and codes (§9.7.5.2).
+const SyndromeRule = "§9.7.5.2"
+
+// ReservedSyndrome reports whether k carries an AETH whose syndrome sets
+// the reserved bit 7, uses the reserved kind 10, or a reserved NAK code
+// (4–31): the answer cannot be read as an ACK, RNR NAK or NAK.
+func ReservedSyndrome(k *wire.Packet) bool {
+	if !k.Opcode.Has(wire.HdrAETH) {
+		return false
+	}
+	a := k.AETH
+	return a.ReservedBit() || a.Kind() == 2 || a.Kind() == 3 && a.Value() > 3
+}
+
+// ExpectAck waits up to within for a positive ACK whose PSN is psn,
+// failing on a NAK or on a positive ACK naming a later PSN (nothing later
+// was sent), and when none comes. Earlier ACKs (coalescing) are skipped.
+//
+// Unless the scenario declares otherwise, this is a setup step: an ACK
+// naming another PSN is a finding of C9-95 (the PSN an ACK carries); no
+// answer at or after psn to the request's AckReq one of C9-116; a NAK for
+// a request the scenario holds valid leaves the scenario's clause
+// indeterminate with no finding (which rule it breaks depends on why the
+// device refused it, and that clause's own scenarios decide it).
+func (p *Peer) ExpectAck(psn wire.PSN, what string, within time.Duration) *trace.Record {
+	ginkgo.GinkgoHelper()
+	var rec *trace.Record
+	want := fmt.Sprintf("a positive ACK with PSN %d (%s)", psn, what)
+	p.Step("C9-95", fmt.Sprintf("the device ACKs with PSN %d (%s)", psn, what), func() {
+		var skipped []*trace.Record
+		p.Refine("C9-116", func() {
+			rec, skipped = p.Expect(want, within, func(k *wire.Packet) bool {
+				if k.Opcode == wire.Acknowledge && !k.AETH.IsACK() {
+					return true
+				}
+				return IsAck(k) && k.PSN.AtOrAfter(psn)
+			})
+		})
+		k := rec.Packet
+		switch {
+		case IsAck(k) && k.PSN == psn:
+		case IsAck(k):
+			p.Fail([]string{want}, k.String(), rec)
+		default:
+			p.Refine("", func() { p.Fail([]string{want}, SeenText(append(skipped, rec)), rec) })
+		}
+	})
+	return rec
+}
+
+// ExpectAtomicAck waits up to within for the ATOMIC Acknowledge with PSN
+// psn. Unless the scenario declares otherwise this is a setup step: an
+// ATOMIC Acknowledge with another PSN in its place is a finding of o9-58
+// (the PSN an ATOMIC Acknowledge carries), no answer at all one of C9-116.
+func (p *Peer) ExpectAtomicAck(psn wire.PSN, what string, within time.Duration) *trace.Record {
+	ginkgo.GinkgoHelper()
+	var rec *trace.Record
+	p.Step("o9-58", fmt.Sprintf("the device answers %s with an ATOMIC Acknowledge at PSN %d", what, psn), func() {
+		var skipped []*trace.Record
+		want := fmt.Sprintf("the ATOMIC acknowledgment of %s, PSN %d", what, psn)
+		start := p.Conn.Now()
+		for {
+			left := max(0, within-(p.Conn.Now()-start))
+			r, ok := p.Conn.Recv(left)
+			if !ok {
+				break
+			}
+			p.seen = append(p.seen, r)
+			if k := r.Packet; k.Opcode == wire.AtomicAcknowledge && k.PSN == psn {
+				rec = r
+				return
+			}
+			skipped = append(skipped, r)
+		}
+		clause, answered := "C9-116", false
+		var hi *trace.Record
+		for _, r := range skipped {
+			if k := r.Packet; k.Opcode == wire.AtomicAcknowledge {
+				clause, hi = "o9-58", r
+				break
+			}
+			answered = answered || r.Packet.Opcode.IsResponse() && r.Packet.PSN.AtOrAfter(psn)
+		}
+		if hi == nil && answered {
+			clause = ""
+		}
+		p.Refine(clause, func() { p.Fail([]string{want + fmt.Sprintf(" within %v", within)}, SeenText(skipped), hi) })
+	})
+	return rec
 }
 
 // IsAck matches a positive Acknowledge.

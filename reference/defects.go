@@ -10,6 +10,23 @@ type Defect struct {
 	Name        string
 	Clauses     []string
 	Description string
+	// Also gives, for each clause of Clauses that is not the defect's
+	// own target, why the deviation breaks that clause too (the suite
+	// blames one root cause on one clause; these are deviations a second
+	// rule states in its own words).
+	Also map[string]string
+}
+
+// also lists the second clauses a defect truly breaks, with the reason.
+var also = map[string]map[string]string{
+	DefAckOldestPSN:      {"C9-116": "the ACK answering AckReq on p+k carries p, earlier than the request that asked for it: no response is scheduled at that request's PSN or later"},
+	DefDupMovesEPSN:      {"C9-105": "with the expected PSN moved to the duplicate's PSN + 1, the duplicate is answered with an ACK carrying its own PSN instead of the most recently completed request's"},
+	DefDupSendReexecuted: {"C9-148": "executing the duplicate again completes a message: the MSN rises for a duplicate"},
+	DefGBNNewPSN:         {"§9.7.5.1.2": "the READ re-issued after an implied NAK also takes a fresh PSN instead of its first unreceived PSN"},
+	DefUnsolicitedNAKRepeat: {
+		"C9-114": "the repeated sequence NAK is a further sequence NAK while the responder is latched",
+		"C9-122": "the repeated sequence NAK is a second one outstanding before the expected PSN arrived",
+	},
 }
 
 // Defect names.
@@ -61,95 +78,106 @@ const (
 
 var defects = []Defect{
 	{DefAckOldestPSN, []string{"C9-95"},
-		"a coalesced ACK carries the PSN of the oldest request it covers: the ACK answering AckReq on p+k carries p, the first request not yet acknowledged"},
+		"a coalesced ACK carries the PSN of the oldest request it covers: the ACK answering AckReq on p+k carries p, the first request not yet acknowledged", nil},
 	{DefAckPSNAhead, []string{"C9-95"},
-		"an ACK carries the PSN after the newest request it covers (newest + 1)"},
+		"an ACK carries the PSN after the newest request it covers (newest + 1)", nil},
 	{DefReadRespPSNSkew, []string{"C9-96"},
-		"READ response packets are numbered from the request PSN + 1"},
+		"READ response packets are numbered from the request PSN + 1", nil},
 	{DefAtomicAckPSNSkew, []string{"o9-58"},
-		"the ATOMIC Acknowledge carries the request PSN + 1"},
+		"the ATOMIC Acknowledge carries the request PSN + 1", nil},
 	{DefReadFirstNoAETH, []string{"C9-97"},
-		"a multi-packet READ response starts with a Middle opcode, so its first packet carries no AETH"},
+		"a multi-packet READ response starts with a Middle opcode, so its first packet carries no AETH", nil},
 	{DefReadLastNoAETH, []string{"C9-98"},
-		"the last packet of a multi-packet READ response goes out as a Middle, without an AETH"},
+		"the last packet of a multi-packet READ response goes out as a Middle, without an AETH", nil},
 	{DefReadFailRequestPSN, []string{"C9-100", "C9-112"},
-		"a READ failing mid-stream is NAKed with the READ request's PSN instead of the refused response packet's PSN (as rxe does)"},
+		"a READ failing mid-stream is NAKed with the READ request's PSN instead of the refused response packet's PSN (as rxe does)", nil},
 	{DefAckOvertakesRead, []string{"C9-101"},
-		"an ACK for a SEND/WRITE that followed a READ leaves before the READ's response stream has finished"},
+		"an ACK for a SEND/WRITE that followed a READ leaves before the READ's response stream has finished", nil},
 	{DefDupMovesEPSN, []string{"C9-103"},
-		"a duplicate request moves the expected PSN to the duplicate's PSN + 1"},
+		"a duplicate request moves the expected PSN to the duplicate's PSN + 1", nil},
 	{DefDupNewestFirst, []string{"C9-104", "C9-110"},
-		"duplicates waiting for an answer are answered newest first, and an older duplicate never preempts the answer being streamed"},
+		"duplicates waiting for an answer are answered newest first, and an older duplicate never preempts the answer being streamed", nil},
 	{DefDupSendReexecuted, []string{"C9-105"},
-		"a duplicate SEND is executed again: it consumes a receive WQE, bumps the MSN and is ACKed with its own PSN"},
+		"a duplicate SEND is executed again: it consumes a receive WQE, bumps the MSN and is ACKed with its own PSN", nil},
 	{DefDupErrorNAK, []string{"C9-106", "C9-115"},
-		"an error while answering a duplicate READ (invalid R_Key, RETH outside the original) is NAKed remote access instead of being dropped"},
+		"an error while answering a duplicate READ (invalid R_Key, RETH outside the original) is NAKed remote access instead of being dropped", nil},
 	{DefDupReadDropped, []string{"C9-107"},
-		"duplicate READs are silently dropped instead of being executed again"},
+		"duplicate READs are silently dropped instead of being executed again", nil},
 	{DefReadReplayMiddle, []string{"C9-107"},
-		"a partial duplicate READ's replay starts with a Middle (or Last) opcode, as rxe's responder is suspected to do"},
+		"a partial duplicate READ's replay starts with a Middle (or Last) opcode, as rxe's responder is suspected to do", nil},
 	{DefDupAtomicReexecuted, []string{"o9-66"},
-		"a duplicate ATOMIC is executed again and returns the new original value"},
+		"a duplicate ATOMIC is executed again and returns the new original value", nil},
 	{DefDupAtomicUnknownNAK, []string{"o9-67"},
-		"a duplicate ATOMIC with no saved result is answered with a NAK invalid request instead of being dropped"},
+		"a duplicate ATOMIC with no saved result is answered with a NAK invalid request instead of being dropped", nil},
 	{DefNAKSeqReceivedPSN, []string{"C9-111", "C9-121"},
-		"a PSN sequence error NAK carries the received packet's PSN instead of the expected PSN"},
+		"a PSN sequence error NAK carries the received packet's PSN instead of the expected PSN", nil},
 	{DefNAKInvReqReceivedPSN, []string{"C9-111", "C9-125"},
-		"the opcode sequence is checked before the PSN, and an invalid-request NAK carries the received packet's PSN: an invalid Middle/Last arriving ahead of the expected PSN after a valid First is NAKed invalid request with its own PSN"},
+		"the opcode sequence is checked before the PSN, and an invalid-request NAK carries the received packet's PSN: an invalid Middle/Last arriving ahead of the expected PSN after a valid First is NAKed invalid request with its own PSN", nil},
 	{DefRNRNAKWrongPSN, []string{"C9-113"},
-		"an RNR NAK carries the refused request's PSN + 1"},
+		"an RNR NAK carries the refused request's PSN + 1", nil},
 	{DefNAKInReadResponse, []string{"C9-113.a1"},
-		"a READ failing mid-stream is NAKed in a READ Response opcode (First/Last/Only) carrying the NAK syndrome, not an Acknowledge"},
+		"a READ failing mid-stream is NAKed in a READ Response opcode (First/Last/Only) carrying the NAK syndrome, not an Acknowledge", nil},
 	{DefNAKLatchOff, []string{"C9-114", "C9-122"},
-		"no NAK latch: every out-of-sequence packet gets its own sequence NAK"},
+		"no NAK latch: every out-of-sequence packet gets its own sequence NAK", nil},
 	{DefAckReqIgnored, []string{"C9-116"},
-		"AckReq on a SEND/WRITE gets no response unless something else forces one"},
+		"AckReq on a SEND/WRITE gets no response unless something else forces one", nil},
 	{DefAccessNAKExpectedPSN, []string{"C9-124"},
-		"a remote access NAK carries the PSN of the message's first packet, not the offending packet's PSN"},
+		"a remote access NAK carries the PSN of the message's first packet, not the offending packet's PSN", nil},
 	{DefMSNReadSkipped, []string{"C9-148"},
-		"the MSN is not incremented for READs"},
+		"the MSN is not incremented for READs", nil},
 	{DefMSNDupBump, []string{"C9-148"},
-		"duplicates bump the MSN"},
+		"duplicates bump the MSN", nil},
 	{DefNAKMSNZero, []string{"C9-149"},
-		"NAKs and RNR NAKs carry MSN 0"},
+		"NAKs and RNR NAKs carry MSN 0", nil},
 	{DefCreditsInvalidNoSRQ, []string{"C9-150.2.1"},
-		"a QP without an SRQ sends credit code 0x1F (no valid credits), as rxe does"},
+		"a QP without an SRQ sends credit code 0x1F (no valid credits), as rxe does", nil},
 	{DefSRQCredits, []string{"o9-95.2.2"},
-		"a QP on an SRQ advertises credit counts from the SRQ's depth instead of 0x1F"},
+		"a QP on an SRQ advertises credit counts from the SRQ's depth instead of 0x1F", nil},
 	{DefSyndromeReservedBit, []string{"§9.7.5.2"},
-		"ACK syndromes have the reserved bit 7 set"},
+		"ACK syndromes have the reserved bit 7 set", nil},
 	{DefNAKCodeReserved, []string{"§9.7.5.2"},
-		"a remote operational error is sent with the reserved NAK code 5"},
+		"a remote operational error is sent with the reserved NAK code 5", nil},
 	{DefUnsolicitedNAKRepeat, []string{"§9.7.7.2"},
-		"the responder re-sends its last NAK unsolicited a while later"},
+		"the responder re-sends its last NAK unsolicited a while later", nil},
 	{DefRetryBeforeTimeout, []string{"C9-140"},
-		"the requester retransmits after half the ACK timeout"},
+		"the requester retransmits after half the ACK timeout", nil},
 	{DefRetryTimeoutZero, []string{"C9-140"},
-		"the requester retransmits even with timeout 0 (no timer), after a 1 ms default"},
+		"the requester retransmits even with timeout 0 (no timer), after a 1 ms default", nil},
 	{DefRetryCountPlusOne, []string{"retry-counter"},
-		"the requester retries once more than RetryCnt allows"},
+		"the requester retries once more than RetryCnt allows", nil},
 	{DefRNRCostsRetry, []string{"retry-counter", "rnr-retry"},
-		"one counter for loss and RNR: RNR NAKs spend the transport retry counter"},
+		"one counter for loss and RNR: RNR NAKs spend the transport retry counter", nil},
 	{DefRNRResendEarly, []string{"rnr-retry"},
-		"after an RNR NAK the requester resends after half the advertised delay"},
+		"after an RNR NAK the requester resends after half the advertised delay", nil},
 	{DefRNRRetry7Finite, []string{"rnr-retry"},
-		"RNR retry count 7 is treated as seven retries instead of infinite"},
+		"RNR retry count 7 is treated as seven retries instead of infinite", nil},
 	{DefGBNNewPSN, []string{"go-back-n"},
-		"go-back-N resends with fresh PSNs instead of the original ones"},
+		"go-back-N resends with fresh PSNs instead of the original ones", nil},
 	{DefGBNSkipOne, []string{"go-back-n"},
-		"go-back-N resumes one PSN after the oldest unacknowledged (or NAKed) PSN"},
+		"go-back-N resumes one PSN after the oldest unacknowledged (or NAKed) PSN", nil},
 	{DefImpliedNAKIgnored, []string{"§9.7.5.1.2"},
-		"an ACK whose PSN passes an outstanding READ completes the READ as if it had been answered"},
+		"an ACK whose PSN passes an outstanding READ completes the READ as if it had been answered", nil},
 	{DefRetryAfterFatalNAK, []string{"§9.9.2.2"},
-		"a remote access, invalid request or remote operational NAK is retried like a sequence NAK"},
+		"a remote access, invalid request or remote operational NAK is retried like a sequence NAK", nil},
 	{DefTooManyReadsRNR, []string{"Table-58"},
-		"more outstanding READ/ATOMIC requests than the responder resources get an RNR NAK instead of NAK invalid request"},
+		"more outstanding READ/ATOMIC requests than the responder resources get an RNR NAK instead of NAK invalid request", nil},
 	{DefTooManyReadsServed, []string{"Table-58"},
-		"more outstanding READ/ATOMIC requests than the responder resources are served (as rxe does)"},
+		"more outstanding READ/ATOMIC requests than the responder resources are served (as rxe does)", nil},
 }
 
 func init() {
 	sort.Slice(defects, func(i, j int) bool { return defects[i].Name < defects[j].Name })
+	for i := range defects {
+		if a := also[defects[i].Name]; a != nil {
+			defects[i].Also = a
+			var ids []string
+			for id := range a {
+				ids = append(ids, id)
+			}
+			sort.Strings(ids)
+			defects[i].Clauses = append(defects[i].Clauses, ids...)
+		}
+	}
 }
 
 // Defects returns the catalogue of defects, sorted by name.
@@ -158,6 +186,12 @@ func Defects() []Defect {
 	for i, d := range defects {
 		out[i] = d
 		out[i].Clauses = append([]string(nil), d.Clauses...)
+		if d.Also != nil {
+			out[i].Also = map[string]string{}
+			for k, v := range d.Also {
+				out[i].Also[k] = v
+			}
+		}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"flag"
+	"os"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -19,6 +20,13 @@ func init() { rulekit.RegisterFlags(flag.CommandLine) }
 func TestRules(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "rcconform rules")
+	// RunSpecs returns after Ginkgo printed its summary: the clause
+	// table follows it (process 1 only under -p, where it holds the run).
+	if GinkgoParallelProcess() == 1 && !t.Skipped() {
+		if err := rulekit.WriteTable(os.Stdout); err != nil {
+			t.Error(err)
+		}
+	}
 }
 
 var _ = BeforeSuite(func() {

@@ -61,6 +61,8 @@ type defectJSON struct {
 	Name        string   `json:"name"`
 	Clauses     []string `json:"clauses"`
 	Description string   `json:"description,omitempty"`
+	// Also: clauses the defect breaks besides its own target, with why.
+	Also map[string]string `json:"also,omitempty"`
 }
 
 func runDefects(args []string, stdout, stderr io.Writer) int {
@@ -84,7 +86,7 @@ func runDefects(args []string, stdout, stderr io.Writer) int {
 			if cl == nil {
 				cl = []string{}
 			}
-			out = append(out, defectJSON{Name: d.Name, Clauses: cl, Description: d.Description})
+			out = append(out, defectJSON{Name: d.Name, Clauses: cl, Description: d.Description, Also: d.Also})
 		}
 		return writeJSON(stdout, stderr, "defects", out)
 	}

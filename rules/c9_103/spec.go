@@ -102,7 +102,10 @@ func prefix(p *harness.Peer, kind string) []*wire.Packet {
 			ahead := dupnak.Send(p, 8, true)
 			p.PSN = e
 			p.Send(ahead)
-			dupnak.ExpectNAK(p, wire.SynNAK(wire.NAKPSNSequence), e, "the gap before the duplicate")
+			// Opening the gap is setup: the NAK's PSN is C9-121's.
+			p.Setup("C9-121", "the device NAKs the gap with a sequence NAK naming the expected PSN", func() {
+				dupnak.ExpectNAK(p, wire.SynNAK(wire.NAKPSNSequence), e, "the gap before the duplicate")
+			})
 		}
 	case "write":
 		var pkts []*wire.Packet
@@ -133,9 +136,7 @@ func prefix(p *harness.Peer, kind string) []*wire.Packet {
 		dupnak.ExpectAck(p, s.PSN, "a SEND")
 		at := p.Atomic(wire.FetchAdd, 256, 1, 0)
 		p.Send(at)
-		p.Expect(fmt.Sprintf("the ATOMIC acknowledgment, PSN %d", at.PSN), dupnak.Liveness, func(k *wire.Packet) bool {
-			return k.Opcode == wire.AtomicAcknowledge && k.PSN == at.PSN
-		})
+		p.ExpectAtomicAck(at.PSN, "an ATOMIC", dupnak.Liveness)
 		s2 := dupnak.Send(p, 8, true)
 		p.Send(s2)
 		dupnak.ExpectAck(p, s2.PSN, "a SEND after the ATOMIC")
@@ -162,16 +163,26 @@ func scenario(p *harness.Peer, dups []*wire.Packet, then string) {
 		nak, _ := p.Expect(fmt.Sprintf("a PSN sequence error NAK with PSN %d (%s)", e, why), dupnak.Liveness, func(k *wire.Packet) bool {
 			return k.Opcode == wire.Acknowledge && !k.AETH.IsACK() || harness.IsAck(k) && k.PSN.AtOrAfter(e)
 		})
+		if k := nak.Packet; k.AETH.IsNAK(wire.NAKPSNSequence) && k.PSN == k1.PSN {
+			// A sequence NAK naming the packet received, not an expected
+			// PSN: C9-121's finding; the expected PSN cannot be read.
+			p.Setup("C9-121", "the sequence NAK names the responder's expected PSN", func() {
+				p.Fail([]string{fmt.Sprintf("a PSN sequence error NAK with PSN %d, the responder's expected PSN", e)}, k.String(), nak)
+			})
+		}
 		if k := nak.Packet; !k.AETH.IsNAK(wire.NAKPSNSequence) || k.PSN != e {
 			p.Fail([]string{fmt.Sprintf("a PSN sequence error NAK with PSN %d: the request at %d skipped the expected PSN %d, which the duplicate must not have moved", e, k1.PSN, e)},
 				fmt.Sprintf("%s (the duplicate was PSN %d)", k, d.PSN), nak)
 		}
 		p.Send(k0, dupnak.Dup(k1, true))
-		dupnak.ExpectAck(p, k1.PSN, "the resent requests, taken in sequence from "+fmt.Sprint(e))
+		p.Own(func() { dupnak.ExpectAck(p, k1.PSN, "the resent requests, taken in sequence from "+fmt.Sprint(e)) })
 	case "next":
-		p.Send(k0)
-		dupnak.ExpectAck(p, e, why)
-		p.Send(k1)
-		dupnak.ExpectAck(p, k1.PSN, "the next request in sequence")
+		// The ACKs show where the expected PSN is: this clause's check.
+		p.Own(func() {
+			p.Send(k0)
+			dupnak.ExpectAck(p, e, why)
+			p.Send(k1)
+			dupnak.ExpectAck(p, k1.PSN, "the next request in sequence")
+		})
 	}
 }

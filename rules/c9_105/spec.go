@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/rules/rulekit"
 	"github.com/rcconform/rcconform/wire"
@@ -102,9 +103,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 					// may not pass the READ, C9-101).
 					rd = p.Read(64*m, 0)
 					p.Send(rd)
-					first, _ := p.Expect(fmt.Sprintf("the READ's first response packet, PSN %d", rd.PSN), dupnak.Liveness, func(k *wire.Packet) bool {
-						return k.Opcode.Class() == wire.ClassReadResponse && k.PSN == rd.PSN
-					})
+					first := dupnak.ExpectResponseStart(p, rd, false)
 					if first.Packet.Opcode.Has(wire.HdrAETH) {
 						msn = first.Packet.AETH.MSN
 					}
@@ -112,13 +111,14 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				d := dupnak.Dup(dup, c.ackReq)
 				p.Send(d)
 				recs := p.Collect(dupnak.Liveness)
-				dupnak.NoNAK(p, recs, "a duplicate SEND or WRITE is answered with an ACK")
+				p.Own(func() { dupnak.NoNAK(p, recs, "a duplicate SEND or WRITE is answered with an ACK") })
 				acks := dupnak.Acks(recs)
 				if c.ackReq && len(acks) == 0 {
 					p.Fail([]string{fmt.Sprintf("an ACK with PSN %d, the newest completed request, answering the duplicate at PSN %d (it carried AckReq)", newest, d.PSN)},
 						"no ACK", nil)
 				}
-				readDone := false // the long READ's response has been sent in full
+				readDone := false        // the long READ's response has been sent in full
+				var msnBad *trace.Record // an ACK whose MSN moved for the duplicate
 				for _, rec := range recs {
 					k := rec.Packet
 					if rd != nil && k.Opcode.Class() == wire.ClassReadResponse && k.PSN == rd.PSN.Add(63) {
@@ -135,9 +135,8 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 						p.Fail([]string{fmt.Sprintf("an ACK with PSN %d, the most recently completed new request (not the duplicate's own PSN %d)", newest, d.PSN)},
 							a.Packet.String(), a)
 					}
-					if got := a.Packet.AETH.MSN; got != msn && !(rd != nil && got == msn+1) {
-						p.Fail([]string{fmt.Sprintf("the MSN unchanged at %d: the duplicate completes no new message", msn)},
-							fmt.Sprintf("MSN %d: the duplicate was executed again", a.Packet.AETH.MSN), a)
+					if got := a.Packet.AETH.MSN; got != msn && !(rd != nil && got == msn+1) && msnBad == nil {
+						msnBad = a
 					}
 				}
 				if n := dupnak.RecvCompletions(p); n != 0 {
@@ -149,6 +148,15 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 						p.Fail([]string{fmt.Sprintf("memory at offset %d left as the device changed it after the original WRITE (the duplicate is not executed again)", off)},
 							"the duplicate WRITE's data written again", nil)
 					}
+				}
+				if msnBad != nil {
+					// The duplicate was not executed again (no receive
+					// completion, memory unchanged): an MSN that moved is
+					// C9-148's finding (never counted for a duplicate).
+					p.Setup("C9-148", "the MSN stays unchanged for a duplicate", func() {
+						p.Fail([]string{fmt.Sprintf("the MSN unchanged at %d: the duplicate completes no new message", msn)},
+							fmt.Sprintf("MSN %d", msnBad.Packet.AETH.MSN), msnBad)
+					})
 				}
 				if rd != nil {
 					// The READ may have been abandoned for the older

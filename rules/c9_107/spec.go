@@ -131,6 +131,13 @@ func replay(p *harness.Peer, d *wire.Packet, want []byte) {
 			wantOp = wire.ReadResponseLast
 		}
 		if k.PSN != d.PSN.Add(i) || k.Opcode != wantOp {
+			// Responses to new READs that already break the opcode
+			// rules make it C9-97's or C9-98's finding, not a replay's.
+			if c := dupnak.ReadOpcodeClause(p); c != "" && k.PSN == d.PSN.Add(i) {
+				p.Setup(c, "the device's READ responses open with a First and close with a Last", func() {
+					p.Fail([]string{fmt.Sprintf("%s with PSN %d (packet %d of the replay, which starts at the duplicate's PSN)", wantOp, d.PSN.Add(i), i+1)}, k.String(), r)
+				})
+			}
 			p.Fail([]string{fmt.Sprintf("%s with PSN %d (packet %d of the replay, which starts at the duplicate's PSN)", wantOp, d.PSN.Add(i), i+1)}, k.String(), r)
 		}
 		lo, hi := i*m, (i+1)*m

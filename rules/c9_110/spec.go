@@ -60,9 +60,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				if c.atomicA {
 					a = p.Atomic(wire.FetchAdd, 0, 5, 0)
 					p.Send(a)
-					p.Expect(fmt.Sprintf("the ATOMIC acknowledgment, PSN %d", a.PSN), dupnak.Liveness, func(k *wire.Packet) bool {
-						return k.Opcode == wire.AtomicAcknowledge && k.PSN == a.PSN
-					})
+					p.ExpectAtomicAck(a.PSN, "an ATOMIC", dupnak.Liveness)
 					aFirst = a.PSN
 				} else {
 					a = dupnak.CompleteRead(p, 4*m, 0)
@@ -84,9 +82,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 					aFirst, aN = dupA.PSN, 2
 				}
 				p.Send(b)
-				started, _ := p.Expect(fmt.Sprintf("the first packet answering the READ at PSN %d", b.PSN), dupnak.Liveness, func(k *wire.Packet) bool {
-					return k.Opcode.Class() == wire.ClassReadResponse && k.PSN == b.PSN
-				})
+				started := dupnak.ExpectResponseStart(p, b, true)
 				p.Send(dupA)
 				recs := append([]*trace.Record{started}, p.Collect(dupnak.Liveness)...)
 				dupnak.NoNAK(p, recs, "neither answer fails")
@@ -94,7 +90,11 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				// The abandoned answer is given again when asked again.
 				again := dupnak.Dup(b, true)
 				p.Send(again)
-				got := dupnak.ReadResponses(p.Collect(dupnak.Liveness), b.PSN, bLast)
+				all := p.Collect(dupnak.Liveness)
+				got := dupnak.ReadResponses(all, b.PSN, bLast)
+				if len(got) == 0 {
+					dupnak.DupUnanswered(p, all, false, fmt.Sprintf("the READ at PSN %d answered in full (%d packets) when requested again", b.PSN, longPackets), "0 packets")
+				}
 				if len(got) != longPackets {
 					p.Fail([]string{fmt.Sprintf("the READ at PSN %d answered in full (%d packets) when requested again", b.PSN, longPackets)},
 						fmt.Sprintf("%d packets", len(got)), nil)
@@ -141,7 +141,7 @@ func check(p *harness.Peer, recs []*trace.Record, bFirst, bLast, aFirst wire.PSN
 		}
 	}
 	if aStart < 0 {
-		p.Fail([]string{fmt.Sprintf("an answer to the older duplicate at PSN %d", aFirst)}, "none", nil)
+		dupnak.DupUnanswered(p, recs, atomicA, fmt.Sprintf("an answer to the older duplicate at PSN %d", aFirst), "none")
 	}
 	if aCount < aN {
 		p.Fail([]string{fmt.Sprintf("the older duplicate answered in full (%d packets from PSN %d)", aN, aFirst)}, fmt.Sprintf("%d packets", aCount), nil)

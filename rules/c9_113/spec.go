@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/rules/rulekit"
 	"github.com/rcconform/rcconform/wire"
@@ -92,15 +93,30 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				}
 				p.Send(pkts...)
 				want := fmt.Sprintf("an RNR NAK with PSN %d, the refused %s", refused.PSN, refused.Opcode)
-				rec, _ := p.Expect(want, dupnak.Liveness, func(k *wire.Packet) bool {
-					return k.Opcode == wire.Acknowledge && !k.AETH.IsACK()
+				// The trigger: an RNR NAK. Another answer leaves C9-113,
+				// which is about the RNR NAK's PSN, not exercised.
+				var rec *trace.Record
+				p.Trigger("", fmt.Sprintf("refuse the %s finding no receive WQE with an RNR NAK", refused.Opcode), func() {
+					rec, _ = p.Expect(want, dupnak.Liveness, func(k *wire.Packet) bool {
+						return k.Opcode == wire.Acknowledge && !k.AETH.IsACK()
+					})
+					if !rec.Packet.AETH.IsRNR() {
+						p.Fail([]string{want}, rec.Packet.String(), rec)
+					}
 				})
-				if k := rec.Packet; !k.AETH.IsRNR() || k.PSN != refused.PSN {
+				if k := rec.Packet; k.PSN != refused.PSN {
 					p.Fail([]string{want}, k.String(), rec)
 				}
 				for _, after := range p.Collect(dupnak.Short) {
 					k := after.Packet
 					if k.Opcode == wire.Acknowledge && !k.AETH.IsACK() && !(k.AETH.IsNAK(wire.NAKPSNSequence) && k.PSN == refused.PSN) && !(k.AETH.IsRNR() && k.PSN == refused.PSN) {
+						if k.AETH.IsNAK(wire.NAKInvalidRequest) && k.PSN != refused.PSN {
+							// An invalid-request NAK not naming the expected
+							// PSN (the refused one): C9-125's finding.
+							p.Setup("C9-125", "no invalid-request NAK naming another PSN than the expected one", func() {
+								p.Fail([]string{fmt.Sprintf("no NAK, or one naming the expected PSN %d", refused.PSN)}, k.String(), after)
+							})
+						}
 						p.Fail([]string{fmt.Sprintf("after the RNR NAK nothing changed at the responder: the packets after the refused one dropped, or a PSN sequence error NAK naming the refused PSN %d", refused.PSN)},
 							fmt.Sprintf("%s: the responder treated the rest of the refused request as an error, so it cannot be sent again", k), after)
 					}

@@ -40,8 +40,12 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				p.Send(p.Read(40*mtu, 0))
 				var recs []*trace.Record
 				for i := 0; i < 2; i++ {
-					rec, skipped := p.Expect("READ response packets", responses.Liveness, func(k *wire.Packet) bool {
-						return k.Opcode.Class() == wire.ClassReadResponse
+					var rec *trace.Record
+					var skipped []*trace.Record
+					p.Step("C9-116", "the device answers the READ", func() {
+						rec, skipped = p.Expect("READ response packets", responses.Liveness, func(k *wire.Packet) bool {
+							return k.Opcode.Class() == wire.ClassReadResponse
+						})
 					})
 					recs = append(append(recs, skipped...), rec)
 				}

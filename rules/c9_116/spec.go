@@ -71,7 +71,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 		func(p *harness.Peer) {
 			ps := p.Message(wire.SendOnly, 16, 0, true)
 			p.Send(ps...)
-			p.Expect("an ACK with PSN 90", liveness, func(k *wire.Packet) bool { return harness.IsAck(k) && k.PSN == 90 })
+			p.ExpectAck(90, "the SEND", liveness)
 			p.Send(ps...)
 			p.Expect("an ACK with PSN 90 or later for the duplicate", liveness, func(k *wire.Packet) bool {
 				return harness.IsAck(k) && k.PSN.AtOrAfter(90)

@@ -6,6 +6,7 @@ import (
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/rules/internal/responses"
 	"github.com/rcconform/rcconform/rules/rulekit"
 	"github.com/rcconform/rcconform/wire"
@@ -89,11 +90,18 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 					// Nothing follows the lost packet: no NAK is owed.
 					p.Collect(responses.Liveness)
 				} else {
-					nak, _ := p.Expect(fmt.Sprintf("a sequence NAK with PSN %d", msg[lost].PSN), responses.Liveness, harness.IsNAK(wire.NAKPSNSequence))
-					if nak.Packet.AETH.MSN != k&0xFFFFFF {
-						p.Fail([]string{fmt.Sprintf("the NAK carrying MSN %d (the message is not complete)", k&0xFFFFFF)},
-							fmt.Sprintf("MSN %d", nak.Packet.AETH.MSN), nak)
-					}
+					// Which NAK the loss draws is C9-121's and C9-114's
+					// concern, the MSN a NAK carries C9-149's: setup here.
+					var nak *trace.Record
+					p.Setup("", fmt.Sprintf("the device NAKs the packets after the lost one with a sequence NAK at PSN %d", msg[lost].PSN), func() {
+						nak, _ = p.Expect(fmt.Sprintf("a sequence NAK with PSN %d", msg[lost].PSN), responses.Liveness, harness.IsNAK(wire.NAKPSNSequence))
+					})
+					p.Setup("C9-149", "the sequence NAK carries the current MSN", func() {
+						if nak.Packet.AETH.MSN != k&0xFFFFFF {
+							p.Fail([]string{fmt.Sprintf("the NAK carrying MSN %d (the message is not complete)", k&0xFFFFFF)},
+								fmt.Sprintf("MSN %d", nak.Packet.AETH.MSN), nak)
+						}
+					})
 				}
 				p.Send(msg[lost:]...)
 				expectAck(p, k+1)
@@ -168,7 +176,9 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 					}
 				}
 				if !found {
-					p.Fail([]string{fmt.Sprintf("an ATOMIC Acknowledge with PSN %d", q.PSN)}, responses.Summary(responses.Responses(recs)), nil)
+					p.Setup(dupnak.AtomicAckClause(q, recs), "the device answers the ATOMIC with an ATOMIC Acknowledge at its PSN", func() {
+						p.Fail([]string{fmt.Sprintf("an ATOMIC Acknowledge with PSN %d", q.PSN)}, responses.Summary(responses.Responses(recs)), nil)
+					})
 				}
 			}
 			k += 2
@@ -207,9 +217,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 func expectAck(p *harness.Peer, k uint32) {
 	want := k & 0xFFFFFF
 	last := p.PSN.Add(-1)
-	rec, _ := p.Expect(fmt.Sprintf("an ACK with PSN %d", last), responses.Liveness, func(kk *wire.Packet) bool {
-		return responses.IsACK(kk) && kk.PSN == last
-	})
+	rec := p.ExpectAck(last, "the last request sent", responses.Liveness)
 	if rec.Packet.AETH.MSN != want {
 		p.Fail([]string{fmt.Sprintf("an ACK with MSN %d: one per new message completed so far, none for duplicates", want)},
 			fmt.Sprintf("ACK with PSN %d and MSN %d", rec.Packet.PSN, rec.Packet.AETH.MSN), rec)
@@ -241,7 +249,11 @@ func checkRead(p *harness.Peer, recs []*trace.Record, rd *wire.Packet, k uint32,
 	k0, k1 := k&0xFFFFFF, (k+1)&0xFFFFFF
 	want := []string{fmt.Sprintf("First MSN %d or %d (the READ counted on validation or at its end), Last or Only MSN %d (the READ counted)", k0, k1, k1)}
 	if len(stream) < n {
-		p.Fail(want, fmt.Sprintf("%d response packets: %s", len(stream), responses.Summary(stream)), nil)
+		// An incomplete answer is the clause's whose rule it breaks.
+		clause, hi := dupnak.ReadClause(rd, recs, n)
+		p.Setup(clause, "the device answers the READ in full", func() {
+			p.Fail(want, fmt.Sprintf("%d response packets: %s", len(stream), responses.Summary(stream)), hi)
+		})
 	}
 	if f := stream[0]; n > 1 && f.Packet.Opcode.Has(wire.HdrAETH) && responses.ACKKind(f.Packet) {
 		if m := f.Packet.AETH.MSN; m != k0 && m != k1 {

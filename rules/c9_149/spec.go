@@ -70,7 +70,9 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 		{"a READ failing mid-response", dut.ConnConfig{MTU: 256, ExpectedPSN: 5, SetPSNs: true},
 			func(p *harness.Peer) {
 				p.Send(p.Read(40*256, 0))
-				p.Expect("READ response packets", responses.Liveness, func(k *wire.Packet) bool { return k.Opcode.Class() == wire.ClassReadResponse })
+				p.Step("C9-116", "the device answers the READ", func() {
+					p.Expect("READ response packets", responses.Liveness, func(k *wire.Packet) bool { return k.Opcode.Class() == wire.ClassReadResponse })
+				})
 				if err := p.Conn.InvalidateRKey(); err != nil {
 					ginkgo.Skip(fmt.Sprintf("unsupported: the adapter cannot invalidate the region's R_Key: %v", err))
 				}
@@ -105,7 +107,7 @@ func settle(p *harness.Peer, rwqes int) uint32 {
 	}
 	pk := p.Message(sendOp, 8, 0, true)
 	p.Send(pk...)
-	got, _ := p.Expect("an ACK of the first message", responses.Liveness, responses.IsACK)
+	got := p.ExpectAck(pk[len(pk)-1].PSN, "the first message", responses.Liveness)
 	k := got.Packet.AETH.MSN
 	var pkts []*wire.Packet
 	for i := 0; i < rwqes; i++ {

@@ -65,9 +65,7 @@ func expectCredits(p *harness.Peer, left int) {
 	want := wire.CreditCode(left)
 	n, _ := wire.CreditCount(want)
 	last := p.PSN.Add(-1)
-	rec, _ := p.Expect(fmt.Sprintf("an ACK with PSN %d", last), responses.Liveness, func(k *wire.Packet) bool {
-		return responses.IsACK(k) && k.PSN == last
-	})
+	rec := p.ExpectAck(last, "the last request sent", responses.Liveness)
 	if got := rec.Packet.AETH.Value(); got != want {
 		seen := fmt.Sprintf("ACK with PSN %d and credit code 0x%02x", rec.Packet.PSN, got)
 		if got == wire.CreditInvalid {

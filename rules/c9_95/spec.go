@@ -78,10 +78,13 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 			dup.AckReq = true
 			p.Send(&dup)
 			got := p.Collect(liveness)
+			// The PSN of the answer to a duplicate is C9-105's rule.
 			for _, rec := range got {
 				if harness.IsAck(rec.Packet) && rec.Packet.PSN != 502 {
-					p.Fail([]string{"an ACK with PSN 502, the newest request completed (or no ACK)"},
-						fmt.Sprintf("ACK with PSN %d", rec.Packet.PSN), rec)
+					p.Setup("C9-105", "the duplicate is answered with the newest completed PSN", func() {
+						p.Fail([]string{"an ACK with PSN 502, the newest request completed (or no ACK)"},
+							fmt.Sprintf("ACK with PSN %d", rec.Packet.PSN), rec)
+					})
 				}
 			}
 		})
@@ -124,7 +127,11 @@ func checkAcks(p *harness.Peer, recs []*trace.Record, first, last wire.PSN, ackR
 			continue
 		}
 		if !k.AETH.IsACK() {
-			p.Fail([]string{"positive ACKs only: every request was valid and in sequence"}, k.String(), rec)
+			// Which rule a NAK for valid requests breaks depends on why
+			// the device refused them: not decided here.
+			p.Setup("", "the device takes every request (all valid and in sequence)", func() {
+				p.Fail([]string{"positive ACKs only: every request was valid and in sequence"}, k.String(), rec)
+			})
 		}
 		if !k.PSN.InRange(first, last) {
 			p.Fail([]string{fmt.Sprintf("an ACK PSN among the requests sent, %d..%d", first, last)}, k.String(), rec)
@@ -141,6 +148,13 @@ func checkAcks(p *harness.Peer, recs []*trace.Record, first, last wire.PSN, ackR
 			if rec.Packet.PSN.AtOrAfter(a) {
 				covered = true
 			}
+		}
+		if len(acks) == 0 {
+			// No ACK at all: the AckReq went unanswered (C9-116); C9-95
+			// has no ACK to judge.
+			p.Setup("C9-116", fmt.Sprintf("the device answers the AckReq at PSN %d", a), func() {
+				p.Fail([]string{fmt.Sprintf("an ACK with PSN %d or later (the request carrying AckReq, or a newer one it covers)", a)}, "no ACK", nil)
+			})
 		}
 		if !covered {
 			p.Fail([]string{fmt.Sprintf("an ACK with PSN %d or later (the request carrying AckReq, or a newer one it covers)", a)},

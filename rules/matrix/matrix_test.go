@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/types"
+
 	"github.com/rcconform/rcconform/dut/pcapdut"
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/reference"
@@ -40,13 +42,21 @@ type run struct {
 	name string
 	args []string
 	res  *reports.Result
-	out  string
-	err  error
+	// defect is the defect switched on (nil: a clean run); repeat marks a
+	// second run of it (randomized order).
+	defect *reference.Defect
+	repeat bool
+	// specs is Ginkgo's own report of the run (its --json-report).
+	specs []types.SpecReport
+	out   string
+	err   error
 }
 
 func runSuite(bin string, r *run, dir string) {
-	jsonPath := filepath.Join(dir, strings.NewReplacer("/", "_", "=", "_", ",", "_").Replace(r.name)+".json")
-	args := append([]string{"-ginkgo.no-color", "--json=" + jsonPath}, r.args...)
+	base := strings.NewReplacer("/", "_", "=", "_", ",", "_", " ", "_").Replace(r.name)
+	jsonPath := filepath.Join(dir, base+".json")
+	ginkgoPath := filepath.Join(dir, base+".ginkgo.json")
+	args := append([]string{"-ginkgo.no-color", "--json=" + jsonPath, "-ginkgo.json-report=" + ginkgoPath}, r.args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -63,7 +73,18 @@ func runSuite(bin string, r *run, dir string) {
 	r.res, err = reports.ReadJSON(f)
 	if err != nil {
 		r.err = fmt.Errorf("reading %s: %w", jsonPath, err)
+		return
 	}
+	b, err := os.ReadFile(ginkgoPath)
+	var rep []types.Report
+	if err == nil {
+		err = json.Unmarshal(b, &rep)
+	}
+	if err != nil || len(rep) != 1 {
+		r.res, r.err = nil, fmt.Errorf("reading Ginkgo's report %s: %v (%d suites)", ginkgoPath, err, len(rep))
+		return
+	}
+	r.specs = rep[0].SpecReports
 }
 
 func runAll(t *testing.T, bin string, runs []*run) {
@@ -116,9 +137,18 @@ func TestDefectMatrix(t *testing.T) {
 		runs = append(runs, &run{name: "clean " + c, args: args})
 	}
 	defects := reference.Defects()
-	for _, d := range defects {
-		runs = append(runs, &run{name: "defect " + d.Name, args: []string{"--seed=7", "--defect=" + d.Name,
+	for i, d := range defects {
+		runs = append(runs, &run{name: "defect " + d.Name, defect: &defects[i], args: []string{"--seed=7", "--defect=" + d.Name,
 			"--trace-dir=" + filepath.Join(traces, d.Name)}})
+	}
+	// One root cause, one clause, whatever the order: a few defects again
+	// with every spec shuffled (the per-clause "findings from every
+	// scenario's trace" specs must still run after every active spec).
+	for i, d := range defects {
+		if d.Name == reference.DefAckPSNAhead || d.Name == reference.DefGBNNewPSN {
+			runs = append(runs, &run{name: "defect " + d.Name + " randomized", defect: &defects[i], repeat: true, args: []string{"--seed=7", "--defect=" + d.Name,
+				"-ginkgo.randomize-all", "-ginkgo.seed=11"}})
+		}
 	}
 	runAll(t, bin, runs)
 
@@ -128,6 +158,8 @@ func TestDefectMatrix(t *testing.T) {
 			continue
 		}
 		v := verdicts(r.res)
+		checkGinkgoAgrees(t, r)
+		checkOrder(t, r)
 		if i < len(cleanConfigs) {
 			if r.err != nil {
 				t.Errorf("%s: the suite failed on the clean reference: %v\n%s", r.name, r.err, tail(r.out))
@@ -141,22 +173,19 @@ func TestDefectMatrix(t *testing.T) {
 			}
 			continue
 		}
-		d := defects[i-len(cleanConfigs)]
+		d := *r.defect
 		if r.err == nil {
-			t.Errorf("defect %s: the suite passed", d.Name)
-		}
-		var also []string
-		for _, c := range r.res.Clauses {
-			if c.Verdict == reports.Fail && !contains(d.Clauses, c.ID) {
-				also = append(also, c.ID)
-			}
+			t.Errorf("%s: the suite passed", r.name)
 		}
 		for _, id := range d.Clauses {
 			if got := v[id].Verdict; got != reports.Fail {
-				t.Errorf("defect %s should fail %s, but %s is %s", d.Name, id, id, got)
+				t.Errorf("%s should fail %s, but %s is %s", r.name, id, id, got)
 			}
 		}
-		sort.Strings(also)
+		also := checkOnlyNamed(t, r, d)
+		if r.repeat {
+			continue // the randomized repeat: agreement, order and blame only
+		}
 		caught := auditTraces(t, filepath.Join(traces, d.Name), false)
 		var passive []string
 		for _, id := range d.Clauses {
@@ -170,7 +199,12 @@ func TestDefectMatrix(t *testing.T) {
 			}
 			t.Errorf("defect %s: no passive monitor caught %s in the captures of its scenarios", d.Name, id)
 		}
-		t.Logf("defect %-24s fails %v (also %v); caught in captures: %v", d.Name, d.Clauses, also, passive)
+		t.Logf("defect %-24s fails %v (also, by passive monitors over other clauses' traces: %v); caught in captures: %v", d.Name, d.Clauses, also, passive)
+	}
+	for key := range monitorOverreach {
+		if !overreachSeen[key] {
+			t.Errorf("monitorOverreach lists %s, which no longer fails: remove the entry", key)
+		}
 	}
 
 	// The captures of the clean run: no monitor may flag the reference.
@@ -182,6 +216,166 @@ func TestDefectMatrix(t *testing.T) {
 	}
 }
 
+// monitorOverreach lists, as "defect/clause", the clauses a defect fails
+// beyond those it names only because a passive monitor, auditing the
+// traces of the suite's scenarios, reads that defect's deviation as a
+// violation of its own clause (it infers from the deviating packet
+// instead of leaving the case undecided). Each is a monitor to correct in
+// the monitors' connection model (issue 12): the entry goes once the
+// monitor leaves the case undecided; an entry that no longer occurs fails
+// the test. Only findings of passive monitors are excused here: a
+// scenario's own check or setup step failing a clause the defect does not
+// name always fails the test.
+var monitorOverreach = map[string]string{
+	"ack-psn-ahead/C9-148":           "the MSN monitor counts completed messages up to the ACK's PSN, one past the newest request",
+	"atomic-ack-psn-skew/C9-148":     "the MSN monitor counts completed messages up to the ATOMIC Acknowledge's skewed PSN",
+	"read-resp-psn-skew/C9-148":      "the MSN monitor counts completed messages up to the skewed READ response PSNs",
+	"dup-moves-epsn/C9-148":          "the MSN monitor follows the moved expected PSN and finds the MSN too high",
+	"dup-moves-epsn/C9-95":           "the ACK monitor judges the ACK answering a duplicate (C9-105's rule) as a coalesced ACK",
+	"dup-send-reexecuted/C9-95":      "the ACK monitor judges the ACK answering a duplicate (C9-105's rule) as a coalesced ACK",
+	"dup-moves-epsn/C9-116":          "the AckReq monitor expects an answer to requests the moved expected PSN made the device drop",
+	"dup-read-dropped/C9-116":        "the AckReq monitor expects an answer to a duplicate READ, which C9-107 lets a responder drop when it no longer holds the READ",
+	"nak-latch-off/C9-116":           "the AckReq monitor expects an answer to a request inside the NAK-latched range",
+	"rnr-nak-wrong-psn/C9-116":       "the AckReq monitor does not count the RNR NAK with the refused PSN + 1 as the request's answer",
+	"syndrome-reserved-bit/C9-116":   "the AckReq monitor does not count an ACK whose syndrome sets the reserved bit as an answer",
+	"dup-moves-epsn/C9-100":          "the READ-failure monitor follows the moved expected PSN",
+	"dup-moves-epsn/C9-112":          "the READ-failure monitor follows the moved expected PSN",
+	"nak-in-read-response/C9-100":    "the READ-failure monitor flags the NAK's opcode, which is C9-113.a1's rule",
+	"nak-in-read-response/C9-112":    "the READ-failure monitor flags the NAK's opcode, which is C9-113.a1's rule",
+	"nak-invreq-received-psn/C9-149": "the NAK-MSN monitor counts the messages before the NAK's (wrong) PSN",
+	"read-fail-request-psn/C9-124":   "the remote-access monitor judges the NAK of a READ failing mid-response (C9-100's rule)",
+	"read-resp-psn-skew/C9-124":      "the remote-access monitor places the NAK among skewed READ response PSNs",
+	"read-resp-psn-skew/C9-101":      "the ACK-after-READ monitor places the READ's response by its skewed PSNs",
+	"read-resp-psn-skew/C9-107":      "the duplicate-READ monitor places the replay by its skewed PSNs",
+	"read-resp-psn-skew/C9-111":      "the NAK-PSN monitor derives the expected PSN from skewed READ response PSNs",
+	"read-resp-psn-skew/C9-125":      "the NAK-PSN monitor derives the expected PSN from skewed READ response PSNs",
+	"read-first-no-aeth/C9-107":      "the duplicate-READ monitor flags the replay's first opcode, which every response of this device gets wrong (C9-97)",
+	"read-last-no-aeth/C9-107":       "the duplicate-READ monitor flags the replay's last opcode, which every response of this device gets wrong (C9-98)",
+	"unsolicited-nak-repeat/C9-113":  "the RNR-NAK monitor judges the unsolicited repeat of an RNR NAK (§9.7.7.2's rule) by its PSN",
+}
+
+// overreachSeen records which monitorOverreach entries occurred.
+var overreachSeen = map[string]bool{}
+
+// failedClauses returns the clauses the keyed result fails, and the
+// rule: labels of the Ginkgo specs that failed.
+func failedClauses(r *run) (keyed, ginkgo map[string]bool) {
+	keyed, ginkgo = map[string]bool{}, map[string]bool{}
+	for _, c := range r.res.Clauses {
+		if c.Verdict == reports.Fail {
+			keyed[c.ID] = true
+		}
+	}
+	for _, s := range r.specs {
+		if !s.State.Is(types.SpecStateFailureStates) {
+			continue
+		}
+		rules := 0
+		for _, l := range s.Labels() {
+			if id, ok := strings.CutPrefix(l, "rule:"); ok {
+				ginkgo[id] = true
+				rules++
+			}
+		}
+		if rules == 0 {
+			ginkgo["(no rule label: "+s.FullText()+")"] = true
+		}
+	}
+	return keyed, ginkgo
+}
+
+// checkGinkgoAgrees: Ginkgo's own failed specs name, by their rule:
+// labels, exactly the clauses the keyed result fails (so its output and
+// --junit-report tell what the keyed JSON and --junit tell).
+func checkGinkgoAgrees(t *testing.T, r *run) {
+	t.Helper()
+	keyed, gk := failedClauses(r)
+	for id := range gk {
+		if !keyed[id] {
+			t.Errorf("%s: a Ginkgo spec of %s failed, but the keyed result does not fail %s", r.name, id, id)
+		}
+	}
+	for id := range keyed {
+		if !gk[id] {
+			t.Errorf("%s: the keyed result fails %s, but no Ginkgo spec labelled rule:%s failed", r.name, id, id)
+		}
+	}
+}
+
+// gatherText is the leaf text of each clause's spec that reports the
+// findings of its monitor over every scenario's trace.
+const gatherText = "findings from every scenario's trace"
+
+// checkOrder: every clause's gathering spec ran after every active spec.
+func checkOrder(t *testing.T, r *run) {
+	t.Helper()
+	var lastActive, firstGather time.Time
+	for _, s := range r.specs {
+		if s.LeafNodeType != types.NodeTypeIt || s.StartTime.IsZero() {
+			continue
+		}
+		if s.LeafNodeText == gatherText {
+			if firstGather.IsZero() || s.StartTime.Before(firstGather) {
+				firstGather = s.StartTime
+			}
+		} else if s.EndTime.After(lastActive) {
+			lastActive = s.EndTime
+		}
+	}
+	if firstGather.IsZero() {
+		t.Errorf("%s: no %q spec ran", r.name, gatherText)
+	} else if firstGather.Before(lastActive) {
+		t.Errorf("%s: a %q spec started (%v) before the last active spec ended (%v)", r.name, gatherText, firstGather, lastActive)
+	}
+}
+
+// checkOnlyNamed: with defect d on, no clause fails that d does not name,
+// in the keyed result or in Ginkgo's failed specs, except a passive
+// monitor's overreach listed in monitorOverreach (whose findings must all
+// be passive). It returns the excused clauses.
+func checkOnlyNamed(t *testing.T, r *run, d reference.Defect) []string {
+	t.Helper()
+	keyed, gk := failedClauses(r)
+	var excused []string
+	for id := range keyed {
+		if contains(d.Clauses, id) {
+			continue
+		}
+		key := d.Name + "/" + id
+		if _, ok := monitorOverreach[key]; !ok {
+			var msgs []string
+			for _, f := range r.res.Findings {
+				if f.ID == id {
+					msgs = append(msgs, f.Scenario+": "+f.Message)
+				}
+			}
+			t.Errorf("%s fails %s, which the defect does not name; findings:\n  %s", r.name, id, strings.Join(firstN(msgs, 5), "\n  "))
+			continue
+		}
+		overreachSeen[key] = true
+		excused = append(excused, id)
+		for _, f := range r.res.Findings {
+			if f.ID == id && strings.Contains(f.Message, "violated (seen in a scenario of") {
+				t.Errorf("%s: %s (excused as a monitor's overreach) has a finding from a scenario's setup step: %s", r.name, id, f.Message)
+			}
+		}
+	}
+	for id := range gk {
+		if !contains(d.Clauses, id) && !contains(excused, id) {
+			t.Errorf("%s: a Ginkgo spec failed with label rule:%s, a clause the defect does not name", r.name, id)
+		}
+	}
+	sort.Strings(excused)
+	return excused
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], fmt.Sprintf("… and %d more", len(s)-n))
+	}
+	return s
+}
+
 // activeOnly lists, as "defect/clause", the deviations no capture can
 // show, with the reason; every other defect must be caught under each
 // clause it names by a passive monitor, in the captures of the suite's
@@ -191,6 +385,7 @@ var activeOnly = map[string]string{
 	"too-many-reads-served/Table-58": "the number of responder resources negotiated is not on the wire, so serving one READ too many cannot be told from a larger limit",
 	"ack-oldest-psn/C9-95":           "an ACK naming an older request is what a legal responder sends when it has not yet processed the newer one; in captures the missing ACK for the AckReq request is caught under C9-116",
 	"implied-nak-ignored/§9.7.5.1.2": "the clause sets no deadline for re-issuing the READ, so a requester still silent when the capture ends cannot be told from a slow one (the active scenario bounds it)",
+	"gbn-new-psn/§9.7.5.1.2":         "a READ re-issued with a fresh PSN looks in a capture like a new READ of the same memory, so only the active scenario, which knows no new READ was posted, can tell it was the re-issue",
 	"rnr-costs-retry/retry-counter":  "the transport retries this device gave up early are missing packets, which a capture shows only as silence; the rnr-retry monitor catches the same defect passively",
 }
 

@@ -50,9 +50,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				}
 				at := p.Atomic(c.op, 64, c.swapAdd, c.compare)
 				p.Send(at)
-				first, _ := p.Expect("an ATOMIC acknowledgment for the original request", liveness, func(k *wire.Packet) bool {
-					return k.Opcode == wire.AtomicAcknowledge && k.PSN == at.PSN
-				})
+				first := p.ExpectAtomicAck(at.PSN, "the original ATOMIC", liveness)
 				var order binary.ByteOrder
 				switch first.Packet.AtomicAck {
 				case c.initial:

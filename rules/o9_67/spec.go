@@ -50,9 +50,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				dupnak.SetMemory(p, off, init[:])
 				orig := p.Atomic(c.op, off, 7, 40)
 				p.Send(orig)
-				first, _ := p.Expect(fmt.Sprintf("the ATOMIC acknowledgment, PSN %d", orig.PSN), dupnak.Liveness, func(k *wire.Packet) bool {
-					return k.Opcode == wire.AtomicAcknowledge && k.PSN == orig.PSN
-				})
+				first := p.ExpectAtomicAck(orig.PSN, "the original ATOMIC", dupnak.Liveness)
 				saved := first.Packet.AtomicAck
 				for i := 0; i < 4; i++ {
 					if c.later == "reads" {
@@ -63,9 +61,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 					}
 					a := p.Atomic(wire.FetchAdd, 1024+8*i, 1, 0)
 					p.Send(a)
-					p.Expect(fmt.Sprintf("the ATOMIC acknowledgment, PSN %d", a.PSN), dupnak.Liveness, func(k *wire.Packet) bool {
-						return k.Opcode == wire.AtomicAcknowledge && k.PSN == a.PSN
-					})
+					p.ExpectAtomicAck(a.PSN, "an ATOMIC", dupnak.Liveness)
 				}
 				after := dupnak.Memory(p, off, 8)
 				p.Send(dupnak.Dup(orig, true))

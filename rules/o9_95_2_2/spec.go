@@ -48,9 +48,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 // the spec unless its credit code is 0x1F.
 func expectInvalid(p *harness.Peer) {
 	last := p.PSN.Add(-1)
-	rec, _ := p.Expect(fmt.Sprintf("an ACK with PSN %d", last), responses.Liveness, func(k *wire.Packet) bool {
-		return responses.IsACK(k) && k.PSN == last
-	})
+	rec := p.ExpectAck(last, "the last request sent", responses.Liveness)
 	if v := rec.Packet.AETH.Value(); v != wire.CreditInvalid {
 		n, _ := wire.CreditCount(v)
 		p.Fail([]string{"credit code 0x1F (no valid credit count) in every ACK of a QP on an SRQ"},

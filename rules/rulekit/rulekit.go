@@ -126,7 +126,17 @@ type clauseAcc struct {
 	captureNotExercised bool
 	// undecided counts the instances the passive monitors left
 	// indeterminate over the active scenarios' traces.
-	undecided int
+	passiveUndecided int
+	// notExercised: scenarios whose trigger the device did not take, each
+	// with what it did instead.
+	notExercised []string
+	// elsewhere: findings of this clause from other specs (passive
+	// monitors over every trace, other scenarios' setup steps), reported
+	// by the clause's "findings from every scenario's trace" spec.
+	elsewhere []reports.Finding
+	// pending counts the violations behind elsewhere (a monitor may
+	// count more than it keeps findings of) until that spec reports them.
+	pending int
 }
 
 var (
@@ -136,6 +146,8 @@ var (
 	regErrs  []string
 	acc      = map[string]*clauseAcc{}
 	findings []reports.Finding
+	// activeRan: at least one active scenario ran (its trace audited).
+	activeRan bool
 
 	env struct {
 		dut      dut.DUT
@@ -196,6 +208,20 @@ func Rule(id string, body func(r *R)) bool {
 		ginkgo.It("passive monitor over the capture", func() { r.auditCapture() })
 		body(r)
 	})
+	if e.Status != catalog.TextUnavailable {
+		// The clause's findings from every scenario's trace (its
+		// monitor's, and other scenarios' setup steps it governs): a spec
+		// in its own top-level container, so that its priority orders it
+		// after every active spec, with or without --randomize-all
+		// (Ginkgo shuffles top-level containers, or specs, then sorts
+		// them stably by priority). Serial would keep it on process 1
+		// after the others finished, but Setup refuses -p: the findings
+		// live in the process that ran the scenario.
+		ginkgo.Describe(id+" "+e.Summary, labels, ginkgo.SpecPriority(-1), ginkgo.Serial, func() {
+			r := &R{Entry: e}
+			ginkgo.It("findings from every scenario's trace", func() { r.reportElsewhere() })
+		})
+	}
 	return true
 }
 
@@ -218,7 +244,16 @@ func CheckRegistry() error {
 }
 
 // Setup builds the DUT from the flags; the suite calls it in BeforeSuite.
+//
+// It refuses Ginkgo's -p: the clause-keyed verdicts, and each clause's
+// spec reporting its monitor's findings over every scenario's trace, need
+// every scenario's outcome in one process (the whole suite takes seconds
+// against the reference). Under -p each process would hold only its share
+// and the report written by process 1 would be incomplete.
 func Setup() error {
+	if sc, _ := ginkgo.GinkgoConfiguration(); sc.ParallelTotal > 1 {
+		return fmt.Errorf("the rule suite runs in one process: run it without -p (%d processes asked for); clause verdicts gather every scenario of the run", sc.ParallelTotal)
+	}
 	if err := CheckRegistry(); err != nil && !Cfg.Partial {
 		return err
 	}
@@ -285,14 +320,19 @@ func Result() *reports.Result {
 			c.Verdict, c.Reason = reports.NotExercised, "no spec of this clause ran (filtered out, or none applies)"
 		default:
 			c.Checked, c.Violations, c.Checks = a.checked, a.violations, a.checks
-			c.Undecided = a.indeterminate + a.undecided
+			c.Undecided = a.indeterminate + a.passiveUndecided
 			switch {
 			case a.violations > 0:
 				c.Verdict = reports.Fail
 			case a.checked > 0:
 				c.Verdict = reports.Pass
+				if u := uniq(append(append([]string{}, a.reasons...), a.notExercised...)); len(u) > 0 {
+					c.Reason = fmt.Sprintf("undecided in %d scenario(s): %s", a.indeterminate+len(a.notExercised), strings.Join(u, "; "))
+				}
 			case a.indeterminate > 0:
 				c.Verdict, c.Reason = reports.Indeterminate, strings.Join(uniq(a.reasons), "; ")
+			case len(a.notExercised) > 0:
+				c.Verdict, c.Reason = reports.NotExercised, strings.Join(uniq(a.notExercised), "; ")
 			case a.captureNotExercised:
 				c.Verdict, c.Reason = reports.NotExercised, strings.Join(uniq(a.reasons), "; ")
 			case len(a.unsupported) > 0:

@@ -109,13 +109,17 @@ func (r *R) Active(name string, sc Scenario, body func(p *harness.Peer)) {
 		}
 		ginkgo.DeferCleanup(func() { _ = conn.Close() })
 		peer := harness.NewPeer(conn, id, r.Entry.Text)
+		peer.TextOf = ClauseText
 		ginkgo.DeferCleanup(func() { r.afterActive(name, conn, sc, peer) })
 		body(peer)
 	})
 }
 
-// afterActive records the scenario's outcome and audits its trace with
-// every monitor; a monitor's violation fails the spec under its clause.
+// afterActive records the scenario's outcome under its clause, a failed
+// setup step's or trigger's finding under the clause governing it, and
+// audits the trace with every monitor. The monitors' findings are kept
+// for each clause's "findings from every scenario's trace" spec: the
+// scenario's spec fails only for its own clause.
 func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.Peer) {
 	id := r.Entry.ID
 	rep := ginkgo.CurrentSpecReport()
@@ -143,13 +147,25 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 	au.End()
 
 	mu.Lock()
+	defer mu.Unlock()
 	a := accFor(id)
 	switch {
 	case rep.State.Is(types.SpecStateSkipped):
+		if u := peer.Undecided; u != nil {
+			a.undecided(u.Verdict, name+": "+u.Reason)
+		} else {
+			a.skipped(rep.Failure.Message, name)
+		}
+		if f := peer.Failure; f != nil && f.ID != id {
+			f.Scenario = id + ": " + name
+			a := accFor(f.ID)
+			a.pending++
+			a.elsewhere = append(a.elsewhere, *f)
+		}
 	case rep.Failed():
 		a.violations++
 		f := reports.Finding{ID: id, Message: rep.FailureMessage(), Scenario: name, Clause: r.Entry.Text}
-		if peer.Failure != nil {
+		if peer.Failure != nil && peer.Failure.ID == id {
 			f = *peer.Failure
 			f.ID, f.Scenario = id, name
 		}
@@ -158,27 +174,95 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 		a.checked++
 		a.checks = append(a.checks, name)
 	}
-	var cross []string
 	for clause, t := range sink.Tallies {
-		accFor(clause).undecided += t.Indeterminate
+		accFor(clause).passiveUndecided += t.Indeterminate
 		if t.Violations == 0 {
 			continue
 		}
-		accFor(clause).violations += t.Violations
-		accFor(clause).ran = true
+		a := accFor(clause)
+		a.pending += t.Violations
 		for _, f := range sink.Findings {
 			if f.ID == clause {
 				f.Scenario = id + ": " + name
-				findings = append(findings, f)
-				cross = append(cross, fmt.Sprintf("%s (passive monitor): %s\n%s", clause, f.Message,
-					reports.LadderText(f.Ladder)))
+				a.elsewhere = append(a.elsewhere, f)
 			}
 		}
 	}
-	mu.Unlock()
-	if len(cross) > 0 && !rep.Failed() {
-		ginkgo.Fail("passive monitors flagged the trace of this scenario:\n" + strings.Join(cross, "\n"))
+	activeRan = true
+}
+
+// undecided records a scenario that could not decide its clause.
+func (a *clauseAcc) undecided(v reports.Verdict, reason string) {
+	switch v {
+	case reports.Indeterminate:
+		a.indeterminate++
+		a.reasons = append(a.reasons, reason)
+	default:
+		a.notExercised = append(a.notExercised, reason)
 	}
+}
+
+// skipped records a scenario body's own Skip by the verdict its message
+// starts with ("not exercised: …", "indeterminate: …"); "unsupported: …"
+// was recorded where it was decided.
+func (a *clauseAcc) skipped(msg, name string) {
+	switch {
+	case strings.HasPrefix(msg, "indeterminate: "):
+		a.undecided(reports.Indeterminate, name+": "+strings.TrimPrefix(msg, "indeterminate: "))
+	case strings.HasPrefix(msg, "unsupported: "):
+	default:
+		msg = strings.TrimPrefix(strings.TrimPrefix(msg, "not exercised: "), "not-exercised: ")
+		a.undecided(reports.NotExercised, name+": "+msg)
+	}
+}
+
+// reportElsewhere is the spec "findings from every scenario's trace" of
+// the clause: it fails with every finding of the clause that arose
+// outside its own scenarios' checks: its passive monitor over every
+// active scenario's trace, and the setup steps and triggers of other
+// clauses' scenarios that this clause governs. It runs after every
+// active spec (see Rule).
+func (r *R) reportElsewhere() {
+	id := r.Entry.ID
+	if env.captured {
+		ginkgo.Skip("capture mode: the clause's monitor over the capture is reported by its passive-monitor spec")
+	}
+	mu.Lock()
+	a := accFor(id)
+	fs := append([]reports.Finding{}, a.elsewhere...)
+	ran := activeRan
+	// Counted here, by the clause's own spec, so that a clause filtered
+	// out of the run fails in neither Ginkgo's report nor the keyed one.
+	findings = append(findings, fs...)
+	a.violations += a.pending
+	if ran {
+		a.ran = true
+	}
+	a.elsewhere, a.pending = nil, 0
+	mu.Unlock()
+	if !ran {
+		ginkgo.Skip("no active scenario ran, so no trace was audited")
+	}
+	if len(fs) == 0 {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s violated %d times in the traces of the suite's scenarios: %s\n", id, len(fs), r.Entry.Text)
+	for i, f := range fs {
+		fmt.Fprintf(&b, "\n%d. in %s: %s\n", i+1, f.Scenario, f.Message)
+		if len(f.Expected) > 0 {
+			fmt.Fprintf(&b, "acceptable: %s\n", strings.Join(f.Expected, " | "))
+		}
+		if f.Seen != "" {
+			fmt.Fprintf(&b, "seen: %s\n", f.Seen)
+		}
+		b.WriteString(reports.LadderText(f.Ladder))
+		if i == 19 && len(fs) > 20 {
+			fmt.Fprintf(&b, "\n… and %d more (all in the JSON result)\n", len(fs)-20)
+			break
+		}
+	}
+	ginkgo.Fail(b.String())
 }
 
 // auditCapture reports the clause's passive monitor over the capture (in

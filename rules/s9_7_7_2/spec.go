@@ -88,7 +88,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 		func(p *harness.Peer) {
 			p.Send(p.Message(wire.SendOnly, 8, 0, true)...)
 			p.Send(p.Message(wire.SendOnly, 8, 0, true)...)
-			ack, _ := p.Expect("an ACK", responses.Liveness, func(k *wire.Packet) bool { return responses.IsACK(k) && k.PSN == p.PSN.Add(-1) })
+			ack := p.ExpectAck(p.PSN.Add(-1), "the two SENDs", responses.Liveness)
 			recs := p.Collect(responses.Liveness)
 			if err := p.Conn.PostRecv(8, 1024); err != nil {
 				p.Fail([]string{"posting receive WQEs on the device"}, err.Error(), nil)
@@ -96,6 +96,12 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 			recs = append(recs, p.Collect(quiet)...)
 			for _, rec := range responses.Responses(recs) {
 				k := rec.Packet
+				if responses.IsACK(k) && k.PSN.After(p.PSN.Add(-1)) {
+					// An ACK naming a PSN never sent: C9-95's finding.
+					p.Setup("C9-95", "ACKs name requests that were sent", func() {
+						p.Fail([]string{fmt.Sprintf("an ACK with a PSN up to %d, the newest request sent", p.PSN.Add(-1))}, k.String(), rec)
+					})
+				}
 				if !responses.IsACK(k) || k.PSN != ack.Packet.PSN {
 					p.Fail([]string{fmt.Sprintf("nothing, or an unsolicited repeat of the latest positive ACK (PSN %d, any credits)", ack.Packet.PSN)},
 						fmt.Sprintf("unasked for: %s", k), rec)

@@ -75,7 +75,10 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 						if nak == nil {
 							nak = &wireRec{rec.Packet, rec}
 						}
-					case k.PSN == extra.PSN && (k.Opcode.Class() == wire.ClassReadResponse || k.Opcode == wire.AtomicAcknowledge):
+					case k.PSN == extra.PSN && (k.Opcode.Class() == wire.ClassReadResponse && k.Opcode.StartsMessage() || k.Opcode == wire.AtomicAcknowledge):
+						// The first packet of an answer to the extra request
+						// (a response numbered off by one, C9-96's concern,
+						// may put another packet at its PSN).
 						p.Fail([]string{want}, fmt.Sprintf("%s: the request beyond the responder resources was served", k), rec)
 					}
 				}
@@ -87,6 +90,14 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				}
 				for _, rd := range reads {
 					if len(dupnak.ReadResponses(recs, rd.PSN, rd.PSN)) == 0 {
+						for _, rec := range recs {
+							if k := rec.Packet; k.Opcode.Class() == wire.ClassReadResponse && k.Opcode.StartsMessage() && k.PSN == rd.PSN.Next() {
+								// Answered, one PSN off: C9-96's finding.
+								p.Setup("C9-96", "READ responses numbered from the request's PSN", func() {
+									p.Fail([]string{fmt.Sprintf("the READ at PSN %d answered from its PSN", rd.PSN)}, k.String(), rec)
+								})
+							}
+						}
 						p.Fail([]string{fmt.Sprintf("the READ at PSN %d, within the responder resources, answered", rd.PSN)}, "no response to it", nil)
 					}
 				}

@@ -48,21 +48,11 @@ func Send(p *harness.Peer, n int, ackReq bool) *wire.Packet {
 	return p.Message(wire.SendOnly, n, 0, ackReq)[0]
 }
 
-// ExpectAck waits for a positive ACK whose PSN is psn, failing the spec
-// on a NAK or on a positive ACK naming a later PSN (nothing later was
-// sent), and when none comes. Earlier ACKs (coalescing) are skipped.
+// ExpectAck waits for a positive ACK whose PSN is psn (Peer.ExpectAck,
+// within Liveness).
 func ExpectAck(p *harness.Peer, psn wire.PSN, what string) *trace.Record {
 	ginkgo.GinkgoHelper()
-	rec, _ := p.Expect(fmt.Sprintf("a positive ACK with PSN %d (%s)", psn, what), Liveness, func(k *wire.Packet) bool {
-		if k.Opcode == wire.Acknowledge && !k.AETH.IsACK() {
-			return true
-		}
-		return harness.IsAck(k) && k.PSN.AtOrAfter(psn)
-	})
-	if k := rec.Packet; !harness.IsAck(k) || k.PSN != psn {
-		p.Fail([]string{fmt.Sprintf("a positive ACK with PSN %d (%s)", psn, what)}, k.String(), rec)
-	}
-	return rec
+	return p.ExpectAck(psn, what, Liveness)
 }
 
 // ExpectNAK waits for the first NAK or RNR NAK and fails unless it has
@@ -85,14 +75,43 @@ func ExpectNAK(p *harness.Peer, syn uint8, psn wire.PSN, what string) (nak *trac
 	return rec, skipped
 }
 
-// NoNAK fails the spec if any of recs is a NAK or RNR NAK.
+// NoNAK fails the spec if any of recs is a NAK or RNR NAK. Unless the
+// scenario declares otherwise this is a setup step about duplicates: a
+// NAK met answering a duplicate is a finding of C9-106; a sequence NAK
+// means the responder's expected PSN is not where the scenario put it,
+// which this step cannot blame on any one clause (indeterminate).
 func NoNAK(p *harness.Peer, recs []*trace.Record, why string) {
 	ginkgo.GinkgoHelper()
 	for _, r := range recs {
 		if k := r.Packet; k.Opcode == wire.Acknowledge && !k.AETH.IsACK() {
-			p.Fail([]string{"no NAK: " + why}, k.String(), r)
+			clause := "C9-106"
+			if k.AETH.IsNAK(wire.NAKPSNSequence) || k.AETH.IsRNR() {
+				clause = ""
+			}
+			p.Step(clause, "the device answers the duplicates without a NAK", func() {
+				p.Fail([]string{"no NAK: " + why}, k.String(), r)
+			})
 		}
 	}
+}
+
+// DupUnanswered fails, as a setup step, an expectation that a duplicate
+// READ (or ATOMIC, atomic) is answered, when none of recs answers it: a
+// duplicate left unanswered is C9-107's finding (o9-66's for an ATOMIC),
+// unless the device NAKed instead (its expected PSN is not where the
+// scenario put it: undecided).
+func DupUnanswered(p *harness.Peer, recs []*trace.Record, atomic bool, want, seen string) {
+	ginkgo.GinkgoHelper()
+	clause := "C9-107"
+	if atomic {
+		clause = "o9-66"
+	}
+	for _, r := range recs {
+		if k := r.Packet; k.Opcode == wire.Acknowledge && !k.AETH.IsACK() {
+			clause = ""
+		}
+	}
+	p.Step(clause, "the device answers the duplicate", func() { p.Fail([]string{want}, seen, nil) })
 }
 
 // Acks returns the positive ACKs among recs.
@@ -192,17 +211,167 @@ func AliveWrite(p *harness.Peer, off int, why string) {
 }
 
 // CompleteRead sends a READ of length bytes at off and waits for its whole
-// response stream, returning the request.
+// response stream, returning the request. Unless the scenario declares
+// otherwise this is a setup step; when the stream does not end as it
+// should, the finding goes to the clause the stream breaks (ReadClause).
 func CompleteRead(p *harness.Peer, length, off int) *wire.Packet {
 	ginkgo.GinkgoHelper()
 	rd := p.Read(length, off)
 	p.Send(rd)
 	n := wire.ReadResponsePackets(uint32(length), p.MTU())
 	last := rd.PSN.Add(n - 1)
-	p.Expect(fmt.Sprintf("the READ's last response packet, PSN %d", last), Liveness, func(k *wire.Packet) bool {
-		return k.Opcode.Class() == wire.ClassReadResponse && k.PSN == last && k.Opcode.EndsMessage()
+	var got []*trace.Record
+	p.Step("", fmt.Sprintf("the device completes the READ at PSN %d (%d response packets)", rd.PSN, n), func() {
+		want := fmt.Sprintf("the READ's last response packet, PSN %d", last)
+		for {
+			rec, ok := p.Conn.Recv(Liveness)
+			if !ok {
+				break
+			}
+			got = append(got, rec)
+			if k := rec.Packet; k.Opcode.Class() == wire.ClassReadResponse && k.PSN == last && k.Opcode.EndsMessage() {
+				return
+			}
+		}
+		clause, hi := ReadClause(rd, got, n)
+		p.Refine(clause, func() { p.Fail([]string{want + fmt.Sprintf(" within %v", Liveness)}, harness.SeenText(got), hi) })
 	})
 	return rd
+}
+
+// ReadClause names the clause a READ's incomplete response stream breaks
+// (got: the device's packets after the request; n: the packets the
+// response must have): none at all C9-116 (a valid request with AckReq
+// gets a response); a response packet outside the READ's PSNs C9-96; a
+// first packet that is not First/Only C9-97; a last one that is not
+// Last/Only C9-98; "" when the stream shows no such cause.
+func ReadClause(rd *wire.Packet, got []*trace.Record, n int) (string, *trace.Record) {
+	last := rd.PSN.Add(n - 1)
+	var resp []*trace.Record
+	for _, r := range got {
+		if k := r.Packet; k.Opcode.Class() == wire.ClassReadResponse {
+			if !k.PSN.InRange(rd.PSN, last) {
+				return "C9-96", r
+			}
+			resp = append(resp, r)
+		}
+	}
+	if len(resp) == 0 {
+		for _, r := range got {
+			if k := r.Packet; k.Opcode.IsResponse() && k.PSN.AtOrAfter(rd.PSN) {
+				return "", r
+			}
+		}
+		return "C9-116", nil
+	}
+	for _, r := range resp {
+		k := r.Packet
+		if k.PSN == rd.PSN && !k.Opcode.StartsMessage() {
+			return "C9-97", r
+		}
+		if k.PSN == last && !k.Opcode.EndsMessage() {
+			return "C9-98", r
+		}
+	}
+	return "", nil
+}
+
+// ExpectResponseStart waits for the first READ response packet answering
+// READ rd, at rd's own PSN (dup: rd is a duplicate, answered by a
+// replay). Unless the scenario declares otherwise this is a setup step:
+// READ responses at other PSNs are a finding of C9-96 (how responses are
+// numbered), none at all one of C9-107 for a duplicate (it is executed
+// again) or C9-116 for a new READ (it is answered).
+func ExpectResponseStart(p *harness.Peer, rd *wire.Packet, dup bool) *trace.Record {
+	ginkgo.GinkgoHelper()
+	want := fmt.Sprintf("the first packet answering the READ at PSN %d", rd.PSN)
+	var got []*trace.Record
+	for {
+		rec, ok := p.Conn.Recv(Liveness)
+		if !ok {
+			break
+		}
+		got = append(got, rec)
+		if k := rec.Packet; k.Opcode.Class() == wire.ClassReadResponse && k.PSN == rd.PSN {
+			return rec
+		}
+	}
+	clause := "C9-116"
+	if dup {
+		clause = "C9-107"
+	}
+	var hi *trace.Record
+	for _, r := range got {
+		if r.Packet.Opcode.Class() == wire.ClassReadResponse {
+			clause, hi = "C9-96", r
+			break
+		}
+	}
+	p.Step(clause, "the device answers the READ at PSN "+fmt.Sprint(rd.PSN), func() {
+		p.Fail([]string{want + fmt.Sprintf(" within %v", Liveness)}, harness.SeenText(got), hi)
+	})
+	return nil
+}
+
+// ReadOpcodeClause tells whether the device's answers to new READs (not
+// duplicates) in the connection's trace already break the opcode rules of
+// every READ response: a multi-packet response not opening with a First
+// (C9-97) or not closing with a Last (C9-98). A replay showing the same
+// is then that clause's finding, not a duplicate rule's.
+func ReadOpcodeClause(p *harness.Peer) string {
+	resp := map[wire.PSN]wire.Opcode{}
+	var reads []*wire.Packet
+	inside := func(psn wire.PSN) bool { // within a READ already sent: a duplicate
+		for _, rd := range reads {
+			if psn.InRange(rd.PSN, rd.PSN.Add(wire.ReadResponsePackets(rd.RETH.Length, p.MTU())-1)) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, r := range p.Conn.Trace() {
+		k := r.Packet
+		switch {
+		case k.Opcode == wire.ReadRequest && !inside(k.PSN):
+			reads = append(reads, k)
+		case k.Opcode.Class() == wire.ClassReadResponse:
+			if _, ok := resp[k.PSN]; !ok {
+				resp[k.PSN] = k.Opcode
+			}
+		}
+	}
+	for _, rd := range reads {
+		n := wire.ReadResponsePackets(rd.RETH.Length, p.MTU())
+		if n < 2 {
+			continue
+		}
+		if op, ok := resp[rd.PSN]; ok && op != wire.ReadResponseFirst {
+			return "C9-97"
+		}
+		if op, ok := resp[rd.PSN.Add(n-1)]; ok && op != wire.ReadResponseLast {
+			return "C9-98"
+		}
+	}
+	return ""
+}
+
+// AtomicAckClause names the clause broken when ATOMIC request q found no
+// ATOMIC Acknowledge with its PSN among the device's packets recs: o9-58
+// when an ATOMIC Acknowledge came with another PSN, C9-116 when nothing
+// at all answered at or after q's PSN, "" otherwise.
+func AtomicAckClause(q *wire.Packet, recs []*trace.Record) string {
+	answered := false
+	for _, r := range recs {
+		k := r.Packet
+		if k.Opcode == wire.AtomicAcknowledge && k.PSN != q.PSN {
+			return "o9-58"
+		}
+		answered = answered || k.Opcode.IsResponse() && k.PSN.AtOrAfter(q.PSN)
+	}
+	if !answered {
+		return "C9-116"
+	}
+	return ""
 }
 
 // PSNRange renders first..last.
@@ -269,13 +438,11 @@ func DupErrorScenario(p *harness.Peer, kind string) {
 	p.Send(d)
 	var recs []*trace.Record
 	if kind == "read-invalid-mid" {
-		first, skipped := p.Expect(fmt.Sprintf("the first packet of the duplicate READ's replay, PSN %d", d.PSN), Liveness, func(k *wire.Packet) bool {
-			return k.Opcode.Class() == wire.ClassReadResponse && k.PSN == d.PSN
-		})
+		first := ExpectResponseStart(p, d, true)
 		if err := p.Conn.InvalidateRKey(); err != nil {
 			ginkgo.Fail(fmt.Sprintf("invalidating the device's R_Key: %v", err))
 		}
-		recs = append(append(skipped, first), p.Collect(Liveness)...)
+		recs = append([]*trace.Record{first}, p.Collect(Liveness)...)
 	} else {
 		recs = p.Collect(Liveness)
 	}
@@ -352,6 +519,32 @@ func LatchScenario(p *harness.Peer, kind string) {
 	one := func(recs []*trace.Record, gap wire.PSN, what string) {
 		ginkgo.GinkgoHelper()
 		naks := NAKs(recs, wire.SynNAK(wire.NAKPSNSequence))
+		if len(naks) == 0 {
+			// The trigger: a sequence NAK for the gap. Another answer
+			// leaves the latch unexercised; an invalid-request NAK that
+			// does not name the expected PSN is C9-125's finding.
+			clause, why := "", ""
+			var hi *trace.Record
+			for _, r := range recs {
+				if k := r.Packet; k.Opcode == wire.Acknowledge && k.AETH.IsNAK(wire.NAKInvalidRequest) && k.PSN != gap {
+					clause, hi, why = "C9-125", r, fmt.Sprintf("an invalid request NAK with PSN %d, the responder's expected PSN", gap)
+					break
+				}
+			}
+			p.Trigger(clause, fmt.Sprintf("NAK %s with a PSN sequence error NAK", what), func() {
+				want := []string{fmt.Sprintf("a PSN sequence error NAK with PSN %d for %s", gap, what)}
+				if why != "" {
+					want = []string{why}
+				}
+				p.Fail(want, harness.SeenText(recs), hi)
+			})
+		}
+		if len(naks) == 1 && naks[0].Packet.PSN != gap {
+			// One NAK, as the latch wants, naming another PSN: C9-121's.
+			p.Setup("C9-121", "the sequence NAK names the expected PSN", func() {
+				p.Fail([]string{fmt.Sprintf("a PSN sequence error NAK with PSN %d, the expected PSN", gap)}, naks[0].Packet.String(), naks[0])
+			})
+		}
 		if len(naks) != 1 || naks[0].Packet.PSN != gap {
 			seen := fmt.Sprintf("%d sequence NAKs", len(naks))
 			var hi *trace.Record

@@ -2,6 +2,7 @@ package dupnak
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 
@@ -207,6 +208,13 @@ func AheadInvalidCases() []NAKCase {
 
 // RunNAKCase runs c and expects the first NAK to carry one of its codes
 // and the expected PSN e.
+//
+// The NAK of the case's kind is the scenario's trigger: a device that
+// answers otherwise (an ACK, another NAK, nothing) leaves the clause not
+// exercised, saying what it did; only the resource overrun names a rule
+// of ours that requires the NAK (Table-58). A NAK of the other kind (an
+// "either" case answered with a sequence NAK in a C9-125 scenario) with
+// the wrong PSN is a finding of that kind's clause (C9-121 or C9-125).
 func RunNAKCase(p *harness.Peer, c NAKCase) {
 	ginkgo.GinkgoHelper()
 	e := c.Run(p)
@@ -214,17 +222,53 @@ func RunNAKCase(p *harness.Peer, c NAKCase) {
 	for _, code := range c.Codes {
 		want = append(want, fmt.Sprintf("an Acknowledge with %s and PSN %d, the responder's expected PSN", wire.SyndromeString(wire.SynNAK(code)), e))
 	}
-	rec, _ := p.Expect(want[0], Liveness, func(k *wire.Packet) bool {
-		return k.Opcode == wire.Acknowledge && !k.AETH.IsACK() || harness.IsAck(k) && k.PSN.AtOrAfter(e)
-	})
-	k := rec.Packet
-	ok := false
-	for _, code := range c.Codes {
-		if k.AETH.IsNAK(code) && k.PSN == e {
-			ok = true
+	governs := ""
+	if c.MaxDestRdAtomic > 0 {
+		governs = "Table-58"
+	}
+	kinds := make([]string, len(c.Codes))
+	for i, code := range c.Codes {
+		kinds[i] = wire.SyndromeString(wire.SynNAK(code))
+	}
+	trigger := fmt.Sprintf("answer %s with a NAK (%s)", c.Name, strings.Join(kinds, " or "))
+	p.Trigger(governs, trigger, func() {
+		rec, skipped := p.Expect(want[0], Liveness, func(k *wire.Packet) bool {
+			return k.Opcode == wire.Acknowledge && !k.AETH.IsACK() || harness.IsAck(k) && k.PSN.AtOrAfter(e)
+		})
+		k := rec.Packet
+		for _, code := range c.Codes {
+			if k.AETH.IsNAK(code) && k.PSN == e {
+				return
+			}
 		}
+		own := false
+		for _, code := range c.Codes {
+			own = own || k.AETH.IsNAK(code)
+		}
+		clause := nakClause(k)
+		switch {
+		case own && (clause == p.Clause || p.Clause == "C9-111"):
+			// The trigger was taken; the NAK's PSN is the clause's own check.
+			p.Own(func() { p.Fail(want, k.String(), rec) })
+		case clause != "" && k.PSN != e:
+			p.Refine(clause, func() {
+				p.Fail([]string{fmt.Sprintf("%s with PSN %d, the responder's expected PSN", k.AETH, e)}, k.String(), rec)
+			})
+		default:
+			p.Fail(want, harness.SeenText(append(skipped, rec)), rec)
+		}
+	})
+}
+
+// nakClause names the clause that governs the PSN of NAK k: C9-121 for a
+// PSN sequence error, C9-125 for an invalid request ("" otherwise).
+func nakClause(k *wire.Packet) string {
+	switch {
+	case k.Opcode != wire.Acknowledge:
+	case k.AETH.IsNAK(wire.NAKPSNSequence):
+		return "C9-121"
+	case k.AETH.IsNAK(wire.NAKInvalidRequest):
+		return "C9-125"
 	}
-	if !ok {
-		p.Fail(want, k.String(), rec)
-	}
+	return ""
 }

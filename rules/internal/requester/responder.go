@@ -79,6 +79,17 @@ func (r *Responder) Fail(expected []string, seen string, hi *trace.Record) {
 	r.fail(expected, seen, hi)
 }
 
+// Step runs fn as a setup step governed by clause (harness.Peer.Step);
+// without a peer (plain go tests) it just runs fn.
+func (r *Responder) Step(clause, what string, fn func()) {
+	ginkgo.GinkgoHelper()
+	if r.P == nil {
+		fn()
+		return
+	}
+	r.P.Step(clause, what, fn)
+}
+
 // Post posts work requests on the device's send queue.
 func (r *Responder) Post(wrs ...dut.WR) {
 	ginkgo.GinkgoHelper()
@@ -146,9 +157,60 @@ func (r *Responder) Expect(what string, within time.Duration, match func(*wire.P
 }
 
 // ExpectPSN expects the device's next packet to be a request with PSN psn.
+// When the device sent psn before, this is a resend: something else
+// arriving in its place is a finding of go-back-n (which governs what a
+// requester resends) unless the scenario is go-back-n's own; nothing
+// arriving stays the scenario's own matter (its timer or counters).
 func (r *Responder) ExpectPSN(what string, within time.Duration, psn wire.PSN) *trace.Record {
 	ginkgo.GinkgoHelper()
-	return r.Expect(what, within, func(k *wire.Packet) bool { return k.Opcode.IsRequest() && k.PSN == psn })
+	sentBefore := false
+	for _, rec := range r.Conn.Trace() {
+		if k := rec.Packet; k.Opcode.IsRequest() && k.PSN == psn { // the harness sends no requests here
+			sentBefore = true
+		}
+	}
+	rec := r.Next(within)
+	if rec == nil {
+		if sentBefore {
+			r.NoResend(psn, fmt.Sprintf("%s within %v", what, within))
+		}
+		r.Fail([]string{fmt.Sprintf("%s within %v", what, within)}, "nothing; "+r.Status(), nil)
+		return nil
+	}
+	if k := rec.Packet; !k.Opcode.IsRequest() || k.PSN != psn {
+		fail := func() {
+			r.Fail([]string{fmt.Sprintf("%s within %v, before anything else", what, within)}, k.String(), rec)
+		}
+		if sentBefore {
+			r.Step("go-back-n", fmt.Sprintf("the device resends PSN %d", psn), fail)
+		}
+		fail()
+	}
+	return rec
+}
+
+// NoResend fails an expectation of a resend of psn that met silence.
+// While the QP is still in RTS with no completion to show for it, the
+// silence has two explanations no observation here tells apart: the
+// device's timer did not expire (C9-140, rnr-retry) or it went back past
+// its only outstanding request (go-back-n). The scenario's clause is then
+// indeterminate, with no finding; a scenario with several outstanding
+// requests shows a wrong go-back-N directly. A completion or an ERROR
+// state leaves the silence the scenario's own matter (its counters).
+func (r *Responder) NoResend(psn wire.PSN, want string) {
+	ginkgo.GinkgoHelper()
+	if r.P == nil || r.State() != dut.StateRTS {
+		return
+	}
+	r.poll()
+	for _, c := range r.comps {
+		if !c.Recv {
+			return
+		}
+	}
+	r.P.Setup("", fmt.Sprintf("the device resends PSN %d (its timer expiring, then going back to its oldest unacknowledged request)", psn), func() {
+		r.Fail([]string{want}, "nothing; "+r.Status(), nil)
+	})
 }
 
 // Quiet fails if the device sends anything within d.

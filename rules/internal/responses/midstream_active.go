@@ -63,7 +63,9 @@ func runMidStream(p *harness.Peer, length, after int) {
 	p.Send(rd)
 	var recs []*trace.Record
 	for got := 0; got < after; {
-		rec, skipped := p.Expect("READ response packets", Liveness, isReadResponse)
+		var rec *trace.Record
+		var skipped []*trace.Record
+		p.Step("C9-116", "the device answers the READ", func() { rec, skipped = p.Expect("READ response packets", Liveness, isReadResponse) })
 		recs = append(recs, skipped...)
 		recs = append(recs, rec)
 		got++
@@ -101,6 +103,11 @@ func runMidStream(p *harness.Peer, length, after int) {
 	}
 	k := nak.Packet
 	if k.Opcode != wire.Acknowledge {
+		// The opcode every NAK must have is C9-113.a1's; the PSN of the
+		// NAK ending the stream is this clause's.
+		p.Setup("C9-113.a1", "the NAK ending the stream is an Acknowledge", func() {
+			p.Fail([]string{"an Acknowledge (opcode 0x11) carrying the NAK"}, fmt.Sprintf("the NAK in %s with PSN %d", k.Opcode, k.PSN), nak)
+		})
 		p.Fail(want, fmt.Sprintf("after %d response packets the refused packet went out as %s with PSN %d carrying %s, not as an Acknowledge",
 			sent, k.Opcode, k.PSN, k.AETH), nak)
 	}
