@@ -23,6 +23,7 @@ var also = map[string]map[string]string{
 	DefDupMovesEPSN:      {"C9-105": "with the expected PSN moved to the duplicate's PSN + 1, the duplicate is answered with an ACK carrying its own PSN instead of the most recently completed request's"},
 	DefDupSendReexecuted: {"C9-148": "executing the duplicate again completes a message: the MSN rises for a duplicate"},
 	DefGBNNewPSN:         {"§9.7.5.1.2": "the READ re-issued after an implied NAK also takes a fresh PSN instead of its first unreceived PSN"},
+	DefReadReplayMiddle:  {"C9-97": "a replay that opens with Response Middle has no AETH in its first packet, which every READ answer's First (or Only) carries (RULES.md Part 5, item 6)"},
 	DefUnsolicitedNAKRepeat: {
 		"C9-114": "the repeated sequence NAK is a further sequence NAK while the responder is latched",
 		"C9-122": "the repeated sequence NAK is a second one outstanding before the expected PSN arrived",
