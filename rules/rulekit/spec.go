@@ -114,6 +114,19 @@ func (r *R) Active(name string, sc Scenario, body func(p *harness.Peer)) {
 	})
 }
 
+// IndeterminatePrefix starts the skip message of an active scenario that
+// ran but could not decide its clause; see Indeterminate.
+const IndeterminatePrefix = "indeterminate: "
+
+// Indeterminate ends an active scenario as indeterminate with reason: it
+// ran, but what happened cannot decide the clause either way (for
+// example, on a real clock the device finished before the harness's
+// stimulus could reach it). The clause is indeterminate unless another
+// scenario decides it.
+func Indeterminate(reason string) {
+	ginkgo.Skip(IndeterminatePrefix + reason)
+}
+
 // afterActive records the scenario's outcome and audits its trace with
 // every monitor; a monitor's violation fails the spec under its clause.
 func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.Peer) {
@@ -146,6 +159,13 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 	a := accFor(id)
 	switch {
 	case rep.State.Is(types.SpecStateSkipped):
+		// An active scenario that ran but could not decide (on a real
+		// clock the device finished before the stimulus, or the harness
+		// reacted too late) says so: indeterminate, with its reason.
+		if msg := rep.FailureMessage(); strings.HasPrefix(msg, IndeterminatePrefix) {
+			a.indeterminate++
+			a.reasons = append(a.reasons, name+": "+strings.TrimPrefix(msg, IndeterminatePrefix))
+		}
 	case rep.Failed():
 		a.violations++
 		f := reports.Finding{ID: id, Message: rep.FailureMessage(), Scenario: name, Clause: r.Entry.Text}

@@ -200,6 +200,11 @@ type DeviceInfo struct {
 	AnyPeerPort bool `json:"any_peer_port,omitempty"`
 	// Reference is set by rcconform serve: the defect switched on.
 	Defect string `json:"defect,omitempty"`
+	// TimerNS is the granularity of the device's retry and RNR timers in
+	// nanoseconds, where the agent knows it (a kernel driver's jiffy):
+	// such a timer may fire up to one tick before its interval, so the
+	// harness adds it to its timing tolerance. 0: unknown or exact.
+	TimerNS int64 `json:"timer_ns,omitempty"`
 }
 
 // GID is one RoCEv2 GID of the device's port.

@@ -32,14 +32,14 @@ func retryScenarios(r *rulekit.R) {
 		{"retry count 2, sequence NAKs only", 2, Repeat(SeqNAK, 2), SeqNAK},
 		{"retry count 2, a timeout, a sequence NAK, then a timeout finds none left", 2, []Failure{Timeout, SeqNAK}, Timeout},
 	} {
-		active(r, tc.name+": two SENDs, the second flushed", Scenario(1024, 3000, 10, tc.retry, 0), func(x *Run) {
+		active(r, tc.name+": two SENDs, the second flushed", Scenario(1024, 3000, 12, tc.retry, 0), func(x *Run) {
 			round := x.First(3000, requester.SendWR(1, 16), requester.SendWR(2, 16))
 			round = x.Script(round, tc.script, 0)
 			x.Exhaust(round, tc.last, 0, 1, dut.StatusRetryExceeded, 2)
 		})
 	}
 	active(r, "retry count 1, RNR retry 3: three RNR NAKs and a timeout are all retried; the second timeout exhausts the transport budget",
-		Scenario(1024, 60000, 10, 1, 3), func(x *Run) {
+		Scenario(1024, 60000, 12, 1, 3), func(x *Run) {
 			round := x.First(60000, requester.SendWR(1, 16))
 			round = x.Script(round, []Failure{RNR, RNR, RNR, Timeout}, 1)
 			x.Exhaust(round, Timeout, 1, 1, dut.StatusRetryExceeded)
@@ -54,7 +54,7 @@ func rnrScenarios(r *rulekit.R) {
 		delay := wire.RNRDelay(code)
 		// A transport timer at least twice the delay: only the RNR
 		// timer can bring the resend.
-		timeout := uint8(10)
+		timeout := uint8(12)
 		for wire.AckTimeout(timeout) < 2*delay {
 			timeout++
 		}
@@ -82,7 +82,7 @@ func rnrScenarios(r *rulekit.R) {
 		x.Succeed("the eleventh transmission was acknowledged", 1)
 	})
 	active(r, "RNR retry 2, retry count 2: two timeouts and two RNR NAKs are all retried; the third RNR NAK exhausts the RNR budget",
-		Scenario(1024, 0xFFFFFF, 10, 2, 2), func(x *Run) {
+		Scenario(1024, 0xFFFFFF, 12, 2, 2), func(x *Run) {
 			round := x.First(0xFFFFFF, requester.SendWR(1, 16))
 			round = x.Script(round, []Failure{Timeout, RNR, Timeout, RNR}, 2)
 			x.Exhaust(round, RNR, 2, 1, dut.StatusRNRRetryExceeded)

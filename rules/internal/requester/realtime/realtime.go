@@ -99,12 +99,21 @@ type Run struct {
 	// (rnr-retry's); other clauses' scenarios only count and order, so
 	// that a timing defect is blamed on the clause it breaks.
 	TimerBound, RNRBound bool
+	// early holds, per PSN, the earliest harness time at which the
+	// device's latest transmission of it can have left: its arrival for a
+	// first transmission (whose delivery latency the tolerance covers),
+	// the moment the harness's NAK left for a resend the NAK asked for,
+	// and the previous one's plus the interval for a timer's resend. Lower
+	// bounds are measured from it, so that a transmission the device (or
+	// its host's scheduler) sent late does not shorten the next interval
+	// the harness measures.
+	early map[wire.PSN]time.Duration
 }
 
 // New starts a scenario on the peer's connection.
 func New(p *harness.Peer) *Run {
 	rs := requester.NewResponder(p)
-	return &Run{Responder: rs, T: TimingOf(p.Conn), Timeout: wire.AckTimeout(rs.Info.Config.Timeout)}
+	return &Run{Responder: rs, T: TimingOf(p.Conn), Timeout: wire.AckTimeout(rs.Info.Config.Timeout), early: map[wire.PSN]time.Duration{}}
 }
 
 // Scenarios registers the real-time scenarios of the rule r describes.
@@ -140,6 +149,7 @@ func (x *Run) First(start wire.PSN, wrs ...dut.WR) []*trace.Record {
 	for i := 0; i < n; i++ {
 		rec := x.ExpectPSN(fmt.Sprintf("the first transmission of the posted requests, in order (packet %d of %d)", i+1, n), x.T.Live, next)
 		out = append(out, rec)
+		x.early[rec.Packet.PSN] = rec.Time
 		if rec.Packet.Opcode == wire.ReadRequest {
 			next = next.Add(wire.ReadResponsePackets(rec.Packet.RETH.Length, x.Info.MTU))
 		} else {
@@ -211,26 +221,64 @@ func (f Failure) String() string { return [...]string{"timeout", "sequence NAK",
 func (x *Run) FailRound(round []*trace.Record, f Failure, rnr uint8, what string) []*trace.Record {
 	ginkgo.GinkgoHelper()
 	first := round[0]
+	from := x.earliest(first)
+	var again []*trace.Record
 	switch f {
 	case SeqNAK:
+		at := x.react(round, f)
 		x.NAK(first.Packet.PSN, wire.NAKPSNSequence)
-		return x.Again(round, x.T.Live, what+" (after a sequence NAK)")
+		again = x.Again(round, x.T.Live, what+" (after a sequence NAK)")
+		x.setEarly(again, func(wire.PSN) time.Duration { return at })
 	case RNR:
+		x.react(round, f)
 		delay := wire.RNRDelay(rnr)
 		at := x.RNR(first.Packet.PSN, rnr)
-		again := x.Again(round, x.T.Upper(delay), fmt.Sprintf("%s (after an RNR NAK, timer code %d)", what, rnr))
+		again = x.Again(round, x.T.Upper(delay), fmt.Sprintf("%s (after an RNR NAK, timer code %d)", what, rnr))
 		if x.RNRBound {
 			x.AtLeast(again[0].Time-at, delay, fmt.Sprintf("the RNR NAK with timer code %d", rnr), again[0])
 		}
-		return again
+		x.setEarly(again, func(wire.PSN) time.Duration { return at })
 	default:
-		again := x.Again(round, x.T.Upper(x.Timeout), what+" (after the transport timer)")
+		again = x.Again(round, x.T.Upper(x.Timeout), what+" (after the transport timer)")
 		if x.TimerBound {
-			x.AtLeast(again[0].Time-first.Time, x.Timeout, fmt.Sprintf("the previous transmission of PSN %d (local ACK timeout %d)",
+			x.AtLeast(again[0].Time-from, x.Timeout, fmt.Sprintf("the previous transmission of PSN %d (local ACK timeout %d)",
 				first.Packet.PSN, x.Info.Config.Timeout), again[0])
 		}
-		return again
+		x.setEarly(again, func(psn wire.PSN) time.Duration { return x.early[psn] + x.Timeout })
 	}
+	return again
+}
+
+// earliest returns the earliest time rec's transmission can have left.
+func (x *Run) earliest(rec *trace.Record) time.Duration {
+	if t, ok := x.early[rec.Packet.PSN]; ok && t <= rec.Time {
+		return t
+	}
+	return rec.Time
+}
+
+func (x *Run) setEarly(round []*trace.Record, f func(wire.PSN) time.Duration) {
+	for _, rec := range round {
+		t := f(rec.Packet.PSN)
+		if t > rec.Time {
+			t = rec.Time
+		}
+		x.early[rec.Packet.PSN] = t
+	}
+}
+
+// react checks that the harness answers the round before the device's
+// transport timer can have fired: when it is late (a loaded host), the
+// device may already have gone back on its own, and what follows cannot
+// tell the two apart, so the scenario is indeterminate.
+func (x *Run) react(round []*trace.Record, what fmt.Stringer) time.Duration {
+	ginkgo.GinkgoHelper()
+	now := x.Conn.Now()
+	if x.Timeout > 0 && now-round[0].Time >= x.Timeout/2 {
+		rulekit.Indeterminate(fmt.Sprintf("the harness sent its %v %v after the device's packet (PSN %d), past half the device's transport timer interval %v: the timer may have fired first, so the retry cannot be attributed (a loaded host)",
+			what, now-round[0].Time, round[0].Packet.PSN, x.Timeout))
+	}
+	return now
 }
 
 // Script runs failures one after the other, each answered by a resend.
@@ -255,11 +303,13 @@ func (x *Run) Exhaust(round []*trace.Record, f Failure, rnr uint8, wr uint64, wa
 	since := ""
 	switch f {
 	case SeqNAK:
+		at = x.react(round, f)
 		x.NAK(first.Packet.PSN, wire.NAKPSNSequence)
 	case RNR:
+		at = x.react(round, f)
 		x.RNR(first.Packet.PSN, rnr)
 	default:
-		at, wait, bound = first.Time, x.T.Upper(x.Timeout), x.Timeout
+		at, wait, bound = x.earliest(first), x.T.Upper(x.Timeout), x.Timeout
 		since = fmt.Sprintf("the last transmission of PSN %d (local ACK timeout %d)", first.Packet.PSN, x.Info.Config.Timeout)
 	}
 	quiet := fmt.Sprintf("no further transmission: the budget is spent after this %v, so work request %d ends with %q", f, wr, want)
