@@ -187,3 +187,9 @@ func fatal(x *Run, round []*trace.Record, code uint8) {
 			timerResend.Packet.PSN, timerResend.Time-at, fatalName[code], x.Timeout))
 	}
 }
+
+func init() {
+	byClause["go-back-n"] = gbnScenarios
+	byClause["§9.7.5.1.2"] = impliedScenarios
+	byClause["§9.9.2.2"] = fatalScenarios
+}

@@ -1,0 +1,122 @@
+package live_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rcconform/rcconform/reference"
+	"github.com/rcconform/rcconform/reports"
+)
+
+// realTimePrefix starts the names of the real-time requester scenarios
+// (rules/internal/requester/realtime.Prefix).
+const realTimePrefix = "real time: "
+
+// requesterClauses are the requester's retry and RNR rules.
+var requesterClauses = []string{"C9-140", "retry-counter", "rnr-retry", "go-back-n", "§9.7.5.1.2", "§9.9.2.2"}
+
+// requesterDefects are the reference's requester defects.
+var requesterDefects = []string{
+	reference.DefRetryBeforeTimeout, reference.DefRetryTimeoutZero, reference.DefRetryCountPlusOne,
+	reference.DefRNRCostsRetry, reference.DefRNRResendEarly, reference.DefRNRRetry7Finite,
+	reference.DefGBNNewPSN, reference.DefGBNSkipOne, reference.DefImpliedNAKIgnored, reference.DefRetryAfterFatalNAK,
+}
+
+// TestRequesterThroughLive judges the requester rules in real time
+// through the live adapter against `rcconform serve`: clean, every one of
+// them passes on its real-time scenarios; with each requester defect
+// switched on in the served reference, every clause the defect breaks
+// fails, on a real-time scenario. Each run takes only the specs of the
+// clauses it needs (a label filter).
+func TestRequesterThroughLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the requester rules in real time over real sockets, once per defect")
+	}
+	for _, d := range requesterDefects {
+		if _, ok := reference.LookupDefect(d); !ok {
+			t.Fatalf("no reference defect %q", d)
+		}
+	}
+	bin := suiteBinary(t)
+	filter := func(ids []string) string {
+		var s []string
+		for _, id := range ids {
+			s = append(s, "rule:"+id)
+		}
+		return "-ginkgo.label-filter=" + strings.Join(s, " || ")
+	}
+	runs := []*suiteRun{{name: "live, clean", dut: "live"}}
+	for _, d := range requesterDefects {
+		runs = append(runs, &suiteRun{name: "live, defect " + d, dut: "live", defect: d})
+	}
+	for _, r := range runs {
+		prepare(t, r)
+		ids := requesterClauses
+		if r.defect != "" {
+			def, _ := reference.LookupDefect(r.defect)
+			ids = def.Clauses
+		}
+		r.args = append(r.args, filter(ids))
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for _, r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			runSuite(bin, r)
+		}()
+	}
+	wg.Wait()
+	for _, r := range runs {
+		if r.res == nil {
+			t.Fatalf("%s: %v\n%s", r.name, r.err, tail(r.out))
+		}
+	}
+	clean := runs[0]
+	if clean.err != nil {
+		t.Errorf("the requester rules fail in real time against the clean served reference: %v\n%s", clean.err, tail(clean.out))
+	}
+	v := verdictsOf(clean.res)
+	for _, id := range requesterClauses {
+		c := v[id]
+		if c.Verdict != reports.Pass {
+			t.Errorf("clean: %s is %s through the live adapter (%s), want pass", id, c.Verdict, c.Reason)
+			continue
+		}
+		rt := 0
+		for _, s := range c.Checks {
+			if strings.HasPrefix(s, realTimePrefix) {
+				rt++
+			}
+		}
+		if rt == 0 {
+			t.Errorf("clean: %s passes through the live adapter on no real-time scenario (checks: %v)", id, c.Checks)
+		}
+		t.Logf("clean: %s passes on %d real-time scenarios", id, rt)
+	}
+	t.Logf("clean run: %s", clean.res.Environment["tolerance"])
+	for _, r := range runs[1:] {
+		def, _ := reference.LookupDefect(r.defect)
+		v := verdictsOf(r.res)
+		for _, id := range def.Clauses {
+			if got := v[id]; got.Verdict != reports.Fail {
+				t.Errorf("defect %s: %s is %s through the live adapter (%s), want fail\n%s", r.defect, id, got.Verdict, got.Reason, tail(r.out))
+				continue
+			}
+			found := false
+			for _, f := range r.res.Findings {
+				if f.ID == id && strings.Contains(f.Scenario, realTimePrefix) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("defect %s: %s fails through the live adapter, but on no real-time scenario", r.defect, id)
+			}
+		}
+		t.Logf("defect %s: %v fail in real time through the live adapter", r.defect, def.Clauses)
+	}
+}
