@@ -39,13 +39,6 @@ func TestRequesterThroughLive(t *testing.T) {
 		}
 	}
 	bin := suiteBinary(t)
-	filter := func(ids []string) string {
-		var s []string
-		for _, id := range ids {
-			s = append(s, "rule:"+id)
-		}
-		return "-ginkgo.label-filter=" + strings.Join(s, " || ")
-	}
 	runs := []*suiteRun{{name: "live, clean", dut: "live"}}
 	for _, d := range requesterDefects {
 		runs = append(runs, &suiteRun{name: "live, defect " + d, dut: "live", defect: d})
@@ -57,7 +50,7 @@ func TestRequesterThroughLive(t *testing.T) {
 			def, _ := reference.LookupDefect(r.defect)
 			ids = def.Clauses
 		}
-		r.args = append(r.args, filter(ids))
+		r.args = append(r.args, labelFilter(ids))
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
