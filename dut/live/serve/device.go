@@ -57,7 +57,7 @@ func newDevice(uc *net.UDPConn, local netip.AddrPort, base reference.Config, def
 
 // lateSlack is how late an event may run before the device counts itself
 // paused (see advance).
-const lateSlack = 200 * time.Microsecond
+const lateSlack = 2 * time.Millisecond
 
 // now is the device's time: the elapsed real time less the time it was
 // held up.
