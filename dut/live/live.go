@@ -13,8 +13,13 @@
 //	go tool ginkgo run ./rules -- --dut=live --settings=device=192.0.2.7,agent=192.0.2.7:4792,token=SECRET
 //
 // Time is real here: Capabilities().VirtualTime is false, so specs that
-// need exact virtual timing report unsupported, and Conn.Tolerance says
-// how much slack the others should allow.
+// need exact virtual timing report unsupported, and their real-time
+// counterparts (rules/internal/requester/realtime, rules/internal/realclock)
+// judge lower bounds less Conn.Tolerance: the slowest of 16 probe round
+// trips, the harness's own timer lateness and the device's timer tick (as
+// its agent reports it), measured before the run and stated in the
+// environment. Arrival times come from the kernel (SO_TIMESTAMPNS) where
+// the socket gives them.
 package live
 
 import (
