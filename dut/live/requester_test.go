@@ -113,3 +113,82 @@ func TestRequesterThroughLive(t *testing.T) {
 		t.Logf("defect %s: %v fail in real time through the live adapter", r.defect, def.Clauses)
 	}
 }
+
+// raceClauses are the clauses whose scenarios race the device: the
+// stimulus must reach it while it is still busy.
+var raceClauses = []string{"C9-110", "Table-58", "C9-111", "C9-125", "C9-100", "C9-112"}
+
+// TestRacesThroughLive runs the scenarios that race the device through
+// the live adapter against a served reference that paces its responses
+// (300 µs a packet), so that most runs decide: clean, each clause passes
+// or is indeterminate with the reason that the device finished first (or
+// the host was loaded); with a defect that breaks one of them, the clause
+// never passes.
+func TestRacesThroughLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the racing scenarios over real sockets, once per defect")
+	}
+	bin := suiteBinary(t)
+	paced := map[string]string{"packet-gap": "300us"}
+	runs := []*suiteRun{{name: "live, clean, paced", dut: "live", settings: paced}}
+	for _, d := range []string{reference.DefTooManyReadsServed, reference.DefDupNewestFirst, reference.DefReadFailRequestPSN, reference.DefNAKInvReqReceivedPSN} {
+		runs = append(runs, &suiteRun{name: "live, paced, defect " + d, dut: "live", defect: d, settings: paced})
+	}
+	for _, r := range runs {
+		prepare(t, r)
+		ids := raceClauses
+		if r.defect != "" {
+			def, _ := reference.LookupDefect(r.defect)
+			ids = def.Clauses
+		}
+		r.args = append(r.args, labelFilter(ids))
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for _, r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			runSuite(bin, r)
+		}()
+	}
+	wg.Wait()
+	for _, r := range runs {
+		if r.res == nil {
+			t.Fatalf("%s: %v\n%s", r.name, r.err, tail(r.out))
+		}
+	}
+	undecided := func(c reports.ClauseResult) bool {
+		return c.Verdict == reports.Indeterminate && (strings.Contains(c.Reason, "finished") || strings.Contains(c.Reason, "loaded host"))
+	}
+	v := verdictsOf(runs[0].res)
+	decided := 0
+	for _, id := range raceClauses {
+		c := v[id]
+		switch {
+		case c.Verdict == reports.Pass:
+			decided++
+		case undecided(c):
+			t.Logf("clean: %s indeterminate: %s", id, c.Reason)
+		default:
+			t.Errorf("clean: %s is %s through the live adapter (%s), want pass or indeterminate with its reason\n%s", id, c.Verdict, c.Reason, tail(runs[0].out))
+		}
+	}
+	t.Logf("clean, paced: %d of %d racing clauses decided (pass)", decided, len(raceClauses))
+	for _, r := range runs[1:] {
+		def, _ := reference.LookupDefect(r.defect)
+		v := verdictsOf(r.res)
+		for _, id := range def.Clauses {
+			switch c := v[id]; {
+			case c.Verdict == reports.Fail:
+				t.Logf("defect %s: %s fails through the live adapter", r.defect, id)
+			case undecided(c):
+				t.Logf("defect %s: %s indeterminate through the live adapter: %s", r.defect, id, c.Reason)
+			default:
+				t.Errorf("defect %s: %s is %s through the live adapter (%s), want fail (or indeterminate with its reason)", r.defect, id, c.Verdict, c.Reason)
+			}
+		}
+	}
+}

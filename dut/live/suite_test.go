@@ -57,6 +57,8 @@ func suiteBinary(t *testing.T) string {
 type suiteRun struct {
 	name   string
 	defect string // served by rcconform serve; "" clean
+	// settings are the served reference's open choices (nil: defaults).
+	settings map[string]string
 	dut    string // "live" or "reference"
 	args   []string
 	res    *reports.Result
@@ -69,11 +71,7 @@ type suiteRun struct {
 func prepare(t *testing.T, r *suiteRun) {
 	r.args = []string{"-ginkgo.no-color", "--seed=7", "--json=" + filepath.Join(t.TempDir(), "result.json")}
 	if r.dut == "live" {
-		// Paced responses (300 µs a packet): a long READ's answer is
-		// still streaming when the harness's next stimulus arrives, so
-		// the scenarios that race the device (C9-110, Table-58, the
-		// resource overrun of C9-111/C9-125, C9-100/C9-112) can decide.
-		s := startServe(t, serve.ServeOptions{Defect: r.defect, Settings: map[string]string{"packet-gap": "300us"}})
+		s := startServe(t, serve.ServeOptions{Defect: r.defect, Settings: r.settings})
 		r.args = append(r.args, "--dut=live", fmt.Sprintf("--settings=device=%v,agent=%s,local=127.0.0.2:0", s.roce, s.agent))
 		return
 	}
