@@ -59,11 +59,11 @@ type suiteRun struct {
 	defect string // served by rcconform serve; "" clean
 	// settings are the served reference's open choices (nil: defaults).
 	settings map[string]string
-	dut    string // "live" or "reference"
-	args   []string
-	res    *reports.Result
-	out    string
-	err    error
+	dut      string // "live" or "reference"
+	args     []string
+	res      *reports.Result
+	out      string
+	err      error
 }
 
 // prepare starts the served reference a live run talks to and settles the
