@@ -566,6 +566,16 @@ func (c *Conn) PostSend(wr dut.WR) error {
 	return c.agentErr("posting "+wr.Op.String(), c.d.agent.PostSend(c.qp, agentproto.FromDUTWR(wr)))
 }
 
+// PostSends posts work requests on the device's send queue in one
+// request to the agent, so that they reach the queue together.
+func (c *Conn) PostSends(wrs []dut.WR) error {
+	pw := make([]agentproto.WR, len(wrs))
+	for i, wr := range wrs {
+		pw[i] = agentproto.FromDUTWR(wr)
+	}
+	return c.agentErr(fmt.Sprintf("posting %d work requests", len(wrs)), c.d.agent.PostSends(c.qp, pw))
+}
+
 // Completions implements dut.Conn; each completion's time is when it was
 // polled.
 func (c *Conn) Completions() ([]dut.Completion, error) {

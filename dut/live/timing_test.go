@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/dut/live"
 	"github.com/rcconform/rcconform/dut/live/serve"
+	"github.com/rcconform/rcconform/wire"
 )
 
 // TestMeasuredTolerance: before a run the adapter measures the round trip
@@ -33,5 +36,31 @@ func TestMeasuredTolerance(t *testing.T) {
 	}
 	if runtime.GOOS == "linux" && !strings.Contains(d.Describe(), "arrival times from the kernel") {
 		t.Errorf("on Linux the receiving socket gives kernel time stamps: %s", d.Describe())
+	}
+}
+
+// TestPostSends: several work requests go to the agent in one post_send
+// and reach the send queue in order; a bad one is refused by number.
+func TestPostSends(t *testing.T) {
+	s := startServe(t, serve.ServeOptions{})
+	d := openLive(t, s, map[string]string{"probe": "false"})
+	c := newConn(t, d, dut.ConnConfig{DevicePSN: 10, ExpectedPSN: 1, SetPSNs: true})
+	lc := c.(*live.Conn)
+	var wrs []dut.WR
+	for i := 1; i <= 3; i++ {
+		wrs = append(wrs, dut.WR{ID: uint64(i), Op: dut.OpSend, Data: []byte{byte(i)}})
+	}
+	if err := lc.PostSends(wrs); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		r := expect(t, c, "a SEND", time.Second, func(k *wire.Packet) bool { return k.Opcode == wire.SendOnly })
+		if r.Packet.PSN != wire.PSN(10+i) || r.Packet.Payload[0] != byte(i+1) {
+			t.Errorf("SEND %d: %v", i+1, r.Packet)
+		}
+	}
+	bad := []dut.WR{wrs[0], {ID: 9, Op: dut.Op(99)}}
+	if err := lc.PostSends(bad); err == nil || !strings.Contains(err.Error(), "2") {
+		t.Errorf("a batch with an unknown op: %v", err)
 	}
 }

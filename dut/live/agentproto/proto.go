@@ -85,9 +85,15 @@ type Request struct {
 	Count int `json:"count,omitempty"`
 	Size  int `json:"size,omitempty"`
 
-	// post_send
-	WR *WR `json:"wr,omitempty"`
+	// post_send: one work request (WR), or several posted in order in
+	// one request (WRs, at most MaxPostWRs), so that they reach the send
+	// queue together rather than one control round trip apart.
+	WR  *WR  `json:"wr,omitempty"`
+	WRs []WR `json:"wrs,omitempty"`
 }
+
+// MaxPostWRs is the most work requests one post_send may carry.
+const MaxPostWRs = 64
 
 // Access rights for reg_mr.
 const (

@@ -27,6 +27,7 @@
 package realtime
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -139,7 +140,7 @@ func active(r *rulekit.R, name string, sc rulekit.Scenario, body func(x *Run)) {
 // packet in order from PSN start.
 func (x *Run) First(start wire.PSN, wrs ...dut.WR) []*trace.Record {
 	ginkgo.GinkgoHelper()
-	x.Post(wrs...)
+	x.post(wrs)
 	n := 0
 	for _, wr := range wrs {
 		n += packets(wr, x.Info.MTU)
@@ -168,6 +169,27 @@ func (x *Run) First(start wire.PSN, wrs ...dut.WR) []*trace.Record {
 		}
 	}
 	return out
+}
+
+// batchPoster is implemented by adapters that post several work requests
+// at once (dut/live: one request to the agent instead of one each).
+type batchPoster interface{ PostSends(wrs []dut.WR) error }
+
+// post posts wrs together where the adapter can, so that the device's
+// timer does not run while the harness is still posting.
+func (x *Run) post(wrs []dut.WR) {
+	ginkgo.GinkgoHelper()
+	bp, ok := x.Conn.(batchPoster)
+	if !ok || len(wrs) < 2 {
+		x.Post(wrs...)
+		return
+	}
+	if err := bp.PostSends(wrs); err != nil {
+		if errors.Is(err, dut.ErrUnsupported) {
+			ginkgo.Skip("unsupported: posting the scenario's work requests: " + err.Error())
+		}
+		x.Fail([]string{"the device accepts the work requests"}, fmt.Sprintf("posting %d work requests: %v", len(wrs), err), nil)
+	}
 }
 
 func packets(wr dut.WR, mtu int) int {
