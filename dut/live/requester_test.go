@@ -2,7 +2,6 @@ package live_test
 
 import (
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rcconform/rcconform/reference"
@@ -52,23 +51,7 @@ func TestRequesterThroughLive(t *testing.T) {
 		}
 		r.args = append(r.args, labelFilter(ids))
 	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
-	for _, r := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			runSuite(bin, r)
-		}()
-	}
-	wg.Wait()
-	for _, r := range runs {
-		if r.res == nil {
-			t.Fatalf("%s: %v\n%s", r.name, r.err, tail(r.out))
-		}
-	}
+	runAll(t, bin, runs)
 	clean := runs[0]
 	if clean.err != nil {
 		t.Errorf("the requester rules fail in real time against the clean served reference: %v\n%s", clean.err, tail(clean.out))
@@ -143,23 +126,7 @@ func TestRacesThroughLive(t *testing.T) {
 		}
 		r.args = append(r.args, labelFilter(ids))
 	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
-	for _, r := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			runSuite(bin, r)
-		}()
-	}
-	wg.Wait()
-	for _, r := range runs {
-		if r.res == nil {
-			t.Fatalf("%s: %v\n%s", r.name, r.err, tail(r.out))
-		}
-	}
+	runAll(t, bin, runs)
 	undecided := func(c reports.ClauseResult) bool {
 		return c.Verdict == reports.Indeterminate && (strings.Contains(c.Reason, "finished") || strings.Contains(c.Reason, "loaded host"))
 	}

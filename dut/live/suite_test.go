@@ -134,23 +134,7 @@ func TestSuiteThroughLive(t *testing.T) {
 			r.args = append(r.args, labelFilter(def.Clauses))
 		}
 	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
-	for _, r := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			runSuite(bin, r)
-		}()
-	}
-	wg.Wait()
-	for _, r := range runs {
-		if r.res == nil {
-			t.Fatalf("%s: %v\n%s", r.name, r.err, tail(r.out))
-		}
-	}
+	runAll(t, bin, runs)
 	inproc, clean := verdictsOf(runs[0].res), runs[1]
 	if runs[0].err != nil {
 		t.Fatalf("the suite fails in-process: %v\n%s", runs[0].err, tail(runs[0].out))
@@ -207,6 +191,29 @@ func labelFilter(ids []string) string {
 		s = append(s, "rule:"+id)
 	}
 	return "-ginkgo.label-filter=" + strings.Join(s, " || ")
+}
+
+// runAll runs the suite runs, two at a time, and stops the test unless
+// each wrote its result.
+func runAll(t *testing.T, bin string, runs []*suiteRun) {
+	t.Helper()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for _, r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			runSuite(bin, r)
+		}()
+	}
+	wg.Wait()
+	for _, r := range runs {
+		if r.res == nil {
+			t.Fatalf("%s: %v\n%s", r.name, r.err, tail(r.out))
+		}
+	}
 }
 
 func verdictsOf(res *reports.Result) map[string]reports.ClauseResult {
