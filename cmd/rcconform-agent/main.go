@@ -63,6 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Address, "address", "", "use the RoCEv2 GID with this IP address")
 	fs.DurationVar(&o.Idle, "idle", agentproto.DefaultIdle, "free a session's QPs and memory after this long without a request")
 	fs.BoolVar(&o.Verbose, "v", false, "log sessions")
+	tick := fs.Duration("timer-granularity", -1, "granularity of the device's retry and RNR timers, reported to the harness (default: the kernel's jiffy, from CONFIG_HZ, for software devices such as rxe; 0: exact)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -83,6 +84,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer dev.Close()
+	if *tick < 0 {
+		*tick = kernelTick()
+	}
+	dev = withTick{device: dev, tick: *tick}
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "rcconform-agent: cannot listen on %s: %v\n", o.Listen, err)

@@ -13,8 +13,13 @@
 //	go tool ginkgo run ./rules -- --dut=live --settings=device=192.0.2.7,agent=192.0.2.7:4792,token=SECRET
 //
 // Time is real here: Capabilities().VirtualTime is false, so specs that
-// need exact virtual timing report unsupported, and Conn.Tolerance says
-// how much slack the others should allow.
+// need exact virtual timing report unsupported, and their real-time
+// counterparts (rules/internal/requester/realtime, rules/internal/realclock)
+// judge lower bounds less Conn.Tolerance: the slowest of 16 probe round
+// trips, the harness's own timer lateness and the device's timer tick (as
+// its agent reports it), measured before the run and stated in the
+// environment. Arrival times come from the kernel (SO_TIMESTAMPNS) where
+// the socket gives them.
 package live
 
 import (
@@ -46,10 +51,11 @@ type DUT struct {
 	tr    *transport
 	caps  dut.Capabilities
 
-	mu    sync.Mutex
-	rng   *rand.Rand
-	desc  string
-	probe time.Duration // the probe's round trip
+	mu     sync.Mutex
+	rng    *rand.Rand
+	desc   string
+	probe  time.Duration // the probe's round trip
+	timing Timing        // measured before the run (Tolerance)
 }
 
 // Reference-like defaults for what a connection does not choose.
@@ -103,6 +109,7 @@ func Open(ctx context.Context, cfg Config, seed int64) (*DUT, error) {
 		return fail(fmt.Errorf("the harness listens on UDP port %d, but %s sends RoCEv2 to port %d only: use local=%v:%d",
 			d.tr.local.Port(), dev.Name, wire.UDPPort, d.tr.local.Addr(), wire.UDPPort))
 	}
+	d.timing = Timing{Floor: cfg.Tolerance, DeviceTimer: time.Duration(dev.TimerNS), Tolerance: cfg.Tolerance + time.Duration(dev.TimerNS)}
 	d.caps = dut.Capabilities{Inject: true, PostWR: true, Completions: true, Memory: true, Atomics: dev.Atomics,
 		SRQ: dev.SRQ, Credits: true, VirtualTime: false}
 	if cfg.Probe {
@@ -234,7 +241,7 @@ func (d *DUT) Environment() map[string]string {
 		"harness":   d.tr.local.String(),
 		"send":      d.tr.sendDesc,
 		"receive":   d.tr.recvDesc,
-		"tolerance": d.cfg.Tolerance.String(),
+		"tolerance": d.timing.String(),
 	}
 	if dev.Defect != "" {
 		m["defect"] = dev.Defect
@@ -259,8 +266,12 @@ func (d *DUT) describe() string {
 	return strings.Join(parts, "; ")
 }
 
-// Tolerance is the configured timing tolerance.
-func (d *DUT) Tolerance() time.Duration { return d.cfg.Tolerance }
+// Tolerance is the timing tolerance: the configured floor, or what the
+// adapter measured before the run if that is more (see Timing).
+func (d *DUT) Tolerance() time.Duration { return d.timing.Tolerance }
+
+// Timing returns what the adapter measured of real time before the run.
+func (d *DUT) Timing() Timing { return d.timing }
 
 // NewConn implements dut.DUT: a fresh QP on the device, connected to a
 // fresh QP number of the harness.
@@ -419,7 +430,7 @@ func (c *Conn) Info() dut.ConnInfo { return c.info }
 // spec checking a lower bound should report indeterminate, not fail, when
 // what it measured is short of the bound by less than this; one waiting
 // for something bounded from above should wait this much longer.
-func (c *Conn) Tolerance() time.Duration { return c.d.cfg.Tolerance }
+func (c *Conn) Tolerance() time.Duration { return c.d.Tolerance() }
 
 // arrive records a packet from the device and queues it for Recv; the
 // transport's lock is held.
@@ -553,6 +564,16 @@ func (c *Conn) PostRecv(n, size int) error {
 // PostSend implements dut.Conn.
 func (c *Conn) PostSend(wr dut.WR) error {
 	return c.agentErr("posting "+wr.Op.String(), c.d.agent.PostSend(c.qp, agentproto.FromDUTWR(wr)))
+}
+
+// PostSends posts work requests on the device's send queue in one
+// request to the agent, so that they reach the queue together.
+func (c *Conn) PostSends(wrs []dut.WR) error {
+	pw := make([]agentproto.WR, len(wrs))
+	for i, wr := range wrs {
+		pw[i] = agentproto.FromDUTWR(wr)
+	}
+	return c.agentErr(fmt.Sprintf("posting %d work requests", len(wrs)), c.d.agent.PostSends(c.qp, pw))
 }
 
 // Completions implements dut.Conn; each completion's time is when it was

@@ -71,6 +71,7 @@ func (d *DUT) preflight() error {
 			return fmt.Errorf("preflight: %s ACKed the probe WRITE, but its memory region holds %q instead of %q: the agent does not read the region the device writes", dev.Name, mem, data)
 		}
 		d.probe = got.Time - sentAt
+		d.measure(c, got.Packet.PSN.Next())
 		return nil
 	}
 

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
@@ -36,9 +37,11 @@ func (r *rawSender) close() { syscall.Close(r.fd) }
 // network header on), filtered in the kernel to UDP packets to or from the
 // harness's port.
 type packetRecv struct {
-	fd     int
-	ifname string
-	buf    []byte
+	fd      int
+	ifname  string
+	buf     []byte
+	oob     [128]byte
+	stamped bool // the kernel time-stamps what it receives
 }
 
 func newPacketRecv(local, device netip.AddrPort) (*packetRecv, error) {
@@ -47,6 +50,7 @@ func newPacketRecv(local, device netip.AddrPort) (*packetRecv, error) {
 		return nil, fmt.Errorf("opening an AF_PACKET socket (needs CAP_NET_RAW): %w", err)
 	}
 	r := &packetRecv{fd: fd, ifname: "every interface", buf: make([]byte, 1<<16)}
+	r.stamped = stampSocket(fd) == nil
 	if err := syscall.AttachLsf(fd, portFilter(local.Port())); err != nil {
 		syscall.Close(fd)
 		return nil, fmt.Errorf("filtering the AF_PACKET socket: %w", err)
@@ -64,16 +68,59 @@ func newPacketRecv(local, device netip.AddrPort) (*packetRecv, error) {
 
 // read returns the next packet and whether this host sent it; it gives up
 // after 100 ms so the reader can notice it is closed.
-func (r *packetRecv) read() ([]byte, bool, error) {
-	n, from, err := syscall.Recvfrom(r.fd, r.buf, 0)
+func (r *packetRecv) read() ([]byte, bool, time.Time, error) {
+	n, oobn, _, from, err := syscall.Recvmsg(r.fd, r.buf, r.oob[:], 0)
+	at := arrival(r.oob[:oobn])
 	if err != nil {
-		return nil, false, err
+		return nil, false, at, err
 	}
 	ll, ok := from.(*syscall.SockaddrLinklayer)
 	if !ok {
-		return nil, false, errors.New("not a link-layer address")
+		return nil, false, at, errors.New("not a link-layer address")
 	}
-	return r.buf[:n], ll.Pkttype == syscall.PACKET_OUTGOING, nil
+	return r.buf[:n], ll.Pkttype == syscall.PACKET_OUTGOING, at, nil
+}
+
+// stampSocket asks the kernel to time-stamp every packet a socket
+// receives (SO_TIMESTAMPNS): the harness then measures when a packet
+// reached this host, not when its reading goroutine got to run.
+func stampSocket(fd int) error {
+	return syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+}
+
+// stampUDP switches kernel time stamps on for a UDP socket.
+func stampUDP(uc *net.UDPConn) bool {
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = stampSocket(int(fd)) }); err != nil || serr != nil {
+		return false
+	}
+	return true
+}
+
+// arrival returns when the kernel received a packet, from its
+// SCM_TIMESTAMPNS control message, on the monotonic clock of time.Now;
+// without one, now.
+func arrival(oob []byte) time.Time {
+	now := time.Now()
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return now
+	}
+	for _, m := range msgs {
+		if m.Header.Level == syscall.SOL_SOCKET && m.Header.Type == syscall.SCM_TIMESTAMPNS && len(m.Data) >= int(unsafe.Sizeof(syscall.Timespec{})) {
+			ts := (*syscall.Timespec)(unsafe.Pointer(&m.Data[0]))
+			ago := time.Duration(now.UnixNano() - ts.Nano())
+			if ago < 0 || ago > time.Second {
+				return now // a clock step: trust the reading time
+			}
+			return now.Add(-ago)
+		}
+	}
+	return now
 }
 
 func (r *packetRecv) close() { syscall.Close(r.fd) }

@@ -4,7 +4,9 @@ package live
 
 import (
 	"errors"
+	"net"
 	"net/netip"
+	"time"
 )
 
 var errNotLinux = errors.New("raw and AF_PACKET sockets are supported on Linux only")
@@ -15,8 +17,17 @@ func newRawSender(local, device netip.AddrPort) (*rawSender, error) { return nil
 func (r *rawSender) send(pkt []byte) error                          { return errNotLinux }
 func (r *rawSender) close()                                         {}
 
-type packetRecv struct{ ifname string }
+type packetRecv struct {
+	ifname  string
+	stamped bool
+}
 
 func newPacketRecv(local, device netip.AddrPort) (*packetRecv, error) { return nil, errNotLinux }
-func (r *packetRecv) read() ([]byte, bool, error)                     { return nil, false, errNotLinux }
-func (r *packetRecv) close()                                          {}
+func (r *packetRecv) read() ([]byte, bool, time.Time, error) {
+	return nil, false, time.Now(), errNotLinux
+}
+
+func stampUDP(*net.UDPConn) bool { return false }
+
+func arrival([]byte) time.Time { return time.Now() }
+func (r *packetRecv) close()   {}

@@ -87,7 +87,9 @@ func newTransport(cfg Config, local, device netip.AddrPort) (*transport, error) 
 			return nil, fmt.Errorf("recv=packet: %w", pktErr)
 		}
 	}
+	stamped := stampUDP(uc)
 	if t.pkt != nil {
+		stamped = t.pkt.stamped
 		t.recvDesc = fmt.Sprintf("AF_PACKET socket on %s (the device's ICRC checked over the IP header it sent)", t.pkt.ifname)
 	} else {
 		t.recvDesc = fmt.Sprintf("UDP socket %v (the device's IPv4 ID and DF, which the ICRC covers, solved from its ICRC)", t.local)
@@ -97,6 +99,11 @@ func newTransport(cfg Config, local, device netip.AddrPort) (*transport, error) 
 		if pktErr != nil {
 			t.recvDesc += "; AF_PACKET unavailable: " + pktErr.Error()
 		}
+	}
+	if stamped {
+		t.recvDesc += "; arrival times from the kernel"
+	} else {
+		t.recvDesc += "; arrival times when read (no kernel time stamps)"
 	}
 	t.wg.Add(1)
 	go t.readUDP()
@@ -160,10 +167,11 @@ func (t *transport) send(p *wire.Packet) (ipid uint16, err error) {
 func (t *transport) readUDP() {
 	defer t.wg.Done()
 	buf := make([]byte, 1<<16)
+	oob := make([]byte, 128)
 	var nbuf []byte
 	for {
-		n, from, err := t.uc.ReadFromUDPAddrPort(buf)
-		at := time.Now()
+		n, oobn, _, from, err := t.uc.ReadMsgUDPAddrPort(buf, oob)
+		at := arrival(oob[:oobn])
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -208,8 +216,7 @@ func (t *transport) readPacket() {
 			return
 		default:
 		}
-		pkt, outgoing, err := t.pkt.read()
-		at := time.Now()
+		pkt, outgoing, at, err := t.pkt.read()
 		if err != nil {
 			continue
 		}

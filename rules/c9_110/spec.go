@@ -6,6 +6,7 @@ import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/rules/internal/realclock"
 	"github.com/rcconform/rcconform/rules/rulekit"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -48,10 +49,10 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 		c := c
 		r.Active(fmt.Sprintf("%s (MTU %d, PSNs from %d)", c.name, c.mtu, c.start),
 			// The older duplicate must arrive while the long answer is
-			// still streaming: only a device on the harness's (virtual)
-			// clock guarantees it; on a real clock a fast device may have
-			// finished first and the scenario would prove nothing.
-			rulekit.Scenario{Config: dupnak.Cfg(c.mtu, c.start), Needs: rulekit.Needs{Atomics: c.atomicA, VirtualTime: true}},
+			// still streaming: on a real clock, a run where the answer
+			// ended too soon after the duplicate left to tell which came
+			// first at the device is indeterminate (realclock).
+			rulekit.Scenario{Config: dupnak.Cfg(c.mtu, c.start), Needs: rulekit.Needs{Atomics: c.atomicA}},
 			func(p *harness.Peer) {
 				m := p.MTU()
 				// A: the older request, answered once.
@@ -84,7 +85,11 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				p.Send(b)
 				started := dupnak.ExpectResponseStart(p, b, true)
 				p.Send(dupA)
+				sent := p.Conn.Now()
 				recs := append([]*trace.Record{started}, p.Collect(dupnak.Liveness)...)
+				realclock.FinishedFirst(p.Conn, realclock.Find(recs, func(r *trace.Record) bool {
+					return r.Packet.Opcode.Class() == wire.ClassReadResponse && r.Packet.PSN == bLast
+				}), sent, fmt.Sprintf("the long answer to the READ at PSN %d", b.PSN), "the older duplicate")
 				dupnak.NoNAK(p, recs, "neither answer fails")
 				check(p, recs, b.PSN, bLast, aFirst, aN, c.atomicA)
 				// The abandoned answer is given again when asked again.

@@ -8,6 +8,7 @@ import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/requester"
+	"github.com/rcconform/rcconform/rules/internal/requester/realtime"
 	"github.com/rcconform/rcconform/rules/rulekit"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -46,6 +47,7 @@ func expectResend(rs *requester.Responder, orig, prev *trace.Record, d time.Dura
 }
 
 var _ = rulekit.Rule(ID, func(r *rulekit.R) {
+	realtime.Scenarios(r) // the same rules on a real clock (live devices)
 	// Every few timeout values across the 5-bit range's practical part,
 	// a single SEND left unanswered: two retransmissions, each at least
 	// one interval after the transmission before it.

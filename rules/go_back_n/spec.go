@@ -8,6 +8,7 @@ import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/requester"
+	"github.com/rcconform/rcconform/rules/internal/requester/realtime"
 	"github.com/rcconform/rcconform/rules/rulekit"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -92,6 +93,7 @@ func index(recs []*trace.Record) map[wire.PSN]*trace.Record {
 }
 
 var _ = rulekit.Rule(ID, func(r *rulekit.R) {
+	realtime.Scenarios(r) // the same rules on a real clock (live devices)
 	// Loss at every position of a 4-packet message, discovered by a NAK
 	// (the harness NAKs when the next packet arrives) or by the transport
 	// timer (the harness acknowledges what it got before the lost packet,

@@ -8,6 +8,7 @@ import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/requester"
+	"github.com/rcconform/rcconform/rules/internal/requester/realtime"
 	"github.com/rcconform/rcconform/rules/rulekit"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -70,6 +71,7 @@ func firstRound(rs *requester.Responder, start wire.PSN, n, size int) []*trace.R
 }
 
 var _ = rulekit.Rule(ID, func(r *rulekit.R) {
+	realtime.Scenarios(r) // the same rules on a real clock (live devices)
 	d := wire.AckTimeout(timeout)
 
 	// Timeouts alone, for every retry count: n retransmissions, then the

@@ -7,6 +7,7 @@ import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/requester"
+	"github.com/rcconform/rcconform/rules/internal/requester/realtime"
 	"github.com/rcconform/rcconform/rules/rulekit"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -57,6 +58,7 @@ func firstRound(rs *requester.Responder, start wire.PSN, wrs ...dut.WR) []*trace
 }
 
 var _ = rulekit.Rule(ID, func(r *rulekit.R) {
+	realtime.Scenarios(r) // the same rules on a real clock (live devices)
 	// Every timer code of the table: the resend waits at least the
 	// advertised delay. The transport timer (67 ms) is shorter than the
 	// delays of codes 0 and 24–31: it must not fire meanwhile.

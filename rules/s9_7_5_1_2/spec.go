@@ -7,6 +7,7 @@ import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/requester"
+	"github.com/rcconform/rcconform/rules/internal/requester/realtime"
 	"github.com/rcconform/rcconform/rules/rulekit"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -80,6 +81,7 @@ func finish(rs *requester.Responder, first *trace.Record, ids map[uint64]int) {
 }
 
 var _ = rulekit.Rule(ID, func(r *rulekit.R) {
+	realtime.Scenarios(r) // the same rules on a real clock (live devices)
 	// A READ followed by a SEND; the harness withholds the READ's
 	// responses and acknowledges the SEND.
 	for _, tc := range []struct {

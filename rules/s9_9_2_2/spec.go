@@ -6,6 +6,7 @@ import (
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/rules/internal/requester"
+	"github.com/rcconform/rcconform/rules/internal/requester/realtime"
 	"github.com/rcconform/rcconform/rules/rulekit"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -60,6 +61,7 @@ func fatal(rs *requester.Responder, psn wire.PSN, code uint8, wr uint64, flushed
 }
 
 var _ = rulekit.Rule(ID, func(r *rulekit.R) {
+	realtime.Scenarios(r) // the same rules on a real clock (live devices)
 	type opCase struct {
 		name    string
 		mtu     int

@@ -7,6 +7,7 @@ import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/rules/internal/realclock"
 	"github.com/rcconform/rcconform/rules/rulekit"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -44,10 +45,10 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 		}
 		r.Active(fmt.Sprintf("%d responder resources, %d READs and one %s more back to back (MTU %d, PSNs from %d)", c.n, c.n, last, c.mtu, c.start),
 			// The extra request must arrive while the others still hold
-			// their resources: only a device on the harness's (virtual)
-			// clock guarantees that; on a real clock a fast device may have
-			// finished them first and the scenario would prove nothing.
-			rulekit.Scenario{Config: cfg, Needs: rulekit.Needs{Completions: true, Atomics: c.atomic, VirtualTime: true}},
+			// their resources: on a real clock, a run where the device
+			// answered one of them in full before the extra request can
+			// have reached it is indeterminate (realclock).
+			rulekit.Scenario{Config: cfg, Needs: rulekit.Needs{Completions: true, Atomics: c.atomic}},
 			func(p *harness.Peer) {
 				m := p.MTU()
 				var reads []*wire.Packet
@@ -61,7 +62,14 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 					extra = p.Read(32*m, 0)
 				}
 				p.Send(append(reads, extra)...)
+				sent := p.Conn.Now()
 				recs := p.Collect(dupnak.Liveness)
+				for _, rd := range reads {
+					last := rd.PSN.Add(wire.ReadResponsePackets(rd.RETH.Length, m) - 1)
+					realclock.FinishedFirst(p.Conn, realclock.Find(recs, func(r *trace.Record) bool {
+						return r.Packet.Opcode.Class() == wire.ClassReadResponse && r.Packet.PSN == last
+					}), sent, fmt.Sprintf("the READ at PSN %d", rd.PSN), "the request beyond the responder resources")
+				}
 				want := fmt.Sprintf("a NAK invalid request with PSN %d, the %s beyond the %d responder resources (and the expected PSN)", extra.PSN, extra.Opcode, c.n)
 				type wireRec struct {
 					k   *wire.Packet

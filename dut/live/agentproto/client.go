@@ -200,6 +200,13 @@ func (c *Client) PostRecv(qp uint32, count, size int) error {
 	return err
 }
 
+// PostSends posts work requests on the QP's send queue in one request,
+// in order.
+func (c *Client) PostSends(qp uint32, wrs []WR) error {
+	_, err := c.Do(&Request{Op: OpPostSend, QP: qp, WRs: wrs})
+	return err
+}
+
 // PostSend posts a work request on the QP's send queue.
 func (c *Client) PostSend(qp uint32, wr WR) error {
 	_, err := c.Do(&Request{Op: OpPostSend, QP: qp, WR: &wr})

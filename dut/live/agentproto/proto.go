@@ -85,9 +85,15 @@ type Request struct {
 	Count int `json:"count,omitempty"`
 	Size  int `json:"size,omitempty"`
 
-	// post_send
-	WR *WR `json:"wr,omitempty"`
+	// post_send: one work request (WR), or several posted in order in
+	// one request (WRs, at most MaxPostWRs), so that they reach the send
+	// queue together rather than one control round trip apart.
+	WR  *WR  `json:"wr,omitempty"`
+	WRs []WR `json:"wrs,omitempty"`
 }
+
+// MaxPostWRs is the most work requests one post_send may carry.
+const MaxPostWRs = 64
 
 // Access rights for reg_mr.
 const (
@@ -200,6 +206,11 @@ type DeviceInfo struct {
 	AnyPeerPort bool `json:"any_peer_port,omitempty"`
 	// Reference is set by rcconform serve: the defect switched on.
 	Defect string `json:"defect,omitempty"`
+	// TimerNS is the granularity of the device's retry and RNR timers in
+	// nanoseconds, where the agent knows it (a kernel driver's jiffy):
+	// such a timer may fire up to one tick before its interval, so the
+	// harness adds it to its timing tolerance. 0: unknown or exact.
+	TimerNS int64 `json:"timer_ns,omitempty"`
 }
 
 // GID is one RoCEv2 GID of the device's port.

@@ -280,18 +280,31 @@ func Dispatch(sess Session, req *Request) *Response {
 		}
 		err = sess.PostRecv(req.QP, req.Count, req.Size)
 	case OpPostSend:
-		if req.WR == nil {
-			return bad("post_send needs wr")
+		wrs := req.WRs
+		if req.WR != nil {
+			wrs = append([]WR{*req.WR}, wrs...)
 		}
-		switch req.WR.Op {
-		case WRSend, WRSendImm, WRSendInv, WRWrite, WRWriteImm, WRRead, WRCmpSwap, WRFetchAdd:
-		default:
-			return bad("post_send op %q", req.WR.Op)
+		if len(wrs) == 0 || len(wrs) > MaxPostWRs {
+			return bad("post_send needs wr, or 1 to %d wrs (got %d)", MaxPostWRs, len(wrs))
 		}
-		if req.WR.Length < 0 || req.WR.Length > MaxMRLength || len(req.WR.Data) > MaxMRLength {
-			return bad("post_send length %d (data %d bytes): at most %d", req.WR.Length, len(req.WR.Data), MaxMRLength)
+		for i, wr := range wrs {
+			switch wr.Op {
+			case WRSend, WRSendImm, WRSendInv, WRWrite, WRWriteImm, WRRead, WRCmpSwap, WRFetchAdd:
+			default:
+				return bad("post_send work request %d: op %q", i+1, wr.Op)
+			}
+			if wr.Length < 0 || wr.Length > MaxMRLength || len(wr.Data) > MaxMRLength {
+				return bad("post_send work request %d: length %d (data %d bytes): at most %d", i+1, wr.Length, len(wr.Data), MaxMRLength)
+			}
 		}
-		err = sess.PostSend(req.QP, *req.WR)
+		for i, wr := range wrs {
+			if err = sess.PostSend(req.QP, wr); err != nil {
+				if len(wrs) > 1 {
+					err = fmt.Errorf("work request %d of %d (the ones before it are posted): %w", i+1, len(wrs), err)
+				}
+				break
+			}
+		}
 	case OpPollCQ:
 		r.Completions, err = sess.PollCQ(req.QP)
 	case OpQueryQP:

@@ -27,6 +27,7 @@ type device struct {
 	mu       sync.Mutex
 	clock    *reference.Clock
 	t0       time.Time
+	slip     time.Duration        // how long the device was held up (advance)
 	qps      map[uint32]*servedQP // by QPN
 	nextQPN  uint32
 	counters map[string]int64
@@ -54,8 +55,32 @@ func newDevice(uc *net.UDPConn, local netip.AddrPort, base reference.Config, def
 		qps: map[uint32]*servedQP{}, nextQPN: 0x100, counters: map[string]int64{}, wake: make(chan struct{}, 1)}
 }
 
-// advance runs the clock up to the elapsed real time; d.mu must be held.
-func (d *device) advance() { d.clock.RunUntil(time.Since(d.t0)) }
+// lateSlack is how late an event may run before the device counts itself
+// paused (see advance).
+const lateSlack = 2 * time.Millisecond
+
+// now is the device's time: the elapsed real time less the time it was
+// held up.
+func (d *device) now() time.Duration { return time.Since(d.t0) - d.slip }
+
+// advance runs the clock up to the device's time; d.mu must be held.
+// When the process was held up (a loaded host) and events are overdue by
+// more than lateSlack, it runs them one instant at a time, as if the
+// device had paused, so that a timer an event arms counts from when the
+// event really ran: a device catching up never sends two timer-driven
+// retransmissions back to back.
+func (d *device) advance() {
+	for {
+		target := d.now()
+		next, ok := d.clock.NextEvent()
+		if !ok || next >= target-lateSlack {
+			d.clock.RunUntil(target)
+			return
+		}
+		d.slip += target - next
+		d.clock.RunUntil(next)
+	}
+}
 
 // poke wakes the driver: something may have been scheduled.
 func (d *device) poke() {
@@ -75,14 +100,11 @@ func (d *device) drive(ctx context.Context) {
 		d.mu.Lock()
 		d.advance()
 		next, ok := d.clock.NextEvent()
-		d.mu.Unlock()
 		wait := time.Hour
 		if ok {
-			wait = next - time.Since(d.t0)
-			if wait < 0 {
-				wait = 0
-			}
+			wait = max(next-d.now(), 0)
 		}
+		d.mu.Unlock()
 		t.Reset(wait)
 		select {
 		case <-ctx.Done():

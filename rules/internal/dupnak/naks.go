@@ -218,6 +218,9 @@ func AheadInvalidCases() []NAKCase {
 func RunNAKCase(p *harness.Peer, c NAKCase) {
 	ginkgo.GinkgoHelper()
 	e := c.Run(p)
+	if c.MaxDestRdAtomic != 0 {
+		overrunRace(p, e)
+	}
 	var want []string
 	for _, code := range c.Codes {
 		want = append(want, fmt.Sprintf("an Acknowledge with %s and PSN %d, the responder's expected PSN", wire.SyndromeString(wire.SynNAK(code)), e))

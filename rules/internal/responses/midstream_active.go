@@ -97,7 +97,16 @@ func runMidStream(p *harness.Peer, length, after int) {
 	want := []string{fmt.Sprintf("READ response packets with PSNs %d.. up to some PSN x, then one Acknowledge (opcode 0x11) with a NAK syndrome and PSN x+1, the first response packet not sent, and no READ response after it", rd.PSN)}
 	if nak == nil {
 		if sent >= n {
-			ginkgo.Skip(fmt.Sprintf("not exercised: all %d response packets left before the region was invalidated", n))
+			// The device finished the stream before the invalidation took
+			// effect (a fast device on a real clock): this run cannot show
+			// how it ends a READ mid-stream.
+			if after == 0 {
+				// Invalidated before the READ was sent, and still answered
+				// in full: the invalidation never reached the device's
+				// R_Key check, so nothing here shows a READ failing.
+				rulekit.Indeterminate(fmt.Sprintf("all %d response packets came although the region was invalidated before the READ was sent: the invalidation did not take effect on the device, so no READ failed mid-stream", n))
+			}
+			rulekit.Indeterminate(fmt.Sprintf("all %d response packets left before the region's invalidation took effect (the device finished first)", n))
 		}
 		p.Fail(want, fmt.Sprintf("%d response packets and no NAK: %s", sent, Summary(resp)), nil)
 	}

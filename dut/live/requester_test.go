@@ -1,0 +1,161 @@
+package live_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rcconform/rcconform/reference"
+	"github.com/rcconform/rcconform/reports"
+)
+
+// realTimePrefix starts the names of the real-time requester scenarios
+// (rules/internal/requester/realtime.Prefix).
+const realTimePrefix = "real time: "
+
+// requesterClauses are the requester's retry and RNR rules.
+var requesterClauses = []string{"C9-140", "retry-counter", "rnr-retry", "go-back-n", "§9.7.5.1.2", "§9.9.2.2"}
+
+// requesterDefects are the reference's requester defects.
+var requesterDefects = []string{
+	reference.DefRetryBeforeTimeout, reference.DefRetryTimeoutZero, reference.DefRetryCountPlusOne,
+	reference.DefRNRCostsRetry, reference.DefRNRResendEarly, reference.DefRNRRetry7Finite,
+	reference.DefGBNNewPSN, reference.DefGBNSkipOne, reference.DefImpliedNAKIgnored, reference.DefRetryAfterFatalNAK,
+}
+
+// TestRequesterThroughLive judges the requester rules in real time
+// through the live adapter against `rcconform serve`: clean, every one of
+// them passes on its real-time scenarios; with each requester defect
+// switched on in the served reference, every clause the defect breaks
+// fails, on a real-time scenario. Each run takes only the specs of the
+// clauses it needs (a label filter).
+func TestRequesterThroughLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the requester rules in real time over real sockets, once per defect")
+	}
+	for _, d := range requesterDefects {
+		if _, ok := reference.LookupDefect(d); !ok {
+			t.Fatalf("no reference defect %q", d)
+		}
+	}
+	bin := suiteBinary(t)
+	runs := []*suiteRun{{name: "live, clean", dut: "live"}}
+	for _, d := range requesterDefects {
+		runs = append(runs, &suiteRun{name: "live, defect " + d, dut: "live", defect: d})
+	}
+	for _, r := range runs {
+		prepare(t, r)
+		ids := requesterClauses
+		if r.defect != "" {
+			def, _ := reference.LookupDefect(r.defect)
+			ids = def.Clauses
+		}
+		r.args = append(r.args, labelFilter(ids))
+	}
+	runAll(t, bin, runs)
+	clean := runs[0]
+	if clean.err != nil {
+		t.Errorf("the requester rules fail in real time against the clean served reference: %v\n%s", clean.err, tail(clean.out))
+	}
+	v := verdictsOf(clean.res)
+	for _, id := range requesterClauses {
+		c := v[id]
+		if c.Verdict != reports.Pass {
+			t.Errorf("clean: %s is %s through the live adapter (%s), want pass", id, c.Verdict, c.Reason)
+			continue
+		}
+		rt := 0
+		for _, s := range c.Checks {
+			if strings.HasPrefix(s, realTimePrefix) {
+				rt++
+			}
+		}
+		if rt == 0 {
+			t.Errorf("clean: %s passes through the live adapter on no real-time scenario (checks: %v)", id, c.Checks)
+		}
+		t.Logf("clean: %s passes on %d real-time scenarios", id, rt)
+	}
+	t.Logf("clean run: %s", clean.res.Environment["tolerance"])
+	for _, r := range runs[1:] {
+		def, _ := reference.LookupDefect(r.defect)
+		v := verdictsOf(r.res)
+		for _, id := range def.Clauses {
+			if got := v[id]; got.Verdict != reports.Fail {
+				t.Errorf("defect %s: %s is %s through the live adapter (%s), want fail\n%s", r.defect, id, got.Verdict, got.Reason, tail(r.out))
+				continue
+			}
+			found := false
+			for _, f := range r.res.Findings {
+				if f.ID == id && strings.Contains(f.Scenario, realTimePrefix) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("defect %s: %s fails through the live adapter, but on no real-time scenario", r.defect, id)
+			}
+		}
+		t.Logf("defect %s: %v fail in real time through the live adapter", r.defect, def.Clauses)
+	}
+}
+
+// raceClauses are the clauses whose scenarios race the device: the
+// stimulus must reach it while it is still busy.
+var raceClauses = []string{"C9-110", "Table-58", "C9-111", "C9-125", "C9-100", "C9-112"}
+
+// TestRacesThroughLive runs the scenarios that race the device through
+// the live adapter against a served reference that paces its responses
+// (150 µs a packet: long answers take ~10 ms, short enough for the 100 ms waits of the responder scenarios under load), so that runs can decide: clean, each clause passes
+// or is indeterminate with the reason that the device finished first (or
+// the host was loaded); with a defect that breaks one of them, the clause
+// never passes.
+func TestRacesThroughLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the racing scenarios over real sockets, once per defect")
+	}
+	bin := suiteBinary(t)
+	paced := map[string]string{"packet-gap": "150us"}
+	runs := []*suiteRun{{name: "live, clean, paced", dut: "live", settings: paced}}
+	for _, d := range []string{reference.DefTooManyReadsServed, reference.DefDupNewestFirst, reference.DefReadFailRequestPSN, reference.DefNAKInvReqReceivedPSN} {
+		runs = append(runs, &suiteRun{name: "live, paced, defect " + d, dut: "live", defect: d, settings: paced})
+	}
+	for _, r := range runs {
+		prepare(t, r)
+		ids := raceClauses
+		if r.defect != "" {
+			def, _ := reference.LookupDefect(r.defect)
+			ids = def.Clauses
+		}
+		r.args = append(r.args, labelFilter(ids))
+	}
+	runAll(t, bin, runs)
+	undecided := func(c reports.ClauseResult) bool {
+		return c.Verdict == reports.Indeterminate && (strings.Contains(c.Reason, "finished") || strings.Contains(c.Reason, "loaded host"))
+	}
+	v := verdictsOf(runs[0].res)
+	decided := 0
+	for _, id := range raceClauses {
+		c := v[id]
+		switch {
+		case c.Verdict == reports.Pass:
+			decided++
+		case undecided(c):
+			t.Logf("clean: %s indeterminate: %s", id, c.Reason)
+		default:
+			t.Errorf("clean: %s is %s through the live adapter (%s), want pass or indeterminate with its reason\n%s", id, c.Verdict, c.Reason, tail(runs[0].out))
+		}
+	}
+	t.Logf("clean, paced: %d of %d racing clauses decided (pass)", decided, len(raceClauses))
+	for _, r := range runs[1:] {
+		def, _ := reference.LookupDefect(r.defect)
+		v := verdictsOf(r.res)
+		for _, id := range def.Clauses {
+			switch c := v[id]; {
+			case c.Verdict == reports.Fail:
+				t.Logf("defect %s: %s fails through the live adapter", r.defect, id)
+			case undecided(c):
+				t.Logf("defect %s: %s indeterminate through the live adapter: %s", r.defect, id, c.Reason)
+			default:
+				t.Errorf("defect %s: %s is %s through the live adapter (%s), want fail (or indeterminate with its reason)", r.defect, id, c.Verdict, c.Reason)
+			}
+		}
+	}
+}

@@ -1,0 +1,70 @@
+// Package realclock decides races on a real clock. Some active scenarios
+// need their stimulus to reach the device while it is still busy with
+// something else (responder resources still held by earlier READs, a long
+// answer still streaming). On the reference's virtual clock that is
+// certain; on a live device it is not, and when the trace shows that the
+// device may have finished first, the scenario proves nothing either way:
+// it ends indeterminate with that reason, never as a guess.
+package realclock
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/rulekit"
+)
+
+type tolerancer interface{ Tolerance() time.Duration }
+
+// Timing returns whether connection c runs on a real clock, and its
+// adapter's timing tolerance there.
+func Timing(c dut.Conn) (real bool, tol time.Duration) {
+	if d := rulekit.DUT(); d != nil && d.Capabilities().VirtualTime {
+		return false, 0
+	}
+	if t, ok := c.(tolerancer); ok {
+		tol = t.Tolerance()
+	}
+	return true, tol
+}
+
+// Margin is how much later than the stimulus's departure the device's
+// packet must arrive to show that the device had not finished when the
+// stimulus reached it: the stimulus's delivery and the packet's delivery
+// each take up to the tolerance, and, since a loaded host can hold a
+// packet back longer than the tolerance measured before the run, a fixed
+// 5 ms more.
+func Margin(tol time.Duration) time.Duration { return 2*tol + 5*time.Millisecond }
+
+// FinishedFirst ends the scenario as indeterminate when, on a real clock,
+// the device's packet done (which shows it had finished what the stimulus
+// must find unfinished) arrived too soon after the stimulus left at sent
+// to tell which came first at the device. what names the unfinished work,
+// stimulus the harness's packet. On a virtual clock it does nothing.
+func FinishedFirst(c dut.Conn, done *trace.Record, sent time.Duration, what, stimulus string) {
+	real, tol := Timing(c)
+	if !real || done == nil {
+		return
+	}
+	if done.Time > sent+Margin(tol) {
+		return
+	}
+	when := fmt.Sprintf("%v after", done.Time-sent)
+	if done.Time < sent {
+		when = fmt.Sprintf("%v before", sent-done.Time)
+	}
+	rulekit.Indeterminate(fmt.Sprintf("the device finished %s (its packet PSN %d arrived %s %s left the harness; the real clock's margin is %v): it may have finished before %s reached it, so this run cannot show what it does with %s",
+		what, done.Packet.PSN, when, stimulus, Margin(tol), stimulus, stimulus))
+}
+
+// Find returns the first of recs the device sent that match, or nil.
+func Find(recs []*trace.Record, match func(*trace.Record) bool) *trace.Record {
+	for _, r := range recs {
+		if r.Dir == trace.ToRequester && match(r) {
+			return r
+		}
+	}
+	return nil
+}

@@ -1,0 +1,36 @@
+package realclock
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+func TestMargin(t *testing.T) {
+	for _, tc := range []struct{ tol, want time.Duration }{
+		{0, 5 * time.Millisecond},
+		{time.Millisecond, 7 * time.Millisecond},
+		{3 * time.Millisecond, 11 * time.Millisecond},
+	} {
+		if got := Margin(tc.tol); got != tc.want {
+			t.Errorf("Margin(%v) = %v, want %v", tc.tol, got, tc.want)
+		}
+	}
+}
+
+// TestFind: only the device's packets count, the first match wins.
+func TestFind(t *testing.T) {
+	mk := func(dir trace.Dir, psn wire.PSN) *trace.Record {
+		return &trace.Record{Dir: dir, Packet: &wire.Packet{BTH: wire.BTH{Opcode: wire.ReadResponseLast, PSN: psn}}}
+	}
+	recs := []*trace.Record{mk(trace.ToResponder, 7), mk(trace.ToRequester, 5), mk(trace.ToRequester, 7), mk(trace.ToRequester, 7)}
+	is7 := func(r *trace.Record) bool { return r.Packet.PSN == 7 }
+	if got := Find(recs, is7); got != recs[2] {
+		t.Errorf("Find returned %v, want the device's first packet with PSN 7", got)
+	}
+	if got := Find(recs[:2], is7); got != nil {
+		t.Errorf("Find returned %v for a harness packet", got)
+	}
+}
