@@ -362,15 +362,28 @@ func (x *Run) Exhaust(round []*trace.Record, f Failure, rnr uint8, wr uint64, wa
 		since = fmt.Sprintf("the last transmission of PSN %d (local ACK timeout %d)", first.Packet.PSN, x.Info.Config.Timeout)
 	}
 	quiet := fmt.Sprintf("no further transmission: the budget is spent after this %v, so work request %d ends with %q", f, wr, want)
-	c := x.endsWith(wr, want, wait, quiet)
+	// How many transmissions the budget allows, and what ends it, is the
+	// budget's rule (the transport retry counter, or the RNR retry
+	// counter): in another clause's scenario (C9-140's timer) it is a
+	// setup step of that rule, so that one wrong count fails one clause.
+	budget := "retry-counter"
+	if f == RNR {
+		budget = "rnr-retry"
+	}
+	var c dut.Completion
+	x.P.Step(budget, fmt.Sprintf("the %v budget ends work request %d with %q", f, wr, want), func() {
+		c = x.endsWith(wr, want, wait, quiet)
+	})
 	if bound > 0 && x.TimerBound {
 		x.AtLeast(c.Time-at, bound, since+", before the work request ended", nil)
 	}
-	x.ExpectState(dut.StateError, "a spent retry budget moves the QP to ERROR")
-	for _, id := range flushed {
-		x.ExpectStatus(id, dut.StatusFlushed, x.T.Live, "work requests behind the failed one are flushed in ERROR")
-	}
-	x.Quiet("request from a QP in ERROR", x.quietFor())
+	x.P.Step(budget, "a spent budget moves the QP to ERROR and silences it", func() {
+		x.ExpectState(dut.StateError, "a spent retry budget moves the QP to ERROR")
+		for _, id := range flushed {
+			x.ExpectStatus(id, dut.StatusFlushed, x.T.Live, "work requests behind the failed one are flushed in ERROR")
+		}
+		x.Quiet("request from a QP in ERROR", x.quietFor())
+	})
 }
 
 // quietFor is how long the harness watches for packets that must not
