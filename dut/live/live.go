@@ -489,8 +489,12 @@ func (c *Conn) SendRaw(p *wire.Packet) error {
 	return nil
 }
 
-// Recv implements dut.Conn: it waits up to timeout of real time.
+// Recv implements dut.Conn: it waits up to timeout of real time, plus the
+// configured latency of the device (a poll, timeout 0, stays a poll).
 func (c *Conn) Recv(timeout time.Duration) (*trace.Record, bool) {
+	if timeout > 0 {
+		timeout += c.d.cfg.Latency
+	}
 	var timer *time.Timer
 	for {
 		c.mu.Lock()

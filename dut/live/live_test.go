@@ -414,3 +414,29 @@ func TestIPv6(t *testing.T) {
 		t.Errorf("record %+v, packet %v", r, r.Packet)
 	}
 }
+
+// TestLatency: a device that answers late (here the served reference with a
+// 150 ms response delay) is missed by a 20 ms wait, and caught by the same
+// wait once the configured latency covers it; a poll stays a poll.
+func TestLatency(t *testing.T) {
+	s := startServe(t, serve.ServeOptions{Settings: map[string]string{"response-delay": "150ms"}})
+	for _, tc := range []struct {
+		latency string
+		want    bool
+	}{{"0s", false}, {"400ms", true}} {
+		t.Run("latency="+tc.latency, func(t *testing.T) {
+			d := openLive(t, s, map[string]string{"probe": "false", "latency": tc.latency})
+			c := newConn(t, d, dut.ConnConfig{MTU: 1024, ExpectedPSN: 100, DevicePSN: 5000, SetPSNs: true})
+			if err := c.Send(send(wire.SendOnly, c, 100, true, []byte("late"))); err != nil {
+				t.Fatal(err)
+			}
+			if r, ok := c.Recv(0); ok {
+				t.Fatalf("a poll returned %v before the device could answer", r.Packet)
+			}
+			r, ok := c.Recv(20 * time.Millisecond)
+			if ok != tc.want {
+				t.Fatalf("latency %s: a 20 ms wait returned %v, want %v (%v)", tc.latency, ok, tc.want, r)
+			}
+		})
+	}
+}
