@@ -403,10 +403,14 @@ type Conn struct {
 	pkey  uint16
 	start time.Time
 
-	mu     sync.Mutex
-	trace  []*trace.Record
-	inbox  []*trace.Record
-	last   time.Time // the last packet either way
+	mu    sync.Mutex
+	trace []*trace.Record
+	inbox []*trace.Record
+	last  time.Time // the last packet either way
+	// owed: the device may still answer what it was sent (a packet went
+	// to it after its last answer, or its last answer was a READ response
+	// with more to come); only then do waits add the configured latency.
+	owed   bool
 	notify chan struct{}
 	closed bool
 }
@@ -439,6 +443,7 @@ func (c *Conn) arrive(at time.Time, rec *trace.Record) {
 	c.trace = append(c.trace, rec)
 	c.inbox = append(c.inbox, rec)
 	c.last = at
+	c.owed = rec.Packet.Opcode == wire.ReadResponseFirst || rec.Packet.Opcode == wire.ReadResponseMiddle
 	select {
 	case c.notify <- struct{}{}:
 	default:
@@ -475,6 +480,7 @@ func (c *Conn) SendRaw(p *wire.Packet) error {
 	}
 	c.trace = append(c.trace, rec)
 	c.last = time.Now()
+	c.owed = true
 	c.mu.Unlock()
 	ipid, err := t.send(p)
 	c.mu.Lock()
@@ -490,11 +496,10 @@ func (c *Conn) SendRaw(p *wire.Packet) error {
 }
 
 // Recv implements dut.Conn: it waits up to timeout of real time, plus the
-// configured latency of the device (a poll, timeout 0, stays a poll).
+// configured latency of the device while the device may still owe an
+// answer (a poll, timeout 0, stays a poll). A device that has answered
+// everything it was sent costs no latency: waits for silence stay short.
 func (c *Conn) Recv(timeout time.Duration) (*trace.Record, bool) {
-	if timeout > 0 {
-		timeout += c.d.cfg.Latency
-	}
 	var timer *time.Timer
 	for {
 		c.mu.Lock()
@@ -507,13 +512,17 @@ func (c *Conn) Recv(timeout time.Duration) (*trace.Record, bool) {
 			}
 			return r, true
 		}
-		c.mu.Unlock()
 		if timeout <= 0 {
+			c.mu.Unlock()
 			return nil, false
 		}
 		if timer == nil {
+			if c.owed {
+				timeout += c.d.cfg.Latency
+			}
 			timer = time.NewTimer(timeout)
 		}
+		c.mu.Unlock()
 		select {
 		case <-c.notify:
 		case <-timer.C:

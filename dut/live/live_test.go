@@ -440,3 +440,22 @@ func TestLatency(t *testing.T) {
 		})
 	}
 }
+
+// TestLatencyOnlyWhileOwed: once the device has answered what it was sent,
+// a wait for silence costs no latency.
+func TestLatencyOnlyWhileOwed(t *testing.T) {
+	s := startServe(t, serve.ServeOptions{})
+	d := openLive(t, s, map[string]string{"probe": "false", "latency": "2s"})
+	c := newConn(t, d, dut.ConnConfig{MTU: 1024, ExpectedPSN: 100, DevicePSN: 5000, SetPSNs: true})
+	if err := c.Send(send(wire.SendOnly, c, 100, true, []byte("x"))); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, c, "an ACK", time.Second, func(k *wire.Packet) bool { return k.Opcode == wire.Acknowledge })
+	start := time.Now()
+	if r, ok := c.Recv(20 * time.Millisecond); ok {
+		t.Fatalf("unexpected %v", r.Packet)
+	}
+	if waited := time.Since(start); waited > time.Second {
+		t.Errorf("a 20 ms wait for silence after the device answered took %v: the latency was added", waited)
+	}
+}
