@@ -473,10 +473,12 @@ func (c *Conn) SendRaw(p *wire.Packet) error {
 	// Recorded before it leaves, so that the answer cannot precede it.
 	rec := &trace.Record{Frame: len(c.trace) + 1, Time: time.Since(c.start), Src: t.local.Addr(), Dst: t.device.Addr(),
 		HasIPID: t.local.Addr().Is4(), Packet: p.Clone(), PayloadLen: len(p.Payload), ICRC: wire.ICRCOK}
-	if p.Opcode.IsRequest() {
-		rec.Dir = trace.ToResponder
-	} else {
+	// What the harness sends goes to the device's responder unless it is a
+	// response: a reserved opcode injected as an invalid request included.
+	if p.Opcode.IsResponse() {
 		rec.Dir = trace.ToRequester
+	} else {
+		rec.Dir = trace.ToResponder
 	}
 	c.trace = append(c.trace, rec)
 	c.last = time.Now()

@@ -459,3 +459,17 @@ func TestLatencyOnlyWhileOwed(t *testing.T) {
 		t.Errorf("a 20 ms wait for silence after the device answered took %v: the latency was added", waited)
 	}
 }
+
+// TestReservedOpcodeGoesToResponder: a reserved opcode the harness injects
+// as an invalid request is recorded as travelling to the device's responder.
+func TestReservedOpcodeGoesToResponder(t *testing.T) {
+	s := startServe(t, serve.ServeOptions{})
+	d := openLive(t, s, map[string]string{"probe": "false"})
+	c := newConn(t, d, dut.ConnConfig{MTU: 1024, ExpectedPSN: 100, DevicePSN: 5000, SetPSNs: true})
+	if err := c.Send(send(wire.Opcode(0x15), c, 100, true, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if tr := c.Trace(); len(tr) == 0 || tr[0].Dir != trace.ToResponder {
+		t.Fatalf("the reserved opcode is recorded as %v", tr)
+	}
+}
