@@ -258,7 +258,8 @@ func diffExpected(a, b *Expected) []string {
 	return out
 }
 
-func unionKeys(a, b map[string]reports.Verdict) []string {
+// unionKeys lists the keys of both maps, sorted.
+func unionKeys[V any](a, b map[string]V) []string {
 	m := map[string]bool{}
 	for k := range a {
 		m[k] = true
@@ -285,15 +286,7 @@ func orNone(v reports.Verdict) string {
 func (e *Expected) markdown() string {
 	var b strings.Builder
 	ks := e.kernels()
-	b.WriteString("| clause |")
-	for _, k := range ks {
-		fmt.Fprintf(&b, " %s |", k)
-	}
-	b.WriteString(" why |\n|---|")
-	for range ks {
-		b.WriteString("---|")
-	}
-	b.WriteString("---|\n")
+	tableHead(&b, ks)
 	for _, c := range e.Clauses {
 		fmt.Fprintf(&b, "| %s |", c.ID)
 		for _, k := range ks {
@@ -306,15 +299,8 @@ func (e *Expected) markdown() string {
 		fmt.Fprintf(&b, " %s |\n", strings.ReplaceAll(why, "|", "\\|"))
 	}
 	if len(e.Differences) > 0 {
-		b.WriteString("\nDifferences between the kernels:\n\n| clause |")
-		for _, k := range ks {
-			fmt.Fprintf(&b, " %s |", k)
-		}
-		b.WriteString(" why |\n|---|")
-		for range ks {
-			b.WriteString("---|")
-		}
-		b.WriteString("---|\n")
+		b.WriteString("\nDifferences between the kernels:\n\n")
+		tableHead(&b, ks)
 		for _, d := range e.Differences {
 			fmt.Fprintf(&b, "| %s |", d.ID)
 			for _, k := range ks {
@@ -324,4 +310,18 @@ func (e *Expected) markdown() string {
 		}
 	}
 	return b.String()
+}
+
+// tableHead writes the header of a Markdown table: clause, one column per
+// kernel, why.
+func tableHead(b *strings.Builder, kernels []string) {
+	b.WriteString("| clause |")
+	for _, k := range kernels {
+		fmt.Fprintf(b, " %s |", k)
+	}
+	b.WriteString(" why |\n|---|")
+	for range kernels {
+		b.WriteString("---|")
+	}
+	b.WriteString("---|\n")
 }

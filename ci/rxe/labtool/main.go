@@ -104,7 +104,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-func cmdCheck(args []string, stdout, stderr io.Writer) int {
+// expectedArg reads the expected verdicts named by args (default
+// ci/rxe/expected.json), saying why on stderr when it cannot.
+func expectedArg(args []string, stderr io.Writer) (string, *Expected, bool) {
 	path := "ci/rxe/expected.json"
 	if len(args) > 0 {
 		path = args[0]
@@ -112,6 +114,14 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	exp, err := readExpected(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "labtool: %v\n", err)
+		return path, nil, false
+	}
+	return path, exp, true
+}
+
+func cmdCheck(args []string, stdout, stderr io.Writer) int {
+	path, exp, ok := expectedArg(args, stderr)
+	if !ok {
 		return 2
 	}
 	if ps := exp.problems(); len(ps) > 0 {
@@ -151,13 +161,8 @@ func cmdDiff(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdTable(args []string, stdout, stderr io.Writer) int {
-	path := "ci/rxe/expected.json"
-	if len(args) > 0 {
-		path = args[0]
-	}
-	exp, err := readExpected(path)
-	if err != nil {
-		fmt.Fprintf(stderr, "labtool: %v\n", err)
+	_, exp, ok := expectedArg(args, stderr)
+	if !ok {
 		return 2
 	}
 	fmt.Fprint(stdout, exp.markdown())

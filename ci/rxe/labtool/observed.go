@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -74,7 +73,7 @@ func (o *Observed) flaps() []string {
 		first := verdictsOf(runs[0].result)
 		for _, r := range runs[1:] {
 			other := verdictsOf(r.result)
-			for _, id := range sortedIDs(first, other) {
+			for _, id := range unionKeys(first, other) {
 				a, b := first[id], other[id]
 				if a.Verdict != b.Verdict {
 					out = append(out, fmt.Sprintf("%s %s: %s in %s, %s in %s (%s)", id, cfg,
@@ -84,22 +83,6 @@ func (o *Observed) flaps() []string {
 		}
 	}
 	return out
-}
-
-func sortedIDs(a, b map[string]reports.ClauseResult) []string {
-	m := map[string]bool{}
-	for k := range a {
-		m[k] = true
-	}
-	for k := range b {
-		m[k] = true
-	}
-	var ids []string
-	for k := range m {
-		ids = append(ids, k)
-	}
-	sort.Strings(ids)
-	return ids
 }
 
 func firstNonEmpty(s ...string) string {
