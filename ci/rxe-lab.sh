@@ -318,5 +318,9 @@ set +e
 out/rxe/labtool compare "${cmp_args[@]}" "${results[@]}"
 status=$?
 set -e
+for cfg in "${cfglist[@]}"; do
+  [ -f "$outroot/$cfg/kernel.txt" ] && log "$cfg ran $(cut -d' ' -f1,2 "$outroot/$cfg/kernel.txt")"
+done
+[ "$status" -eq 0 ] || log "the baseline's kernels are named in $expected (configs[].package): a newer Debian kernel may move verdicts"
 log "done in $(( $(date +%s) - t_start )) s; results in $outroot/"
 exit "$status"
