@@ -43,6 +43,25 @@ type Clause struct {
 	Why string `json:"why,omitempty"`
 	// Evidence backs every fail.
 	Evidence []Evidence `json:"evidence,omitempty"`
+	// Also lists, per configuration, verdicts accepted besides the expected
+	// one, for a scenario that races a real device (Why says which race).
+	// Never fail: a fail is always a difference unless it is the expected
+	// verdict.
+	Also map[string][]reports.Verdict `json:"also,omitempty"`
+}
+
+// accepts reports whether v is the expected verdict of c in cfg or one of
+// its accepted alternatives.
+func (c Clause) accepts(cfg string, v reports.Verdict) bool {
+	if c.Verdicts[cfg] == v {
+		return true
+	}
+	for _, a := range c.Also[cfg] {
+		if a == v {
+			return true
+		}
+	}
+	return false
 }
 
 // Evidence is what a kernel developer needs to accept a fail.
@@ -166,6 +185,16 @@ func (e *Expected) problems() []string {
 			}
 			if v != reports.Pass && v != reports.Fail && ok && strings.TrimSpace(c.Why) == "" {
 				ps = append(ps, fmt.Sprintf("%s: %s in %s without a why", c.ID, v, cfg))
+			}
+		}
+		for cfg, vs := range c.Also {
+			for _, v := range vs {
+				if v == reports.Fail {
+					ps = append(ps, fmt.Sprintf("%s: fail accepted as an alternative in %s: a fail must be the expected verdict, with evidence", c.ID, cfg))
+				}
+			}
+			if len(vs) > 0 && strings.TrimSpace(c.Why) == "" {
+				ps = append(ps, fmt.Sprintf("%s: alternative verdicts in %s without a why (which race)", c.ID, cfg))
 			}
 		}
 		covered := map[string]bool{}

@@ -246,3 +246,36 @@ func TestPcapng(t *testing.T) {
 		t.Errorf("link type %v", r.LinkType())
 	}
 }
+
+// An accepted alternative (a scenario racing the device) is neither a
+// difference nor a flap; fail can never be one.
+func TestAlsoAccepted(t *testing.T) {
+	dir := t.TempDir()
+	e := twoKernels()
+	e.Clauses = []Clause{{ID: "C9-95", Verdicts: all(reports.NotExercised), Why: "races the device",
+		Also: map[string][]reports.Verdict{"6.1-1500": {reports.Pass}}},
+		{ID: "C9-150.2.1", Verdicts: all(reports.Fail), Evidence: []Evidence{goodEvidence}}}
+	exp := filepath.Join(dir, "expected.json")
+	if err := writeExpected(exp, e); err != nil {
+		t.Fatal(err)
+	}
+	pass := writeResult(t, dir, "p.json", map[string]reports.Verdict{"C9-95": reports.Pass, "C9-150.2.1": reports.Fail})
+	ne := writeResult(t, dir, "n.json", map[string]reports.Verdict{"C9-95": reports.NotExercised, "C9-150.2.1": reports.Fail})
+	var out, errb bytes.Buffer
+	if code := run([]string{"compare", "--expected", exp, "6.1-1500=" + pass, "6.1-1500=" + ne}, &out, &errb); code != 0 {
+		t.Fatalf("accepted alternative: exit %d\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"compare", "--expected", exp, "6.12-1500=" + pass}, &out, &errb); code != 1 {
+		t.Fatalf("the alternative is accepted only where listed: exit %d\n%s", code, out.String())
+	}
+	e.Clauses[1].Also = map[string][]reports.Verdict{"6.1-1500": {reports.Pass}}
+	e.Clauses[0].Also["6.12-1500"] = []reports.Verdict{reports.Fail}
+	ps := strings.Join(e.problems(), "\n")
+	if !strings.Contains(ps, "C9-95: fail accepted as an alternative in 6.12-1500") {
+		t.Errorf("fail as an alternative not refused:\n%s", ps)
+	}
+	if !strings.Contains(ps, "C9-150.2.1: alternative verdicts in 6.1-1500 without a why") {
+		t.Errorf("alternative without a why not refused:\n%s", ps)
+	}
+}

@@ -72,7 +72,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	code := 0
-	if flaps := obs.flaps(); len(flaps) > 0 {
+	if flaps := obs.flaps(exp); len(flaps) > 0 {
 		fmt.Fprintf(stdout, "rxe-lab: %d verdicts FLAP between runs of one configuration:\n", len(flaps))
 		for _, f := range flaps {
 			fmt.Fprintln(stdout, "  "+f)

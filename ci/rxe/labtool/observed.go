@@ -63,8 +63,12 @@ func verdictsOf(r *reports.Result) map[string]reports.ClauseResult {
 
 // flaps lists every clause whose verdict differs between runs of one
 // configuration.
-func (o *Observed) flaps() []string {
+func (o *Observed) flaps(exp *Expected) []string {
 	var out []string
+	expBy := map[string]Clause{}
+	for _, c := range exp.Clauses {
+		expBy[c.ID] = c
+	}
 	for _, cfg := range o.order {
 		runs := o.runs[cfg]
 		if len(runs) < 2 {
@@ -75,6 +79,9 @@ func (o *Observed) flaps() []string {
 			other := verdictsOf(r.result)
 			for _, id := range unionKeys(first, other) {
 				a, b := first[id], other[id]
+				if c, ok := expBy[id]; ok && c.accepts(cfg, a.Verdict) && c.accepts(cfg, b.Verdict) {
+					continue // both accepted: a known race, not a flap
+				}
 				if a.Verdict != b.Verdict {
 					out = append(out, fmt.Sprintf("%s %s: %s in %s, %s in %s (%s)", id, cfg,
 						orNone(a.Verdict), runs[0].path, orNone(b.Verdict), r.path, firstNonEmpty(a.Reason, b.Reason)))
@@ -120,7 +127,7 @@ func compare(exp *Expected, obs *Observed) []string {
 				out = append(out, fmt.Sprintf("%s %s: expected %s, the run has no verdict", c.ID, cfg, orNone(c.Verdicts[cfg])))
 				continue
 			}
-			if g.Verdict != c.Verdicts[cfg] {
+			if !c.accepts(cfg, g.Verdict) {
 				out = append(out, fmt.Sprintf("%s %s: expected %s, observed %s%s", c.ID, cfg, orNone(c.Verdicts[cfg]), g.Verdict, detail(r, g)))
 			}
 		}
@@ -205,14 +212,17 @@ func candidate(exp *Expected, obs *Observed) *Expected {
 			}
 			g := verdictsOf(runs[0].result)[id]
 			nc.Verdicts[cfg] = g.Verdict
-			if g.Verdict != old.Verdicts[cfg] {
+			if old.accepts(cfg, g.Verdict) {
+				nc.Verdicts[cfg] = old.Verdicts[cfg] // an accepted alternative: the baseline stands
+			}
+			if nc.Verdicts[cfg] != old.Verdicts[cfg] {
 				moved = true
 				if g.Verdict != reports.Pass {
 					reasons = append(reasons, fmt.Sprintf("%s: %s%s", cfg, g.Verdict, detail(runs[0].result, g)))
 				}
 			}
 		}
-		nc.Why, nc.Evidence = old.Why, old.Evidence
+		nc.Why, nc.Evidence, nc.Also = old.Why, old.Evidence, old.Also
 		if moved {
 			nc.Why = strings.TrimSpace(old.Why + " [observed, to review: " + strings.Join(reasons, "; ") + "]")
 			if len(reasons) == 0 {
