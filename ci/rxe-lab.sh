@@ -156,6 +156,7 @@ kernel_tree() {
   if [ ! -f "$dir/.done" ]; then
     log "downloading $pkg" >&2
     rm -rf "$dir"; mkdir -p "$dir"
+  local adir="$dir"; case "$dir" in /*) ;; *) adir="$repo/$dir" ;; esac  # the suite runs in rules/
     (cd "$aptdir/debs" && retry 3 apt-get "${aptopts[@]}" download -qq "$pkg" >&2) || die "apt-get download $pkg failed"
     deb=$(ls -t "$aptdir/debs/${pkg}_"*.deb | head -1)
     dpkg -x "$deb" "$dir/root" || die "dpkg -x $deb failed"
@@ -242,6 +243,7 @@ run_config() {
   kpkg=$(cat "$tree/.done")
   local mcpio; mcpio=$(modules_cpio "$tree") && [ -f "$mcpio" ] || return 2
   rm -rf "$dir"; mkdir -p "$dir"
+  local adir="$dir"; case "$dir" in /*) ;; *) adir="$repo/$dir" ;; esac  # the suite runs in rules/
   cat "$mcpio" "$userland" >"$dir/initrd.img" || return 2
   token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
   ns="rcconform-rxe-$$"
@@ -282,7 +284,7 @@ run_config() {
   (cd rules && timeout "${RXE_LAB_SUITE_TIMEOUT:-1200}" ip netns exec "$ns" env RCCONFORM_AGENT_TOKEN="$token" "$repo/out/rxe/rules.test" \
      -ginkgo.no-color -ginkgo.timeout=30m --dut=live \
      --settings="device=$vm_ip,agent=$vm_ip:4792,latency=${RXE_LAB_LATENCY:-1s},settle=${RXE_LAB_SETTLE:-100ms}" \
-     --json="$repo/$dir/result.json" --junit="$repo/$dir/junit.xml") >"$dir/suite.log" 2>&1
+     --json="$adir/result.json" --junit="$adir/junit.xml") >"$dir/suite.log" 2>&1
   rc=$?
   set -e
   log "$series-$mtu: suite exit $rc after $(( $(date +%s) - t1 )) s ($(grep -Eo 'Ran [0-9]+ of [0-9]+ Specs' "$dir/suite.log" | tail -1))"
