@@ -29,6 +29,18 @@ go run ./cmd/rcconform report --in out/result.json --html out/report.html --mark
 echo "== the control agent for real devices (libibverbs)"
 bash ci/agent-build.sh out/rcconform-agent
 
+echo "== the suite against Linux soft-RoCE in a VM (ci/rxe-lab.sh; verdicts must match ci/rxe/expected.json)"
+# Skipped only where a tap device or qemu cannot be had (exit 3, with the reason).
+set +e
+bash ci/rxe-lab.sh
+lab=$?
+set -e
+case "$lab" in
+  0) ;;
+  3) echo "rxe-lab: skipped (see the reason above)" ;;
+  *) echo "rxe-lab: failed (exit $lab)"; exit 1 ;;
+esac
+
 echo "== the report as a person sees it"
 bash ci/render-report.sh out/report.png out/result.json
 

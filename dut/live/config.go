@@ -47,6 +47,11 @@ type Config struct {
 	ProbeTimeout time.Duration
 	// RecvSize is the size of the receive WQEs a connection posts.
 	RecvSize int
+	// Latency is how late the device's answers may come (a slow host, an
+	// emulated CPU): every wait for an answer is this much longer. Waits
+	// that end early when the answer comes cost nothing; waits for silence
+	// cost it in full.
+	Latency time.Duration
 	// Settle is how long the wire must have been quiet before Trace
 	// returns: the device's answers to the last stimuli may still be on
 	// their way (Trace waits at most 20 times this).
@@ -65,6 +70,7 @@ var Keys = map[string]string{
 	"probe":         "true (default) or false: check the path with one RDMA WRITE before the run",
 	"probe-timeout": "how long the probe waits for the ACK, per try (default 1s)",
 	"recv-size":     "bytes per receive WQE the adapter posts (default 65536)",
+	"latency":       "how late the device may answer: every wait for its answers is this much longer (default 0; an emulated device needs ~200ms)",
 	"settle":        "quiet time on the wire before a connection's trace is taken, so answers still in flight are in it (default 5ms)",
 }
 
@@ -111,6 +117,11 @@ func ParseConfig(settings map[string]string) (Config, error) {
 			c.Probe, err = strconv.ParseBool(v)
 		case "probe-timeout":
 			c.ProbeTimeout, err = time.ParseDuration(v)
+		case "latency":
+			c.Latency, err = time.ParseDuration(v)
+			if err == nil && c.Latency < 0 {
+				err = fmt.Errorf("negative")
+			}
 		case "settle":
 			c.Settle, err = time.ParseDuration(v)
 			if err == nil && c.Settle < 0 {

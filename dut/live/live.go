@@ -414,12 +414,16 @@ type Conn struct {
 	pkey  uint16
 	start time.Time
 
-	mu     sync.Mutex
-	trace  []*trace.Record
-	inbox  []*trace.Record
-	last   time.Time // the last packet either way
-	notify chan struct{}
-	closed bool
+	mu    sync.Mutex
+	trace []*trace.Record
+	inbox []*trace.Record
+	last  time.Time // the last packet either way
+	// owed: the device may still answer what it was sent (see owes); only
+	// then do waits last the configured latency.
+	owed    bool
+	sentPSN wire.PSN // the PSN of the last request the harness sent
+	notify  chan struct{}
+	closed  bool
 }
 
 // Info implements dut.Conn.
@@ -450,6 +454,7 @@ func (c *Conn) arrive(at time.Time, rec *trace.Record) {
 	c.trace = append(c.trace, rec)
 	c.inbox = append(c.inbox, rec)
 	c.last = at
+	c.owes(rec, false)
 	select {
 	case c.notify <- struct{}{}:
 	default:
@@ -479,13 +484,16 @@ func (c *Conn) SendRaw(p *wire.Packet) error {
 	// Recorded before it leaves, so that the answer cannot precede it.
 	rec := &trace.Record{Frame: len(c.trace) + 1, Time: time.Since(c.start), Src: t.local.Addr(), Dst: t.device.Addr(),
 		HasIPID: t.local.Addr().Is4(), Packet: p.Clone(), PayloadLen: len(p.Payload), ICRC: wire.ICRCOK}
-	if p.Opcode.IsRequest() {
-		rec.Dir = trace.ToResponder
-	} else {
+	// What the harness sends goes to the device's responder unless it is a
+	// response: a reserved opcode injected as an invalid request included.
+	if p.Opcode.IsResponse() {
 		rec.Dir = trace.ToRequester
+	} else {
+		rec.Dir = trace.ToResponder
 	}
 	c.trace = append(c.trace, rec)
 	c.last = time.Now()
+	c.owes(rec, true)
 	c.mu.Unlock()
 	ipid, err := t.send(p)
 	c.mu.Lock()
@@ -500,38 +508,58 @@ func (c *Conn) SendRaw(p *wire.Packet) error {
 	return nil
 }
 
-// Recv implements dut.Conn: it waits up to timeout of real time.
+// Recv implements dut.Conn: it waits up to timeout of real time. While the
+// device still owes an answer (see owes), the wait lasts at least until the
+// configured latency has passed since the last packet on the wire, a poll
+// (timeout 0) included: a slow device's answer, or the rest of a READ
+// response stream, is not given up on. A device that has answered
+// everything it was sent costs no latency: waits for silence stay short.
 func (c *Conn) Recv(timeout time.Duration) (*trace.Record, bool) {
-	var timer *time.Timer
+	deadline := time.Now().Add(timeout)
 	for {
 		c.mu.Lock()
 		if len(c.inbox) > 0 {
 			r := c.inbox[0]
 			c.inbox = c.inbox[1:]
 			c.mu.Unlock()
-			if timer != nil {
-				timer.Stop()
-			}
 			return r, true
 		}
+		end := deadline
+		if c.owed && c.d.cfg.Latency > 0 {
+			if late := c.last.Add(c.d.cfg.Latency); late.After(end) {
+				end = late
+			}
+		}
 		c.mu.Unlock()
-		if timeout <= 0 {
+		wait := time.Until(end)
+		if wait <= 0 {
 			return nil, false
 		}
-		if timer == nil {
-			timer = time.NewTimer(timeout)
-		}
+		timer := time.NewTimer(wait)
 		select {
 		case <-c.notify:
+			timer.Stop()
 		case <-timer.C:
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			if len(c.inbox) > 0 {
-				r := c.inbox[0]
-				c.inbox = c.inbox[1:]
-				return r, true
-			}
-			return nil, false
+		}
+	}
+}
+
+// owes updates whether the device still owes an answer after rec: it owes
+// one once the harness sent it a request, until an answer covers the last
+// request's PSN (an ACK, READ response Last/Only or ATOMIC acknowledge at
+// or past it) or a NAK stops it; the caller holds c.mu.
+func (c *Conn) owes(rec *trace.Record, fromHarness bool) {
+	p := rec.Packet
+	if fromHarness {
+		if !p.Opcode.IsResponse() {
+			c.owed, c.sentPSN = true, p.PSN
+		}
+		return
+	}
+	switch p.Opcode {
+	case wire.Acknowledge, wire.AtomicAcknowledge, wire.ReadResponseLast, wire.ReadResponseOnly:
+		if !p.AETH.IsACK() || p.PSN.AtOrAfter(c.sentPSN) {
+			c.owed = false
 		}
 	}
 }

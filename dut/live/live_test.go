@@ -414,3 +414,59 @@ func TestIPv6(t *testing.T) {
 		t.Errorf("record %+v, packet %v", r, r.Packet)
 	}
 }
+
+// TestLatency: a device that answers late (here the served reference with a
+// 150 ms response delay) is missed by a 20 ms wait, and caught by the same
+// wait once the configured latency covers it.
+func TestLatency(t *testing.T) {
+	s := startServe(t, serve.ServeOptions{Settings: map[string]string{"response-delay": "150ms"}})
+	for _, tc := range []struct {
+		latency string
+		want    bool
+	}{{"0s", false}, {"400ms", true}} {
+		t.Run("latency="+tc.latency, func(t *testing.T) {
+			d := openLive(t, s, map[string]string{"probe": "false", "latency": tc.latency})
+			c := newConn(t, d, dut.ConnConfig{MTU: 1024, ExpectedPSN: 100, DevicePSN: 5000, SetPSNs: true})
+			if err := c.Send(send(wire.SendOnly, c, 100, true, []byte("late"))); err != nil {
+				t.Fatal(err)
+			}
+			r, ok := c.Recv(20 * time.Millisecond)
+			if ok != tc.want {
+				t.Fatalf("latency %s: a 20 ms wait returned %v, want %v (%v)", tc.latency, ok, tc.want, r)
+			}
+		})
+	}
+}
+
+// TestLatencyOnlyWhileOwed: once the device has answered what it was sent,
+// a wait for silence costs no latency.
+func TestLatencyOnlyWhileOwed(t *testing.T) {
+	s := startServe(t, serve.ServeOptions{})
+	d := openLive(t, s, map[string]string{"probe": "false", "latency": "2s"})
+	c := newConn(t, d, dut.ConnConfig{MTU: 1024, ExpectedPSN: 100, DevicePSN: 5000, SetPSNs: true})
+	if err := c.Send(send(wire.SendOnly, c, 100, true, []byte("x"))); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, c, "an ACK", time.Second, func(k *wire.Packet) bool { return k.Opcode == wire.Acknowledge })
+	start := time.Now()
+	if r, ok := c.Recv(20 * time.Millisecond); ok {
+		t.Fatalf("unexpected %v", r.Packet)
+	}
+	if waited := time.Since(start); waited > time.Second {
+		t.Errorf("a 20 ms wait for silence after the device answered took %v: the latency was added", waited)
+	}
+}
+
+// TestReservedOpcodeGoesToResponder: a reserved opcode the harness injects
+// as an invalid request is recorded as travelling to the device's responder.
+func TestReservedOpcodeGoesToResponder(t *testing.T) {
+	s := startServe(t, serve.ServeOptions{})
+	d := openLive(t, s, map[string]string{"probe": "false"})
+	c := newConn(t, d, dut.ConnConfig{MTU: 1024, ExpectedPSN: 100, DevicePSN: 5000, SetPSNs: true})
+	if err := c.Send(send(wire.Opcode(0x15), c, 100, true, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if tr := c.Trace(); len(tr) == 0 || tr[0].Dir != trace.ToResponder {
+		t.Fatalf("the reserved opcode is recorded as %v", tr)
+	}
+}
