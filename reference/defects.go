@@ -24,6 +24,10 @@ var also = map[string]map[string]string{
 	DefDupSendReexecuted: {"C9-148": "executing the duplicate again completes a message: the MSN rises for a duplicate"},
 	DefGBNNewPSN:         {"§9.7.5.1.2": "the READ re-issued after an implied NAK also takes a fresh PSN instead of its first unreceived PSN"},
 	DefReadReplayMiddle:  {"C9-97": "a replay that opens with Response Middle has no AETH in its first packet, which every READ answer's First (or Only) carries (RULES.md Part 5, item 6)"},
+	DefNAKInReadResponse: {
+		"C9-100": "the refused response packet must go out as an Acknowledge (0x11) carrying the NAK; sending it as a READ Response opcode breaks that part of the rule (RULES.md, C9-100: rule and wire form)",
+		"C9-112": "shares C9-100's one meaning (RULES.md, C9-112: same as C9-100): the refused packet must be an Acknowledge",
+	},
 	DefUnsolicitedNAKRepeat: {
 		"C9-114": "the repeated sequence NAK is a further sequence NAK while the responder is latched",
 		"C9-122": "the repeated sequence NAK is a second one outstanding before the expected PSN arrived",

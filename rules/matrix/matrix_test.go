@@ -238,8 +238,6 @@ var monitorOverreach = map[string]string{
 	"nak-latch-off/C9-116":          "the AckReq monitor expects an answer to a request inside the NAK-latched range",
 	"dup-moves-epsn/C9-100":         "the READ-failure monitor follows the moved expected PSN",
 	"dup-moves-epsn/C9-112":         "the READ-failure monitor follows the moved expected PSN",
-	"nak-in-read-response/C9-100":   "the READ-failure monitor flags the NAK's opcode, which is C9-113.a1's rule",
-	"nak-in-read-response/C9-112":   "the READ-failure monitor flags the NAK's opcode, which is C9-113.a1's rule",
 	"read-fail-request-psn/C9-124":  "the remote-access monitor judges the NAK of a READ failing mid-response (C9-100's rule)",
 	"read-resp-psn-skew/C9-124":     "the remote-access monitor places the NAK among skewed READ response PSNs",
 	"read-resp-psn-skew/C9-101":     "the ACK-after-READ monitor places the READ's response by its skewed PSNs",
