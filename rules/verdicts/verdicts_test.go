@@ -58,6 +58,15 @@ func seedWalk(lost bool) func(t *ht.Trace) {
 }
 
 var cases = []vcase{
+	// One root cause, one clause (issue 13): a deviation that another
+	// clause governs fails only that clause.
+	{name: "an ACK going back to answer a duplicate with its own PSN is C9-105's", build: dupAckBack(true), settings: complete(1024), fail: "C9-105"},
+	{name: "an ACK going back with no duplicate to answer is C9-95's", build: dupAckBack(false), settings: complete(1024), fail: "C9-95"},
+	{name: "every READ answer opening with a Middle is C9-97's, not the replay's", build: readFormat(wire.ReadResponseMiddle, wire.ReadResponseLast), settings: complete(1024), fail: "C9-97"},
+	{name: "every READ answer closing with a Middle is C9-98's, not the replay's", build: readFormat(wire.ReadResponseFirst, wire.ReadResponseMiddle), settings: complete(1024), fail: "C9-98"},
+	{name: "a new AckReq request left unanswered is C9-116's", build: ackReqLeft(false), settings: complete(1024), fail: "C9-116"},
+	{name: "a duplicate AckReq request left unanswered is not C9-116's", build: ackReqLeft(true), settings: complete(1024)},
+	{name: "an AckReq request beyond the expected PSN owes no answer", build: ackReqAhead, settings: complete(1024)},
 	{name: "seed walk, 304 lost before the capture point, MTU unknown", build: seedWalk(true), settings: capture(0)},
 	{name: "seed walk, 304 lost before the capture point, MTU 4096", build: seedWalk(true), settings: capture(4096)},
 	{name: "seed walk, capture at the responder", build: seedWalk(true), settings: complete(4096)},
@@ -118,6 +127,63 @@ var cases = []vcase{
 	{name: "unanswered AckReq, complete", build: unanswered(1, false), settings: complete(0), fail: "C9-116"},
 	{name: "unanswered AckReq, capture showing the connection's start", build: unanswered(1, false), settings: capture(0), undecided: "C9-116"},
 	{name: "unanswered AckReq, mid-connection capture, responder answering on", build: unanswered(7, true), settings: capture(0), undecided: "C9-116"},
+}
+
+// dupAckBack: SENDs 101 and 102 acknowledged; when dup, a duplicate of
+// 101 follows, answered by an ACK with its own PSN 101 (C9-105 wants the
+// newest completed PSN, 102); otherwise the ACK of 101 follows with no
+// request to answer.
+func dupAckBack(dup bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.SendOnly, 101, true)
+		t.Ack(101, 2)
+		t.Req(wire.SendOnly, 102, true)
+		t.Ack(102, 3)
+		if dup {
+			t.Req(wire.SendOnly, 101, true)
+		}
+		t.Ack(101, 3)
+	}
+}
+
+// readFormat: a 3 KiB READ at 100 (MTU 1024) answered first, last and a
+// Middle between, then its duplicate answered the same way: a device
+// whose every READ answer has the wrong first or last opcode.
+func readFormat(first, last wire.Opcode) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		for range 2 {
+			t.Read(100, 3*1024)
+			t.ReadResp(first, 100, 1, 1024)
+			t.ReadResp(wire.ReadResponseMiddle, 101, 0, 1024)
+			t.ReadResp(last, 102, 1, 1024)
+		}
+	}
+}
+
+// ackReqLeft: SEND 101 with AckReq acknowledged, then SEND 102 with
+// AckReq (or, when dup, a duplicate of 100 with AckReq) never answered.
+func ackReqLeft(dup bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.SendOnly, 101, true)
+		t.Ack(101, 2)
+		if dup {
+			t.Req(wire.SendOnly, 100, true)
+		} else {
+			t.Req(wire.SendOnly, 102, true)
+		}
+	}
+}
+
+// ackReqAhead: SEND 102 with AckReq arrives while the responder expects
+// 101: it is dropped, and owes no answer under C9-116 (the sequence NAK
+// the gap calls for is C9-121's matter).
+func ackReqAhead(t *ht.Trace) {
+	start(t)
+	t.Req(wire.SendOnly, 101, false)
+	t.Ack(101, 2)
+	t.Req(wire.SendOnly, 103, true)
 }
 
 // unanswered: SEND 200 acknowledged with MSN msn (1: the connection's
