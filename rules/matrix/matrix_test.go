@@ -233,13 +233,10 @@ var monitorOverreach = map[string]string{
 	"dup-moves-epsn/C9-148":         "the MSN monitor follows the moved expected PSN and finds the MSN too high",
 	"dup-moves-epsn/C9-100":         "the READ-failure monitor follows the moved expected PSN",
 	"dup-moves-epsn/C9-112":         "the READ-failure monitor follows the moved expected PSN",
-	"read-fail-request-psn/C9-124":  "the remote-access monitor judges the NAK of a READ failing mid-response (C9-100's rule)",
-	"read-resp-psn-skew/C9-124":     "the remote-access monitor places the NAK among skewed READ response PSNs",
 	"read-resp-psn-skew/C9-101":     "the ACK-after-READ monitor places the READ's response by its skewed PSNs",
 	"read-resp-psn-skew/C9-107":     "the duplicate-READ monitor places the replay by its skewed PSNs",
 	"read-resp-psn-skew/C9-111":     "the NAK-PSN monitor derives the expected PSN from skewed READ response PSNs",
 	"read-resp-psn-skew/C9-125":     "the NAK-PSN monitor derives the expected PSN from skewed READ response PSNs",
-	"unsolicited-nak-repeat/C9-113": "the RNR-NAK monitor judges the unsolicited repeat of an RNR NAK (§9.7.7.2's rule) by its PSN",
 }
 
 // overreachSeen records which monitorOverreach entries occurred.

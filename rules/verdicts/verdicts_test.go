@@ -67,6 +67,9 @@ var cases = []vcase{
 	{name: "a new AckReq request left unanswered is C9-116's", build: ackReqLeft(false), settings: complete(1024), fail: "C9-116"},
 	{name: "a duplicate AckReq request left unanswered is not C9-116's", build: ackReqLeft(true), settings: complete(1024)},
 	{name: "an AckReq request beyond the expected PSN owes no answer", build: ackReqAhead, settings: complete(1024)},
+	{name: "an RNR NAK repeated unprompted is §9.7.7.2's, not a wrong PSN", build: rnrRepeat, settings: complete(1024), fail: "§9.7.7.2"},
+	{name: "a READ failing mid-response NAKed with its own PSN is C9-100's, not C9-124's", build: readFailNAK(101), settings: complete(1024), fail: "C9-100,C9-112"},
+	{name: "a READ failing mid-response NAKed at the refused packet", build: readFailNAK(103), settings: complete(1024)},
 	{name: "seed walk, 304 lost before the capture point, MTU unknown", build: seedWalk(true), settings: capture(0)},
 	{name: "seed walk, 304 lost before the capture point, MTU 4096", build: seedWalk(true), settings: capture(4096)},
 	{name: "seed walk, capture at the responder", build: seedWalk(true), settings: complete(4096)},
@@ -184,6 +187,29 @@ func ackReqAhead(t *ht.Trace) {
 	t.Req(wire.SendOnly, 101, false)
 	t.Ack(101, 2)
 	t.Req(wire.SendOnly, 103, true)
+}
+
+// rnrRepeat: SEND 101 refused with an RNR NAK naming it, and the same
+// RNR NAK again 1 ms later with no request to prompt it.
+func rnrRepeat(t *ht.Trace) {
+	start(t)
+	t.Req(wire.SendOnly, 101, true)
+	t.RNR(101, 1, 1)
+	t.Wait(time.Millisecond)
+	t.RNR(101, 1, 1)
+}
+
+// readFailNAK: a 4 KiB READ at 101 (MTU 1024) whose response stops after
+// First and Middle (PSNs 101, 102), NAKed for a remote access error
+// naming x (103, the refused packet's PSN, is right).
+func readFailNAK(x wire.PSN) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Read(101, 4*1024)
+		t.ReadResp(wire.ReadResponseFirst, 101, 2, 1024)
+		t.ReadResp(wire.ReadResponseMiddle, 102, 0, 1024)
+		t.NAK(x, wire.NAKRemoteAccess, 2)
+	}
 }
 
 // unanswered: SEND 200 acknowledged with MSN msn (1: the connection's
