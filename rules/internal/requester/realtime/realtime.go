@@ -362,15 +362,28 @@ func (x *Run) Exhaust(round []*trace.Record, f Failure, rnr uint8, wr uint64, wa
 		since = fmt.Sprintf("the last transmission of PSN %d (local ACK timeout %d)", first.Packet.PSN, x.Info.Config.Timeout)
 	}
 	quiet := fmt.Sprintf("no further transmission: the budget is spent after this %v, so work request %d ends with %q", f, wr, want)
-	c := x.endsWith(wr, want, wait, quiet)
+	// How many retries the budget allows, and what follows its end, is
+	// the retry counters' rule (retry-counter, rnr-retry for RNR NAKs):
+	// in another clause's scenario a failure here is theirs (one root
+	// cause, one clause); only the timer's lower bound is C9-140's.
+	gov := "retry-counter"
+	if f == RNR {
+		gov = "rnr-retry"
+	}
+	var c dut.Completion
+	x.Step(gov, fmt.Sprintf("work request %d ends with %q once the retry budget is spent", wr, want), func() {
+		c = x.endsWith(wr, want, wait, quiet)
+	})
 	if bound > 0 && x.TimerBound {
 		x.AtLeast(c.Time-at, bound, since+", before the work request ended", nil)
 	}
-	x.ExpectState(dut.StateError, "a spent retry budget moves the QP to ERROR")
-	for _, id := range flushed {
-		x.ExpectStatus(id, dut.StatusFlushed, x.T.Live, "work requests behind the failed one are flushed in ERROR")
-	}
-	x.Quiet("request from a QP in ERROR", x.quietFor())
+	x.Step(gov, "a spent retry budget ends the QP in ERROR, silent", func() {
+		x.ExpectState(dut.StateError, "a spent retry budget moves the QP to ERROR")
+		for _, id := range flushed {
+			x.ExpectStatus(id, dut.StatusFlushed, x.T.Live, "work requests behind the failed one are flushed in ERROR")
+		}
+		x.Quiet("request from a QP in ERROR", x.quietFor())
+	})
 }
 
 // quietFor is how long the harness watches for packets that must not
