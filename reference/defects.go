@@ -22,6 +22,7 @@ var also = map[string]map[string]string{
 	DefAckOldestPSN: {"C9-116": "the ACK answering AckReq on p+k carries p, earlier than the request that asked for it: no response is scheduled at that request's PSN or later"},
 	DefDupMovesEPSN: {
 		"C9-105": "with the expected PSN moved to the duplicate's PSN + 1, the duplicate is answered with an ACK carrying its own PSN instead of the most recently completed request's",
+		"C9-148": "with the expected PSN moved back to the duplicate's PSN + 1, a later duplicate arrives at the moved expected PSN and is executed as a new request: the MSN rises for a duplicate, which it never does (RULES.md C9-148)",
 		"C9-116": "the request at the true expected PSN, valid and carrying AckReq, lies beyond the moved expected PSN: the device drops it and never schedules a response for it (RULES.md C9-116; C9-103 is visible on the wire only so)",
 	},
 	DefDupSendReexecuted: {"C9-148": "executing the duplicate again completes a message: the MSN rises for a duplicate"},

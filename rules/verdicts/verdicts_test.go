@@ -70,6 +70,7 @@ var cases = []vcase{
 	{name: "an RNR NAK repeated unprompted is §9.7.7.2's, not a wrong PSN", build: rnrRepeat, settings: complete(1024), fail: "§9.7.7.2"},
 	{name: "a READ failing mid-response NAKed with its own PSN is C9-100's, not C9-124's", build: readFailNAK(101), settings: complete(1024), fail: "C9-100,C9-112"},
 	{name: "a READ failing mid-response NAKed at the refused packet", build: readFailNAK(103), settings: complete(1024)},
+	{name: "a sequence NAK inside a READ's response range is no READ failure", build: readSeqNAK, settings: complete(1024), fail: "C9-111,C9-121"},
 	{name: "seed walk, 304 lost before the capture point, MTU unknown", build: seedWalk(true), settings: capture(0)},
 	{name: "seed walk, 304 lost before the capture point, MTU 4096", build: seedWalk(true), settings: capture(4096)},
 	{name: "seed walk, capture at the responder", build: seedWalk(true), settings: complete(4096)},
@@ -210,6 +211,18 @@ func readFailNAK(x wire.PSN) func(t *ht.Trace) {
 		t.ReadResp(wire.ReadResponseMiddle, 102, 0, 1024)
 		t.NAK(x, wire.NAKRemoteAccess, 2)
 	}
+}
+
+// readSeqNAK: a 4 KiB READ at 101 (MTU 1024) answered with First and
+// Middle, then a SEND 105 drawing a sequence NAK that names 102, inside
+// the READ's range (no legal expected PSN: C9-111/C9-121's fault).
+func readSeqNAK(t *ht.Trace) {
+	start(t)
+	t.Read(101, 4*1024)
+	t.ReadResp(wire.ReadResponseFirst, 101, 2, 1024)
+	t.ReadResp(wire.ReadResponseMiddle, 102, 0, 1024)
+	t.Req(wire.SendOnly, 105, true)
+	t.NAK(102, wire.NAKPSNSequence, 2)
 }
 
 // unanswered: SEND 200 acknowledged with MSN msn (1: the connection's
