@@ -191,6 +191,10 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 			k.Indeterminate(c, "a READ response started at a PSN no request in the capture asked for while a duplicate READ waited: the capture may miss the request it answers")
 			return
 		}
+		if f := c.ResponsePSNFault(); f != "" {
+			k.Indeterminate(c, "a READ response started inside a READ's range while a duplicate of it waited, on a connection whose response numbering is at fault: "+f)
+			return
+		}
 		k.Violation(c, ev.Rec, fmt.Sprintf("a READ response stream starts at PSN %d inside the original READ at PSN %d, but the duplicate READ waiting (frame %d) asked from PSN %d: the replay starts at the duplicate's PSN",
 			p.PSN, d.Orig.PSN, d.Rec.Frame, d.PSN),
 			[]string{fmt.Sprintf("the replay starting at PSN %d with %s", d.PSN, map[bool]string{true: "READ Response Only", false: "READ Response First"}[d.N == 1])},

@@ -71,6 +71,10 @@ var cases = []vcase{
 	{name: "a READ failing mid-response NAKed with its own PSN is C9-100's, not C9-124's", build: readFailNAK(101), settings: complete(1024), fail: "C9-100,C9-112"},
 	{name: "a READ failing mid-response NAKed at the refused packet", build: readFailNAK(103), settings: complete(1024)},
 	{name: "a sequence NAK inside a READ's response range is no READ failure", build: readSeqNAK, settings: complete(1024), fail: "C9-111,C9-121"},
+	{name: "ACKs one PSN ahead are C9-95's, not the MSN's", build: ackAhead, settings: complete(1024), fail: "C9-95"},
+	{name: "an ACK answering AckReq with an MSN too low is C9-148's", build: ackMSNLow, settings: complete(1024), fail: "C9-148"},
+	{name: "READ responses numbered one PSN late are C9-96's only", build: readSkew, settings: complete(1024), fail: "C9-96"},
+	{name: "ATOMIC Acknowledges one PSN late are o9-58's only", build: atomicSkew, settings: complete(1024), fail: "o9-58"},
 	{name: "seed walk, 304 lost before the capture point, MTU unknown", build: seedWalk(true), settings: capture(0)},
 	{name: "seed walk, 304 lost before the capture point, MTU 4096", build: seedWalk(true), settings: capture(4096)},
 	{name: "seed walk, capture at the responder", build: seedWalk(true), settings: complete(4096)},
@@ -223,6 +227,45 @@ func readSeqNAK(t *ht.Trace) {
 	t.ReadResp(wire.ReadResponseMiddle, 102, 0, 1024)
 	t.Req(wire.SendOnly, 105, true)
 	t.NAK(102, wire.NAKPSNSequence, 2)
+}
+
+// ackAhead: SENDs 101 (AckReq) and 102 answered by an ACK naming 102
+// with MSN 2, then SEND 103 (AckReq) answered by an ACK naming 104, which
+// no request carried: each ACK one PSN past the request it answers.
+func ackAhead(t *ht.Trace) {
+	start(t)
+	t.Req(wire.SendOnly, 101, true)
+	t.Req(wire.SendOnly, 102, false)
+	t.Ack(102, 2)
+	t.Req(wire.SendOnly, 103, true)
+	t.Ack(104, 4)
+}
+
+// ackMSNLow: SEND 101 with AckReq answered by an ACK naming it whose MSN
+// did not move.
+func ackMSNLow(t *ht.Trace) {
+	start(t)
+	t.Req(wire.SendOnly, 101, true)
+	t.Ack(101, 1)
+}
+
+// readSkew: a 0-byte READ at 101 and a WRITE at 102 (AckReq); the READ's
+// Only response carries 102, then the WRITE is acknowledged.
+func readSkew(t *ht.Trace) {
+	start(t)
+	t.Read(101, 0)
+	t.Req(wire.WriteOnly, 102, true)
+	t.ReadResp(wire.ReadResponseOnly, 102, 2, 0)
+	t.Ack(102, 3)
+}
+
+// atomicSkew: ATOMICs at 101 and 102, acknowledged at 102 and 103.
+func atomicSkew(t *ht.Trace) {
+	start(t)
+	t.Atomic(wire.FetchAdd, 101)
+	t.Atomic(wire.FetchAdd, 102)
+	t.AtomicAck(102, 2, 7)
+	t.AtomicAck(103, 3, 8)
 }
 
 // unanswered: SEND 200 acknowledged with MSN msn (1: the connection's
