@@ -225,6 +225,8 @@ type Conn struct {
 	nextLo, nextHi wire.PSN
 	haveNext       bool
 	missedReq      bool
+	// psnFault: ResponsePSNFault.
+	psnFault string
 }
 
 // sharedValue is one entry of Conn.Shared.

@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"fmt"
+
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -135,6 +137,41 @@ func (e *ExpectedPSN) pin(x wire.PSN) {
 // PSN before the record being observed.
 func (c *Conn) Expected() ExpectedPSN { return c.exp }
 
+// ResponsePSNFault says why a response on the connection carried a PSN no
+// legal responder gives it ("" when none has so far): a READ response
+// stream starting at the PSN of a request that is no READ (C9-96), an
+// ATOMIC Acknowledge at the PSN of a request that is no ATOMIC (o9-58),
+// an ACK beyond every request on a trace that holds every request
+// (C9-95). Conclusions drawn from response PSNs (which messages a
+// response completes, where a READ's answer lies, which PSN the responder
+// expects) are then no longer forced by the trace: monitors of other
+// clauses leave them undecided (one root cause, one clause).
+func (c *Conn) ResponsePSNFault() string { return c.psnFault }
+
+// ackPSNFault says why positive ACK r carries a PSN no legal responder
+// gives it ("" when it may): beyond every request on a trace that holds
+// every request, inside the range of a READ whose response is not
+// complete, or at an ATOMIC's PSN before its ATOMIC Acknowledge (an ACK
+// cannot carry an ATOMIC's result).
+func (c *Conn) ackPSNFault(r *trace.Record) string {
+	p := r.Packet
+	if !c.HaveReq {
+		return ""
+	}
+	if !p.PSN.Before(c.NextReq) && c.SeesEveryRequest() {
+		return fmt.Sprintf("an ACK carries PSN %d, beyond every request sent (frame %d): its PSN is C9-95's fault", p.PSN, r.Frame)
+	}
+	if rd := c.ReadCovering(p.PSN); rd != nil && !rd.Done {
+		return fmt.Sprintf("an ACK carries PSN %d, in the range of the READ at PSN %d whose response is not complete (frame %d): its PSN is C9-95's fault", p.PSN, rd.First, r.Frame)
+	}
+	if op, _, _, ok := c.Req(p.PSN); ok && ops[op].class == wire.ClassAtomic {
+		if _, answered := c.AtomicOriginal(p.PSN); !answered {
+			return fmt.Sprintf("an ACK carries PSN %d, an ATOMIC's, before its ATOMIC Acknowledge (frame %d): its PSN is C9-95's fault", p.PSN, r.Frame)
+		}
+	}
+	return ""
+}
+
 // ReqClass is how a request stands against the responder's expected PSN.
 type ReqClass uint8
 
@@ -222,6 +259,9 @@ func (c *Conn) reconResponse(r *trace.Record) {
 	case wire.ClassAck:
 		switch {
 		case p.AETH.IsACK():
+			if c.psnFault == "" {
+				c.psnFault = c.ackPSNFault(r)
+			}
 			if c.SentBefore(p.PSN) {
 				c.exp.raise(p.PSN.Next())
 			}
@@ -236,6 +276,11 @@ func (c *Conn) reconResponse(r *trace.Record) {
 			c.markDropped(p.PSN)
 		}
 	case wire.ClassReadResponse:
+		if op == wire.ReadResponseFirst || op == wire.ReadResponseOnly {
+			if rop, _, _, ok := c.Req(p.PSN); c.psnFault == "" && (ok && rop != wire.ReadRequest || !ok && c.SeesEveryRequest()) {
+				c.psnFault = fmt.Sprintf("a READ response stream starts at PSN %d, which no READ request carried (frame %d): its numbering is C9-96's fault", p.PSN, r.Frame)
+			}
+		}
 		s := c.ReadSpanAt(p.PSN)
 		if s == nil || !c.SentBefore(s.First) {
 			return
@@ -260,6 +305,13 @@ func (c *Conn) reconResponse(r *trace.Record) {
 			c.exp.raise(p.PSN.Next())
 		}
 	case wire.ClassAtomicAck:
+		if c.psnFault == "" {
+			if rop, _, _, ok := c.Req(p.PSN); ok && ops[rop].class != wire.ClassAtomic {
+				c.psnFault = fmt.Sprintf("an ATOMIC Acknowledge carries PSN %d, which a request other than an ATOMIC carried (frame %d): its PSN is o9-58's fault", p.PSN, r.Frame)
+			} else if c.HaveReq && !p.PSN.Before(c.NextReq) && c.SeesEveryRequest() {
+				c.psnFault = fmt.Sprintf("an ATOMIC Acknowledge carries PSN %d, beyond every request sent (frame %d): its PSN is o9-58's fault", p.PSN, r.Frame)
+			}
+		}
 		if c.SentBefore(p.PSN) {
 			c.exp.raise(p.PSN.Next())
 		}

@@ -139,6 +139,13 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			continue // inside the READ's range: C9-95's concern
 		}
 		judged = true
+		if f := c.ResponsePSNFault(); f != "" {
+			// Where this READ's answer lies is read from response PSNs
+			// the trace shows are wrong: one root cause, judged there.
+			c.Indeterminate(ID, "an ACK passed a READ whose answer cannot be placed: "+f)
+			m.reported(q)
+			continue
+		}
 		if c.Complete() {
 			c.Violation(ID, r, fmt.Sprintf("ACK with PSN %d went out while the response of the READ at PSN %d (frame %d, range %d..%d) was not complete: the ACK tells the requester that the READ was NAKed",
 				p.PSN, q.PSN, q.Rec.Frame, q.PSN, last),
@@ -177,6 +184,10 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *responses.Str
 	}
 	k := 0
 	for _, h := range m.pending {
+		if s.Req == h.read && c.ResponsePSNFault() != "" {
+			c.Indeterminate(ID, "an ACK passed a READ whose answer cannot be placed: "+c.ResponsePSNFault())
+			continue
+		}
 		if s.Req == h.read {
 			c.Violation(ID, h.ack, fmt.Sprintf("ACK with PSN %d went out before the response of the READ at PSN %d (frame %d), whose packet with PSN %d followed it (frame %d): the ACK tells the requester that the READ was NAKed",
 				h.ack.Packet.PSN, h.read.PSN, h.read.Rec.Frame, r.Packet.PSN, r.Frame),

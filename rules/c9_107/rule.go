@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
@@ -32,7 +33,89 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 // may no longer hold the READ's resources, which no capture shows. Whether
 // memory was read again, rather than served from a copy, is visible only
 // to the active scenarios, which change memory between the two READs.
-type judge struct{}
+//
+// One root cause, one clause: a replay's wrong opcode at the first, a
+// middle or the last position is C9-107's only when the trace shows the
+// device gets that position right in its answers to new READs on the
+// same connection. Where its answers to new READs make the same fault (a
+// First or a Last that went out as a Middle), the device's READ response
+// format is at fault, which C9-97 and C9-98 judge for every answer; where
+// no answer to a new READ shows that position (the original's stream was
+// abandoned before its end, say), the trace does not tell the two apart.
+// Either way the replay is left undecided here. As the answer to a new
+// READ may show the position after the replay (a duplicate that arrives
+// while the original is still streaming), a replay's fault is held until
+// the evidence comes or the connection ends.
+type judge struct {
+	// newFaults are the opcode faults of answers to new READs seen on
+	// the connection; good the positions they got right.
+	newFaults map[opFault]bool
+	good      [nPos]bool
+	// held are the replays' opcode faults not yet judged.
+	held []heldFault
+}
+
+// Positions in a READ response stream.
+const (
+	posStart = iota
+	posMiddle
+	posLast
+	nPos
+)
+
+// opFault is a wrong opcode at a position of a READ response stream.
+type opFault struct {
+	pos       int
+	got, want wire.Opcode
+}
+
+// heldFault is a replay's opcode fault awaiting evidence.
+type heldFault struct {
+	fault    opFault
+	rec      *trace.Record
+	msg      string
+	expected []string
+}
+
+// maxHeld bounds the faults held per connection; past it the oldest is
+// left undecided.
+const maxHeld = 256
+
+// position returns the position of a READ response packet answered as a.
+func position(a *dupnak.Answer, op wire.Opcode) int {
+	switch {
+	case a.Kind == dupnak.AnsStart:
+		return posStart
+	case len(a.WantOpcode) > 0 && a.WantOpcode[0] == wire.ReadResponseLast,
+		len(a.WantOpcode) == 0 && op == wire.ReadResponseLast:
+		return posLast
+	}
+	return posMiddle
+}
+
+// undecided leaves a replay's fault to C9-97 and C9-98.
+func undecided(k *dupnak.Checker, c *harness.Conn, h heldFault, why string) {
+	k.Indeterminate(c, fmt.Sprintf("the replay has %s where %s belongs (frame %d), %s: the device's READ response format is judged under C9-97 and C9-98",
+		h.fault.got, h.fault.want, h.rec.Frame, why))
+}
+
+// release judges the held faults that evidence now decides.
+func (j *judge) release(k *dupnak.Checker, c *harness.Conn) {
+	n := 0
+	for _, h := range j.held {
+		switch {
+		case j.newFaults[h.fault]:
+			undecided(k, c, h, "as in the answers to new READs on this connection")
+		case j.good[h.fault.pos]:
+			k.Violation(c, h.rec, h.msg, h.expected, dupnak.Seen(h.rec))
+		default:
+			j.held[n] = h
+			n++
+			continue
+		}
+	}
+	j.held = j.held[:n]
+}
 
 func opcodes(ops []wire.Opcode) string {
 	s := make([]string, len(ops))
@@ -49,7 +132,7 @@ var readResponseOpcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
 	return opc.Class(op) == wire.ClassReadResponse
 })
 
-func (*judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	a := ev.Answer
 	if a == nil || ev.Dead || opc.Class(ev.Rec.Packet.Opcode) != wire.ClassReadResponse {
 		return
@@ -58,7 +141,20 @@ func (*judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	switch a.Kind {
 	case dupnak.AnsStart, dupnak.AnsContinue, dupnak.AnsResume:
 		req := a.Req
-		if req == nil || !req.Dup {
+		if req == nil {
+			return
+		}
+		pos := position(a, p.Opcode)
+		if !req.Dup {
+			if len(a.WantOpcode) > 0 {
+				if j.newFaults == nil {
+					j.newFaults = map[opFault]bool{}
+				}
+				j.newFaults[opFault{pos, p.Opcode, a.WantOpcode[0]}] = true
+			} else {
+				j.good[pos] = true
+			}
+			j.release(k, c)
 			return
 		}
 		if len(a.WantOpcode) > 0 {
@@ -66,9 +162,15 @@ func (*judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 			if a.Kind == dupnak.AnsStart {
 				where = "starts"
 			}
-			k.Violation(c, ev.Rec, fmt.Sprintf("the replay of the duplicate READ at PSN %d (frame %d) %s with %s at PSN %d, not %s: a duplicate READ is answered like a new one, from its own PSN",
-				req.PSN, req.Rec.Frame, where, p.Opcode, p.PSN, opcodes(a.WantOpcode)),
-				[]string{fmt.Sprintf("%s at PSN %d", opcodes(a.WantOpcode), p.PSN)}, dupnak.Seen(ev.Rec))
+			if len(j.held) == maxHeld {
+				undecided(k, c, j.held[0], "and too many replays waited for evidence")
+				j.held = j.held[1:]
+			}
+			j.held = append(j.held, heldFault{fault: opFault{pos, p.Opcode, a.WantOpcode[0]}, rec: ev.Rec,
+				msg: fmt.Sprintf("the replay of the duplicate READ at PSN %d (frame %d) %s with %s at PSN %d, not %s: a duplicate READ is answered like a new one, from its own PSN, and this device's answers to new READs get that position right",
+					req.PSN, req.Rec.Frame, where, p.Opcode, p.PSN, opcodes(a.WantOpcode)),
+				expected: []string{fmt.Sprintf("%s at PSN %d", opcodes(a.WantOpcode), p.PSN)}})
+			j.release(k, c)
 			return
 		}
 		if a.EndsEarly {
@@ -89,6 +191,10 @@ func (*judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 			k.Indeterminate(c, "a READ response started at a PSN no request in the capture asked for while a duplicate READ waited: the capture may miss the request it answers")
 			return
 		}
+		if f := c.ResponsePSNFault(); f != "" {
+			k.Indeterminate(c, "a READ response started inside a READ's range while a duplicate of it waited, on a connection whose response numbering is at fault: "+f)
+			return
+		}
 		k.Violation(c, ev.Rec, fmt.Sprintf("a READ response stream starts at PSN %d inside the original READ at PSN %d, but the duplicate READ waiting (frame %d) asked from PSN %d: the replay starts at the duplicate's PSN",
 			p.PSN, d.Orig.PSN, d.Rec.Frame, d.PSN),
 			[]string{fmt.Sprintf("the replay starting at PSN %d with %s", d.PSN, map[bool]string{true: "READ Response Only", false: "READ Response First"}[d.N == 1])},
@@ -96,7 +202,11 @@ func (*judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	}
 }
 
-func (*judge) End(k *dupnak.Checker, c *harness.Conn) {
+func (j *judge) End(k *dupnak.Checker, c *harness.Conn) {
+	for _, h := range j.held {
+		undecided(k, c, h, "and no answer to a new READ on this connection shows that position")
+	}
+	j.held = nil
 	_, waiting := k.T.End()
 	for _, w := range waiting {
 		if w.Dup && !w.Atomic {

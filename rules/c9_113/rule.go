@@ -15,7 +15,7 @@ import (
 // ID is the clause this package checks.
 const ID = "C9-113"
 
-func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { return judge{} })) }
+func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { return &judge{} })) }
 
 // needsRWQE reports whether a request packet is one where a responder
 // takes a receive WQE: the first (or only) packet of a SEND, and the
@@ -38,14 +38,33 @@ func needsRWQE(op wire.Opcode) bool {
 // refused at its First). An RNR NAK naming a READ or ATOMIC is judged
 // under Table 58 (running out of READ/ATOMIC resources is not an RNR
 // condition). Whether the receive queue really was empty no capture shows.
-type judge struct{}
+//
+// One root cause, one clause: an RNR NAK that repeats, PSN for PSN, an
+// earlier RNR NAK this judge found right, with no request at that PSN
+// since to refuse, is the earlier NAK sent again; whether a responder may
+// repeat a NAK unprompted is §9.7.7.2's rule, so the repeat is undecided
+// here, not a wrong PSN.
+type judge struct {
+	// good holds the PSNs of RNR NAKs found right (bounded).
+	good map[wire.PSN]bool
+}
+
+// maxGood bounds judge.good.
+const maxGood = 1024
+
+func (j *judge) held(x wire.PSN) {
+	if j.good == nil || len(j.good) >= maxGood {
+		j.good = map[wire.PSN]bool{}
+	}
+	j.good[x] = true
+}
 
 // Opcodes implements harness.OpcodeFilter: Acknowledges only.
-func (judge) Opcodes() uint32 { return opcodes }
+func (*judge) Opcodes() uint32 { return opcodes }
 
 var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
 
-func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead || p.Opcode != wire.Acknowledge || !p.AETH.IsRNR() {
 		return
@@ -62,6 +81,8 @@ func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	case ev.Exact && ev.AckedAlready && !ev.Accepted:
 		k.Violation(c, ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, a request the responder had already acknowledged (through PSN %d): it refuses nothing it had not executed", x, ev.AckedPSN),
 			expected, dupnak.Seen(ev.Rec))
+	case ev.Exact && !ev.Accepted && j.good[x]:
+		k.Indeterminate(c, fmt.Sprintf("an RNR NAK names PSN %d again, with no new request at that PSN to refuse: it repeats an earlier RNR NAK, which §9.7.7.2 judges", x))
 	case ev.Exact && !ev.Accepted:
 		k.Violation(c, ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, but no request with that PSN reached the responder while PSN %d was its expected PSN (when it built the NAK it could only have expected %s)", x, x, dupnak.FormatPSNs(ev.Window)),
 			expected, dupnak.Seen(ev.Rec))
@@ -77,8 +98,9 @@ func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	case k.T.Complete() && !ev.Exact:
 		k.Indeterminate(c, "an RNR NAK's PSN cannot be placed yet: "+k.T.Why())
 	default:
+		j.held(x)
 		k.Checked(c)
 	}
 }
 
-func (judge) End(*dupnak.Checker, *harness.Conn) {}
+func (*judge) End(*dupnak.Checker, *harness.Conn) {}

@@ -34,8 +34,17 @@ func init() {
 // the capture point and the whole connection was seen (active runs, or
 // audits with --complete); elsewhere a lost ACK looks the same as a
 // missing one, so an uncovered request at the end is indeterminate.
+//
+// One root cause, one clause: the obligation is the valid request's. A
+// request the connection's reconstruction places beyond the responder's
+// expected PSN, or shows was not executed (Conn.Dropped: a later
+// sequence or RNR NAK named an earlier PSN), was dropped, and owes
+// nothing. A duplicate (behind the expected PSN) left unanswered is
+// judged by the rules for answering duplicates (C9-105, C9-107, o9-66,
+// which lets a responder drop a duplicate READ it no longer holds), so
+// it is undecided here.
 type monitor struct {
-	open []*trace.Record // uncovered AckReq requests, oldest first
+	open []openReq // uncovered AckReq requests, oldest first
 	// latched is set while a NAK or RNR NAK with PSN latchPSN is
 	// outstanding: the responder still expects latchPSN, so requests
 	// beyond it are out of sequence, not valid, until it arrives again.
@@ -58,6 +67,12 @@ var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
 	return opc.IsRequest(op) || op == wire.Acknowledge || opc.Has(op, wire.HdrAETH)
 })
 
+// openReq is an AckReq request not yet covered.
+type openReq struct {
+	*trace.Record
+	dup bool // behind the expected PSN when it arrived
+}
+
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
 		return
@@ -76,6 +91,10 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		if m.latched && p.PSN.After(m.latchPSN) {
 			return // out of sequence while the NAK latch holds: not a valid request
 		}
+		class := c.Classify(p.PSN)
+		if class == harness.ReqAhead {
+			return // beyond the expected PSN: dropped, not a valid request
+		}
 		// A resend supersedes the earlier copy.
 		k := 0
 		for _, o := range m.open {
@@ -84,7 +103,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 				k++
 			}
 		}
-		m.open = append(m.open[:k], r)
+		m.open = append(m.open[:k], openReq{r, class == harness.ReqBehind})
 		if len(m.open) > 4096 {
 			m.open = m.open[1:]
 		}
@@ -135,8 +154,16 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 
 func (m *monitor) End(c *harness.Conn) {
 	for _, o := range m.open {
+		if c.Dropped(o.Packet.PSN) {
+			c.Indeterminate(ID, fmt.Sprintf("request PSN %d (frame %d) carried AckReq but a later NAK showed the responder had not reached it: it was dropped, not executed, and owes no answer", o.Packet.PSN, o.Frame))
+			continue
+		}
+		if o.dup {
+			c.Indeterminate(ID, fmt.Sprintf("request PSN %d (frame %d) carried AckReq but was a duplicate: whether and how a duplicate is answered is judged under C9-105, C9-107 and o9-66", o.Packet.PSN, o.Frame))
+			continue
+		}
 		if c.Complete() {
-			c.Violation(ID, o, fmt.Sprintf("the request at PSN %d carried AckReq and no response with PSN %d or later followed", o.Packet.PSN, o.Packet.PSN),
+			c.Violation(ID, o.Record, fmt.Sprintf("the request at PSN %d carried AckReq and no response with PSN %d or later followed", o.Packet.PSN, o.Packet.PSN),
 				[]string{fmt.Sprintf("an ACK (or READ response / ATOMIC acknowledgment) with PSN ≥ %d", o.Packet.PSN),
 					"a NAK or RNR NAK for that or an earlier PSN"},
 				"no such response before the end of the trace")

@@ -26,6 +26,11 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 //
 // A NAK strictly inside a new READ's response range is a mid-stream
 // failure (C9-100/C9-112), and one about a duplicate is C9-106/C9-115's.
+// So is a NAK naming a PSN of a READ's span (its own PSN, say) after the
+// responder acknowledged into that span, as its READ response packets
+// with an AETH do: which PSN the NAK of a READ failing mid-response
+// carries is C9-100/C9-112's rule, not this one's (one root cause, one
+// clause).
 // On traces that may miss packets, only a NAK naming a request the
 // capture shows is counted, and one naming an acknowledged PSN is
 // indeterminate (a resend the capture missed may be what it answers).
@@ -47,6 +52,10 @@ func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	x := p.PSN
 	if ev.DupNamed != nil && !ev.Accepted {
 		return // about a duplicate: C9-106/C9-115
+	}
+	if sp := c.ReadSpanAt(x); sp != nil && ev.AckedAlready && sp.Holds(ev.AckedPSN) {
+		k.Indeterminate(c, fmt.Sprintf("a remote access NAK names PSN %d in the span of the READ at PSN %d after its response began: a READ failing mid-response is judged under C9-100 and C9-112", x, sp.First))
+		return
 	}
 	expected := []string{"a remote access NAK with the PSN of the request packet that failed (received at the expected PSN, not yet acknowledged)"}
 	switch {

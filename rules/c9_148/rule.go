@@ -40,10 +40,31 @@ func init() {
 // Indeterminate: a capture that misses requests (a PSN gap, or a request
 // seen for the first time behind newer ones) cannot count completions,
 // unless it is known complete (--complete).
+//
+// One root cause, one clause: the counts rest on the PSNs of the
+// responses (which messages an AETH acknowledges). Where the connection
+// shows a response PSN no legal responder gives (Conn.ResponsePSNFault:
+// an ACK beyond every request, an ATOMIC Acknowledge or a READ response
+// at another request's PSN), the count the MSN is judged against is no
+// longer forced, and that fault is its own clause's (C9-95, o9-58,
+// C9-96). As it may show only after the MSN it undermines, violations are
+// held until the connection ends and are then left undecided on such a
+// connection.
 type monitor struct {
-	t *responses.Tracker
-	m *responses.SharedMSN // shared with C9-149
+	t    *responses.Tracker
+	m    *responses.SharedMSN // shared with C9-149
+	held []heldViolation
 }
+
+// heldViolation is a violation awaiting the connection's end.
+type heldViolation struct {
+	r *trace.Record
+	j responses.Judgement
+}
+
+// maxHeld bounds the violations held per connection; past it they are
+// reported at once.
+const maxHeld = 1024
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
@@ -59,11 +80,32 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	case j.Skip:
 	case j.Undecided:
 		c.Indeterminate(ID, j.Reason)
+	case j.Violation && j.OwnPSN:
+		// One root cause, one clause: the PSN may be the wrong field.
+		c.Unresolved(ID, "an ACK's MSN is lower than the messages its PSN acknowledges: either its PSN (judged under C9-95) or its MSN is wrong, and the trace does not tell which; "+j.Message)
 	case j.Violation:
-		c.Violation(ID, r, j.Message, j.Expected, j.Seen)
+		if len(m.held) == maxHeld {
+			m.report(c, m.held[0])
+			m.held = m.held[1:]
+		}
+		m.held = append(m.held, heldViolation{r, j})
 	default:
 		c.Checked(ID)
 	}
 }
 
-func (m *monitor) End(*harness.Conn) {}
+// report judges a held violation.
+func (m *monitor) report(c *harness.Conn, h heldViolation) {
+	if f := c.ResponsePSNFault(); f != "" {
+		c.Indeterminate(ID, "the MSN disagrees with the count of messages its response's PSN acknowledges, but response PSNs on this connection are at fault: "+f)
+		return
+	}
+	c.Violation(ID, h.r, h.j.Message, h.j.Expected, h.j.Seen)
+}
+
+func (m *monitor) End(c *harness.Conn) {
+	for _, h := range m.held {
+		m.report(c, h)
+	}
+	m.held = nil
+}

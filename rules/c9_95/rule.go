@@ -32,8 +32,41 @@ func init() {
 // out of order) is not evidence of anything, so an ACK for a PSN beyond
 // every request seen is a violation only in a complete trace (active runs,
 // or an audit told --complete); elsewhere it is indeterminate.
+//
+// One root cause, one clause: an ACK that goes back to the PSN of a
+// duplicate request received since answers that duplicate, and how a
+// duplicate SEND or WRITE is answered (with the newest completed PSN) is
+// C9-105's rule; such an ACK is left undecided here.
 type monitor struct {
 	pending *trace.Record // an ACK ahead of every request seen
+	// dups holds the PSNs of duplicate requests (behind the responder's
+	// expected PSN, or at or before an ACKed PSN) not yet answered.
+	dups []wire.PSN
+}
+
+// maxDups bounds the duplicates remembered.
+const maxDups = 64
+
+// noteDup remembers request PSN p when it is a duplicate.
+func (m *monitor) noteDup(c *harness.Conn, p wire.PSN) {
+	if c.Classify(p) != harness.ReqBehind && !(c.HaveAck && p.AtOrBefore(c.LastAckPSN)) {
+		return
+	}
+	if len(m.dups) == maxDups {
+		m.dups = m.dups[1:]
+	}
+	m.dups = append(m.dups, p)
+}
+
+// answersDup reports, and forgets, a duplicate request with PSN p.
+func (m *monitor) answersDup(p wire.PSN) bool {
+	for i, d := range m.dups {
+		if d == p {
+			m.dups = append(m.dups[:i], m.dups[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // Opcodes implements harness.OpcodeFilter: the monitor judges Acknowledges and
@@ -50,6 +83,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	p := r.Packet
 	if opc.IsRequest(p.Opcode) {
+		m.noteDup(c, p.PSN)
 		if m.pending != nil && c.HaveReq {
 			// Without --complete a capture may miss requests or show
 			// packets out of the order they crossed the wire (capture
@@ -82,6 +116,10 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	if c.HaveAck && p.PSN.Before(c.LastAckPSN) {
+		if m.answersDup(p.PSN) {
+			c.Indeterminate(ID, fmt.Sprintf("ACK PSN %d goes back behind the earlier ACK PSN %d to answer the duplicate request with that PSN: how a duplicate is answered is judged under C9-105", p.PSN, c.LastAckPSN))
+			return
+		}
 		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d goes back behind the earlier ACK PSN %d", p.PSN, c.LastAckPSN),
 			[]string{fmt.Sprintf("an ACK PSN at or after %d (an ACK covers everything before its PSN)", c.LastAckPSN)},
 			fmt.Sprintf("ACK PSN %d", p.PSN))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
@@ -115,6 +116,10 @@ func (r *R) Active(name string, sc Scenario, body func(p *harness.Peer)) {
 	})
 }
 
+// abortDrain is how long the device's answers are taken in after a
+// scenario stopped early (the responder scenarios' liveness wait).
+const abortDrain = 100 * time.Millisecond
+
 // afterActive records the scenario's outcome under its clause, a failed
 // setup step's or trigger's finding under the clause governing it, and
 // audits the trace with every monitor. The monitors' findings are kept
@@ -134,6 +139,14 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 		settings.SRQ = harness.SRQAll
 	} else {
 		settings.SRQ = harness.SRQNone
+	}
+	if rep.Failed() || rep.State.Is(types.SpecStateSkipped) {
+		// The scenario stopped where a step failed, maybe while the
+		// device was still answering: take in what it still sends, so
+		// that the trace the monitors judge as complete does not end in
+		// the middle of an exchange (an answer cut off by the scenario's
+		// end is no missing answer).
+		peer.Collect(abortDrain)
 	}
 	if Cfg.TraceDir != "" {
 		writeTrace(id, conn, settings)

@@ -58,6 +58,23 @@ func seedWalk(lost bool) func(t *ht.Trace) {
 }
 
 var cases = []vcase{
+	// One root cause, one clause (issue 13): a deviation that another
+	// clause governs fails only that clause.
+	{name: "an ACK going back to answer a duplicate with its own PSN is C9-105's", build: dupAckBack(true), settings: complete(1024), fail: "C9-105"},
+	{name: "an ACK going back with no duplicate to answer is C9-95's", build: dupAckBack(false), settings: complete(1024), fail: "C9-95"},
+	{name: "every READ answer opening with a Middle is C9-97's, not the replay's", build: readFormat(wire.ReadResponseMiddle, wire.ReadResponseLast), settings: complete(1024), fail: "C9-97"},
+	{name: "every READ answer closing with a Middle is C9-98's, not the replay's", build: readFormat(wire.ReadResponseFirst, wire.ReadResponseMiddle), settings: complete(1024), fail: "C9-98"},
+	{name: "a new AckReq request left unanswered is C9-116's", build: ackReqLeft(false), settings: complete(1024), fail: "C9-116"},
+	{name: "a duplicate AckReq request left unanswered is not C9-116's", build: ackReqLeft(true), settings: complete(1024)},
+	{name: "an AckReq request beyond the expected PSN owes no answer", build: ackReqAhead, settings: complete(1024)},
+	{name: "an RNR NAK repeated unprompted is §9.7.7.2's, not a wrong PSN", build: rnrRepeat, settings: complete(1024), fail: "§9.7.7.2"},
+	{name: "a READ failing mid-response NAKed with its own PSN is C9-100's, not C9-124's", build: readFailNAK(101), settings: complete(1024), fail: "C9-100,C9-112"},
+	{name: "a READ failing mid-response NAKed at the refused packet", build: readFailNAK(103), settings: complete(1024)},
+	{name: "a sequence NAK inside a READ's response range is no READ failure", build: readSeqNAK, settings: complete(1024), fail: "C9-111,C9-121"},
+	{name: "ACKs one PSN ahead are C9-95's, not the MSN's", build: ackAhead, settings: complete(1024), fail: "C9-95"},
+	{name: "an ACK answering AckReq with an MSN too low is C9-148's", build: ackMSNLow, settings: complete(1024), fail: "C9-148"},
+	{name: "READ responses numbered one PSN late are C9-96's only", build: readSkew, settings: complete(1024), fail: "C9-96"},
+	{name: "ATOMIC Acknowledges one PSN late are o9-58's only", build: atomicSkew, settings: complete(1024), fail: "o9-58"},
 	{name: "seed walk, 304 lost before the capture point, MTU unknown", build: seedWalk(true), settings: capture(0)},
 	{name: "seed walk, 304 lost before the capture point, MTU 4096", build: seedWalk(true), settings: capture(4096)},
 	{name: "seed walk, capture at the responder", build: seedWalk(true), settings: complete(4096)},
@@ -118,6 +135,137 @@ var cases = []vcase{
 	{name: "unanswered AckReq, complete", build: unanswered(1, false), settings: complete(0), fail: "C9-116"},
 	{name: "unanswered AckReq, capture showing the connection's start", build: unanswered(1, false), settings: capture(0), undecided: "C9-116"},
 	{name: "unanswered AckReq, mid-connection capture, responder answering on", build: unanswered(7, true), settings: capture(0), undecided: "C9-116"},
+}
+
+// dupAckBack: SENDs 101 and 102 acknowledged; when dup, a duplicate of
+// 101 follows, answered by an ACK with its own PSN 101 (C9-105 wants the
+// newest completed PSN, 102); otherwise the ACK of 101 follows with no
+// request to answer.
+func dupAckBack(dup bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.SendOnly, 101, true)
+		t.Ack(101, 2)
+		t.Req(wire.SendOnly, 102, true)
+		t.Ack(102, 3)
+		if dup {
+			t.Req(wire.SendOnly, 101, true)
+		}
+		t.Ack(101, 3)
+	}
+}
+
+// readFormat: a 3 KiB READ at 100 (MTU 1024) answered first, last and a
+// Middle between, then its duplicate answered the same way: a device
+// whose every READ answer has the wrong first or last opcode.
+func readFormat(first, last wire.Opcode) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		for range 2 {
+			t.Read(100, 3*1024)
+			t.ReadResp(first, 100, 1, 1024)
+			t.ReadResp(wire.ReadResponseMiddle, 101, 0, 1024)
+			t.ReadResp(last, 102, 1, 1024)
+		}
+	}
+}
+
+// ackReqLeft: SEND 101 with AckReq acknowledged, then SEND 102 with
+// AckReq (or, when dup, a duplicate of 100 with AckReq) never answered.
+func ackReqLeft(dup bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.SendOnly, 101, true)
+		t.Ack(101, 2)
+		if dup {
+			t.Req(wire.SendOnly, 100, true)
+		} else {
+			t.Req(wire.SendOnly, 102, true)
+		}
+	}
+}
+
+// ackReqAhead: SEND 102 with AckReq arrives while the responder expects
+// 101: it is dropped, and owes no answer under C9-116 (the sequence NAK
+// the gap calls for is C9-121's matter).
+func ackReqAhead(t *ht.Trace) {
+	start(t)
+	t.Req(wire.SendOnly, 101, false)
+	t.Ack(101, 2)
+	t.Req(wire.SendOnly, 103, true)
+}
+
+// rnrRepeat: SEND 101 refused with an RNR NAK naming it, and the same
+// RNR NAK again 1 ms later with no request to prompt it.
+func rnrRepeat(t *ht.Trace) {
+	start(t)
+	t.Req(wire.SendOnly, 101, true)
+	t.RNR(101, 1, 1)
+	t.Wait(time.Millisecond)
+	t.RNR(101, 1, 1)
+}
+
+// readFailNAK: a 4 KiB READ at 101 (MTU 1024) whose response stops after
+// First and Middle (PSNs 101, 102), NAKed for a remote access error
+// naming x (103, the refused packet's PSN, is right).
+func readFailNAK(x wire.PSN) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Read(101, 4*1024)
+		t.ReadResp(wire.ReadResponseFirst, 101, 2, 1024)
+		t.ReadResp(wire.ReadResponseMiddle, 102, 0, 1024)
+		t.NAK(x, wire.NAKRemoteAccess, 2)
+	}
+}
+
+// readSeqNAK: a 4 KiB READ at 101 (MTU 1024) answered with First and
+// Middle, then a SEND 105 drawing a sequence NAK that names 102, inside
+// the READ's range (no legal expected PSN: C9-111/C9-121's fault).
+func readSeqNAK(t *ht.Trace) {
+	start(t)
+	t.Read(101, 4*1024)
+	t.ReadResp(wire.ReadResponseFirst, 101, 2, 1024)
+	t.ReadResp(wire.ReadResponseMiddle, 102, 0, 1024)
+	t.Req(wire.SendOnly, 105, true)
+	t.NAK(102, wire.NAKPSNSequence, 2)
+}
+
+// ackAhead: SENDs 101 (AckReq) and 102 answered by an ACK naming 102
+// with MSN 2, then SEND 103 (AckReq) answered by an ACK naming 104, which
+// no request carried: each ACK one PSN past the request it answers.
+func ackAhead(t *ht.Trace) {
+	start(t)
+	t.Req(wire.SendOnly, 101, true)
+	t.Req(wire.SendOnly, 102, false)
+	t.Ack(102, 2)
+	t.Req(wire.SendOnly, 103, true)
+	t.Ack(104, 4)
+}
+
+// ackMSNLow: SEND 101 with AckReq answered by an ACK naming it whose MSN
+// did not move.
+func ackMSNLow(t *ht.Trace) {
+	start(t)
+	t.Req(wire.SendOnly, 101, true)
+	t.Ack(101, 1)
+}
+
+// readSkew: a 0-byte READ at 101 and a WRITE at 102 (AckReq); the READ's
+// Only response carries 102, then the WRITE is acknowledged.
+func readSkew(t *ht.Trace) {
+	start(t)
+	t.Read(101, 0)
+	t.Req(wire.WriteOnly, 102, true)
+	t.ReadResp(wire.ReadResponseOnly, 102, 2, 0)
+	t.Ack(102, 3)
+}
+
+// atomicSkew: ATOMICs at 101 and 102, acknowledged at 102 and 103.
+func atomicSkew(t *ht.Trace) {
+	start(t)
+	t.Atomic(wire.FetchAdd, 101)
+	t.Atomic(wire.FetchAdd, 102)
+	t.AtomicAck(102, 2, 7)
+	t.AtomicAck(103, 3, 8)
 }
 
 // unanswered: SEND 200 acknowledged with MSN msn (1: the connection's

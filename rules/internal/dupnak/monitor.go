@@ -218,6 +218,10 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 		k.Checked(c)
 	case ev.Exact && ev.Behind && len(ev.DupsSinceBase) > 0:
 		k.Indeterminate(c, "a NAK named a PSN behind the expected PSN right after a duplicate: judged under C9-103 (a duplicate must not move the expected PSN)")
+	case ev.Exact && c.ResponsePSNFault() != "":
+		// The expected PSN is placed with the READ ranges the responses
+		// showed, and these are at fault: one root cause, judged there.
+		k.Indeterminate(c, fmt.Sprintf("the %s names PSN %d, not the expected PSN %s as the trace places it, but that placement rests on response PSNs at fault: %s", name, x, FormatPSNs(ev.Window), c.ResponsePSNFault()))
 	case ev.Exact:
 		k.Violation(c, ev.Rec, fmt.Sprintf("the %s carries PSN %d, but the responder's expected PSN when it built the NAK was %s (from the requests it had received)", name, x, FormatPSNs(ev.Window)),
 			[]string{fmt.Sprintf("a %s with the expected PSN %s", name, FormatPSNs(ev.Window))},

@@ -41,7 +41,11 @@ func RegisterMidStreamMonitor(clause string) {
 // Not decided here: a NAK for a READ before any of its response packets
 // went out names the READ's own PSN, which is C9-124's concern; a NAK
 // whose PSN a duplicate READ that arrived after the stream began could
-// explain is left to the duplicate rules (C9-106/C9-115).
+// explain is left to the duplicate rules (C9-106/C9-115). A PSN sequence
+// error NAK answers an out-of-sequence request, not a failing READ: one
+// naming a PSN inside a READ's response range (which no expected PSN of
+// a legal responder lies in) is a fault of the PSN it names, judged
+// under C9-111/C9-121 (or of the expected PSN, C9-103), not here.
 type midStream struct {
 	clause string
 	t      *Tracker
@@ -72,6 +76,10 @@ func (m *midStream) Observe(c *harness.Conn, r *trace.Record) {
 	switch ev.Kind {
 	case EvAfterNAK:
 		s := ev.Stream
+		if seqNAK(s.NAKRec) {
+			c.Indeterminate(m.clause, "READ response data followed a sequence NAK inside the READ's range: that NAK answered a request, not the READ's failure (its PSN is judged under C9-111/C9-121)")
+			return
+		}
 		c.Violation(m.clause, r, fmt.Sprintf("READ response data at PSN %d follows the NAK (frame %d) that ended the response of the READ at PSN %d: after the error no more of its data may be sent",
 			p.PSN, s.NAKRec.Frame, s.Req.PSN),
 			[]string{"no READ response packet of that READ after its NAK (a new response only for a new or duplicate READ request)"},
@@ -89,9 +97,19 @@ func (m *midStream) Observe(c *harness.Conn, r *trace.Record) {
 	}
 }
 
+// seqNAK reports whether r is an Acknowledge carrying a PSN sequence
+// error NAK.
+func seqNAK(r *trace.Record) bool {
+	return r != nil && r.Packet.Opcode == wire.Acknowledge && r.Packet.AETH.IsNAK(wire.NAKPSNSequence)
+}
+
 // judge checks NAK r, which ended stream s whose next PSN was next.
 func (m *midStream) judge(c *harness.Conn, r *trace.Record, s *Stream, next wire.PSN) {
 	p := r.Packet
+	if seqNAK(r) {
+		c.Indeterminate(m.clause, fmt.Sprintf("a sequence NAK with PSN %d inside the response range of the READ at PSN %d answers an out-of-sequence request, not the READ's failure: its PSN is judged under C9-111/C9-121", p.PSN, s.Req.PSN))
+		return
+	}
 	want := []string{fmt.Sprintf("an Acknowledge (opcode 0x11) NAK with PSN %d, the first response packet of the READ at PSN %d not yet sent, and no more of its response after it", next, s.Req.PSN)}
 	if p.Opcode != wire.Acknowledge {
 		c.Violation(m.clause, r, fmt.Sprintf("the READ at PSN %d failed after %d response packets and the refused packet went out as %s carrying the NAK syndrome, not as an Acknowledge",
