@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/reports"
@@ -112,6 +113,11 @@ type Settings struct {
 	// DeviceIsRequester is set (with Active) when the device under test is
 	// the requester of the connection.
 	DeviceIsRequester bool
+	// Tolerance is, for active runs on a real clock (a live device), how
+	// far the trace's timestamps may be from when the device really sent
+	// (the adapter's measured round trip and timer granularity): a time
+	// bound is judged failed only beyond it. Zero on a virtual clock.
+	Tolerance time.Duration
 	// CaptureDrops is set when the capture reports packets it dropped
 	// (pcapng interface statistics): a connection whose beginning the
 	// trace shows is then not taken as complete.

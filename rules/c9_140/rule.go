@@ -111,7 +111,11 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	case gap >= d:
 		c.Checked(ID)
 	case gap >= requester.TimerFloor(c, d):
-		c.Indeterminate(ID, fmt.Sprintf("a retransmission came within %.0f%% short of the transport timer interval, which capture timestamps cannot resolve", requester.CaptureTimerSlack*100))
+		if c.Settings.Active {
+			c.Indeterminate(ID, fmt.Sprintf("a retransmission came short of the transport timer interval by less than the live adapter's timing tolerance (%v), which the harness's timestamps cannot resolve", c.Settings.Tolerance))
+		} else {
+			c.Indeterminate(ID, fmt.Sprintf("a retransmission came within %.0f%% short of the transport timer interval, which capture timestamps cannot resolve", requester.CaptureTimerSlack*100))
+		}
 	default:
 		c.Violation(ID, r, fmt.Sprintf("PSN %d (%s) was sent again %v after the transmission of frame %d, before the transport timer could expire: its interval is %v (4.096 µs × 2^%d), and no NAK, RNR NAK or implied NAK came in between", p.PSN, p.Opcode.ShortName(), gap, prev.Frame, d, c.Settings.AckTimeout),
 			[]string{fmt.Sprintf("a timer-driven retransmission no sooner than %v after the previous transmission", d), "no retransmission (an acknowledgment arrives first)"},

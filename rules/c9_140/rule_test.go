@@ -14,6 +14,14 @@ import (
 
 var T = wire.AckTimeout(10) // 4.194304 ms
 
+// live returns the settings of an active run on a real clock whose
+// adapter measured timing tolerance tol.
+func live(tol time.Duration) harness.Settings {
+	s := reqtest.Active(1024, 10, 7, 7)
+	s.Tolerance = tol
+	return s
+}
+
 func TestMonitorHandBuilt(t *testing.T) {
 	active := reqtest.Active(1024, 10, 7, 7)
 	cases := []struct {
@@ -34,6 +42,14 @@ func TestMonitorHandBuilt(t *testing.T) {
 			r := s.Send(0xFFFFFF, 3)
 			s.At(T - time.Microsecond)
 			s.Resend(r...)
+		}, reqtest.Fail},
+		{"live device: a resend short of the interval by less than the adapter's tolerance", live(2 * time.Millisecond), func(s *reqtest.Script) {
+			x := s.Req(wire.SendOnly, 100, 8)
+			s.At(T - time.Millisecond).Again(x)
+		}, reqtest.Indet},
+		{"live device: a resend short of the interval by more than the adapter's tolerance", live(2 * time.Millisecond), func(s *reqtest.Script) {
+			x := s.Req(wire.SendOnly, 100, 8)
+			s.At(T - 3*time.Millisecond).Again(x)
 		}, reqtest.Fail},
 		{"timeout 0: any timer resend", reqtest.Active(1024, 0, 7, 7), func(s *reqtest.Script) {
 			x := s.Req(wire.SendOnly, 5, 8)

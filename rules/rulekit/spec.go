@@ -132,6 +132,9 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 	settings.Active = true
 	settings.MTU = conn.Info().MTU
 	settings.DeviceIsRequester = sc.DeviceIsRequester
+	if tc, ok := conn.(interface{ Tolerance() time.Duration }); ok {
+		settings.Tolerance = tc.Tolerance()
+	}
 	settings.AckTimeout = int(conn.Info().Config.Timeout)
 	settings.RetryCnt = int(conn.Info().Config.RetryCnt)
 	settings.RNRRetry = int(conn.Info().Config.RNRRetry)
