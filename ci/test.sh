@@ -34,6 +34,16 @@ echo "== the suite against Linux soft-RoCE in a VM (ci/rxe-lab.sh; verdicts must
 set +e
 bash ci/rxe-lab.sh
 lab=$?
+if [ "$lab" = 1 ]; then
+  # A real-time scenario on an emulated device can lose a race it
+  # usually wins; a verdict that moved for a reason moves again. Run the
+  # lab once more and fail only if it differs again (the first run's
+  # differences stay printed above, and flag a flap to look at).
+  echo "rxe-lab: verdicts differed from ci/rxe/expected.json; running the lab once more to tell a flap from a change"
+  RXE_LAB_OUT=out/rxe-rerun bash ci/rxe-lab.sh
+  lab=$?
+  [ "$lab" = 0 ] && echo "rxe-lab: FLAP: the second run matched ci/rxe/expected.json; the first run's differences (above, out/rxe/) need a look"
+fi
 set -e
 case "$lab" in
   0) ;;
