@@ -1,9 +1,11 @@
 package harness
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -201,6 +203,7 @@ type Conn struct {
 	LastNAK    *trace.Record // most recent NAK (any code)
 	Packets    int
 	recent     []*trace.Record // the last records, at most recentMax, in recentBuf
+	cur        *trace.Record   // the record being delivered to the monitors
 	recentBuf  []*trace.Record
 	sink       *Sink
 	checkers   []Checker
@@ -525,6 +528,7 @@ func (c *Conn) Unresolved(clause, reason string) {
 	if t.Reason == "" || t.Open == 1 {
 		t.Reason, t.ReasonAt = reason, c.sink.At
 	}
+	t.addKind(reason, true, c.frameNow(), c.sink.At)
 }
 
 // Checked counts one instance of clause that was checked and held.
@@ -537,6 +541,16 @@ func (c *Conn) Indeterminate(clause, reason string) {
 	if t.Reason == "" {
 		t.Reason, t.ReasonAt = reason, c.sink.At
 	}
+	t.addKind(reason, false, c.frameNow(), c.sink.At)
+}
+
+// frameNow is the capture frame of the record the connection's monitors
+// are judging (0 on an active run, whose records have no capture frame).
+func (c *Conn) frameNow() int {
+	if c.Settings.Active || c.cur == nil {
+		return 0
+	}
+	return c.cur.Frame
 }
 
 // Tally counts what happened to one clause.
@@ -550,6 +564,67 @@ type Tally struct {
 	Reason        string
 	// ReasonAt is the sink's At when Reason was set (see Sink.At).
 	ReasonAt int64
+	// Kinds lists every undecided instance by the kind of its reason
+	// (reports.ReasonKind), in order of first appearance: the count
+	// of each and its first instance, so that no doubt is hidden
+	// behind the one Reason. Their counts add up to Indeterminate.
+	Kinds      []reports.UndecidedKind
+	kindAt     map[string]int // kind key -> index in Kinds
+	lastReason string         // the last reason given, and its index in Kinds
+	lastKind   int
+}
+
+// addKind counts one undecided instance under its reason's kind.
+func (t *Tally) addKind(reason string, open bool, frame int, at int64) {
+	if len(t.Kinds) > 0 && reason == t.lastReason && t.Kinds[t.lastKind].Open == open {
+		t.Kinds[t.lastKind].Count++
+		return
+	}
+	key := reports.ReasonKind(reason, open)
+	i, ok := t.kindAt[key]
+	if !ok {
+		if t.kindAt == nil {
+			t.kindAt = map[string]int{}
+		}
+		i = len(t.Kinds)
+		t.kindAt[key] = i
+		t.Kinds = append(t.Kinds, reports.UndecidedKind{Reason: reason, Open: open, Frame: frame, At: at})
+	}
+	t.Kinds[i].Count++
+	t.lastReason, t.lastKind = reason, i
+}
+
+// mergeKinds sets t's kinds from several tallies' (shard workers'), as
+// one tally fed every instance in trace order would hold them: kinds in
+// order of first appearance (by At, then by place in their worker's
+// list), each with its first instance.
+func (t *Tally) mergeKinds(from []*Tally) {
+	type at struct {
+		k      reports.UndecidedKind
+		w, pos int
+	}
+	var all []at
+	for w, o := range from {
+		for pos, k := range o.Kinds {
+			all = append(all, at{k, w, pos})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b at) int {
+		return cmp.Or(cmp.Compare(a.k.At, b.k.At), cmp.Compare(a.w, b.w), cmp.Compare(a.pos, b.pos))
+	})
+	t.Kinds, t.kindAt, t.lastReason = nil, nil, ""
+	for _, x := range all {
+		key := reports.ReasonKind(x.k.Reason, x.k.Open)
+		if i, ok := t.kindAt[key]; ok {
+			t.Kinds[i].Count += x.k.Count
+			continue
+		}
+		if t.kindAt == nil {
+			t.kindAt = map[string]int{}
+		}
+		t.kindAt[key] = len(t.Kinds)
+		t.Kinds = append(t.Kinds, x.k)
+	}
 }
 
 // Verdict turns a tally into a verdict: any violation fails; otherwise an
@@ -771,6 +846,7 @@ func (a *Auditor) Observe(r *trace.Record) {
 
 // deliver shows r to the connection's checkers, then absorbs it.
 func (c *Conn) deliver(r *trace.Record) {
+	c.cur = r
 	if op := r.Packet.Opcode; op < 32 {
 		for _, i := range c.route[op] {
 			c.checkers[i].Observe(c, r)

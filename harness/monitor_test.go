@@ -135,3 +135,52 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// TestTallyKinds: every undecided instance is counted under the kind of its
+// reason (reasons that differ only in their numbers are one kind), with
+// its first instance's reason and frame, kinds in order of first
+// appearance, and the counts add up to the tally's undecided count; open
+// and not-open instances of one reason are separate kinds.
+func TestTallyKinds(t *testing.T) {
+	sink := NewSink("t.pcap")
+	c := &Conn{sink: sink}
+	steps := []struct {
+		frame  int
+		open   bool
+		reason string
+	}{
+		{10, false, "the NAK at PSN 5 cannot be placed"},
+		{11, false, "the NAK at PSN 6 cannot be placed"},
+		{12, true, "the ACK at PSN 7 may cover a lost request"},
+		{13, false, "the NAK at PSN 8 cannot be placed"},
+		{14, false, "the ACK at PSN 7 may cover a lost request"},
+		{15, true, "the ACK at PSN 9 may cover a lost request"},
+	}
+	for _, s := range steps {
+		c.cur = &trace.Record{Frame: s.frame}
+		if s.open {
+			c.Unresolved("C9-95", s.reason)
+		} else {
+			c.Indeterminate("C9-95", s.reason)
+		}
+	}
+	tl := sink.Tally("C9-95")
+	want := []reports.UndecidedKind{
+		{Reason: "the NAK at PSN 5 cannot be placed", Count: 3, Frame: 10},
+		{Reason: "the ACK at PSN 7 may cover a lost request", Count: 2, Open: true, Frame: 12},
+		{Reason: "the ACK at PSN 7 may cover a lost request", Count: 1, Frame: 14},
+	}
+	if len(tl.Kinds) != len(want) {
+		t.Fatalf("kinds %+v, want %+v", tl.Kinds, want)
+	}
+	sum := 0
+	for i := range want {
+		if tl.Kinds[i] != want[i] {
+			t.Errorf("kind %d: %+v, want %+v", i, tl.Kinds[i], want[i])
+		}
+		sum += tl.Kinds[i].Count
+	}
+	if sum != tl.Indeterminate || tl.Open != 2 {
+		t.Errorf("kinds count %d instances, tally %d undecided (%d open, want 2)", sum, tl.Indeterminate, tl.Open)
+	}
+}

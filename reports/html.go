@@ -106,7 +106,8 @@ type verdictCount struct {
 type htmlClause struct {
 	ClauseResult
 	VerdictText  string
-	FirstFinding string // anchor of its findings, if any
+	FirstFinding string   // anchor of its findings, if any
+	Doubts       []string // its undecided instances by kind (UndecidedLines)
 }
 
 // htmlClauseFindings is the findings of one clause result.
@@ -250,7 +251,7 @@ func newHTMLPage(r *Result, limit int) (*htmlPage, error) {
 		p.Violations += cf.Violations()
 	}
 	for i, c := range r.Clauses {
-		p.Clauses = append(p.Clauses, htmlClause{ClauseResult: c, VerdictText: VerdictText(c), FirstFinding: anchors[i]})
+		p.Clauses = append(p.Clauses, htmlClause{ClauseResult: c, VerdictText: VerdictText(c), FirstFinding: anchors[i], Doubts: UndecidedLines(c)})
 	}
 
 	// The page without instances, to know the room left for them.

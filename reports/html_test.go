@@ -64,8 +64,13 @@ func TestHTML(t *testing.T) {
 				if rows[i][2] != c.Side || rows[i][3] != string(c.Verdict) {
 					t.Errorf("row %d: side %q verdict %q, want %q %q", i, rows[i][2], rows[i][3], c.Side, c.Verdict)
 				}
-				if c.Reason != "" && !strings.Contains(page, `<td class="reason">`+htmlText(c.Reason)+`</td>`) {
+				if c.Reason != "" && !strings.Contains(page, `<td class="reason">`+htmlText(c.Reason)) {
 					t.Errorf("row %d: reason %q missing", i, c.Reason)
+				}
+				for _, l := range UndecidedLines(c) {
+					if !strings.Contains(page, "<li>"+htmlText(l)+"</li>") {
+						t.Errorf("row %d: undecided kind %q missing", i, l)
+					}
 				}
 			}
 

@@ -225,6 +225,11 @@ func caseProperties(r *Result, c ClauseResult) *junitProps {
 	if len(c.Checks) > 0 {
 		p = append(p, junitProperty{Name: "checks", Value: xmlSafe(strings.Join(c.Checks, "; "))})
 	}
+	if c.Undecided > 0 {
+		if lines := UndecidedLines(c); len(lines) > 0 {
+			p = append(p, junitProperty{Name: "undecided_kinds", Value: xmlSafe(strings.Join(lines, "; "))})
+		}
+	}
 	return &junitProps{Props: p}
 }
 
@@ -306,6 +311,12 @@ func failureText(r *Result, c ClauseResult) string {
 	}
 	if cf.Kept == 0 {
 		b.WriteString("No finding was recorded for this clause.\n")
+	}
+	if lines := UndecidedLines(c); len(lines) > 0 {
+		b.WriteString("Undecided instances, by kind:\n")
+		for _, l := range lines {
+			fmt.Fprintf(&b, "  - %s\n", l)
+		}
 	}
 	for i, g := range cf.Groups {
 		fmt.Fprintf(&b, "\nKind %d of %d: %s (%s): %s\n", i+1, len(cf.Groups), plural(g.Count(), "instance"), g.Span(), g.Headline())

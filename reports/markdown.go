@@ -138,6 +138,9 @@ func WriteMarkdownOptions(w io.Writer, r *Result, o MarkdownOptions) error {
 		left = append(left, "the violations past this point (the comment limit was reached)")
 	}
 	b.WriteString(body.String())
+	if dropped := writeMarkdownUndecided(&b, r, limit-closingRoom); dropped > 0 {
+		left = append(left, plural(dropped, "line")+" of the undecided instances by kind")
+	}
 
 	lg, li := p.leftOut(cfs)
 	if li > 0 {
@@ -368,4 +371,43 @@ func mdFence(s string) string {
 		}
 	}
 	return strings.Repeat("`", max(3, longest+1))
+}
+
+// writeMarkdownUndecided lists every clause result's undecided instances
+// by kind (UndecidedLines) while b stays within limit, and returns how
+// many lines it left out.
+func writeMarkdownUndecided(b *strings.Builder, r *Result, limit int) int {
+	var lines []string
+	total, clauses := 0, 0
+	for _, c := range r.Clauses {
+		ls := UndecidedLines(c)
+		if len(ls) == 0 {
+			continue
+		}
+		total += c.Undecided
+		clauses++
+		head := fmt.Sprintf("\n**%s**", mdEscape(c.ID))
+		if c.Capture != "" {
+			head += " in " + mdCode(c.Capture)
+		}
+		lines = append(lines, head+fmt.Sprintf(": %s, %d undecided\n", VerdictText(c), c.Undecided))
+		for _, l := range ls {
+			lines = append(lines, "- "+mdEscape(l)+"\n")
+		}
+	}
+	if len(lines) == 0 {
+		return 0
+	}
+	head := fmt.Sprintf("\n### Undecided (%s in %s)\n", plural(total, "instance"), plural(clauses, "clause result"))
+	if b.Len()+len(head) > limit {
+		return len(lines)
+	}
+	b.WriteString(head)
+	for i, l := range lines {
+		if b.Len()+len(l) > limit {
+			return len(lines) - i
+		}
+		b.WriteString(l)
+	}
+	return 0
 }

@@ -1,9 +1,11 @@
 package reports
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -210,6 +212,7 @@ func mergeClause(g []ClauseResult) ClauseResult {
 	m := g[0]
 	m.Checked, m.Violations, m.Undecided, m.Open, m.ReasonAt = 0, 0, 0, 0, 0
 	m.Checks = nil
+	m.UndecidedKinds = nil
 	judged := false
 	// A single run gives the reason of its first open instance if it has
 	// one (Open), else that of its first undecided one.
@@ -247,6 +250,7 @@ func mergeClause(g []ClauseResult) ClauseResult {
 		}
 		judged = true
 	}
+	m.UndecidedKinds = mergeKinds(g)
 	if !judged {
 		return m // unsupported or text-unavailable everywhere: as it was
 	}
@@ -331,4 +335,30 @@ func joinDistinct(a, b string) string {
 		return a
 	}
 	return a + "," + b
+}
+
+// mergeKinds merges the clause results' undecided kinds as one run would
+// have met them: shards' kinds in order of first appearance (by At, then
+// by shard and place), each with its first instance; results of separate
+// runs (At 0) in their order.
+func mergeKinds(g []ClauseResult) []UndecidedKind {
+	type at struct {
+		k        UndecidedKind
+		src, pos int
+	}
+	var all []at
+	for src, c := range g {
+		for pos, k := range c.UndecidedKinds {
+			all = append(all, at{k, src, pos})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b at) int {
+		return cmp.Or(cmp.Compare(a.k.At, b.k.At), cmp.Compare(a.src, b.src), cmp.Compare(a.pos, b.pos))
+	})
+	var m ClauseResult
+	for _, x := range all {
+		x.k.At = 0
+		m.AddUndecided(x.k)
+	}
+	return m.UndecidedKinds
 }

@@ -119,6 +119,11 @@ type ClauseResult struct {
 	// however many instances passed. report --merge needs it to decide
 	// as a single run would.
 	Open int `json:"open,omitempty"`
+	// UndecidedKinds shows every undecided instance: grouped by the kind
+	// of their reason (ReasonKind), each kind with its count and its
+	// first instance, in order of first appearance. The counts add up
+	// to Undecided (results written before the field existed have none).
+	UndecidedKinds []UndecidedKind `json:"undecided_kinds,omitempty"`
 	// Reason says why the clause was not exercised, unsupported,
 	// indeterminate or its text unavailable.
 	Reason  string `json:"reason,omitempty"`
@@ -338,4 +343,52 @@ func countLine(r *Result, sep string) string {
 		fmt.Fprintf(&b, "%d %s", n[v], v)
 	}
 	return b.String()
+}
+
+// UndecidedKind is one kind of undecided instance of a clause: instances
+// whose reasons differ only in their numbers.
+type UndecidedKind struct {
+	// Reason is the first instance's reason, in full.
+	Reason string `json:"reason"`
+	Count  int    `json:"count"`
+	// Open is set for instances that keep the clause from passing (a
+	// violation remains as possible as the legal explanation).
+	Open bool `json:"open,omitempty"`
+	// Frame is the capture frame where the first instance was seen (an
+	// audit's), Scenario the scenario that gave it (a suite run's).
+	Frame    int    `json:"frame,omitempty"`
+	Scenario string `json:"scenario,omitempty"`
+	// At, in a shard's result only, orders first instances as in
+	// Finding.At, so that Merge keeps the first a single run would.
+	At int64 `json:"at,omitempty"`
+}
+
+// ReasonKind is the key under which an undecided instance is counted:
+// its reason with every number left out (MessageTemplate), and whether
+// it is open.
+func ReasonKind(reason string, open bool) string {
+	k := MessageTemplate(reason)
+	if open {
+		return "open:" + k
+	}
+	return k
+}
+
+// AddUndecided counts k.Count instances under their kind in c (keeping the
+// first instance's reason, frame and scenario); it does not touch
+// c.Undecided.
+func (c *ClauseResult) AddUndecided(k UndecidedKind) {
+	key := ReasonKind(k.Reason, k.Open)
+	for i := range c.UndecidedKinds {
+		d := &c.UndecidedKinds[i]
+		if ReasonKind(d.Reason, d.Open) == key {
+			n := d.Count + k.Count
+			if k.At < d.At {
+				*d = k
+			}
+			d.Count = n
+			return
+		}
+	}
+	c.UndecidedKinds = append(c.UndecidedKinds, k)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,6 +222,12 @@ func clauseResults(capture string, sink *harness.Sink, only map[string]bool, sha
 			c.Verdict = t.Verdict()
 			if t != nil {
 				c.Checked, c.Violations, c.Undecided, c.Open = t.Checked, t.Violations, t.Indeterminate, t.Open
+				c.UndecidedKinds = slices.Clone(t.Kinds)
+				if !shard {
+					for i := range c.UndecidedKinds {
+						c.UndecidedKinds[i].At = 0
+					}
+				}
 				if c.Verdict == reports.Indeterminate {
 					c.Reason = t.Reason
 					if shard {

@@ -27,6 +27,7 @@ func writeText(w io.Writer, r *reports.Result) error {
 	fmt.Fprintf(ew, "verdicts: %s\n", countLine(r))
 
 	writeFindings(ew, r)
+	writeUndecided(ew, r)
 	writeVerdicts(ew, r)
 	writeConnections(ew, r)
 	writeCaptures(ew, r)
@@ -101,6 +102,31 @@ func writeFindings(w io.Writer, r *reports.Result) {
 				in = " in " + c.Capture
 			}
 			fmt.Fprintf(w, "\n  … and %d more violations of %s%s not kept as findings (raise --max-findings to see them)\n", cf.NotKept, c.ID, in)
+		}
+	}
+}
+
+// writeUndecided lists every clause result's undecided instances by the
+// kind of their reason (reports.UndecidedLines), so that no doubt hides
+// behind a pass.
+func writeUndecided(w io.Writer, r *reports.Result) {
+	first := true
+	for _, c := range r.Clauses {
+		lines := reports.UndecidedLines(c)
+		if len(lines) == 0 {
+			continue
+		}
+		if first {
+			fmt.Fprintf(w, "\n== Undecided ==\n")
+			first = false
+		}
+		in := ""
+		if c.Capture != "" {
+			in = " (capture " + c.Capture + ")"
+		}
+		fmt.Fprintf(w, "\n%s%s: %s, %d undecided\n", c.ID, in, c.Verdict, c.Undecided)
+		for _, l := range lines {
+			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}
 }

@@ -127,6 +127,9 @@ type clauseAcc struct {
 	// undecided counts the instances the passive monitors left
 	// indeterminate over the active scenarios' traces.
 	passiveUndecided int
+	// kinds shows every undecided instance (active scenarios' and the
+	// passive monitors'), grouped by the kind of its reason.
+	kinds reports.ClauseResult
 	// notExercised: scenarios whose trigger the device did not take, each
 	// with what it did instead.
 	notExercised []string
@@ -321,6 +324,7 @@ func Result() *reports.Result {
 		default:
 			c.Checked, c.Violations, c.Checks = a.checked, a.violations, a.checks
 			c.Undecided = a.indeterminate + a.passiveUndecided
+			c.UndecidedKinds = a.kinds.UndecidedKinds
 			switch {
 			case a.violations > 0:
 				c.Verdict = reports.Fail

@@ -168,7 +168,7 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 	switch {
 	case rep.State.Is(types.SpecStateSkipped):
 		if u := peer.Undecided; u != nil {
-			a.undecided(u.Verdict, name+": "+u.Reason)
+			a.undecided(u.Verdict, name, u.Reason)
 		} else {
 			a.skipped(rep.Failure.Message, name)
 		}
@@ -192,6 +192,10 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 	}
 	for clause, t := range sink.Tallies {
 		accFor(clause).passiveUndecided += t.Indeterminate
+		for _, k := range t.Kinds {
+			k.Scenario, k.At = id+": "+name, 0
+			accFor(clause).kinds.AddUndecided(k)
+		}
 		if t.Violations == 0 {
 			continue
 		}
@@ -208,13 +212,14 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 }
 
 // undecided records a scenario that could not decide its clause.
-func (a *clauseAcc) undecided(v reports.Verdict, reason string) {
+func (a *clauseAcc) undecided(v reports.Verdict, name, reason string) {
 	switch v {
 	case reports.Indeterminate:
 		a.indeterminate++
-		a.reasons = append(a.reasons, reason)
+		a.reasons = append(a.reasons, name+": "+reason)
+		a.kinds.AddUndecided(reports.UndecidedKind{Reason: reason, Count: 1, Scenario: name})
 	default:
-		a.notExercised = append(a.notExercised, reason)
+		a.notExercised = append(a.notExercised, name+": "+reason)
 	}
 }
 
@@ -224,11 +229,11 @@ func (a *clauseAcc) undecided(v reports.Verdict, reason string) {
 func (a *clauseAcc) skipped(msg, name string) {
 	switch {
 	case strings.HasPrefix(msg, "indeterminate: "):
-		a.undecided(reports.Indeterminate, name+": "+strings.TrimPrefix(msg, "indeterminate: "))
+		a.undecided(reports.Indeterminate, name, strings.TrimPrefix(msg, "indeterminate: "))
 	case strings.HasPrefix(msg, "unsupported: "):
 	default:
 		msg = strings.TrimPrefix(strings.TrimPrefix(msg, "not exercised: "), "not-exercised: ")
-		a.undecided(reports.NotExercised, name+": "+msg)
+		a.undecided(reports.NotExercised, name, msg)
 	}
 }
 
@@ -311,6 +316,10 @@ func (r *R) auditCapture() {
 		a.indeterminate += t.Indeterminate
 		if t.Reason != "" {
 			a.reasons = append(a.reasons, t.Reason)
+		}
+		for _, k := range t.Kinds {
+			k.At = 0
+			a.kinds.AddUndecided(k)
 		}
 	}
 	findings = append(findings, fs...)
