@@ -604,6 +604,21 @@ func (c *Conn) PostSends(wrs []dut.WR) error {
 	return c.agentErr(fmt.Sprintf("posting %d work requests", len(wrs)), c.d.agent.PostSends(c.qp, pw))
 }
 
+// StartPostSends posts work requests as PostSends does, without waiting
+// for the agent's answer: the returned function waits for it. Real-time
+// scenarios act on the device's first packets meanwhile (an agent on a
+// slow or emulated host answers a post long after the device has sent).
+func (c *Conn) StartPostSends(wrs []dut.WR) (wait func() error) {
+	pw := make([]agentproto.WR, len(wrs))
+	for i, wr := range wrs {
+		pw[i] = agentproto.FromDUTWR(wr)
+	}
+	p := c.d.agent.StartPostSends(c.qp, pw)
+	return func() error {
+		return c.agentErr(fmt.Sprintf("posting %d work requests", len(wrs)), c.d.agent.WaitPost(p))
+	}
+}
+
 // Completions implements dut.Conn; each completion's time is when it was
 // polled.
 func (c *Conn) Completions() ([]dut.Completion, error) {

@@ -16,7 +16,10 @@ import (
 
 // fakeDevice counts sessions and what they hold.
 type fakeDevice struct {
-	mu     sync.Mutex
+	// postGate, when set, holds every post_send until it is closed (an
+	// agent slow to answer).
+	postGate chan struct{}
+	mu       sync.Mutex
 	open   int
 	closed int
 	alive  map[*fakeSession]bool
@@ -71,6 +74,9 @@ func (s *fakeSession) WriteMem(mr uint32, off int, data []byte) error {
 func (s *fakeSession) InvalidateMR(mr uint32) error              { return nil }
 func (s *fakeSession) PostRecv(qp uint32, count, size int) error { return nil }
 func (s *fakeSession) PostSend(qp uint32, wr WR) error {
+	if s.f.postGate != nil {
+		<-s.f.postGate
+	}
 	if wr.Op == WRCmpSwap {
 		return Errorf(CodeUnsupported, "no atomics")
 	}
@@ -285,5 +291,42 @@ func TestConversions(t *testing.T) {
 	}
 	if got, ok := ParseStatus("err:fatal_err"); !ok || got != dut.StatusLocalError {
 		t.Errorf("an unnamed verbs status: %v %v", got, ok)
+	}
+}
+
+// TestStartedPost: a started post returns before the agent answers; the
+// next request takes the answer off the connection first (answers come in
+// order), and Wait returns it, refusals included.
+func TestStartedPost(t *testing.T) {
+	f := &fakeDevice{postGate: make(chan struct{})}
+	addr := startServer(t, &Server{Device: f})
+	c, err := Dial(context.Background(), addr, "", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	qp, err := c.CreateQP(QPAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.StartPostSends(qp.Handle, []WR{{ID: 1, Op: WRSend, Data: []byte("a")}})
+	// Start came back although the agent cannot have answered yet: it
+	// is still held at the gate.
+	close(f.postGate)
+	if st, err := c.QueryQP(qp.Handle); err != nil || st.State != "RTS" {
+		t.Fatalf("a request after a started post: %+v, %v", st, err)
+	}
+	if err := c.WaitPost(p); err != nil {
+		t.Errorf("the started post: %v", err)
+	}
+	if err := c.WaitPost(p); err != nil {
+		t.Errorf("waiting twice: %v", err)
+	}
+	refused := c.StartPostSends(qp.Handle, []WR{{ID: 2, Op: WRCmpSwap}})
+	if err := c.WaitPost(refused); CodeOf(err) != CodeUnsupported {
+		t.Errorf("a refused started post: %v, want an unsupported error", err)
+	}
+	if _, err := c.QueryQP(qp.Handle); err != nil {
+		t.Errorf("the session after a refused started post: %v", err)
 	}
 }

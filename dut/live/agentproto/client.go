@@ -24,12 +24,13 @@ type Client struct {
 	// Timeout bounds each request (default 10 s).
 	Timeout time.Duration
 
-	mu     sync.Mutex
-	next   uint64
-	last   time.Time
-	broken error
-	done   chan struct{}
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	pending *Pending // a request Start sent whose response is still unread
+	next    uint64
+	last    time.Time
+	broken  error
+	done    chan struct{}
+	wg      sync.WaitGroup
 }
 
 // Dial connects to the agent at addr and says hello with the token.
@@ -92,20 +93,87 @@ func (c *Client) keepalive() {
 func (c *Client) Do(req *Request) (*Response, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.settle()
+	if err := c.send(req); err != nil {
+		return nil, err
+	}
+	return c.receive(req)
+}
+
+// Pending is a request sent without waiting for its response (Start).
+type Pending struct {
+	req  *Request
+	done bool
+	resp *Response
+	err  error
+}
+
+// Start sends req without waiting for its response, which Wait returns.
+// The agent answers in order, so every later request first takes this
+// response off the connection: a harness can act on what the device
+// does while the agent is still answering (a slow host's agent answers a
+// post long after the device sent its first packet).
+func (c *Client) Start(req *Request) *Pending {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.settle()
+	p := &Pending{req: req}
+	if err := c.send(req); err != nil {
+		p.done, p.err = true, err
+		return p
+	}
+	c.pending = p
+	return p
+}
+
+// Wait returns the response to the request Start sent.
+func (c *Client) Wait(p *Pending) (*Response, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending == p {
+		c.settle()
+	}
+	return p.resp, p.err
+}
+
+// settle takes the response to a started request off the connection; the
+// caller holds c.mu.
+func (c *Client) settle() {
+	p := c.pending
+	if p == nil {
+		return
+	}
+	c.pending = nil
+	p.resp, p.err = c.receive(p.req)
+	p.done = true
+}
+
+// send writes req with the next ID; the caller holds c.mu.
+func (c *Client) send(req *Request) error {
 	if c.broken != nil {
-		return nil, c.broken
+		return c.broken
 	}
 	c.next++
 	req.ID = c.next
 	b, err := json.Marshal(req)
 	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", req.Op, err)
+		return fmt.Errorf("encoding %s: %w", req.Op, err)
 	}
 	c.conn.SetDeadline(time.Now().Add(c.Timeout))
 	if _, err := c.conn.Write(append(b, '\n')); err != nil {
 		c.broken = fmt.Errorf("agent connection to %s lost: %w", c.addr, err)
+		return c.broken
+	}
+	return nil
+}
+
+// receive reads the response to req, which send wrote; the caller holds
+// c.mu.
+func (c *Client) receive(req *Request) (*Response, error) {
+	if c.broken != nil {
 		return nil, c.broken
 	}
+	c.conn.SetDeadline(time.Now().Add(c.Timeout))
 	var resp Response
 	for {
 		if err := ReadLine(c.r, &resp); err != nil {
@@ -204,6 +272,18 @@ func (c *Client) PostRecv(qp uint32, count, size int) error {
 // in order.
 func (c *Client) PostSends(qp uint32, wrs []WR) error {
 	_, err := c.Do(&Request{Op: OpPostSend, QP: qp, WRs: wrs})
+	return err
+}
+
+// StartPostSends posts work requests as PostSends does without waiting
+// for the agent's answer: WaitPost returns it.
+func (c *Client) StartPostSends(qp uint32, wrs []WR) *Pending {
+	return c.Start(&Request{Op: OpPostSend, QP: qp, WRs: wrs})
+}
+
+// WaitPost returns the agent's answer to StartPostSends.
+func (c *Client) WaitPost(p *Pending) error {
+	_, err := c.Wait(p)
 	return err
 }
 

@@ -113,6 +113,10 @@ type Run struct {
 	// tolerance swallowed (vacuousWhat says the last of them).
 	judged, vacuous int
 	vacuousWhat     string
+	// unconfirmed holds the checks of posts whose first transmission
+	// came before the agent confirmed them (First), run when the
+	// scenario's body returns.
+	unconfirmed []func()
 	// answerLag is the longest the harness took to answer a round
 	// (AnswerAll) after the round's last packet arrived.
 	answerLag time.Duration
@@ -140,6 +144,9 @@ func active(r *rulekit.R, name string, sc rulekit.Scenario, body func(x *Run)) {
 		x := New(p)
 		x.TimerBound, x.RNRBound = id == "C9-140", id == "rnr-retry"
 		body(x)
+		for _, confirm := range x.unconfirmed {
+			confirm()
+		}
 		if x.vacuous > 0 && x.judged == 0 {
 			// Every lower bound of the scenario was within the tolerance:
 			// it ran, but its timing was not judged.
@@ -153,7 +160,7 @@ func active(r *rulekit.R, name string, sc rulekit.Scenario, body func(x *Run)) {
 // packet in order from PSN start.
 func (x *Run) First(start wire.PSN, wrs ...dut.WR) []*trace.Record {
 	ginkgo.GinkgoHelper()
-	x.post(wrs)
+	wait := x.post(wrs)
 	n := 0
 	for _, wr := range wrs {
 		n += packets(wr, x.Info.MTU)
@@ -162,7 +169,15 @@ func (x *Run) First(start wire.PSN, wrs ...dut.WR) []*trace.Record {
 	next := start
 	for i := 0; i < n; i++ {
 		what := fmt.Sprintf("the first transmission of the posted requests, in order (packet %d of %d)", i+1, n)
-		rec := x.Expect(what, x.T.Live, func(k *wire.Packet) bool { return k.Opcode.IsRequest() })
+		rec := x.Next(x.T.Live)
+		if rec == nil {
+			// Nothing came: a refused post explains it before the device.
+			x.posted(wait, len(wrs))
+			x.Fail([]string{fmt.Sprintf("%s within %v", what, x.T.Live)}, "nothing; "+x.Status(), nil)
+		}
+		if !rec.Packet.Opcode.IsRequest() {
+			x.Fail([]string{fmt.Sprintf("%s within %v, before anything else", what, x.T.Live)}, rec.Packet.String(), rec)
+		}
 		if psn := rec.Packet.PSN; psn != next {
 			if len(out) > 0 && psn.InRange(start, next.Add(-1)) && x.T.Real {
 				// The device's timer expired before the agent had posted
@@ -181,6 +196,12 @@ func (x *Run) First(start wire.PSN, wrs ...dut.WR) []*trace.Record {
 			next = next.Next()
 		}
 	}
+	// Every packet came, so the device took the work requests; the
+	// agent's confirmation is checked when the scenario ends, not waited
+	// for now (it can come long after the device's packets).
+	if wait != nil {
+		x.unconfirmed = append(x.unconfirmed, func() { x.posted(wait, len(wrs)) })
+	}
 	return out
 }
 
@@ -188,21 +209,50 @@ func (x *Run) First(start wire.PSN, wrs ...dut.WR) []*trace.Record {
 // at once (dut/live: one request to the agent instead of one each).
 type batchPoster interface{ PostSends(wrs []dut.WR) error }
 
+// startPoster is implemented by adapters that post without waiting for
+// the device's host to confirm (dut/live: the agent answers a post on a
+// slow or emulated host long after the device sent its first packet, too
+// late for the harness to answer before the device's timer).
+type startPoster interface {
+	StartPostSends(wrs []dut.WR) (wait func() error)
+}
+
 // post posts wrs together where the adapter can, so that the device's
-// timer does not run while the harness is still posting.
-func (x *Run) post(wrs []dut.WR) {
+// timer does not run while the harness is still posting; where the
+// adapter can start a post, it returns the wait for its confirmation
+// (see posted).
+func (x *Run) post(wrs []dut.WR) (wait func() error) {
 	ginkgo.GinkgoHelper()
+	if sp, ok := x.Conn.(startPoster); ok {
+		return sp.StartPostSends(wrs)
+	}
 	bp, ok := x.Conn.(batchPoster)
 	if !ok || len(wrs) < 2 {
 		x.Post(wrs...)
+		return nil
+	}
+	x.postErr(bp.PostSends(wrs), len(wrs))
+	return nil
+}
+
+// posted waits for a started post's confirmation and fails (or skips, if
+// the device cannot do it) when the device refused it.
+func (x *Run) posted(wait func() error, n int) {
+	ginkgo.GinkgoHelper()
+	if wait != nil {
+		x.postErr(wait(), n)
+	}
+}
+
+func (x *Run) postErr(err error, n int) {
+	ginkgo.GinkgoHelper()
+	if err == nil {
 		return
 	}
-	if err := bp.PostSends(wrs); err != nil {
-		if errors.Is(err, dut.ErrUnsupported) {
-			ginkgo.Skip("unsupported: posting the scenario's work requests: " + err.Error())
-		}
-		x.Fail([]string{"the device accepts the work requests"}, fmt.Sprintf("posting %d work requests: %v", len(wrs), err), nil)
+	if errors.Is(err, dut.ErrUnsupported) {
+		ginkgo.Skip("unsupported: posting the scenario's work requests: " + err.Error())
 	}
+	x.Fail([]string{"the device accepts the work requests"}, fmt.Sprintf("posting %d work requests: %v", n, err), nil)
 }
 
 func packets(wr dut.WR, mtu int) int {
