@@ -20,9 +20,9 @@ type fakeDevice struct {
 	// agent slow to answer).
 	postGate chan struct{}
 	mu       sync.Mutex
-	open   int
-	closed int
-	alive  map[*fakeSession]bool
+	open     int
+	closed   int
+	alive    map[*fakeSession]bool
 }
 
 func (f *fakeDevice) Info() DeviceInfo {
