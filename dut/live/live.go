@@ -694,6 +694,15 @@ func (c *Conn) Trace() []*trace.Record {
 	}
 }
 
+// TraceNow returns what the connection has recorded so far, without
+// waiting for the wire to settle as Trace does: for a scenario that must
+// act within the device's timers.
+func (c *Conn) TraceNow() []*trace.Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*trace.Record(nil), c.trace...)
+}
+
 // Close implements dut.Conn: the agent destroys the QP and its memory,
 // whatever state the spec left it in.
 func (c *Conn) Close() error {

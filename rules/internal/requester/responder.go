@@ -164,7 +164,7 @@ func (r *Responder) Expect(what string, within time.Duration, match func(*wire.P
 func (r *Responder) ExpectPSN(what string, within time.Duration, psn wire.PSN) *trace.Record {
 	ginkgo.GinkgoHelper()
 	sentBefore := false
-	for _, rec := range r.Conn.Trace() {
+	for _, rec := range r.traceNow() {
 		if k := rec.Packet; k.Opcode.IsRequest() && k.PSN == psn { // the harness sends no requests here
 			sentBefore = true
 		}
@@ -187,6 +187,17 @@ func (r *Responder) ExpectPSN(what string, within time.Duration, psn wire.PSN) *
 		fail()
 	}
 	return rec
+}
+
+// traceNow returns the connection's trace so far. A live adapter's Trace
+// first waits for the wire to settle (up to its settle time, 100 ms in the
+// soft-RoCE lab), which a scenario racing the device's timers cannot
+// afford; TraceNow does not wait.
+func (r *Responder) traceNow() []*trace.Record {
+	if n, ok := r.Conn.(interface{ TraceNow() []*trace.Record }); ok {
+		return n.TraceNow()
+	}
+	return r.Conn.Trace()
 }
 
 // NoResend fails an expectation of a resend of psn that met silence.
