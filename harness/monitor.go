@@ -574,6 +574,11 @@ type Tally struct {
 	lastKind   int
 }
 
+// Empty reports whether nothing was counted in the tally.
+func (t *Tally) Empty() bool {
+	return t.Checked == 0 && t.Violations == 0 && t.Indeterminate == 0 && t.Open == 0 && t.Reason == "" && len(t.Kinds) == 0
+}
+
 // addKind counts one undecided instance under its reason's kind.
 func (t *Tally) addKind(reason string, open bool, frame int, at int64) {
 	if len(t.Kinds) > 0 && reason == t.lastReason && t.Kinds[t.lastKind].Open == open {

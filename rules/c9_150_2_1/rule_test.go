@@ -30,7 +30,7 @@ func TestSRQUseUnknownOrSRQ(t *testing.T) {
 	s := rtest.Capture(0)
 	s.SRQ = harness.SRQAll
 	sink := rtest.Audit(acks(wire.CreditInvalid).Recs, s, ID)
-	if tl := rtest.Tally(sink, ID); tl != (harness.Tally{}) {
+	if tl := rtest.Tally(sink, ID); !tl.Empty() {
 		t.Fatalf("on an SRQ QP the clause does not apply, yet: %+v", tl)
 	}
 }

@@ -26,7 +26,7 @@ func TestSRQQPSendsNoCredits(t *testing.T) {
 	rtest.WantViolation(t, acks(3).Recs, s, ID, "advertises credit code 0x03")
 	rtest.WantIndeterminate(t, acks(3).Recs, rtest.Capture(0), ID)
 	s.SRQ = harness.SRQNone
-	if tl := rtest.Tally(rtest.Audit(acks(3).Recs, s, ID), ID); tl != (harness.Tally{}) {
+	if tl := rtest.Tally(rtest.Audit(acks(3).Recs, s, ID), ID); !tl.Empty() {
 		t.Fatalf("without an SRQ the clause does not apply, yet: %+v", tl)
 	}
 }
