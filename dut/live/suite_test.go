@@ -161,7 +161,7 @@ func TestSuiteThroughLive(t *testing.T) {
 			// nothing either way, and says so.
 			t.Logf("%s: indeterminate on live (%s)", c.ID, c.Reason)
 		default:
-			t.Errorf("%s is %s through the live adapter (%s) but %s in-process", c.ID, c.Verdict, c.Reason, want)
+			t.Errorf("%s is %s through the live adapter (%s) but %s in-process%s", c.ID, c.Verdict, c.Reason, want, findingsOf(clean.res, c.ID))
 		}
 	}
 	if passed == 0 {
@@ -222,6 +222,18 @@ func verdictsOf(res *reports.Result) map[string]reports.ClauseResult {
 		m[c.ID] = c
 	}
 	return m
+}
+
+// findingsOf lists the findings of clause id in res (scenario, message and
+// the exchange), for a failure message.
+func findingsOf(res *reports.Result, id string) string {
+	var b strings.Builder
+	for _, f := range res.Findings {
+		if f.ID == id {
+			fmt.Fprintf(&b, "\n  finding in %s: %s\n%s", f.Scenario, f.Message, reports.LadderText(f.Ladder))
+		}
+	}
+	return b.String()
 }
 
 // liveKnown lists what may fail through the live adapter, and only there,
