@@ -133,6 +133,27 @@ func (e *ExpectedPSN) pin(x wire.PSN) {
 	e.Lo, e.Hi, e.HaveLo, e.HaveHi = x, x, true, true
 }
 
+// syncExpected makes the expected PSN the window's (window.go) wherever
+// the window holds: on a complete trace the two are one.
+//
+// A positive response showing the responder past the window's expected
+// PSN contradicts the window: on a trace said to be complete, the capture
+// missed requests that reached the responder. The window is then given
+// up (until the responder's own word restarts it), and the expected PSN
+// keeps the bounds the evidence gives.
+func (c *Conn) syncExpected(r *trace.Record) {
+	w := &c.win
+	if !w.Holds() {
+		return
+	}
+	op := r.Packet.Opcode
+	if ops[op].response && ops[op].headers&wire.HdrAETH != 0 && r.Packet.AETH.IsACK() && c.exp.HaveLo && c.exp.Lo.After(w.Cur()) {
+		w.giveUp(fmt.Sprintf("a response (frame %d) shows the responder past PSN %d, beyond the expected PSN %d that the requests in the capture give it: the capture misses requests that reached the responder", r.Frame, c.exp.Lo.Add(-1), w.Cur()))
+		return
+	}
+	c.exp.pin(w.Cur())
+}
+
 // Expected returns what the trace proves about the responder's expected
 // PSN before the record being observed.
 func (c *Conn) Expected() ExpectedPSN { return c.exp }
