@@ -429,18 +429,37 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 	if c.nHeld <= reorderDepth {
 		return nil
 	}
-	c.out[0] = c.held[0]
-	copy(c.held[:], c.held[1:c.nHeld])
+	c.out[0] = c.release()
+	return c.out[:1]
+}
+
+// release takes the first record out of the reorder buffer. The IDs may
+// have shown a sender to count up only after its records were taken in
+// (a reordering within its first packets): the record its sender sent
+// first among those held goes first.
+func (c *Conn) release() *trace.Record {
+	first := 0
+	for i := 1; i < c.nHeld; i++ {
+		if before, known := c.SentBeforeByID(c.held[i], c.held[first]); known && before {
+			first = i
+		}
+	}
+	if first != 0 {
+		c.Reordered++
+	}
+	r := c.held[first]
+	copy(c.held[first:], c.held[first+1:c.nHeld])
 	c.nHeld--
 	c.held[c.nHeld] = nil
-	return c.out[:1]
+	return r
 }
 
 // flush returns the records still held back.
 func (c *Conn) flush() []*trace.Record {
-	out := append([]*trace.Record(nil), c.held[:c.nHeld]...)
-	clear(c.held[:])
-	c.nHeld = 0
+	out := make([]*trace.Record, 0, c.nHeld)
+	for c.nHeld > 0 {
+		out = append(out, c.release())
+	}
 	return out
 }
 

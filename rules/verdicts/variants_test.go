@@ -1,0 +1,288 @@
+package verdicts
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/harness"
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// Item 6 of issue 12: each class of verdict, judged on the same
+// behaviour captured at different points of the path. One request of
+// every trace is lost in the network between requester and responder;
+// where the capture point lies decides whether the trace shows it:
+//
+//   - at the requester: the lost request is in the trace (lost after the
+//     capture point), and nothing says the capture holds the responder's
+//     view;
+//   - at the responder: the lost request is not in it (lost before the
+//     capture point), and the trace is the responder's view (--complete);
+//   - in the middle, the loss before the capture point (not in it) or
+//     after it (in it), with nothing asserted.
+//
+// Reordered: the network swapped two ACKs after the responder sent them
+// (its IPv4 Identification counts up, as Linux soft-RoCE's does); a
+// capture at the requester or in the middle shows them swapped.
+
+// capturePoint is where a variant's capture was taken.
+type capturePoint uint8
+
+const (
+	atRequester capturePoint = iota
+	atResponder
+	middleLossBefore
+	middleLossAfter
+)
+
+func (p capturePoint) String() string {
+	return [...]string{"capture at the requester", "capture at the responder",
+		"capture in the middle, loss before it", "capture in the middle, loss after it"}[p]
+}
+
+// variant is one capture of a class's behaviour.
+type variant struct {
+	at      capturePoint
+	reorder bool
+}
+
+func (v variant) String() string {
+	if v.reorder {
+		return v.at.String() + ", ACKs reordered after the responder"
+	}
+	return v.at.String()
+}
+
+// variants lists every capture of a behaviour: each capture point, and
+// reordered where the capture point lies after the network.
+func variants() []variant {
+	var out []variant
+	for _, at := range []capturePoint{atRequester, atResponder, middleLossBefore, middleLossAfter} {
+		out = append(out, variant{at: at})
+		if at != atResponder {
+			out = append(out, variant{at: at, reorder: true})
+		}
+	}
+	return out
+}
+
+// showsLost reports whether the trace shows the request lost between
+// requester and responder.
+func (v variant) showsLost() bool { return v.at == atRequester || v.at == middleLossAfter }
+
+// settings are what the audit is told: only a capture at the responder
+// is asserted to be its complete view.
+func (v variant) settings(mtu int) harness.Settings {
+	if v.at == atResponder {
+		return complete(mtu)
+	}
+	return capture(mtu)
+}
+
+// lostReq adds a request that the network lost on its way to the
+// responder, when the capture point lies before the loss.
+func (v variant) lostReq(t *ht.Trace, op wire.Opcode, psn wire.PSN, ackReq bool) {
+	if v.showsLost() {
+		t.Req(op, psn, ackReq)
+	}
+}
+
+// warm opens the connection: SENDs 90–99, then their ACKs with MSN 1–10
+// (the connection's start is in the trace). Both sides count their IPv4
+// Identification up (set by finish).
+func warm(t *ht.Trace) {
+	for i := range 10 {
+		t.Req(wire.SendOnly, wire.PSN(90+i), true)
+	}
+	for i := range 10 {
+		t.Ack(wire.PSN(90+i), uint32(1+i))
+	}
+}
+
+// finish numbers the IPv4 IDs as counting-up senders do and, for a
+// reordered variant, swaps two of warm's ACKs (records 14 and 15).
+func (v variant) finish(t *ht.Trace) {
+	t.IPIDs(1000, 5000)
+	if v.reorder && v.at != atResponder {
+		t.Swap(14, 15)
+	}
+}
+
+// verdict is what a variant must come out as: the clauses that fail
+// (exactly), and the clause, if any, that must be indeterminate.
+type verdict struct {
+	fail      string
+	undecided string
+}
+
+// vclass is one class of behaviour with what each variant must give.
+type vclass struct {
+	name  string
+	mtu   int
+	build func(t *ht.Trace, v variant)
+	want  func(v variant) verdict
+}
+
+func always(fail string) func(variant) verdict {
+	return func(variant) verdict { return verdict{fail: fail} }
+}
+
+var vclasses = []vclass{
+	{
+		// The seed's walk (response-generation.txt), shifted past warm:
+		// every capture of it is clean.
+		name: "seed walk", mtu: 4096, want: always(""),
+		build: func(t *ht.Trace, v variant) {
+			t.Req(wire.SendOnly, 100, false)
+			t.Req(wire.WriteOnly, 101, false)
+			t.Read(102, 8192)
+			t.ReadResp(wire.ReadResponseFirst, 102, 12, 4096)
+			t.ReadResp(wire.ReadResponseLast, 103, 13, 4096)
+			v.lostReq(t, wire.SendOnly, 104, false)
+			t.Req(wire.SendOnly, 105, true)
+			t.NAK(104, wire.NAKPSNSequence, 13)
+			t.Req(wire.SendOnly, 104, false)
+			t.Req(wire.SendOnly, 105, true)
+			t.Ack(105, 15)
+		},
+	},
+	{
+		// A sequence NAK naming the lost request, and go-back-N from it.
+		name: "sequence NAK at the expected PSN", mtu: 1024, want: always(""),
+		build: func(t *ht.Trace, v variant) {
+			t.Req(wire.SendOnly, 100, true)
+			t.Ack(100, 11)
+			v.lostReq(t, wire.SendOnly, 101, false)
+			t.Req(wire.SendOnly, 102, true)
+			t.NAK(101, wire.NAKPSNSequence, 11)
+			t.Req(wire.SendOnly, 101, false)
+			t.Req(wire.SendOnly, 102, true)
+			t.Ack(102, 13)
+		},
+	},
+	{
+		// A sequence NAK naming PSN 100, which the responder had already
+		// acknowledged: its expected PSN was past it on any capture.
+		name: "sequence NAK behind an acknowledged PSN", mtu: 1024, want: always("C9-111,C9-121"),
+		build: func(t *ht.Trace, v variant) {
+			t.Req(wire.SendOnly, 100, true)
+			t.Ack(100, 11)
+			v.lostReq(t, wire.SendOnly, 101, false)
+			t.Req(wire.SendOnly, 102, true)
+			t.NAK(100, wire.NAKPSNSequence, 11)
+		},
+	},
+	{
+		// After go-back-N, an ACK naming PSN 104, which no request
+		// carried: the trace holds the connection from its start.
+		name: "ACK naming a request never sent", mtu: 1024, want: always("C9-95"),
+		build: func(t *ht.Trace, v variant) {
+			t.Req(wire.SendOnly, 100, true)
+			t.Ack(100, 11)
+			v.lostReq(t, wire.SendOnly, 101, false)
+			t.Req(wire.SendOnly, 102, true)
+			t.NAK(101, wire.NAKPSNSequence, 11)
+			t.Req(wire.SendOnly, 101, false)
+			t.Req(wire.SendOnly, 102, true)
+			t.Ack(104, 13)
+		},
+	},
+	{
+		// After go-back-N, a duplicate of SEND 100 answered with a NAK
+		// (an error met on a duplicate is never NAKed).
+		name: "NAK about a duplicate", mtu: 1024, want: always("C9-106,C9-115"),
+		build: func(t *ht.Trace, v variant) {
+			t.Req(wire.SendOnly, 100, true)
+			t.Ack(100, 11)
+			v.lostReq(t, wire.SendOnly, 101, false)
+			t.Req(wire.SendOnly, 102, true)
+			t.NAK(101, wire.NAKPSNSequence, 11)
+			t.Req(wire.SendOnly, 101, false)
+			t.Req(wire.SendOnly, 102, true)
+			t.Ack(102, 13)
+			t.Req(wire.SendOnly, 100, true)
+			t.NAK(100, wire.NAKRemoteAccess, 13)
+		},
+	},
+	{
+		// The requester answers the sequence NAK naming 101 by resending
+		// from 102. Only the responder's view (--complete) proves that the
+		// NAK reached the requester; on the other captures it may have
+		// been lost after the capture point, and the requester's resends
+		// then follow its own timer: indeterminate, with that reason.
+		name: "go-back-N skipping the NAK's PSN", mtu: 1024,
+		want: func(v variant) verdict {
+			if v.at == atResponder {
+				return verdict{fail: "go-back-n"}
+			}
+			return verdict{undecided: "go-back-n"}
+		},
+		build: func(t *ht.Trace, v variant) {
+			t.Req(wire.SendOnly, 100, true)
+			t.Ack(100, 11)
+			v.lostReq(t, wire.SendOnly, 101, false)
+			t.Req(wire.SendOnly, 102, false)
+			t.Req(wire.SendOnly, 103, true)
+			t.NAK(101, wire.NAKPSNSequence, 11)
+			t.Wait(2 * time.Millisecond)
+			t.Req(wire.SendOnly, 102, false)
+			t.Req(wire.SendOnly, 103, true)
+		},
+	},
+}
+
+func TestVerdictVariants(t *testing.T) {
+	for _, k := range vclasses {
+		for _, v := range variants() {
+			t.Run(k.name+"/"+v.String(), func(t *testing.T) {
+				tr := &ht.Trace{}
+				warm(tr)
+				k.build(tr, v)
+				v.finish(tr)
+				want := k.want(v)
+				ts, fs := ht.AuditAll(tr, v.settings(k.mtu))
+				failed := clauses(ts, func(x *harness.Tally) bool { return x.Violations > 0 })
+				var wantFail []string
+				if want.fail != "" {
+					wantFail = strings.Split(want.fail, ",")
+				}
+				if fmt.Sprint(failed) != fmt.Sprint(sorted(wantFail)) {
+					var msgs []string
+					for _, f := range fs {
+						msgs = append(msgs, f.ID+": "+f.Message)
+					}
+					t.Errorf("failed %v, want %v\n  %s", failed, sorted(wantFail), strings.Join(msgs, "\n  "))
+				}
+				for _, id := range wantFail {
+					if ts[id] == nil || ts[id].Verdict() != "fail" {
+						t.Errorf("%s: not failed", id)
+					}
+				}
+				if want.undecided != "" {
+					if tl := ts[want.undecided]; tl == nil || tl.Verdict() != "indeterminate" {
+						t.Errorf("%s: verdict %v, want indeterminate (tally %+v)", want.undecided, verdictOf(tl), tl)
+					}
+				}
+			})
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sortStrings(out)
+	return out
+}
+
+func verdictOf(t *harness.Tally) string {
+	if t == nil {
+		return "not exercised"
+	}
+	return string(t.Verdict())
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
