@@ -132,6 +132,13 @@ var cases = []vcase{
 	{name: "capture from the start: RNR NAK naming no request", build: rnrNAK(102), settings: capture(0), undecided: "C9-113"},
 	{name: "capture from the start: remote access NAK naming no request", build: raNAK(102), settings: capture(0), undecided: "C9-124"},
 
+	// The expected-PSN window is the reconstruction's: an RNR NAK rolls
+	// the responder's expected PSN back to the refused request, so its
+	// resend is new (it was a duplicate to the old reconstruction, and
+	// C9-116 passed it unanswered).
+	{name: "resend after an RNR NAK left unanswered is C9-116's", build: rnrThenResend(false), settings: complete(1024), fail: "C9-116"},
+	{name: "resend after an RNR NAK answered", build: rnrThenResend(true), settings: complete(1024)},
+
 	{name: "unanswered AckReq, complete", build: unanswered(1, false), settings: complete(0), fail: "C9-116"},
 	{name: "unanswered AckReq, capture showing the connection's start", build: unanswered(1, false), settings: capture(0), undecided: "C9-116"},
 	{name: "unanswered AckReq, mid-connection capture, responder answering on", build: unanswered(7, true), settings: capture(0), undecided: "C9-116"},
@@ -299,6 +306,21 @@ func rnrSettings(retries int) harness.Settings {
 func start(t *ht.Trace) {
 	t.Req(wire.SendOnly, 100, true)
 	t.Ack(100, 1)
+}
+
+// rnrThenResend: SEND 101 with AckReq refused by an RNR NAK, resent 1 ms
+// later (past the 10 µs delay) and acknowledged when answered.
+func rnrThenResend(answered bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.SendOnly, 101, true)
+		t.RNR(101, 1, 1)
+		t.Wait(time.Millisecond)
+		t.Req(wire.SendOnly, 101, true)
+		if answered {
+			t.Ack(101, 2)
+		}
+	}
 }
 
 // seqNAK: SENDs 101 and 103 (102 lost before the responder); the
