@@ -259,7 +259,13 @@ func (c *Conn) reconRequest(e *reqEntry, p, lastMin, lastMax wire.PSN) {
 	switch c.Classify(p) {
 	case ReqInSeq:
 		e.dropped = false
-		c.exp.Lo, c.exp.Hi = lastMin.Next(), lastMax.Next()
+		if c.Complete() {
+			c.exp.Lo, c.exp.Hi = lastMin.Next(), lastMax.Next()
+		} else {
+			// The request may have been lost after the capture point:
+			// the responder expects it still, or has passed it.
+			c.exp.Hi = lastMax.Next()
+		}
 	case ReqAhead:
 		e.dropped = true
 	case ReqBehind:
