@@ -139,6 +139,13 @@ var cases = []vcase{
 	{name: "resend after an RNR NAK left unanswered is C9-116's", build: rnrThenResend(false), settings: complete(1024), fail: "C9-116"},
 	{name: "resend after an RNR NAK answered", build: rnrThenResend(true), settings: complete(1024)},
 
+	// A NAK naming a PSN behind the one an earlier sequence NAK named:
+	// the responder's expected PSN had passed it (it never goes back). On
+	// a capture, a resend the capture missed could still explain it (a
+	// duplicate, another clause's matter): indeterminate, not pass.
+	{name: "RNR NAK behind an earlier sequence NAK's PSN", build: nakBehindSeqNAK(false), settings: capture(1024), undecided: "C9-113"},
+	{name: "remote access NAK behind an earlier sequence NAK's PSN", build: nakBehindSeqNAK(true), settings: capture(1024), undecided: "C9-124"},
+
 	{name: "unanswered AckReq, complete", build: unanswered(1, false), settings: complete(0), fail: "C9-116"},
 	{name: "unanswered AckReq, capture showing the connection's start", build: unanswered(1, false), settings: capture(0), undecided: "C9-116"},
 	{name: "unanswered AckReq, mid-connection capture, responder answering on", build: unanswered(7, true), settings: capture(0), undecided: "C9-116"},
@@ -319,6 +326,22 @@ func rnrThenResend(answered bool) func(t *ht.Trace) {
 		t.Req(wire.SendOnly, 101, true)
 		if answered {
 			t.Ack(101, 2)
+		}
+	}
+}
+
+// nakBehindSeqNAK: SENDs 101 and 103 (102 lost), a sequence NAK naming
+// 102, then an RNR NAK (or a remote access NAK) naming 101.
+func nakBehindSeqNAK(ra bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.SendOnly, 101, false)
+		t.Req(wire.SendOnly, 103, true)
+		t.NAK(102, wire.NAKPSNSequence, 2)
+		if ra {
+			t.NAK(101, wire.NAKRemoteAccess, 2)
+		} else {
+			t.RNR(101, 1, 2)
 		}
 	}
 }

@@ -45,8 +45,13 @@ type Tracker struct {
 	seq int             // requests seen so far
 
 	// Bounds that hold on every trace.
-	lower, acked         wire.PSN
-	haveLower, haveAcked bool
+	// The lower bound of the responder's expected PSN is the
+	// reconstruction's (harness.Conn.Expected); lowerSeen is the value
+	// last seen, to tell when it rose.
+	lowerSeen     wire.PSN
+	haveLowerSeen bool
+	acked         wire.PSN // the newest PSN a positive response showed executed
+	haveAcked     bool
 
 	dead bool // the responder sent a NAK that ends the connection (codes 1–3)
 
@@ -150,6 +155,7 @@ func (t *Tracker) Observe(c *harness.Conn, r *trace.Record) *Event {
 		t.w = c.Window()
 		t.dupSeen = map[wire.PSN]*trace.Record{}
 	}
+	t.syncLower(c)
 	t.ev = Event{Rec: r, Dead: t.dead}
 	ev := &t.ev
 	p := r.Packet
@@ -239,8 +245,10 @@ func (t *Tracker) request(c *harness.Conn, r *trace.Record, ev *Event) {
 	switch {
 	case st.Class != ReqUnknown:
 		ev.Class, ev.E = st.Class, st.E
-	case t.haveLower && p.PSN.Before(t.lower):
-		// Behind a PSN the responder has acknowledged: a duplicate on any trace.
+	case c.Classify(p.PSN) == harness.ReqBehind:
+		// Behind the responder's expected PSN as the trace proves it (a
+		// PSN it acknowledged, or behind the one a NAK named): a
+		// duplicate on any trace.
 		ev.Class = ReqDup
 	}
 	if ev.Class == ReqDup {
@@ -286,9 +294,13 @@ func (t *Tracker) dupsSinceBase() []*trace.Record {
 	return out
 }
 
-func (t *Tracker) raiseLower(x wire.PSN) {
-	if !t.haveLower || x.After(t.lower) {
-		t.lower, t.haveLower = x, true
+// syncLower notes the reconstruction's lower bound of the expected PSN
+// before the record: the duplicates since it rose are forgotten when it
+// rises.
+func (t *Tracker) syncLower(c *harness.Conn) {
+	e := c.Expected()
+	if e.HaveLo && (!t.haveLowerSeen || e.Lo.After(t.lowerSeen)) {
+		t.lowerSeen, t.haveLowerSeen = e.Lo, true
 		t.dupSinceLower = t.dupSinceLower[:0]
 	}
 }
@@ -303,7 +315,7 @@ func (t *Tracker) raiseAcked(x wire.PSN) {
 // names, and the bounds.
 func (t *Tracker) describe(c *harness.Conn, ev *Event, x wire.PSN) {
 	ev.Exact = t.Exact()
-	ev.Lower, ev.HaveLower = t.lower, t.haveLower
+	ev.Lower, ev.HaveLower = t.lowerSeen, t.haveLowerSeen
 	if op, _, _, ok := c.Req(x); ok {
 		ev.Named, ev.NamedSeen = op, true
 	} else if rd := c.ReadCovering(x); rd != nil && rd.First == x {
@@ -315,8 +327,8 @@ func (t *Tracker) describe(c *harness.Conn, ev *Event, x wire.PSN) {
 	}
 	ev.InNewReadStream = t.ans.inNewReadStream(x)
 	ev.InDupReadStream = t.ans.inDupReadStream(x)
-	if t.haveLower && !ev.Exact {
-		ev.Behind = x.Before(t.lower)
+	if t.haveLowerSeen && !ev.Exact {
+		ev.Behind = x.Before(t.lowerSeen)
 	}
 	if ev.Rec.Packet.Opcode != wire.Acknowledge {
 		// The rest (windows, duplicates since the base) is judged only
@@ -384,7 +396,6 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, ev *Event) {
 // shows done.
 func (t *Tracker) positive(c *harness.Conn, ev *Event, psn, last, acked wire.PSN) {
 	if c.SentBefore(psn) {
-		t.raiseLower(last.Next())
 		t.raiseAcked(acked)
 	}
 	if l := t.latch; l != nil && l.Exact && !l.Cleared && acked.AtOrAfter(l.PSN) && c.SentBefore(acked) {
