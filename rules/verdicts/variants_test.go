@@ -9,6 +9,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -88,6 +89,44 @@ func (v variant) settings(mtu int) harness.Settings {
 func (v variant) lostReq(t *ht.Trace, op wire.Opcode, psn wire.PSN, ackReq bool) {
 	if v.showsLost() {
 		t.Req(op, psn, ackReq)
+	}
+}
+
+// showsLostResp reports whether the trace shows a response lost between
+// responder and requester.
+func (v variant) showsLostResp() bool { return v.at == atResponder || v.at == middleLossAfter }
+
+// lostResp keeps record r (a response the network lost on its way to the
+// requester) only when the capture point lies before the loss.
+func (v variant) lostResp(t *ht.Trace, r *trace.Record) {
+	if !v.showsLostResp() {
+		t.Remove(len(t.Records) - 1)
+	}
+}
+
+// goBackN is the common loss: SEND 100 acknowledged (MSN 11), SEND 101
+// lost on its way to the responder, SEND 102 answered by a sequence NAK
+// naming 101, both resent and acknowledged (MSN 13).
+func goBackN(t *ht.Trace, v variant) {
+	t.Req(wire.SendOnly, 100, true)
+	t.Ack(100, 11)
+	v.lostReq(t, wire.SendOnly, 101, false)
+	t.Req(wire.SendOnly, 102, true)
+	t.NAK(101, wire.NAKPSNSequence, 11)
+	t.Req(wire.SendOnly, 101, false)
+	t.Req(wire.SendOnly, 102, true)
+	t.Ack(102, 13)
+}
+
+// onlyAtResponder: the violation is proven where the trace is the
+// responder's view; elsewhere clause stays open (its reason names the
+// legal explanation).
+func onlyAtResponder(clause string) func(variant) verdict {
+	return func(v variant) verdict {
+		if v.at == atResponder {
+			return verdict{fail: clause}
+		}
+		return verdict{undecided: clause}
 	}
 }
 
@@ -206,6 +245,107 @@ var vclasses = []vclass{
 			t.Ack(102, 13)
 			t.Req(wire.SendOnly, 100, true)
 			t.NAK(100, wire.NAKRemoteAccess, 13)
+		},
+	},
+	{
+		// An RNR NAK naming PSN 104, which no request carried. Only the
+		// responder's view proves it; a capture elsewhere that shows the
+		// connection's start leaves one explanation, a request the
+		// capture dropped without saying so.
+		name: "RNR NAK naming no request", mtu: 1024, want: onlyAtResponder("C9-113"),
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Req(wire.SendOnly, 103, true)
+			t.RNR(104, 1, 13)
+		},
+	},
+	{
+		name: "RNR NAK at the refused request", mtu: 1024, want: always(""),
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Req(wire.SendOnly, 103, true)
+			t.RNR(103, 1, 13)
+		},
+	},
+	{
+		name: "remote access NAK at the failed request", mtu: 1024, want: always(""),
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Req(wire.WriteOnly, 103, true)
+			t.NAK(103, wire.NAKRemoteAccess, 13)
+		},
+	},
+	{
+		// An ATOMIC Acknowledge one PSN past the ATOMIC's: no request
+		// carried 104, and the capture shows every request.
+		name: "Atomic Acknowledge with the wrong PSN", mtu: 1024, want: always("o9-58"),
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Atomic(wire.FetchAdd, 103)
+			t.AtomicAck(104, 14, 7)
+		},
+	},
+	{
+		name: "Atomic Acknowledge at the ATOMIC's PSN", mtu: 1024, want: always(""),
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Atomic(wire.FetchAdd, 103)
+			t.AtomicAck(103, 14, 7)
+		},
+	},
+	{
+		// A 3 KiB READ (MTU 1024, not told to the audit) whose Last
+		// carries the MSN its First did: the READ is never counted.
+		name: "READ whose MSN never moves", mtu: 0, want: always("C9-148"),
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Read(103, 3*1024)
+			t.ReadResp(wire.ReadResponseFirst, 103, 13, 1024)
+			t.ReadResp(wire.ReadResponseMiddle, 104, 0, 1024)
+			t.ReadResp(wire.ReadResponseLast, 105, 13, 1024)
+		},
+	},
+	{
+		name: "READ counted", mtu: 0, want: always(""),
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Read(103, 3*1024)
+			t.ReadResp(wire.ReadResponseFirst, 103, 13, 1024)
+			t.ReadResp(wire.ReadResponseMiddle, 104, 0, 1024)
+			t.ReadResp(wire.ReadResponseLast, 105, 14, 1024)
+		},
+	},
+	{
+		// A 5 KiB READ at MTU 1024 whose Middle 105 the network lost on
+		// its way to the requester; the requester asks again from 105 and
+		// the responder answers that partial retry from 105 with First.
+		name: "READ response Middle lost, partial retry", mtu: 1024, want: always(""),
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Read(103, 5*1024)
+			t.ReadResp(wire.ReadResponseFirst, 103, 13, 1024)
+			t.ReadResp(wire.ReadResponseMiddle, 104, 0, 1024)
+			v.lostResp(t, t.ReadResp(wire.ReadResponseMiddle, 105, 0, 1024))
+			t.ReadResp(wire.ReadResponseMiddle, 106, 0, 1024)
+			t.ReadResp(wire.ReadResponseLast, 107, 14, 1024)
+			r := t.Read(105, 3*1024)
+			r.Packet.RETH.VA += 2 * 1024
+			t.ReadStream(105, 3*1024, 1024, 14)
+			t.Req(wire.SendOnly, 108, true)
+			t.Ack(108, 15)
+		},
+	},
+	{
+		// A duplicate READ (the requester's retry after its answer was
+		// lost) whose replay starts at 104 instead of its own PSN 103.
+		name: "duplicate READ replay starting late", mtu: 1024, want: always("C9-107"),
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Read(103, 3*1024)
+			t.ReadStream(103, 3*1024, 1024, 14)
+			t.Read(103, 3*1024)
+			t.ReadResp(wire.ReadResponseFirst, 104, 14, 1024)
+			t.ReadResp(wire.ReadResponseLast, 105, 14, 1024)
 		},
 	},
 	{
