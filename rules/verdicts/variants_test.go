@@ -164,6 +164,9 @@ type vclass struct {
 	mtu   int
 	build func(t *ht.Trace, v variant)
 	want  func(v variant) verdict
+	// tune, when set, adjusts the settings (the requester's retry
+	// counts).
+	tune func(s *harness.Settings)
 }
 
 func always(fail string) func(variant) verdict {
@@ -349,6 +352,88 @@ var vclasses = []vclass{
 		},
 	},
 	{
+		// A SEND Middle with no message in progress, NAKed as an invalid
+		// request naming 102, which the responder had acknowledged.
+		name: "invalid request NAK behind an acknowledged PSN", mtu: 1024, want: always("C9-111,C9-125"),
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Req(wire.SendMiddle, 103, true)
+			t.NAK(102, wire.NAKInvalidRequest, 13)
+		},
+	},
+	{
+		name: "invalid request NAK at the request", mtu: 1024, want: always(""),
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Req(wire.SendMiddle, 103, true)
+			t.NAK(103, wire.NAKInvalidRequest, 13)
+		},
+	},
+	{
+		// A new SEND with AckReq and no answer: only the responder's
+		// view proves none was sent; elsewhere the answer may have been
+		// lost before the capture point.
+		name: "AckReq left unanswered", mtu: 1024, want: onlyAtResponder("C9-116"),
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Req(wire.SendOnly, 103, true)
+		},
+	},
+	{
+		// The requester retries a WRITE after a remote access NAK.
+		// Elsewhere than where the user says nothing is lost, the NAK may
+		// not have reached the requester, whose timer then resends.
+		name: "retry after a remote access NAK", mtu: 1024, want: onlyAtResponder("§9.9.2.2"),
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Req(wire.WriteOnly, 103, true)
+			t.NAK(103, wire.NAKRemoteAccess, 13)
+			t.Wait(5 * time.Millisecond)
+			t.Req(wire.WriteOnly, 103, true)
+		},
+	},
+	{
+		// An RNR NAK asking for 10.24 ms (code 20), the resend 2 ms
+		// later.
+		name: "RNR resend sooner than the delay", mtu: 1024, want: onlyAtResponder("rnr-retry"),
+		tune: func(s *harness.Settings) { s.RNRRetry = 7 },
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Req(wire.SendOnly, 103, true)
+			t.RNR(103, 20, 13)
+			t.Wait(2 * time.Millisecond)
+			t.Req(wire.SendOnly, 103, true)
+			t.Ack(103, 14)
+		},
+	},
+	{
+		name: "RNR resend after the delay", mtu: 1024, want: always(""),
+		tune: func(s *harness.Settings) { s.RNRRetry = 7 },
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Req(wire.SendOnly, 103, true)
+			t.RNR(103, 20, 13)
+			t.Wait(12 * time.Millisecond)
+			t.Req(wire.SendOnly, 103, true)
+			t.Ack(103, 14)
+		},
+	},
+	{
+		// Four resends after RNR NAKs where the RNR retry count is 2.
+		name: "more RNR retries than allowed", mtu: 1024, want: onlyAtResponder("rnr-retry"),
+		tune: func(s *harness.Settings) { s.RNRRetry = 2 },
+		build: func(t *ht.Trace, v variant) {
+			goBackN(t, v)
+			t.Req(wire.SendOnly, 103, true)
+			for range 4 {
+				t.RNR(103, 1, 13)
+				t.Wait(time.Millisecond)
+				t.Req(wire.SendOnly, 103, true)
+			}
+			t.Ack(103, 14)
+		},
+	},
+	{
 		// The requester answers the sequence NAK naming 101 by resending
 		// from 102. Only the responder's view (--complete) proves that the
 		// NAK reached the requester; on the other captures it may have
@@ -384,7 +469,11 @@ func TestVerdictVariants(t *testing.T) {
 				k.build(tr, v)
 				v.finish(tr)
 				want := k.want(v)
-				ts, fs := ht.AuditAll(tr, v.settings(k.mtu))
+				settings := v.settings(k.mtu)
+				if k.tune != nil {
+					k.tune(&settings)
+				}
+				ts, fs := ht.AuditAll(tr, settings)
 				failed := clauses(ts, func(x *harness.Tally) bool { return x.Violations > 0 })
 				var wantFail []string
 				if want.fail != "" {
