@@ -331,6 +331,9 @@ func (c *Conn) reconResponse(r *trace.Record) {
 		default:
 			c.exp.raise(p.PSN.Next())
 		}
+		if s.Known() {
+			c.spanUsed(s)
+		}
 	case wire.ClassAtomicAck:
 		if c.psnFault == "" {
 			if rop, _, _, ok := c.Req(p.PSN); ok && ops[rop].class != wire.ClassAtomic {
@@ -343,6 +346,20 @@ func (c *Conn) reconResponse(r *trace.Record) {
 			c.exp.raise(p.PSN.Next())
 		}
 		c.reconCovered(p.PSN)
+	}
+}
+
+// spanUsed notes that the READ span s, now known, used every PSN up to its
+// last: a request at one of them is a retry of the READ, not a new
+// request (the READ was seen before its span was: the path MTU unknown).
+func (c *Conn) spanUsed(s *ReadSpan) {
+	end := s.LastMin.Next()
+	if !c.HaveReq || !end.After(c.NextReq) {
+		return
+	}
+	c.NextReq = end
+	if c.haveNext && s.First.Before(c.nextLo) && !c.nextLo.After(end) {
+		c.nextLo, c.nextHi = end, end
 	}
 }
 
