@@ -462,9 +462,14 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 // first among those held goes first.
 func (c *Conn) release() *trace.Record {
 	first := 0
-	for i := 1; i < c.nHeld; i++ {
-		if before, known := c.SentBeforeByID(c.held[i], c.held[first]); known && before {
-			first = i
+	if h0 := c.held[0]; h0.HasIPID && c.ids[h0.Dir&1].countsUp() {
+		for i := 1; i < c.nHeld; i++ {
+			if h := c.held[i]; h.Dir != h0.Dir || !h.HasIPID {
+				continue
+			}
+			if before, known := c.SentBeforeByID(c.held[i], c.held[first]); known && before {
+				first = i
+			}
 		}
 	}
 	if first != 0 {
