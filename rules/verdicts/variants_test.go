@@ -108,14 +108,24 @@ func (v variant) lostResp(t *ht.Trace, r *trace.Record) {
 // lost on its way to the responder, SEND 102 answered by a sequence NAK
 // naming 101, both resent and acknowledged (MSN 13).
 func goBackN(t *ht.Trace, v variant) {
+	lossNAK(t, v, 101)
+	resend(t)
+	t.Ack(102, 13)
+}
+
+// lossNAK is goBackN up to its sequence NAK, which names x.
+func lossNAK(t *ht.Trace, v variant, x wire.PSN) {
 	t.Req(wire.SendOnly, 100, true)
 	t.Ack(100, 11)
 	v.lostReq(t, wire.SendOnly, 101, false)
 	t.Req(wire.SendOnly, 102, true)
-	t.NAK(101, wire.NAKPSNSequence, 11)
+	t.NAK(x, wire.NAKPSNSequence, 11)
+}
+
+// resend is goBackN's resend of 101 and 102.
+func resend(t *ht.Trace) {
 	t.Req(wire.SendOnly, 101, false)
 	t.Req(wire.SendOnly, 102, true)
-	t.Ack(102, 13)
 }
 
 // onlyAtResponder: the violation is proven where the trace is the
@@ -195,41 +205,21 @@ var vclasses = []vclass{
 	{
 		// A sequence NAK naming the lost request, and go-back-N from it.
 		name: "sequence NAK at the expected PSN", mtu: 1024, want: always(""),
-		build: func(t *ht.Trace, v variant) {
-			t.Req(wire.SendOnly, 100, true)
-			t.Ack(100, 11)
-			v.lostReq(t, wire.SendOnly, 101, false)
-			t.Req(wire.SendOnly, 102, true)
-			t.NAK(101, wire.NAKPSNSequence, 11)
-			t.Req(wire.SendOnly, 101, false)
-			t.Req(wire.SendOnly, 102, true)
-			t.Ack(102, 13)
-		},
+		build: goBackN,
 	},
 	{
 		// A sequence NAK naming PSN 100, which the responder had already
 		// acknowledged: its expected PSN was past it on any capture.
 		name: "sequence NAK behind an acknowledged PSN", mtu: 1024, want: always("C9-111,C9-121"),
-		build: func(t *ht.Trace, v variant) {
-			t.Req(wire.SendOnly, 100, true)
-			t.Ack(100, 11)
-			v.lostReq(t, wire.SendOnly, 101, false)
-			t.Req(wire.SendOnly, 102, true)
-			t.NAK(100, wire.NAKPSNSequence, 11)
-		},
+		build: func(t *ht.Trace, v variant) { lossNAK(t, v, 100) },
 	},
 	{
 		// After go-back-N, an ACK naming PSN 104, which no request
 		// carried: the trace holds the connection from its start.
 		name: "ACK naming a request never sent", mtu: 1024, want: always("C9-95"),
 		build: func(t *ht.Trace, v variant) {
-			t.Req(wire.SendOnly, 100, true)
-			t.Ack(100, 11)
-			v.lostReq(t, wire.SendOnly, 101, false)
-			t.Req(wire.SendOnly, 102, true)
-			t.NAK(101, wire.NAKPSNSequence, 11)
-			t.Req(wire.SendOnly, 101, false)
-			t.Req(wire.SendOnly, 102, true)
+			lossNAK(t, v, 101)
+			resend(t)
 			t.Ack(104, 13)
 		},
 	},
@@ -238,14 +228,7 @@ var vclasses = []vclass{
 		// (an error met on a duplicate is never NAKed).
 		name: "NAK about a duplicate", mtu: 1024, want: always("C9-106,C9-115"),
 		build: func(t *ht.Trace, v variant) {
-			t.Req(wire.SendOnly, 100, true)
-			t.Ack(100, 11)
-			v.lostReq(t, wire.SendOnly, 101, false)
-			t.Req(wire.SendOnly, 102, true)
-			t.NAK(101, wire.NAKPSNSequence, 11)
-			t.Req(wire.SendOnly, 101, false)
-			t.Req(wire.SendOnly, 102, true)
-			t.Ack(102, 13)
+			goBackN(t, v)
 			t.Req(wire.SendOnly, 100, true)
 			t.NAK(100, wire.NAKRemoteAccess, 13)
 		},
