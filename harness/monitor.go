@@ -218,6 +218,7 @@ type Conn struct {
 	spans  [spanRing]ReadSpan
 	nSpans int
 	exp    ExpectedPSN
+	win    Window
 	ids    [2]idOrder
 	held   [reorderDepth + 1]*trace.Record // records held back to restore the senders' order
 	nHeld  int
@@ -381,6 +382,8 @@ func (c *Conn) absorb(r *trace.Record) {
 		c.recent = c.recentBuf[:n]
 	}
 	c.recent = append(c.recent, r)
+	c.StepWindow(r)
+	defer c.syncExpected(r)
 	c.reconStart(r)
 	op := p.Opcode
 	if ops[op].request {

@@ -133,6 +133,27 @@ func (e *ExpectedPSN) pin(x wire.PSN) {
 	e.Lo, e.Hi, e.HaveLo, e.HaveHi = x, x, true, true
 }
 
+// syncExpected makes the expected PSN the window's (window.go) wherever
+// the window holds: on a complete trace the two are one.
+//
+// A positive response showing the responder past the window's expected
+// PSN contradicts the window: on a trace said to be complete, the capture
+// missed requests that reached the responder. The window is then given
+// up (until the responder's own word restarts it), and the expected PSN
+// keeps the bounds the evidence gives.
+func (c *Conn) syncExpected(r *trace.Record) {
+	w := &c.win
+	if !w.Holds() {
+		return
+	}
+	op := r.Packet.Opcode
+	if ops[op].response && ops[op].headers&wire.HdrAETH != 0 && r.Packet.AETH.IsACK() && c.exp.HaveLo && c.exp.Lo.After(w.Cur()) {
+		w.giveUp(fmt.Sprintf("a response (frame %d) shows the responder past PSN %d, beyond the expected PSN %d that the requests in the capture give it: the capture misses requests that reached the responder", r.Frame, c.exp.Lo.Add(-1), w.Cur()))
+		return
+	}
+	c.exp.pin(w.Cur())
+}
+
 // Expected returns what the trace proves about the responder's expected
 // PSN before the record being observed.
 func (c *Conn) Expected() ExpectedPSN { return c.exp }
@@ -238,7 +259,13 @@ func (c *Conn) reconRequest(e *reqEntry, p, lastMin, lastMax wire.PSN) {
 	switch c.Classify(p) {
 	case ReqInSeq:
 		e.dropped = false
-		c.exp.Lo, c.exp.Hi = lastMin.Next(), lastMax.Next()
+		if c.Complete() {
+			c.exp.Lo, c.exp.Hi = lastMin.Next(), lastMax.Next()
+		} else {
+			// The request may have been lost after the capture point:
+			// the responder expects it still, or has passed it.
+			c.exp.Hi = lastMax.Next()
+		}
 	case ReqAhead:
 		e.dropped = true
 	case ReqBehind:
@@ -304,6 +331,9 @@ func (c *Conn) reconResponse(r *trace.Record) {
 		default:
 			c.exp.raise(p.PSN.Next())
 		}
+		if s.Known() {
+			c.spanUsed(s)
+		}
 	case wire.ClassAtomicAck:
 		if c.psnFault == "" {
 			if rop, _, _, ok := c.Req(p.PSN); ok && ops[rop].class != wire.ClassAtomic {
@@ -316,6 +346,20 @@ func (c *Conn) reconResponse(r *trace.Record) {
 			c.exp.raise(p.PSN.Next())
 		}
 		c.reconCovered(p.PSN)
+	}
+}
+
+// spanUsed notes that the READ span s, now known, used every PSN up to its
+// last: a request at one of them is a retry of the READ, not a new
+// request (the READ was seen before its span was: the path MTU unknown).
+func (c *Conn) spanUsed(s *ReadSpan) {
+	end := s.LastMin.Next()
+	if !c.HaveReq || !end.After(c.NextReq) {
+		return
+	}
+	c.NextReq = end
+	if c.haveNext && s.First.Before(c.nextLo) && !c.nextLo.After(end) {
+		c.nextLo, c.nextHi = end, end
 	}
 }
 
@@ -408,18 +452,42 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 	if c.nHeld <= reorderDepth {
 		return nil
 	}
-	c.out[0] = c.held[0]
-	copy(c.held[:], c.held[1:c.nHeld])
+	c.out[0] = c.release()
+	return c.out[:1]
+}
+
+// release takes the first record out of the reorder buffer. The IDs may
+// have shown a sender to count up only after its records were taken in
+// (a reordering within its first packets): the record its sender sent
+// first among those held goes first.
+func (c *Conn) release() *trace.Record {
+	first := 0
+	if h0 := c.held[0]; h0.HasIPID && c.ids[h0.Dir&1].countsUp() {
+		for i := 1; i < c.nHeld; i++ {
+			if h := c.held[i]; h.Dir != h0.Dir || !h.HasIPID {
+				continue
+			}
+			if before, known := c.SentBeforeByID(c.held[i], c.held[first]); known && before {
+				first = i
+			}
+		}
+	}
+	if first != 0 {
+		c.Reordered++
+	}
+	r := c.held[first]
+	copy(c.held[first:], c.held[first+1:c.nHeld])
 	c.nHeld--
 	c.held[c.nHeld] = nil
-	return c.out[:1]
+	return r
 }
 
 // flush returns the records still held back.
 func (c *Conn) flush() []*trace.Record {
-	out := append([]*trace.Record(nil), c.held[:c.nHeld]...)
-	clear(c.held[:])
-	c.nHeld = 0
+	out := make([]*trace.Record, 0, c.nHeld)
+	for c.nHeld > 0 {
+		out = append(out, c.release())
+	}
 	return out
 }
 

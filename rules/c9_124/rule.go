@@ -75,6 +75,8 @@ func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 		k.Indeterminate(c, fmt.Sprintf("a remote access NAK names PSN %d, a request the capture does not show", x))
 	case ev.AckedAlready:
 		k.Indeterminate(c, fmt.Sprintf("a remote access NAK names PSN %d, already acknowledged: either the wrong packet, or a resend the capture missed", x))
+	case ev.HaveLower && ev.Behind:
+		k.Indeterminate(c, fmt.Sprintf("a remote access NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it): either the wrong packet, or a resend the capture missed", x, ev.Lower))
 	default:
 		k.Checked(c)
 	}

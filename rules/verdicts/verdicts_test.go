@@ -132,6 +132,20 @@ var cases = []vcase{
 	{name: "capture from the start: RNR NAK naming no request", build: rnrNAK(102), settings: capture(0), undecided: "C9-113"},
 	{name: "capture from the start: remote access NAK naming no request", build: raNAK(102), settings: capture(0), undecided: "C9-124"},
 
+	// The expected-PSN window is the reconstruction's: an RNR NAK rolls
+	// the responder's expected PSN back to the refused request, so its
+	// resend is new (it was a duplicate to the old reconstruction, and
+	// C9-116 passed it unanswered).
+	{name: "resend after an RNR NAK left unanswered is C9-116's", build: rnrThenResend(false), settings: complete(1024), fail: "C9-116"},
+	{name: "resend after an RNR NAK answered", build: rnrThenResend(true), settings: complete(1024)},
+
+	// A NAK naming a PSN behind the one an earlier sequence NAK named:
+	// the responder's expected PSN had passed it (it never goes back). On
+	// a capture, a resend the capture missed could still explain it (a
+	// duplicate, another clause's matter): indeterminate, not pass.
+	{name: "RNR NAK behind an earlier sequence NAK's PSN", build: nakBehindSeqNAK(false), settings: capture(1024), undecided: "C9-113"},
+	{name: "remote access NAK behind an earlier sequence NAK's PSN", build: nakBehindSeqNAK(true), settings: capture(1024), undecided: "C9-124"},
+
 	{name: "unanswered AckReq, complete", build: unanswered(1, false), settings: complete(0), fail: "C9-116"},
 	{name: "unanswered AckReq, capture showing the connection's start", build: unanswered(1, false), settings: capture(0), undecided: "C9-116"},
 	{name: "unanswered AckReq, mid-connection capture, responder answering on", build: unanswered(7, true), settings: capture(0), undecided: "C9-116"},
@@ -299,6 +313,37 @@ func rnrSettings(retries int) harness.Settings {
 func start(t *ht.Trace) {
 	t.Req(wire.SendOnly, 100, true)
 	t.Ack(100, 1)
+}
+
+// rnrThenResend: SEND 101 with AckReq refused by an RNR NAK, resent 1 ms
+// later (past the 10 µs delay) and acknowledged when answered.
+func rnrThenResend(answered bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.SendOnly, 101, true)
+		t.RNR(101, 1, 1)
+		t.Wait(time.Millisecond)
+		t.Req(wire.SendOnly, 101, true)
+		if answered {
+			t.Ack(101, 2)
+		}
+	}
+}
+
+// nakBehindSeqNAK: SENDs 101 and 103 (102 lost), a sequence NAK naming
+// 102, then an RNR NAK (or a remote access NAK) naming 101.
+func nakBehindSeqNAK(ra bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Req(wire.SendOnly, 101, false)
+		t.Req(wire.SendOnly, 103, true)
+		t.NAK(102, wire.NAKPSNSequence, 2)
+		if ra {
+			t.NAK(101, wire.NAKRemoteAccess, 2)
+		} else {
+			t.RNR(101, 1, 2)
+		}
+	}
 }
 
 // seqNAK: SENDs 101 and 103 (102 lost before the responder); the

@@ -122,6 +122,32 @@ type answers struct {
 	// ans is the Answer of the current event (an event is valid until
 	// the next record, and so is its Answer).
 	ans Answer
+	// unknownN counts the READs of reqs whose span was not known when
+	// they were seen (N 0: the path MTU unknown).
+	unknownN int
+}
+
+// learnSpans gives the READs whose span was unknown the span the
+// connection's reconstruction has learnt since (from the READ's Last or
+// Only response, or from the MTU).
+func (s *answers) learnSpans(c *harness.Conn) {
+	if s.unknownN == 0 {
+		return
+	}
+	left := 0
+	for _, a := range s.reqs {
+		if a.N != 0 || a.Atomic {
+			continue
+		}
+		if sp := c.ReadSpanAt(a.PSN); sp != nil && sp.First == a.PSN {
+			if l, ok := sp.Last(); ok {
+				a.N = l.Diff(a.PSN) + 1
+				continue
+			}
+		}
+		left++
+	}
+	s.unknownN = left
 }
 
 // answer returns the current event's Answer, empty.
@@ -144,6 +170,10 @@ func (s *answers) request(c *harness.Conn, t *Tracker, r *trace.Record, ev *Even
 	}
 	if atomic {
 		n = 1
+	}
+	s.learnSpans(c)
+	if n == 0 {
+		s.unknownN++
 	}
 	a := &AnsReq{Rec: r, Seq: t.seq, PSN: p.PSN, N: n, Atomic: atomic}
 	for i := len(s.reqs) - 1; i >= 0; i-- {
@@ -234,6 +264,7 @@ func (s *answers) interrupt(ans *Answer, by *Stream) {
 
 func (s *answers) response(c *harness.Conn, t *Tracker, r *trace.Record, ev *Event) {
 	p := r.Packet
+	s.learnSpans(c)
 	switch opc.Class(p.Opcode) {
 	case wire.ClassReadResponse:
 		ev.Answer = s.readResponse(c, r)

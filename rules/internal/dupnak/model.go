@@ -10,74 +10,53 @@ import (
 	"github.com/rcconform/rcconform/wire"
 )
 
-// ReqClass is how a responder with the modelled expected PSN classifies a
-// request packet (the PSN check of §9.7.4, as response-generation.txt
-// describes its verdicts).
-type ReqClass uint8
+// ReqClass is how the responder classified a request packet against its
+// expected PSN (the PSN check of §9.7.4, as response-generation.txt
+// describes its verdicts), as the connection's reconstruction sees it.
+type ReqClass = harness.ReqClass
 
 // Request classes.
 const (
-	ReqUnknown ReqClass = iota // the model cannot tell
-	ReqNew                     // the expected PSN: executed in sequence (unless refused)
-	ReqAhead                   // ahead of the expected PSN: a PSN sequence error
-	ReqDup                     // behind it: a duplicate
+	ReqUnknown = harness.ReqUnknown // the reconstruction cannot tell
+	ReqNew     = harness.ReqInSeq   // the expected PSN: executed in sequence (unless refused)
+	ReqAhead   = harness.ReqAhead   // ahead of the expected PSN: a PSN sequence error
+	ReqDup     = harness.ReqBehind  // behind it: a duplicate
 )
-
-func (k ReqClass) String() string {
-	return [...]string{"unknown", "new", "ahead", "duplicate"}[k&3]
-}
 
 // Bounds on what the model remembers; past them it gives up exactness
 // (indeterminate) rather than guess.
 const (
-	maxWindow  = 4096 // requests since the latest proven point
 	maxDupSeen = 1024 // duplicates remembered by PSN
 	maxAnsReqs = 512  // READ/ATOMIC requests remembered
 )
 
-// step is one point of the expected-PSN window: the expected PSN after a
-// request was accepted in sequence (or the window's base).
-type step struct {
-	e     wire.PSN // expected PSN after the step
-	by    wire.PSN // PSN of the request this step accepted
-	hasBy bool
-	seq   int // sequence number of that request (-1 for a base without one)
-}
-
-// reqRec is a request packet the window model absorbed.
-type reqRec struct {
-	seq   int
-	rec   *trace.Record
-	n     int // PSNs the request occupies (a READ: its response packets); 0 unknown
-	class ReqClass
-	e     wire.PSN // the expected PSN it met (class != ReqUnknown)
-}
-
-// Tracker models one connection's responder from its trace. Observe it
-// with every record, in trace order, before the harness's connection model
-// absorbs the record; it returns what the record meant.
+// Tracker follows one connection's responder from its trace for the
+// duplicate and NAK clauses. What the responder expected and how it
+// classified each request come from the connection's reconstruction
+// (harness.Conn.Window); the tracker adds the NAK latch, the duplicates
+// seen and the READ/ATOMIC answers owed. Observe it with every record, in
+// trace order, before the harness's connection model absorbs the record;
+// it returns what the record meant.
 type Tracker struct {
 	inited   bool
 	complete bool // the trace is complete: exact judgments are possible
 
-	// The expected-PSN window (complete traces only).
-	hyp    bool // a hypothesis is held (win is meaningful)
-	synced bool // a positive response confirmed the hypothesis
-	win    []step
-	reqs   []reqRec // requests absorbed since the window's base (all of them while not synced)
-	seq    int      // requests seen so far
-	lost   string   // why the window was given up ("" while it holds)
+	w   *harness.Window // the reconstruction's expected-PSN window
+	seq int             // requests seen so far
 
 	// Bounds that hold on every trace.
-	lower, acked         wire.PSN
-	haveLower, haveAcked bool
+	// The lower bound of the responder's expected PSN is the
+	// reconstruction's (harness.Conn.Expected); lowerSeen is the value
+	// last seen, to tell when it rose.
+	lowerSeen     wire.PSN
+	haveLowerSeen bool
+	acked         wire.PSN // the newest PSN a positive response showed executed
+	haveAcked     bool
 
-	dead    bool // the responder sent a NAK that ends the connection (codes 1–3)
-	deadRec *trace.Record
+	dead bool // the responder sent a NAK that ends the connection (codes 1–3)
 
-	latch    *Latch
-	prevNAK  *trace.Record // the previous sequence NAK (network-duplicate test)
-	prevResp *trace.Record // the previous response
+	latch   *Latch
+	prevNAK *trace.Record // the previous sequence NAK (network-duplicate test)
 
 	dupSeen       map[wire.PSN]*trace.Record // duplicates seen, by PSN
 	dupSinceLower []*trace.Record            // incomplete traces: duplicates since the lower bound rose
@@ -173,8 +152,10 @@ func (t *Tracker) Observe(c *harness.Conn, r *trace.Record) *Event {
 	if !t.inited {
 		t.inited = true
 		t.complete = c.Complete()
+		t.w = c.Window()
 		t.dupSeen = map[wire.PSN]*trace.Record{}
 	}
+	t.syncLower(c)
 	t.ev = Event{Rec: r, Dead: t.dead}
 	ev := &t.ev
 	p := r.Packet
@@ -183,36 +164,32 @@ func (t *Tracker) Observe(c *harness.Conn, r *trace.Record) *Event {
 		return ev
 	}
 	if !opc.IsResponse(p.Opcode) || t.dead {
+		c.StepWindow(r)
 		return ev
 	}
-	if prev := t.prevResp; prev != nil && sameResponse(prev, r) && len(prev.Packet.Payload) == len(p.Payload) &&
-		r.HasIPID && prev.HasIPID && r.IPID == prev.IPID && r.IPID != 0 {
+	// What the response is judged against is the window before it.
+	t.describe(c, ev, p.PSN)
+	if c.StepWindow(r).NetDup {
 		// The network duplicated the previous response: one packet.
-		ev.NetDup = true
+		t.ev = Event{Rec: r, Dead: t.dead, NetDup: true}
 		return ev
 	}
-	t.prevResp = r
 	t.response(c, r, ev)
 	return ev
 }
 
 // Exact reports whether the model currently makes exact judgments.
-func (t *Tracker) Exact() bool { return t.complete && t.synced && t.lost == "" }
+func (t *Tracker) Exact() bool { return t.w != nil && t.w.Exact() }
 
 // Complete reports whether the trace is complete.
 func (t *Tracker) Complete() bool { return t.complete }
 
 // Why returns why the model is not exact (for indeterminate reasons).
 func (t *Tracker) Why() string {
-	switch {
-	case !t.complete:
-		return "the capture may miss packets on either side of the capture point or begin mid-connection, so the responder's expected PSN is known only from below (audit with --complete if it holds the whole connection)"
-	case t.lost != "":
-		return t.lost
-	case !t.synced:
-		return "no positive response has yet shown where the responder's expected PSN stood"
+	if t.w == nil {
+		return "no record seen yet"
 	}
-	return ""
+	return t.w.Why()
 }
 
 // ReadOpen reports whether a new READ request with PSN q was seen whose
@@ -250,53 +227,28 @@ func packets(c *harness.Conn, p *wire.Packet) int {
 	return 0
 }
 
-func (t *Tracker) curE() wire.PSN { return t.win[len(t.win)-1].e }
-
 // windowE lists the expected PSNs of the window.
 func (t *Tracker) windowE() []wire.PSN {
-	out := make([]wire.PSN, 0, len(t.win))
-	for _, s := range t.win {
-		out = append(out, s.e)
+	steps := t.w.Steps()
+	out := make([]wire.PSN, 0, len(steps))
+	for _, s := range steps {
+		out = append(out, s.E)
 	}
 	return out
 }
 
-// giveUp abandons the window (it will restart from the next sequence NAK
-// or RNR NAK, tentatively).
-func (t *Tracker) giveUp(why string) {
-	t.lost, t.hyp, t.synced = why, false, false
-	t.win, t.reqs = nil, nil
-}
-
 func (t *Tracker) request(c *harness.Conn, r *trace.Record, ev *Event) {
 	p := r.Packet
-	t.seq++
 	n := packets(c, p)
-	winClass, winE := ReqUnknown, wire.PSN(0)
-	if t.complete && !t.dead {
-		if !t.hyp && t.lost == "" {
-			// The first request: hypothesise it carries the expected PSN.
-			t.hyp = true
-			t.win = []step{{e: p.PSN, seq: -1}}
-		}
-		if t.hyp {
-			t.reqs = append(t.reqs, reqRec{seq: t.seq, rec: r, n: n})
-			k := len(t.reqs) - 1
-			winE = t.curE()
-			t.classify(k)
-			if t.lost == "" {
-				winClass = t.reqs[k].class
-			}
-			if len(t.reqs) > maxWindow {
-				t.giveUp(fmt.Sprintf("more than %d requests without a response that pins the responder's progress", maxWindow))
-			}
-		}
-	}
+	st := c.StepWindow(r)
+	t.seq = st.Seq
 	switch {
-	case t.Exact() && winClass != ReqUnknown:
-		ev.Class, ev.E = winClass, winE
-	case t.haveLower && p.PSN.Before(t.lower):
-		// Behind a PSN the responder has acknowledged: a duplicate on any trace.
+	case st.Class != ReqUnknown:
+		ev.Class, ev.E = st.Class, st.E
+	case c.Classify(p.PSN) == harness.ReqBehind:
+		// Behind the responder's expected PSN as the trace proves it (a
+		// PSN it acknowledged, or behind the one a NAK named): a
+		// duplicate on any trace.
 		ev.Class = ReqDup
 	}
 	if ev.Class == ReqDup {
@@ -306,28 +258,6 @@ func (t *Tracker) request(c *harness.Conn, r *trace.Record, ev *Event) {
 		t.latch.Cleared = true
 	}
 	t.ans.request(c, t, r, ev, n)
-}
-
-// classify runs the PSN check on reqs[k] against the window's current
-// expected PSN and extends the window when it is accepted.
-func (t *Tracker) classify(k int) {
-	q := &t.reqs[k]
-	p := q.rec.Packet
-	e := t.curE()
-	q.e = e
-	switch d := p.PSN.Diff(e); {
-	case d == 0:
-		if q.n == 0 {
-			t.giveUp("a multi-packet READ on a connection whose path MTU is unknown: how many PSNs it reserves cannot be told (give --mtu)")
-			return
-		}
-		q.class = ReqNew
-		t.win = append(t.win, step{e: p.PSN.Add(q.n), by: p.PSN, hasBy: true, seq: q.seq})
-	case d > 0:
-		q.class = ReqAhead
-	default:
-		q.class = ReqDup
-	}
 }
 
 func (t *Tracker) noteDup(r *trace.Record) {
@@ -356,95 +286,21 @@ func (t *Tracker) dupsSinceBase() []*trace.Record {
 		return nil
 	}
 	var out []*trace.Record
-	for _, q := range t.reqs {
-		if q.class == ReqDup {
-			out = append(out, q.rec)
+	for _, q := range t.w.Reqs() {
+		if q.Class == ReqDup {
+			out = append(out, q.Rec)
 		}
 	}
 	return out
 }
 
-// pinAt makes window entry i the base: the responder is proven to have
-// reached it when it built the current response.
-func (t *Tracker) pinAt(i int) {
-	if i <= 0 {
-		return
-	}
-	seq := t.win[i].seq
-	t.win = append(t.win[:0], t.win[i:]...)
-	if t.synced {
-		k := 0
-		for k < len(t.reqs) && t.reqs[k].seq <= seq {
-			k++
-		}
-		t.reqs = append(t.reqs[:0], t.reqs[k:]...)
-	}
-}
-
-// stepBy returns the index of the window step that accepted PSN p (0 for
-// the base when the base was reached by accepting p), or -1.
-func (t *Tracker) stepBy(p wire.PSN, fromBase bool) int {
-	for i, s := range t.win {
-		if i == 0 && !fromBase {
-			continue
-		}
-		if s.hasBy && s.by == p {
-			return i
-		}
-	}
-	return -1
-}
-
-// firstE returns the index of the first window entry whose expected PSN is
-// x, or -1.
-func (t *Tracker) firstE(x wire.PSN) int {
-	for i, s := range t.win {
-		if s.e == x {
-			return i
-		}
-	}
-	return -1
-}
-
-// rehypothesise restarts the window with expected PSN x and reruns the PSN
-// check on every request kept (only while not synced: the hypothesis that
-// the first request was in sequence was wrong).
-func (t *Tracker) rehypothesise(x wire.PSN) {
-	t.win = []step{{e: x, seq: -1}}
-	t.hyp, t.lost = true, ""
-	for k := range t.reqs {
-		t.classify(k)
-		if t.lost != "" {
-			return
-		}
-	}
-}
-
-// rollback undoes the acceptance at window step i: the responder refused
-// that request (RNR NAK, or a NAK that ends the connection), so its
-// expected PSN stayed at the request's PSN, and the requests after it are
-// classified again from there.
-func (t *Tracker) rollback(i int) {
-	seq := t.win[i].seq
-	t.win = t.win[:i]
-	k := 0
-	for k < len(t.reqs) && t.reqs[k].seq <= seq {
-		k++
-	}
-	if k > 0 {
-		t.reqs[k-1].class = ReqUnknown
-	}
-	for j := k; j < len(t.reqs); j++ {
-		t.classify(j)
-		if t.lost != "" {
-			return
-		}
-	}
-}
-
-func (t *Tracker) raiseLower(x wire.PSN) {
-	if !t.haveLower || x.After(t.lower) {
-		t.lower, t.haveLower = x, true
+// syncLower notes the reconstruction's lower bound of the expected PSN
+// before the record: the duplicates since it rose are forgotten when it
+// rises.
+func (t *Tracker) syncLower(c *harness.Conn) {
+	e := c.Expected()
+	if e.HaveLo && (!t.haveLowerSeen || e.Lo.After(t.lowerSeen)) {
+		t.lowerSeen, t.haveLowerSeen = e.Lo, true
 		t.dupSinceLower = t.dupSinceLower[:0]
 	}
 }
@@ -459,7 +315,7 @@ func (t *Tracker) raiseAcked(x wire.PSN) {
 // names, and the bounds.
 func (t *Tracker) describe(c *harness.Conn, ev *Event, x wire.PSN) {
 	ev.Exact = t.Exact()
-	ev.Lower, ev.HaveLower = t.lower, t.haveLower
+	ev.Lower, ev.HaveLower = t.lowerSeen, t.haveLowerSeen
 	if op, _, _, ok := c.Req(x); ok {
 		ev.Named, ev.NamedSeen = op, true
 	} else if rd := c.ReadCovering(x); rd != nil && rd.First == x {
@@ -471,15 +327,15 @@ func (t *Tracker) describe(c *harness.Conn, ev *Event, x wire.PSN) {
 	}
 	ev.InNewReadStream = t.ans.inNewReadStream(x)
 	ev.InDupReadStream = t.ans.inDupReadStream(x)
-	if t.haveLower && !ev.Exact {
-		ev.Behind = x.Before(t.lower)
+	if t.haveLowerSeen && !ev.Exact {
+		ev.Behind = x.Before(t.lowerSeen)
 	}
 	if ev.Rec.Packet.Opcode != wire.Acknowledge {
 		// The rest (windows, duplicates since the base) is judged only
 		// for Acknowledge packets: left out elsewhere to keep the
 		// per-packet cost low.
 		if ev.Exact {
-			ev.Accepted = t.stepBy(x, false) >= 0
+			ev.Accepted = t.w.StepBy(x, false) >= 0
 		}
 		return
 	}
@@ -491,15 +347,15 @@ func (t *Tracker) describe(c *harness.Conn, ev *Event, x wire.PSN) {
 	ev.DupsSinceBase = t.dupsSinceBase()
 	if ev.Exact {
 		ev.Window = t.windowE()
-		ev.InWindow = t.firstE(x) >= 0
-		ev.Behind = x.Before(t.win[0].e)
-		ev.Accepted = t.stepBy(x, false) >= 0
-		ev.NamesStep = t.stepBy(x, true) >= 0
-		for _, q := range t.reqs {
-			if q.rec.Packet.PSN == x {
+		ev.InWindow = t.w.FirstE(x) >= 0
+		ev.Behind = x.Before(t.w.Steps()[0].E)
+		ev.Accepted = t.w.StepBy(x, false) >= 0
+		ev.NamesStep = t.w.StepBy(x, true) >= 0
+		for _, q := range t.w.Reqs() {
+			if q.Rec.Packet.PSN == x {
 				ev.ReqSinceBase = true
 			}
-			if q.class == ReqAhead && q.e == x {
+			if q.Class == ReqAhead && q.E == x {
 				ev.AheadOf = true
 			}
 		}
@@ -508,14 +364,12 @@ func (t *Tracker) describe(c *harness.Conn, ev *Event, x wire.PSN) {
 
 func (t *Tracker) response(c *harness.Conn, r *trace.Record, ev *Event) {
 	p := r.Packet
-	t.describe(c, ev, p.PSN)
 	switch op := p.Opcode; {
 	case op == wire.Acknowledge && p.AETH.IsACK():
 		t.positive(c, ev, p.PSN, p.PSN, p.PSN)
 	case op == wire.Acknowledge && p.AETH.IsNAK(wire.NAKPSNSequence):
 		t.seqNAK(r, ev)
 	case op == wire.Acknowledge && p.AETH.IsRNR():
-		t.refusal(p.PSN)
 		if l := t.latch; l != nil && (l.Cleared || l.PSN == p.PSN) {
 			// The refused request carried the latch's PSN (or the latch
 			// was already cleared): the episode is over, and the
@@ -525,7 +379,7 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, ev *Event) {
 	case op == wire.Acknowledge:
 		// NAK codes 1–3 (and reserved ones): the responder ends the
 		// connection once it is sent.
-		t.dead, t.deadRec = true, r
+		t.dead = true
 	case opc.Class(op) == wire.ClassReadResponse:
 		if rd := c.ReadCovering(p.PSN); rd != nil {
 			t.positive(c, ev, rd.First, rd.Last, p.PSN)
@@ -542,34 +396,10 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, ev *Event) {
 // shows done.
 func (t *Tracker) positive(c *harness.Conn, ev *Event, psn, last, acked wire.PSN) {
 	if c.SentBefore(psn) {
-		t.raiseLower(last.Next())
 		t.raiseAcked(acked)
 	}
 	if l := t.latch; l != nil && l.Exact && !l.Cleared && acked.AtOrAfter(l.PSN) && c.SentBefore(acked) {
 		ev.PastGap = l
-	}
-	if !t.hyp {
-		// A lost window restarts from a positive response naming the
-		// newest request seen: on a complete trace nothing beyond it
-		// reached the responder, so its expected PSN is just past it.
-		if t.complete && t.lost != "" && c.HaveReq && last == c.NextReq.Add(-1) {
-			t.rehypothesise(last.Next())
-			t.synced = t.lost == ""
-		}
-		return
-	}
-	if i := t.stepBy(psn, true); i >= 0 {
-		t.pinAt(i)
-		if !t.synced && t.complete {
-			t.synced = true
-			// Keep only what follows the base from now on.
-			seq := t.win[0].seq
-			k := 0
-			for k < len(t.reqs) && t.reqs[k].seq <= seq {
-				k++
-			}
-			t.reqs = append(t.reqs[:0], t.reqs[k:]...)
-		}
 	}
 }
 
@@ -589,50 +419,17 @@ func (t *Tracker) seqNAK(r *trace.Record, ev *Event) {
 	}
 	t.prevNAK = r
 	ev.PrevLatch = t.latch
-	if t.hyp {
-		if i := t.firstE(x); i >= 0 {
-			t.pinAt(i)
-		} else if !t.synced {
-			t.rehypothesise(x)
-		}
-	} else if t.complete && t.lost != "" {
-		// Restart the window from the responder's own word, tentatively.
-		t.rehypothesise(x)
-		t.synced = false
-	}
-	l := &Latch{PSN: x, NAK: r, Exact: t.complete && t.hyp && t.lost == ""}
+	// The reconstruction's window already took the NAK in (Observe).
+	l := &Latch{PSN: x, NAK: r, Exact: t.complete && t.w.Holds()}
 	// A request with PSN x accepted in the window after the NAK's point
 	// reached the responder after it built the NAK.
-	if t.hyp && t.lost == "" {
-		if i := t.firstE(x); i >= 0 && i+1 < len(t.win) && t.win[i+1].by == x {
+	if t.w.Holds() {
+		steps := t.w.Steps()
+		if i := t.w.FirstE(x); i >= 0 && i+1 < len(steps) && steps[i+1].By == x {
 			l.Cleared = true
 		}
 	}
 	t.latch = l
-}
-
-// refusal handles an RNR NAK naming psn: the request was refused and the
-// responder's expected PSN stayed there.
-func (t *Tracker) refusal(psn wire.PSN) {
-	if !t.hyp {
-		if t.complete && t.lost != "" {
-			t.rehypothesise(psn)
-			t.synced = false
-		}
-		return
-	}
-	if i := t.stepBy(psn, false); i >= 0 {
-		t.rollback(i)
-		if t.lost == "" {
-			if j := t.firstE(psn); j >= 0 {
-				t.pinAt(j)
-			}
-		}
-		return
-	}
-	if !t.synced {
-		t.rehypothesise(psn)
-	}
 }
 
 // sameResponse reports whether two responses carry the same headers.

@@ -164,6 +164,10 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 	switch {
 	case !m.haveNext:
 		isNew = true
+	case op == wire.ReadRequest && c.InsideRead(first):
+		// A partial retry inside a READ's span, as the reconstruction
+		// knows it (from the MTU, or from the READ's Last response when
+		// the MTU was not known when the READ was seen).
 	case first.InRange(m.nextLo, m.nextHi):
 		isNew = true
 	case first.After(m.nextHi):
