@@ -115,6 +115,12 @@ type Settings struct {
 	// DeviceIsRequester is set (with Active) when the device under test is
 	// the requester of the connection.
 	DeviceIsRequester bool
+	// StartKnown says StartPSN is the responder's expected PSN when the
+	// trace begins (an active run sets up both QPs, so it knows): the
+	// expected-PSN window is then exact from the first request, whatever
+	// PSN that request carries (a scenario may open out of sequence).
+	StartKnown bool
+	StartPSN   wire.PSN
 	// Tolerance is, for active runs on a real clock (a live device), how
 	// far the trace's timestamps may be from when the device really sent
 	// (the adapter's measured round trip and timer granularity): a time

@@ -224,9 +224,14 @@ func (w *Window) request(c *Conn, r *trace.Record) {
 		return
 	}
 	if !w.hyp && w.lost == "" {
-		// The first request: hypothesise it carries the expected PSN.
+		// The first request: hypothesise it carries the expected PSN,
+		// unless the run knows where the responder started.
 		w.hyp = true
-		w.steps = append(w.steps[:0], ExpStep{E: p.PSN, seq: -1})
+		e := p.PSN
+		if c.Settings.StartKnown && w.seq == 1 {
+			e, w.synced = c.Settings.StartPSN, true
+		}
+		w.steps = append(w.steps[:0], ExpStep{E: e, seq: -1})
 	}
 	if !w.hyp {
 		return

@@ -132,6 +132,13 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 	settings.Active = true
 	settings.MTU = conn.Info().MTU
 	settings.DeviceIsRequester = sc.DeviceIsRequester
+	// Both QPs were set up by the run: the responder's first expected PSN
+	// is known (the device's when it is the responder, the PSN the
+	// device's requester starts from when the harness answers).
+	settings.StartKnown, settings.StartPSN = true, conn.Info().ExpectedPSN
+	if sc.DeviceIsRequester {
+		settings.StartPSN = conn.Info().DevicePSN
+	}
 	if tc, ok := conn.(interface{ Tolerance() time.Duration }); ok {
 		settings.Tolerance = tc.Tolerance()
 	}
