@@ -687,6 +687,7 @@ func (t *Tracker) start(r *trace.Record) {
 	t.have = true
 	t.origin = r.Packet.PSN
 	t.next = r.Packet.PSN
+	clear(t.ents) // no stale Sent (and its records) kept alive behind len
 	t.ents = t.ents[:0]
 	t.starts = t.starts[:0]
 	t.base = 0
@@ -701,6 +702,7 @@ func (t *Tracker) slot(p wire.PSN) int {
 	}
 	if i >= maxEnts*2 {
 		// A jump far beyond the window: start over from here.
+		clear(t.ents)
 		t.origin, t.ents, t.base = p, t.ents[:0], 0
 		t.starts = t.starts[:0]
 		i = 0
@@ -718,7 +720,9 @@ func (t *Tracker) slot(p wire.PSN) int {
 func (t *Tracker) trim() {
 	t.advanceBase()
 	if drop := t.base - keepBehind; drop >= keepBehind || (len(t.ents) > maxEnts && drop > 0) {
-		t.ents = append(t.ents[:0], t.ents[drop:]...)
+		n := copy(t.ents, t.ents[drop:])
+		clear(t.ents[n:]) // the backing array must not keep dropped Sents alive
+		t.ents = t.ents[:n]
 		t.dropStarts(drop)
 		t.origin = t.origin.Add(drop)
 		t.base -= drop
