@@ -844,6 +844,9 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 	case wire.ClassReadResponse:
 		ev.Positive = true
 		rd := t.Lookup(p.PSN)
+		if rd == nil {
+			rd = t.openRead(p.PSN)
+		}
 		if rd == nil || rd.Op != wire.ReadRequest {
 			break
 		}
@@ -886,6 +889,31 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 		// retries ends here.
 		t.resetEpisode()
 	}
+}
+
+// openRead returns the READ whose response stream continues at p when p
+// is mapped to no request: a READ seen before the path MTU was known
+// reserves only its own PSN in the window (its end is unknown), so the
+// later packets of its response stream fall on PSNs no entry holds. The
+// READ is the nearest entry before p, not Done, with its end unknown and
+// its next response PSN p. Without it, such a READ never completes and
+// pins the window (and every request after it) in memory.
+func (t *Tracker) openRead(p wire.PSN) *Sent {
+	i := p.Diff(t.origin)
+	if i <= 0 || i > len(t.ents) {
+		return nil
+	}
+	for j := i - 1; j >= 0 && j >= i-maxEnts; j-- {
+		e := t.ents[j]
+		if e == nil {
+			continue
+		}
+		if e.Op == wire.ReadRequest && !e.EndOK && !e.Done && e.ReadNext == p {
+			return e
+		}
+		return nil
+	}
+	return nil
 }
 
 // cover applies a response with PSN psn: SENDs and WRITEs before it (and
