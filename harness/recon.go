@@ -438,9 +438,15 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 		return c.out[:1]
 	}
 	at := c.nHeld
-	for i := c.nHeld - 1; i >= 0; i-- {
-		if before, known := c.SentBeforeByID(r, c.held[i]); known && before {
-			at = i
+	if r.HasIPID && c.CountsIPIDUp(r.Dir) {
+		// r goes before the earliest held record its sender sent after
+		// it (SentBeforeByID, with what does not change along the loop
+		// tested once).
+		for i := c.nHeld - 1; i >= 0; i-- {
+			h := c.held[i]
+			if d := h.IPID - r.IPID; d != 0 && d < idStep && h.Dir == r.Dir && h.HasIPID && h.Src == r.Src {
+				at = i
+			}
 		}
 	}
 	copy(c.held[at+1:c.nHeld+1], c.held[at:c.nHeld])

@@ -67,7 +67,8 @@ type ShardedAuditor struct {
 	mirror  *Auditor
 	reqs    map[connKey]*shardConn
 	resps   map[connKey]*shardConn
-	conns   []*shardConn // by ID
+	cache   [2][routeCacheLen]routeEntry // of reqs and resps (lookup)
+	conns   []*shardConn                 // by ID
 	judged  int
 	workers []*shardWorker
 	failed  atomic.Pointer[WorkerPanic]
@@ -194,9 +195,9 @@ func (s *ShardedAuditor) Observe(r *trace.Record) {
 	var sc *shardConn
 	switch f := &ops[p.Opcode]; {
 	case f.request:
-		sc = s.reqs[connKey{r.Src, r.Dst, p.DestQP}]
+		sc = s.lookup(0, connKey{r.Src, r.Dst, p.DestQP})
 	case f.response:
-		sc = s.resps[connKey{r.Dst, r.Src, p.DestQP}]
+		sc = s.lookup(1, connKey{r.Dst, r.Src, p.DestQP})
 	default:
 		return
 	}
@@ -222,6 +223,48 @@ func (s *ShardedAuditor) Observe(r *trace.Record) {
 	}
 }
 
+// routeCacheLen is the size of each of the router's caches, indexed by
+// the key's QP number.
+const routeCacheLen = 256
+
+// routeEntry is one entry of the router's caches: a key of reqs or resps
+// and its connection.
+type routeEntry struct {
+	k  connKey
+	sc *shardConn
+}
+
+// lookup returns the connection of key k in reqs (dir 0) or resps (dir
+// 1), through a cache that saves hashing two addresses per record.
+func (s *ShardedAuditor) lookup(dir int, k connKey) *shardConn {
+	e := &s.cache[dir][k.qp%routeCacheLen]
+	if e.sc != nil && e.k == k {
+		return e.sc
+	}
+	m := s.reqs
+	if dir == 1 {
+		m = s.resps
+	}
+	sc := m[k]
+	if sc != nil {
+		*e = routeEntry{k, sc}
+	}
+	return sc
+}
+
+// setRoute sets key k of reqs (dir 0) or resps (dir 1) to sc, and its
+// cache entry with it.
+func (s *ShardedAuditor) setRoute(dir int, k connKey, sc *shardConn) {
+	if dir == 0 {
+		s.reqs[k] = sc
+	} else {
+		s.resps[k] = sc
+	}
+	if e := &s.cache[dir][k.qp%routeCacheLen]; e.k == k {
+		e.sc = sc
+	}
+}
+
 // assign asks the pairing model for r's connection and learns its keys.
 func (s *ShardedAuditor) assign(r *trace.Record) *shardConn {
 	m := s.mirror.Assign(r)
@@ -237,14 +280,14 @@ func (s *ShardedAuditor) assign(r *trace.Record) *shardConn {
 	if ops[r.Packet.Opcode].request {
 		k := connKey{r.Src, r.Dst, r.Packet.DestQP}
 		if s.reqs[k] == nil {
-			s.reqs[k] = sc
+			s.setRoute(0, k, sc)
 		}
 	} else if m.HaveResp {
 		// The model returns the first connection in its list paired with
 		// this requester QP: keep the lowest ID.
 		k := connKey{m.Requester, m.Responder, m.RequesterQP}
 		if old := s.resps[k]; old == nil || old.id > sc.id {
-			s.resps[k] = sc
+			s.setRoute(1, k, sc)
 		}
 	}
 	return sc

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rcconform/rcconform/harness"
@@ -58,7 +61,6 @@ func (e *PanicError) Error() string {
 // auditState is the per-capture bookkeeping of AuditReader.
 type auditState struct {
 	info     reports.CaptureInfo
-	frame    wire.Frame
 	listed   int // frame errors listed in info.Errors
 	unlisted struct{ badICRC, malformed, cut int }
 	linkSkip map[uint32]int // frames skipped per unsupported link type
@@ -297,85 +299,71 @@ func auditReader(r *capture.Reader, a observer, progress func(read, total int64)
 	return s.info, err
 }
 
-// read reads and decodes every frame of r and sends the items to out, in
-// batches, ending with one that says how reading ended; it closes out when
-// it returns. It stops early when stop is closed. Used batches come back
-// through free.
-func (s *auditState) read(r *capture.Reader, progress bool, out chan<- batch, free <-chan []item, stop <-chan struct{}) {
-	defer close(out)
-	items := make([]item, 0, batchLen)
-	send := func(b batch) bool {
-		select {
-		case out <- b:
-			return true
-		case <-stop:
-			return false
-		}
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			send(batch{items: items, last: true, panicked: true, value: p, stack: debug.Stack()})
-		}
-	}()
-	var t0 int64
-	var haveT0 bool
-	for {
-		f, err := r.Next()
-		if err != nil {
-			send(batch{items: items, last: true, err: err})
-			return
-		}
-		s.info.Frames++
-		ts := f.Time.UnixNano()
-		if f.Time.IsZero() {
-			ts = 0
-		}
-		if !haveT0 {
-			t0, haveT0 = ts, true
-		}
-		rec := s.decode(f)
-		if rec != nil {
-			rec.Time = durationNS(ts - t0)
-		}
-		due := progress && s.info.Frames%progressEvery == 0
-		if rec == nil && !due {
-			continue
-		}
-		it := item{rec: rec, num: f.Num, progress: due, after: counts{
-			frames: s.info.Frames, roce: s.info.RoCEFrames, skipped: s.info.Skipped,
-			badICRC: s.info.BadICRC, truncated: s.info.Truncated, errors: len(s.info.Errors)}}
-		if due {
-			it.read = r.BytesRead()
-		}
-		items = append(items, it)
-		if len(items) == batchLen {
-			if !send(batch{items: items}) {
-				return
-			}
-			select {
-			case items = <-free:
-			default:
-				items = make([]item, 0, batchLen)
-			}
-		}
-	}
+// The reading side works in two steps. decode classifies one frame and
+// makes its record; it touches nothing but its decoder's own wire.Frame,
+// so several goroutines can decode frames at once (readParallel). apply
+// then adds what decode found to the capture's bookkeeping (counts,
+// listed errors, the CM table), frame by frame in capture order, on one
+// goroutine, and the emitter hands the records on in batches.
+
+// skipKind says why a frame is not RoCE.
+type skipKind uint8
+
+const (
+	notSkipped skipKind = iota
+	skipOther           // not RoCE, or broken before it could say so
+	skipLink            // a link type capture.Network does not support
+)
+
+// failKind says why a RoCE frame is not analysed.
+type failKind uint8
+
+const (
+	failNone      failKind = iota
+	failBadICRC            // its receiver dropped it
+	failBadVCRC            // its receiver's link layer dropped it
+	failCut                // cut by the snaplen inside its transport headers
+	failMalformed          // too short for its opcode, a reserved opcode, ...
+)
+
+// outcome is what decode found in one frame.
+type outcome struct {
+	rec       *trace.Record // nil: no record
+	skip      skipKind
+	fail      failKind
+	roceTrunc bool // a RoCE frame counted in Truncated
+	noVCRC    bool // a native InfiniBand frame without its VCRC
+	linkType  uint32
+	wireCRC   uint32 // failBadICRC, failBadVCRC: as on the wire,
+	computed  uint32 // and as computed
+	capLen    int    // failCut: bytes captured,
+	origLen   int    // of so many on the wire
+	err       error  // failCut, failMalformed
+	cm        *cmFound
 }
 
-// decode classifies one frame and returns its record, or nil when the
-// frame is not to be analysed.
-func (s *auditState) decode(cf *capture.Frame) *trace.Record {
+// cmFound is a MAD to QP 1: a CM message, maybe.
+type cmFound struct {
+	msg      wire.CMMsg
+	err      error
+	src, dst netip.Addr
+}
+
+// decoder decodes frames, one at a time, into a wire.Frame of its own.
+type decoder struct{ frame wire.Frame }
+
+// decode classifies frame cf into o and makes its record.
+func (d *decoder) decode(cf *capture.Frame, o *outcome) {
+	*o = outcome{}
 	proto, off, err := capture.Network(cf.LinkType, cf.Data)
 	if err != nil {
+		o.skip = skipOther // also a link header cut short: nothing to decode
 		if errors.Is(err, capture.ErrUnsupportedLinkType) {
-			if s.linkSkip == nil {
-				s.linkSkip = map[uint32]int{}
-			}
-			s.linkSkip[cf.LinkType]++
+			o.skip, o.linkType = skipLink, cf.LinkType
 		}
-		s.info.Skipped++ // also a link header cut short: nothing to decode
-		return nil
+		return
 	}
-	f := &s.frame
+	f := &d.frame
 	// Reset what tells a RoCE frame from others, so that a decoding error
 	// can be classified from what this frame set (see isRoCE).
 	f.DstPort, f.Encap = 0, encapNone
@@ -384,57 +372,390 @@ func (s *auditState) decode(cf *capture.Frame) *trace.Record {
 		if errors.Is(err, wire.ErrNotRoCE) || !isRoCE(f) {
 			// Not RoCE, or broken before it could say so (an IP or UDP
 			// header cut short or malformed): not ours to judge.
-			s.info.Skipped++
-			return nil
+			o.skip = skipOther
+			return
 		}
-		return s.badRoCE(cf, err)
+		d.badRoCE(cf, err, o)
+		return
 	}
-	s.info.RoCEFrames++
-	if f.Truncated {
-		s.info.Truncated++
-	}
+	o.roceTrunc = f.Truncated
 	st := f.CheckICRC()
+	if !d.crcOK(st, o) {
+		return
+	}
+	o.rec = d.record(cf, st)
+}
+
+// crcOK notes a bad ICRC (st) or VCRC in o, and a VCRC the capture does
+// not hold, and reports whether the frame is to be analysed: a frame
+// whose ICRC or VCRC is bad never reached the transport.
+func (d *decoder) crcOK(st wire.ICRCStatus, o *outcome) bool {
+	f := &d.frame
 	if st == wire.ICRCBad {
-		s.badICRC(cf)
-		return nil
-	}
-	if !s.vcrcOK(cf) {
-		return nil
-	}
-	rec := s.record(cf, st)
-	if rec != nil {
-		s.cm.noteRecord(rec)
-	}
-	return rec
-}
-
-// badICRC counts and lists a frame whose ICRC is bad.
-func (s *auditState) badICRC(cf *capture.Frame) {
-	f := &s.frame
-	s.info.BadICRC++
-	if s.listFrameError(&s.unlisted.badICRC) {
 		net := f.Network()
-		computed := wire.ComputeICRC(net[:len(net)-wire.ICRCLen], f.Encap)
-		s.info.Errors = append(s.info.Errors, fmt.Sprintf("frame %d: bad ICRC (0x%08x on the wire, 0x%08x computed)", cf.Num, f.ICRC, computed))
+		o.fail, o.wireCRC, o.computed = failBadICRC, f.ICRC, wire.ComputeICRC(net[:len(net)-wire.ICRCLen], f.Encap)
+		return false
 	}
-}
-
-// vcrcOK checks a native InfiniBand frame's VCRC: a bad one is counted
-// with the bad CRCs and listed (its receiver's link layer dropped it); one
-// the capture does not hold is counted for a note.
-func (s *auditState) vcrcOK(cf *capture.Frame) bool {
-	f := &s.frame
 	switch f.CheckVCRC() {
 	case wire.ICRCBad:
-		s.info.BadICRC++
-		if s.listFrameError(&s.unlisted.badICRC) {
-			s.info.Errors = append(s.info.Errors, fmt.Sprintf("frame %d: bad VCRC (0x%04x on the wire, 0x%04x computed)", cf.Num, f.VCRC, wire.ComputeVCRC(f.Network())))
-		}
+		o.fail, o.wireCRC, o.computed = failBadVCRC, uint32(f.VCRC), uint32(wire.ComputeVCRC(f.Network()))
 		return false
 	case wire.ICRCUnverifiable:
-		s.noVCRC++
+		o.noVCRC = true
 	}
 	return true
+}
+
+// badRoCE classifies a RoCE frame whose transport headers did not decode.
+func (d *decoder) badRoCE(cf *capture.Frame, err error, o *outcome) {
+	f := &d.frame
+	switch {
+	case errors.Is(err, wire.ErrUnknownOpcode) && f.Opcode.Transport() != wire.TransportRC:
+		// UC, UD, RD/DC or CNP: RoCE, but not RC. Check the ICRC all the
+		// same; the transport is outside the monitors' reach.
+		o.roceTrunc = f.Truncated
+		if d.crcOK(f.CheckICRC(), o) && f.Opcode == wire.UDSendOnly && f.DestQP == wire.GSIQP {
+			// A MAD: the CM handshake, maybe.
+			c := &cmFound{src: f.Src.Unmap(), dst: f.Dst.Unmap()}
+			c.msg, c.err = wire.DecodeCMPacket(&f.Packet)
+			o.cm = c
+		}
+	case (f.Truncated || cf.Truncated()) && errors.Is(err, wire.ErrShort):
+		o.roceTrunc = true
+		o.fail, o.capLen, o.origLen, o.err = failCut, len(cf.Data), cf.OrigLen, err
+	default:
+		o.fail, o.err = failMalformed, err
+	}
+}
+
+// apply adds what decoding frame num found to the capture's bookkeeping
+// and returns the frame's record (nil when it is not to be analysed).
+func (s *auditState) apply(o *outcome, num int) *trace.Record {
+	switch o.skip {
+	case skipLink:
+		if s.linkSkip == nil {
+			s.linkSkip = map[uint32]int{}
+		}
+		s.linkSkip[o.linkType]++
+		s.info.Skipped++
+		return nil
+	case skipOther:
+		s.info.Skipped++
+		return nil
+	}
+	s.info.RoCEFrames++
+	if o.roceTrunc {
+		s.info.Truncated++
+	}
+	switch o.fail {
+	case failBadICRC:
+		s.info.BadICRC++
+		if s.listFrameError(&s.unlisted.badICRC) {
+			s.info.Errors = append(s.info.Errors, fmt.Sprintf("frame %d: bad ICRC (0x%08x on the wire, 0x%08x computed)", num, o.wireCRC, o.computed))
+		}
+		return nil
+	case failBadVCRC:
+		s.info.BadICRC++
+		if s.listFrameError(&s.unlisted.badICRC) {
+			s.info.Errors = append(s.info.Errors, fmt.Sprintf("frame %d: bad VCRC (0x%04x on the wire, 0x%04x computed)", num, o.wireCRC, o.computed))
+		}
+		return nil
+	case failCut:
+		if s.listFrameError(&s.unlisted.cut) {
+			s.info.Errors = append(s.info.Errors, fmt.Sprintf("frame %d: cut by the capture's snaplen inside its transport headers (%d of %d bytes captured), not analysed: %v",
+				num, o.capLen, o.origLen, o.err))
+		}
+		return nil
+	case failMalformed:
+		if s.listFrameError(&s.unlisted.malformed) {
+			s.info.Errors = append(s.info.Errors, fmt.Sprintf("frame %d: malformed RoCE frame, not analysed: %v", num, o.err))
+		}
+		return nil
+	}
+	if o.noVCRC {
+		s.noVCRC++
+	}
+	if c := o.cm; c != nil {
+		s.cm.observeMsg(&c.msg, c.err, c.src, c.dst, num)
+	}
+	if o.rec != nil {
+		s.cm.noteRecord(o.rec)
+	}
+	return o.rec
+}
+
+// emitter hands the records (and the progress calls due) to the auditor's
+// side in batches, with the counts after each.
+type emitter struct {
+	s        *auditState
+	out      chan<- batch
+	free     <-chan []item
+	stop     <-chan struct{}
+	progress bool
+	items    []item
+	t0       int64
+	haveT0   bool
+}
+
+// send sends b, unless the auditor's side has stopped.
+func (e *emitter) send(b batch) bool {
+	select {
+	case e.out <- b:
+		return true
+	case <-e.stop:
+		return false
+	}
+}
+
+// frame takes frame num, already counted in Frames, with its timestamp
+// (ns, 0 when unknown), the outcome of its decoding and the bytes read
+// after it; false when the auditor's side has stopped.
+func (e *emitter) frame(num int, ts int64, o *outcome, read int64) bool {
+	s := e.s
+	if !e.haveT0 {
+		e.t0, e.haveT0 = ts, true
+	}
+	rec := s.apply(o, num)
+	if rec != nil {
+		rec.Time = durationNS(ts - e.t0)
+	}
+	due := e.progress && s.info.Frames%progressEvery == 0
+	if rec == nil && !due {
+		return true
+	}
+	it := item{rec: rec, num: num, progress: due, after: counts{
+		frames: s.info.Frames, roce: s.info.RoCEFrames, skipped: s.info.Skipped,
+		badICRC: s.info.BadICRC, truncated: s.info.Truncated, errors: len(s.info.Errors)}}
+	if due {
+		it.read = read
+	}
+	e.items = append(e.items, it)
+	if len(e.items) == batchLen {
+		if !e.send(batch{items: e.items}) {
+			return false
+		}
+		select {
+		case e.items = <-e.free:
+		default:
+			e.items = make([]item, 0, batchLen)
+		}
+	}
+	return true
+}
+
+// frameTime returns a frame's timestamp in ns (0 when the capture has
+// none).
+func frameTime(f *capture.Frame) int64 {
+	if f.Time.IsZero() {
+		return 0
+	}
+	return f.Time.UnixNano()
+}
+
+// decodeWorkers returns how many goroutines decode frames besides the one
+// that reads them (0: it decodes them itself). Decoding, the ICRC and the
+// records cost about a third of what the monitors do: on two cores the
+// reading side keeps up on one goroutine, and copying each frame out of
+// the reader's buffer for another goroutine would only add work; with more
+// cores, one reading goroutine would hold back the monitors' workers.
+var decodeWorkers = func() int {
+	n := runtime.GOMAXPROCS(0)
+	if n < 4 {
+		return 0
+	}
+	return min(n/2, 8)
+}
+
+// read reads and decodes every frame of r and sends the items to out, in
+// batches, ending with one that says how reading ended; it closes out when
+// it returns, and r is no longer used then. It stops early when stop is
+// closed. Used batches come back through free.
+func (s *auditState) read(r *capture.Reader, progress bool, out chan<- batch, free <-chan []item, stop <-chan struct{}) {
+	defer close(out)
+	e := &emitter{s: s, out: out, free: free, stop: stop, progress: progress, items: make([]item, 0, batchLen)}
+	if n := decodeWorkers(); n > 0 {
+		s.readParallel(r, e, n)
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			e.send(batch{items: e.items, last: true, panicked: true, value: p, stack: debug.Stack()})
+		}
+	}()
+	var d decoder
+	var o outcome
+	for {
+		f, err := r.Next()
+		if err != nil {
+			e.send(batch{items: e.items, last: true, err: err})
+			return
+		}
+		s.info.Frames++
+		d.decode(f, &o)
+		if !e.frame(f.Num, frameTime(f), &o, r.BytesRead()) {
+			return
+		}
+	}
+}
+
+// rawFrame is a frame copied out of the reader for a decoding goroutine.
+type rawFrame struct {
+	num      int
+	ts       int64
+	linkType uint32
+	origLen  int
+	iface    int
+	off, n   int   // its bytes in the batch's data
+	read     int64 // r.BytesRead() after it
+}
+
+// rawBatch is a run of frames in capture order, decoded by one goroutine.
+type rawBatch struct {
+	frames []rawFrame
+	data   []byte
+	res    []outcome
+	done   chan struct{} // a token once decoded
+	// After the frames: how reading ended (last), or a panic while reading
+	// (readPanic) or decoding frame panicAt (decodePanic).
+	last                   bool
+	err                    error
+	readPanic, decodePanic bool
+	panicAt                int
+	value                  any
+	stack                  []byte
+}
+
+// Sizes of a rawBatch: frames, and bytes after which no frame is added.
+const (
+	rawBatchLen   = 256
+	rawBatchBytes = 256 << 10
+)
+
+// readParallel is read with n goroutines decoding: one goroutine reads
+// the frames into batches, the decoders decode whole batches, and this
+// goroutine applies the outcomes batch by batch in capture order.
+func (s *auditState) readParallel(r *capture.Reader, e *emitter, n int) {
+	jobs := make(chan *rawBatch, 2*n)
+	order := make(chan *rawBatch, 2*n+2)
+	pool := make(chan *rawBatch, 2*n+4)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var d decoder
+			for b := range jobs {
+				d.decodeBatch(b)
+				b.done <- struct{}{}
+			}
+		}()
+	}
+	go readBatches(r, jobs, order, pool, quit)
+	defer func() {
+		// Stop the reading goroutine and wait for it (r is not used
+		// after read returns) and for the decoders.
+		close(quit)
+		for range order {
+		}
+		wg.Wait()
+	}()
+	for b := range order {
+		<-b.done
+		for i := range b.frames {
+			fr := &b.frames[i]
+			if b.decodePanic && i == b.panicAt {
+				s.info.Frames++
+				e.send(batch{items: e.items, last: true, panicked: true, value: b.value, stack: b.stack})
+				return
+			}
+			s.info.Frames++
+			if !e.frame(fr.num, fr.ts, &b.res[i], fr.read) {
+				return
+			}
+		}
+		switch {
+		case b.readPanic:
+			e.send(batch{items: e.items, last: true, panicked: true, value: b.value, stack: b.stack})
+			return
+		case b.last:
+			e.send(batch{items: e.items, last: true, err: b.err})
+			return
+		}
+		clear(b.res) // the records are the auditor's now
+		select {
+		case pool <- b:
+		default:
+		}
+	}
+}
+
+// readBatches reads r into batches and hands each to the decoders (jobs)
+// and, in the same order, to the goroutine that applies them (order),
+// until reading ends or quit is closed. It closes both when it returns.
+func readBatches(r *capture.Reader, jobs, order chan<- *rawBatch, pool <-chan *rawBatch, quit <-chan struct{}) {
+	defer close(jobs)
+	defer close(order)
+	for {
+		var b *rawBatch
+		select {
+		case b = <-pool:
+			b.frames, b.data = b.frames[:0], b.data[:0]
+		default:
+			b = &rawBatch{frames: make([]rawFrame, 0, rawBatchLen), data: make([]byte, 0, rawBatchBytes),
+				res: make([]outcome, rawBatchLen), done: make(chan struct{}, 1)}
+		}
+		b.fill(r)
+		select {
+		case order <- b:
+		case <-quit:
+			return
+		}
+		select {
+		case jobs <- b:
+		case <-quit:
+			return
+		}
+		if b.last || b.readPanic {
+			return
+		}
+	}
+}
+
+// fill reads frames of r into b until it is full or reading ends.
+func (b *rawBatch) fill(r *capture.Reader) {
+	defer func() {
+		if p := recover(); p != nil {
+			b.readPanic, b.value, b.stack = true, p, debug.Stack()
+		}
+	}()
+	for len(b.frames) < rawBatchLen && len(b.data) < rawBatchBytes {
+		f, err := r.Next()
+		if err != nil {
+			b.last, b.err = true, err
+			return
+		}
+		off := len(b.data)
+		b.data = append(b.data, f.Data...)
+		b.frames = append(b.frames, rawFrame{num: f.Num, ts: frameTime(f), linkType: f.LinkType, origLen: f.OrigLen,
+			iface: f.Interface, off: off, n: len(f.Data), read: r.BytesRead()})
+	}
+}
+
+// decodeBatch decodes every frame of b, noting a panic in b.
+func (d *decoder) decodeBatch(b *rawBatch) {
+	i := 0
+	defer func() {
+		if p := recover(); p != nil {
+			b.decodePanic, b.panicAt, b.value, b.stack = true, i, p, debug.Stack()
+		}
+	}()
+	for ; i < len(b.frames); i++ {
+		fr := &b.frames[i]
+		cf := capture.Frame{Num: fr.num, LinkType: fr.linkType, Data: b.data[fr.off : fr.off+fr.n : fr.off+fr.n],
+			OrigLen: fr.origLen, Interface: fr.iface}
+		d.decode(&cf, &b.res[i])
+	}
 }
 
 // encapNone marks a Frame whose decoding stopped before it knew its
@@ -445,39 +766,6 @@ const encapNone wire.Encap = 0xFF
 // to be known as RoCE: a GRH naming an IBA transport, or UDP to 4791.
 func isRoCE(f *wire.Frame) bool {
 	return f.Encap == wire.RoCEv1 || f.Encap == wire.NativeIB || (f.Encap != encapNone && f.DstPort == wire.UDPPort)
-}
-
-// badRoCE handles a RoCE frame whose transport headers did not decode.
-func (s *auditState) badRoCE(cf *capture.Frame, err error) *trace.Record {
-	f := &s.frame
-	s.info.RoCEFrames++
-	switch {
-	case errors.Is(err, wire.ErrUnknownOpcode) && f.Opcode.Transport() != wire.TransportRC:
-		// UC, UD, RD/DC or CNP: RoCE, but not RC. Check the ICRC all the
-		// same; the transport is outside the monitors' reach.
-		if f.Truncated {
-			s.info.Truncated++
-		}
-		if f.CheckICRC() == wire.ICRCBad {
-			s.badICRC(cf)
-			return nil
-		}
-		if s.vcrcOK(cf) && f.Opcode == wire.UDSendOnly && f.DestQP == wire.GSIQP {
-			s.cm.observe(f, cf.Num) // a MAD: the CM handshake, maybe
-		}
-		return nil
-	case (f.Truncated || cf.Truncated()) && errors.Is(err, wire.ErrShort):
-		s.info.Truncated++
-		if s.listFrameError(&s.unlisted.cut) {
-			s.info.Errors = append(s.info.Errors, fmt.Sprintf("frame %d: cut by the capture's snaplen inside its transport headers (%d of %d bytes captured), not analysed: %v",
-				cf.Num, len(cf.Data), cf.OrigLen, err))
-		}
-		return nil
-	}
-	if s.listFrameError(&s.unlisted.malformed) {
-		s.info.Errors = append(s.info.Errors, fmt.Sprintf("frame %d: malformed RoCE frame, not analysed: %v", cf.Num, err))
-	}
-	return nil
 }
 
 // listFrameError reports whether one more frame error may be listed; when
@@ -524,8 +812,8 @@ func (s *auditState) finish() {
 }
 
 // record builds the trace record of a decoded RC frame.
-func (s *auditState) record(cf *capture.Frame, st wire.ICRCStatus) *trace.Record {
-	f := &s.frame
+func (d *decoder) record(cf *capture.Frame, st wire.ICRCStatus) *trace.Record {
+	f := &d.frame
 	op := f.Opcode
 	var dir trace.Dir
 	switch {

@@ -30,7 +30,16 @@ func (d *discard) End()                  {}
 
 // BenchmarkDecode is the adapter's own cost: read, decode, ICRC, record,
 // with an observer that does nothing.
-func BenchmarkDecode(b *testing.B) {
+func BenchmarkDecode(b *testing.B) { withDecoders(0, func() { benchDecode(b) }) }
+
+// BenchmarkDecodeParallel is BenchmarkDecode with GOMAXPROCS/2 (at least
+// one) goroutines decoding besides the reading one, as an audit on 4 or
+// more cores runs: run it with -cpu 1,2,4 to see the reading side scale.
+func BenchmarkDecodeParallel(b *testing.B) {
+	withDecoders(max(runtime.GOMAXPROCS(0)/2, 1), func() { benchDecode(b) })
+}
+
+func benchDecode(b *testing.B) {
 	file := benchFile()
 	b.SetBytes(int64(len(file)))
 	b.ReportAllocs()

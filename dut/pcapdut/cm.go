@@ -103,10 +103,11 @@ func newCMTable(capture string) *cmTable {
 	return &cmTable{capture: capture, noted: map[string]bool{}, applied: map[int]*applied{}}
 }
 
-// observe takes a decoded frame that is a UD SEND Only to QP 1 and records
-// the CM message it carries (other MADs are ignored).
-func (t *cmTable) observe(f *wire.Frame, frame int) {
-	m, err := wire.DecodeCMPacket(&f.Packet)
+// observeMsg records CM message *mp (or err, the error decoding the MAD
+// of a UD SEND Only to QP 1 gave; other MADs are ignored) sent from src to
+// dst in frame.
+func (t *cmTable) observeMsg(mp *wire.CMMsg, err error, src, dst netip.Addr, frame int) {
+	m := *mp
 	if err != nil {
 		if !isNotCM(err) {
 			t.mu.Lock()
@@ -118,7 +119,6 @@ func (t *cmTable) observe(f *wire.Frame, frame int) {
 		}
 		return
 	}
-	src, dst := f.Src.Unmap(), f.Dst.Unmap()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch m.Kind {

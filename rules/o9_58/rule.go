@@ -41,26 +41,31 @@ var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
 	return op == wire.AtomicAcknowledge
 })
 
+// want is what a violation says was expected (made only for a
+// violation: the slice escapes into the finding).
+func want() []string {
+	return []string{"the PSN of the Compare & Swap or Fetch & Add request it answers"}
+}
+
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() || r.Packet.Opcode != wire.AtomicAcknowledge {
 		return
 	}
 	p := r.Packet
-	want := []string{"the PSN of the Compare & Swap or Fetch & Add request it answers"}
 	op, _, frame, ok := c.Req(p.PSN)
 	switch {
 	case ok && (op == wire.CompareSwap || op == wire.FetchAdd):
 		c.Checked(ID)
 	case ok:
 		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, the PSN of the %s of frame %d, not of an ATOMIC request", p.PSN, op, frame),
-			want, p.String())
+			want(), p.String())
 	case c.ReadCovering(p.PSN) != nil:
 		rd := c.ReadCovering(p.PSN)
 		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, inside the PSNs %d..%d that the RDMA READ of frame %d reserved for its response", p.PSN, rd.First, rd.Last, rd.Frame),
-			want, p.String())
+			want(), p.String())
 	case c.Complete():
 		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, a PSN no ATOMIC request used", p.PSN),
-			want, p.String())
+			want(), p.String())
 	case c.SeesEveryRequest():
 		// Judged at the end: capture order may still show the request
 		// after its answer.

@@ -86,7 +86,10 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if opc.IsRequest(p.Opcode) {
 		m.reqs = append(m.reqs, p.PSN)
 		if len(m.reqs) > maxReqs {
-			m.reqs = m.reqs[len(m.reqs)-maxReqs/2:]
+			// Keep the newer half, in the same array (reslicing ahead
+			// would make every later append reallocate).
+			n := copy(m.reqs, m.reqs[len(m.reqs)-maxReqs/2:])
+			m.reqs = m.reqs[:n]
 		}
 		return
 	}

@@ -687,6 +687,7 @@ func (t *Tracker) start(r *trace.Record) {
 	t.have = true
 	t.origin = r.Packet.PSN
 	t.next = r.Packet.PSN
+	clear(t.ents) // no stale Sent (and its records) kept alive behind len
 	t.ents = t.ents[:0]
 	t.starts = t.starts[:0]
 	t.base = 0
@@ -701,6 +702,7 @@ func (t *Tracker) slot(p wire.PSN) int {
 	}
 	if i >= maxEnts*2 {
 		// A jump far beyond the window: start over from here.
+		clear(t.ents)
 		t.origin, t.ents, t.base = p, t.ents[:0], 0
 		t.starts = t.starts[:0]
 		i = 0
@@ -718,7 +720,9 @@ func (t *Tracker) slot(p wire.PSN) int {
 func (t *Tracker) trim() {
 	t.advanceBase()
 	if drop := t.base - keepBehind; drop >= keepBehind || (len(t.ents) > maxEnts && drop > 0) {
-		t.ents = append(t.ents[:0], t.ents[drop:]...)
+		n := copy(t.ents, t.ents[drop:])
+		clear(t.ents[n:]) // the backing array must not keep dropped Sents alive
+		t.ents = t.ents[:n]
 		t.dropStarts(drop)
 		t.origin = t.origin.Add(drop)
 		t.base -= drop
@@ -840,6 +844,9 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 	case wire.ClassReadResponse:
 		ev.Positive = true
 		rd := t.Lookup(p.PSN)
+		if rd == nil {
+			rd = t.openRead(p.PSN)
+		}
 		if rd == nil || rd.Op != wire.ReadRequest {
 			break
 		}
@@ -882,6 +889,31 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 		// retries ends here.
 		t.resetEpisode()
 	}
+}
+
+// openRead returns the READ whose response stream continues at p when p
+// is mapped to no request: a READ seen before the path MTU was known
+// reserves only its own PSN in the window (its end is unknown), so the
+// later packets of its response stream fall on PSNs no entry holds. The
+// READ is the nearest entry before p, not Done, with its end unknown and
+// its next response PSN p. Without it, such a READ never completes and
+// pins the window (and every request after it) in memory.
+func (t *Tracker) openRead(p wire.PSN) *Sent {
+	i := p.Diff(t.origin)
+	if i <= 0 || i > len(t.ents) {
+		return nil
+	}
+	for j := i - 1; j >= 0 && j >= i-maxEnts; j-- {
+		e := t.ents[j]
+		if e == nil {
+			continue
+		}
+		if e.Op == wire.ReadRequest && !e.EndOK && !e.Done && e.ReadNext == p {
+			return e
+		}
+		return nil
+	}
+	return nil
 }
 
 // cover applies a response with PSN psn: SENDs and WRITEs before it (and

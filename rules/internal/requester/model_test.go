@@ -66,3 +66,37 @@ func TestTrackerRead(t *testing.T) {
 		t.Errorf("oldest outstanding: %d %v, want the first missing response 16777215", b, ok)
 	}
 }
+
+// TestTrackerReadUnknownMTU: a READ seen while the path MTU is unknown
+// reserves only its own PSN; its response stream still completes it, and
+// an acknowledged stream after it keeps the model small (a READ left open
+// would pin every later request in memory).
+func TestTrackerReadUnknownMTU(t *testing.T) {
+	c := &harness.Conn{Settings: harness.UnknownSettings()}
+	tr := NewTracker(c)
+	rd := rec(wire.ReadRequest, 10, 0, 1)
+	rd.Packet.RETH.Length = 1000 // 4 responses at MTU 256: PSN 10 .. 13
+	tr.Request(rd)
+	tr.Request(rec(wire.SendOnly, 14, 1, 2))
+	for i, op := range []wire.Opcode{wire.ReadResponseFirst, wire.ReadResponseMiddle, wire.ReadResponseMiddle, wire.ReadResponseLast} {
+		if ev := tr.Response(rec(op, wire.PSN(10+i), 2, 0)); ev.Gap != nil || len(ev.Implied) != 0 {
+			t.Fatalf("READ response %d: gap %v implied %v", i, ev.Gap, ev.Implied)
+		}
+	}
+	if s := tr.Lookup(10); s == nil || !s.Done || s.ReadNext != 14 {
+		t.Fatalf("the READ answered in full is not complete: %+v", s)
+	}
+	tr.Response(rec(wire.Acknowledge, 14, 3, 0))
+	if b, ok := tr.Base(); ok {
+		t.Fatalf("everything was answered, yet PSN %d is outstanding", b)
+	}
+	psn := wire.PSN(15)
+	for i := 0; i < 20000; i++ {
+		tr.Request(rec(wire.SendOnly, psn, 4, uint16(i)))
+		tr.Response(rec(wire.Acknowledge, psn, 4, 0))
+		psn = psn.Next()
+	}
+	if len(tr.ents) > 2*keepBehind+8 {
+		t.Errorf("the model keeps %d PSNs after a long acknowledged stream", len(tr.ents))
+	}
+}
