@@ -468,13 +468,13 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 // first among those held goes first.
 func (c *Conn) release() *trace.Record {
 	first := 0
-	if h0 := c.held[0]; h0.HasIPID && c.ids[h0.Dir&1].countsUp() {
+	if f := c.held[0]; f.HasIPID && c.ids[f.Dir&1].countsUp() {
+		// SentBeforeByID(held[i], f), with what does not change along
+		// the loop tested once and the ID test, which in-order traffic
+		// fails, first.
 		for i := 1; i < c.nHeld; i++ {
-			if h := c.held[i]; h.Dir != h0.Dir || !h.HasIPID {
-				continue
-			}
-			if before, known := c.SentBeforeByID(c.held[i], c.held[first]); known && before {
-				first = i
+			if h := c.held[i]; f.IPID-h.IPID-1 < idStep-1 && h.Dir == f.Dir && h.HasIPID && h.Src == f.Src {
+				first, f = i, h
 			}
 		}
 	}
