@@ -100,3 +100,29 @@ func TestTrackerReadUnknownMTU(t *testing.T) {
 		t.Errorf("the model keeps %d PSNs after a long acknowledged stream", len(tr.ents))
 	}
 }
+
+// TestSweepUnderLargeTolerance: on a live device whose timing tolerance is
+// above the transport timer interval, the next PSN resent right after the
+// first of a go-back-N continues that go-back-N; it is no new start (which
+// would read as a go-back-N skipping the oldest PSN and as an extra retry).
+func TestSweepUnderLargeTolerance(t *testing.T) {
+	for _, tol := range []time.Duration{0, 5 * time.Millisecond, 52 * time.Millisecond} {
+		c := &harness.Conn{Settings: harness.UnknownSettings()}
+		c.Settings.MTU, c.Settings.Active, c.Settings.AckTimeout, c.Settings.Tolerance = 1024, true, 12, tol
+		tr := NewTracker(c)
+		ms := time.Millisecond
+		tr.Request(rec(wire.SendOnly, 3000, 131*ms, 1))
+		tr.Request(rec(wire.SendOnly, 3001, 136*ms, 2))
+		nak := rec(wire.Acknowledge, 3000, 137*ms, 0)
+		nak.Packet.AETH.Syndrome = wire.SynNAK(wire.NAKPSNSequence)
+		tr.Response(nak)
+		first := tr.Request(rec(wire.SendOnly, 3000, 140*ms, 3))
+		next := tr.Request(rec(wire.SendOnly, 3001, 141*ms, 4))
+		if !first.Start || first.Cause != CauseSeqNAK {
+			t.Errorf("tolerance %v: the resend of PSN 3000 after the NAK: start %v cause %v", tol, first.Start, first.Cause)
+		}
+		if next.Kind != KindResend || next.Start {
+			t.Errorf("tolerance %v: PSN 3001 resent 1 ms after PSN 3000 starts a new retry; it continues the go-back-N", tol)
+		}
+	}
+}
