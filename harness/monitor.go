@@ -1,11 +1,9 @@
 package harness
 
 import (
-	"cmp"
 	"encoding/binary"
 	"fmt"
 	"net/netip"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -609,35 +607,16 @@ func (t *Tally) addKind(reason string, open bool, frame int, at int64) {
 }
 
 // mergeKinds sets t's kinds from several tallies' (shard workers'), as
-// one tally fed every instance in trace order would hold them: kinds in
-// order of first appearance (by At, then by place in their worker's
-// list), each with its first instance.
+// one tally fed every instance in trace order would hold them
+// (reports.MergeUndecidedKinds).
 func (t *Tally) mergeKinds(from []*Tally) {
-	type at struct {
-		k      reports.UndecidedKind
-		w, pos int
+	lists := make([][]reports.UndecidedKind, len(from))
+	for i, o := range from {
+		lists[i] = o.Kinds
 	}
-	var all []at
-	for w, o := range from {
-		for pos, k := range o.Kinds {
-			all = append(all, at{k, w, pos})
-		}
-	}
-	slices.SortStableFunc(all, func(a, b at) int {
-		return cmp.Or(cmp.Compare(a.k.At, b.k.At), cmp.Compare(a.w, b.w), cmp.Compare(a.pos, b.pos))
-	})
-	t.Kinds, t.kindAt, t.lastReason = nil, nil, ""
-	for _, x := range all {
-		key := reports.ReasonKind(x.k.Reason, x.k.Open)
-		if i, ok := t.kindAt[key]; ok {
-			t.Kinds[i].Count += x.k.Count
-			continue
-		}
-		if t.kindAt == nil {
-			t.kindAt = map[string]int{}
-		}
-		t.kindAt[key] = len(t.Kinds)
-		t.Kinds = append(t.Kinds, x.k)
+	t.Kinds, t.kindAt, t.lastReason = reports.MergeUndecidedKinds(lists), map[string]int{}, ""
+	for i, k := range t.Kinds {
+		t.kindAt[reports.ReasonKind(k.Reason, k.Open)] = i
 	}
 }
 

@@ -338,27 +338,48 @@ func joinDistinct(a, b string) string {
 }
 
 // mergeKinds merges the clause results' undecided kinds as one run would
-// have met them: shards' kinds in order of first appearance (by At, then
-// by shard and place), each with its first instance; results of separate
-// runs (At 0) in their order.
+// have met them (MergeUndecidedKinds), without their positions.
 func mergeKinds(g []ClauseResult) []UndecidedKind {
+	lists := make([][]UndecidedKind, len(g))
+	for i, c := range g {
+		lists[i] = c.UndecidedKinds
+	}
+	out := MergeUndecidedKinds(lists)
+	for i := range out {
+		out[i].At = 0
+	}
+	return out
+}
+
+// MergeUndecidedKinds merges several lists of undecided kinds (shards' or
+// shard workers', or separate runs') as one list fed every instance in
+// trace order would hold them: kinds in order of first appearance (by At,
+// then by list and place; lists without positions keep their order), the
+// counts of a kind added, each kind with its first instance.
+func MergeUndecidedKinds(lists [][]UndecidedKind) []UndecidedKind {
 	type at struct {
-		k        UndecidedKind
-		src, pos int
+		k         UndecidedKind
+		list, pos int
 	}
 	var all []at
-	for src, c := range g {
-		for pos, k := range c.UndecidedKinds {
-			all = append(all, at{k, src, pos})
+	for l, ks := range lists {
+		for pos, k := range ks {
+			all = append(all, at{k, l, pos})
 		}
 	}
 	slices.SortStableFunc(all, func(a, b at) int {
-		return cmp.Or(cmp.Compare(a.k.At, b.k.At), cmp.Compare(a.src, b.src), cmp.Compare(a.pos, b.pos))
+		return cmp.Or(cmp.Compare(a.k.At, b.k.At), cmp.Compare(a.list, b.list), cmp.Compare(a.pos, b.pos))
 	})
-	var m ClauseResult
+	var out []UndecidedKind
+	index := map[string]int{}
 	for _, x := range all {
-		x.k.At = 0
-		m.AddUndecided(x.k)
+		key := ReasonKind(x.k.Reason, x.k.Open)
+		if i, ok := index[key]; ok {
+			out[i].Count += x.k.Count
+			continue
+		}
+		index[key] = len(out)
+		out = append(out, x.k)
 	}
-	return m.UndecidedKinds
+	return out
 }
