@@ -83,6 +83,12 @@ var cases = []vcase{
 	{name: "READ responses all seen", build: lostMiddle(false), settings: capture(1024)},
 	{name: "READ response Middle lost, partial retry answered", build: lostMiddleRetry(false), settings: capture(1024)},
 	{name: "READ response Middle lost, partial retry request lost too", build: lostMiddleRetry(true), settings: capture(1024)},
+	// With the path MTU not told to the audit, the READ's span is known
+	// from its Last response (and the MTU from its First): the partial
+	// retry is a resend of the READ, judged as one.
+	{name: "READ response Middle lost, partial retry answered, MTU unknown", build: lostMiddleRetry(false), settings: capture(0)},
+	{name: "partial READ retry that is not the rest of the READ, MTU unknown", build: partialRetry(false, 1024), settings: capture(0), fail: "go-back-n"},
+	{name: "partial READ retry that is not the rest of the READ", build: partialRetry(false, 1024), settings: capture(1024), fail: "go-back-n"},
 	{name: "late ACK reordered after the sender", build: lateAck(true), settings: capture(0)},
 	{name: "ACKs in order", build: lateAck(false), settings: capture(0)},
 	{name: "late READ response reordered after the sender", build: lateReadResp, settings: capture(1024)},
@@ -535,7 +541,11 @@ func lostMiddle(lost bool) func(t *ht.Trace) {
 // lost before the capture point; the requester asks again from 304 (that
 // partial retry itself lost before the capture point when retryLost) and
 // the responder answers it from 304 with First, Middle, Last.
-func lostMiddleRetry(retryLost bool) func(t *ht.Trace) {
+func lostMiddleRetry(retryLost bool) func(t *ht.Trace) { return partialRetry(retryLost, 2*1024) }
+
+// partialRetry is lostMiddleRetry with the partial retry's VA advanced by
+// off from the READ's (2 KiB: the exact rest of the READ).
+func partialRetry(retryLost bool, off uint64) func(t *ht.Trace) {
 	return func(t *ht.Trace) {
 		t.Req(wire.SendOnly, 301, true)
 		t.Ack(301, 1)
@@ -546,7 +556,7 @@ func lostMiddleRetry(retryLost bool) func(t *ht.Trace) {
 		t.ReadResp(wire.ReadResponseLast, 306, 2, 1024)
 		if !retryLost {
 			r := t.Read(304, 3*1024)
-			r.Packet.RETH.VA += 2 * 1024
+			r.Packet.RETH.VA += off
 		}
 		t.ReadResp(wire.ReadResponseFirst, 304, 2, 1024)
 		t.ReadResp(wire.ReadResponseMiddle, 305, 0, 1024)

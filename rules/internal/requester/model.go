@@ -235,10 +235,14 @@ type RespEvent struct {
 type Tracker struct {
 	c *harness.Conn
 
+	// What requests were sent, what is new and what is a resend, and
+	// which PSNs a READ reserves are the connection's reconstruction's
+	// (harness.Conn: NextReq, ReadSpanAt); the Tracker keeps what the
+	// requester sent in them (for the content of resends) and what is
+	// acknowledged.
 	have   bool
 	origin wire.PSN // PSN of ents[0]
 	ents   []*Sent  // ents[i] is PSN origin+i (a READ's reserved PSNs share its entry)
-	next   wire.PSN // one past the highest PSN a request used
 	base   int      // index of the oldest entry not Done
 	// starts has a bit per entry of ents, set for every entry that may
 	// begin a run of live entries: one not nil and not Done that differs
@@ -334,12 +338,25 @@ func (t *Tracker) remember(r *trace.Record) {
 	}
 }
 
-// Next returns one past the highest PSN a request used.
-func (t *Tracker) Next() (wire.PSN, bool) { return t.next, t.have }
+// Next returns one past the highest PSN a request used before the
+// record being observed: the connection's reconstruction's
+// (harness.Conn.NextReq), which counts the PSNs of a READ whose span it
+// learnt after the READ was sent (from its Last response, the path MTU
+// unknown) as used.
+func (t *Tracker) Next() (wire.PSN, bool) { return t.c.NextReq, t.c.HaveReq }
 
 // Lookup returns what is remembered of PSN p (a READ's reserved PSNs map
-// to the READ).
+// to the READ, including those of a span the connection's reconstruction
+// learnt after the READ was sent: see readSpan).
 func (t *Tracker) Lookup(p wire.PSN) *Sent {
+	if s := t.entry(p); s != nil {
+		return s
+	}
+	return t.readSpan(p)
+}
+
+// entry returns the entry of PSN p (nil if none).
+func (t *Tracker) entry(p wire.PSN) *Sent {
 	if !t.have {
 		return nil
 	}
@@ -348,6 +365,46 @@ func (t *Tracker) Lookup(p wire.PSN) *Sent {
 		return nil
 	}
 	return t.ents[i]
+}
+
+// readSpan returns the READ whose PSN range holds p when no entry maps p,
+// as the connection's reconstruction knows the range
+// (harness.Conn.ReadSpanAt): a READ sent while the path MTU was unknown
+// reserves only its own PSN in the window, and its span is learnt later,
+// from the MTU, from the next new request or from its Last response.
+// Once the span's end is known, the READ takes it (End, EndOK) and its
+// PSNs map to it.
+func (t *Tracker) readSpan(p wire.PSN) *Sent {
+	if !t.have || p.Before(t.origin) {
+		return nil
+	}
+	sp := t.c.ReadSpanAt(p)
+	if sp == nil || !p.After(sp.First) {
+		return nil
+	}
+	rd := t.entry(sp.First)
+	if rd == nil || rd.Op != wire.ReadRequest || rd.PSN != sp.First || rd.EndOK {
+		return nil
+	}
+	if last, ok := sp.Last(); ok {
+		t.learnEnd(rd, last)
+	}
+	return rd
+}
+
+// learnEnd gives READ rd, seen before its span was known, the span's last
+// PSN, and maps the PSNs of the span to it.
+func (t *Tracker) learnEnd(rd *Sent, last wire.PSN) {
+	rd.End, rd.EndOK = last, true
+	for q := rd.PSN.Next(); q.AtOrBefore(last); q = q.Next() {
+		i := q.Diff(t.origin)
+		if i < 0 || i >= maxEnts*2 {
+			return
+		}
+		if i = t.slot(q); i >= 0 && t.ents[i] == nil {
+			t.set(i, rd)
+		}
+	}
 }
 
 // Base returns the oldest unacknowledged PSN as far as the trace shows.
@@ -542,19 +599,19 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	p := r.Packet
 	*ev = ReqEvent{Rec: r}
 	ev.Base, ev.HaveBase = t.Base()
-	if !t.have {
-		t.noteIPID(r)
+	first := !t.have
+	if first {
 		t.start(r)
-		ev.Kind = KindNew
-		t.absorbNew(r)
-		return
 	}
-	d := p.PSN.Diff(t.next)
-	if d >= 0 {
+	// New or resent is the reconstruction's call: a PSN at or after every
+	// PSN a request used (READ spans learnt since included) is new.
+	if next, ok := t.Next(); !ok || p.PSN.AtOrAfter(next) {
 		t.noteIPID(r)
 		ev.Kind = KindNew
 		t.absorbNew(r)
-		t.fillEpisode(ev)
+		if !first {
+			t.fillEpisode(ev)
+		}
 		return
 	}
 	ev.Kind = KindResend
@@ -686,7 +743,6 @@ func (t *Tracker) resetEpisode() {
 func (t *Tracker) start(r *trace.Record) {
 	t.have = true
 	t.origin = r.Packet.PSN
-	t.next = r.Packet.PSN
 	clear(t.ents) // no stale Sent (and its records) kept alive behind len
 	t.ents = t.ents[:0]
 	t.starts = t.starts[:0]
@@ -755,7 +811,6 @@ func (t *Tracker) absorbNew(r *trace.Record) {
 			t.set(i, s)
 		}
 	}
-	t.next = s.End.Next()
 	t.prev, t.prevEnd, t.prevKind = r, s.End, KindNew
 	t.trim()
 }
@@ -769,7 +824,7 @@ func (t *Tracker) absorbResend(r *trace.Record, orig *Sent) {
 	if orig == nil {
 		// A PSN never seen (lost before the capture point, or the
 		// capture began later): remember it now.
-		if i := t.slot(p.PSN); i >= 0 && p.PSN.Before(t.next) {
+		if i := t.slot(p.PSN); i >= 0 && t.c.SentBefore(p.PSN) {
 			s := t.newSent(r)
 			s.Sends = 2
 			n := s.End.Diff(p.PSN) + 1
@@ -811,7 +866,7 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 	*ev = RespEvent{Rec: r}
 	op := p.Opcode
 	ev.BaseBefore, ev.HaveBaseBefore = t.Base()
-	ev.NextBefore = t.next
+	ev.NextBefore, _ = t.Next()
 	if !t.have {
 		return
 	}
@@ -844,9 +899,6 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 	case wire.ClassReadResponse:
 		ev.Positive = true
 		rd := t.Lookup(p.PSN)
-		if rd == nil {
-			rd = t.openRead(p.PSN)
-		}
 		if rd == nil || rd.Op != wire.ReadRequest {
 			break
 		}
@@ -891,31 +943,6 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 	}
 }
 
-// openRead returns the READ whose response stream continues at p when p
-// is mapped to no request: a READ seen before the path MTU was known
-// reserves only its own PSN in the window (its end is unknown), so the
-// later packets of its response stream fall on PSNs no entry holds. The
-// READ is the nearest entry before p, not Done, with its end unknown and
-// its next response PSN p. Without it, such a READ never completes and
-// pins the window (and every request after it) in memory.
-func (t *Tracker) openRead(p wire.PSN) *Sent {
-	i := p.Diff(t.origin)
-	if i <= 0 || i > len(t.ents) {
-		return nil
-	}
-	for j := i - 1; j >= 0 && j >= i-maxEnts; j-- {
-		e := t.ents[j]
-		if e == nil {
-			continue
-		}
-		if e.Op == wire.ReadRequest && !e.EndOK && !e.Done && e.ReadNext == p {
-			return e
-		}
-		return nil
-	}
-	return nil
-}
-
 // cover applies a response with PSN psn: SENDs and WRITEs before it (and
 // at it, when inclusive) are acknowledged; READs and ATOMICs it passes
 // whose answers are incomplete are returned as implicitly NAKed. self is
@@ -923,7 +950,7 @@ func (t *Tracker) openRead(p wire.PSN) *Sent {
 // response beyond every PSN sent covers nothing. progress reports that
 // something became acknowledged.
 func (t *Tracker) cover(psn wire.PSN, inclusive bool, self *Sent) (implied []*Sent, progress bool) {
-	if psn.Diff(t.next) > 0 || (psn == t.next && inclusive) {
+	if next, _ := t.Next(); psn.Diff(next) > 0 || (psn == next && inclusive) {
 		return nil, false
 	}
 	t.advanceBase()

@@ -101,3 +101,56 @@ func TestTrackerReadUnknownMTU(t *testing.T) {
 		t.Errorf("the model keeps %d PSNs after a long acknowledged stream", len(f.tr.ents))
 	}
 }
+
+// TestTrackerReadSpanLearnt: a 5-packet READ sent while the path MTU is
+// unknown, whose second Middle is lost before the capture point: the
+// responses after the gap belong to the READ (its span, as the
+// connection's reconstruction knows it, holds them) and show the gap; its
+// Last closes the span, so the requester's partial retry from the missing
+// PSN is a resend of the READ (an implied NAK's retry), not a new
+// request, and the retry's answer completes the READ.
+func TestTrackerReadSpanLearnt(t *testing.T) {
+	f := newFeed(harness.UnknownSettings())
+	f.Request(rec(wire.SendOnly, 102, 0))
+	f.Response(rec(wire.Acknowledge, 102, 1))
+	rd := rec(wire.ReadRequest, 103, 2)
+	rd.Packet.RETH = wire.RETH{VA: 0x1000, RKey: 7, Length: 5 * 1024}
+	f.Request(rd)
+	for i, k := range []struct {
+		op  wire.Opcode
+		psn wire.PSN
+		gap bool
+	}{{wire.ReadResponseFirst, 103, false}, {wire.ReadResponseMiddle, 104, false}, {wire.ReadResponseMiddle, 106, true}, {wire.ReadResponseLast, 107, true}} {
+		if ev := f.Response(rec(k.op, k.psn, time.Duration(3+i))); (ev.Gap != nil) != k.gap || k.gap && ev.Gap.PSN != 103 {
+			t.Fatalf("READ response %d (PSN %d): gap %+v, want a gap: %v", i, k.psn, ev.Gap, k.gap)
+		}
+	}
+	if next, ok := f.tr.Next(); !ok || next != 108 {
+		t.Fatalf("after the READ's Last at PSN 107, the next new PSN is %d (%v), want 108", next, ok)
+	}
+	retry := rec(wire.ReadRequest, 105, 10)
+	retry.Packet.RETH = wire.RETH{VA: 0x1000 + 2*1024, RKey: 7, Length: 3 * 1024}
+	ev := f.Request(retry)
+	if ev.Kind != KindResend || ev.Orig == nil || ev.Orig.PSN != 103 || !ev.Start || ev.Cause != CauseImplied {
+		t.Fatalf("the partial retry from PSN 105: kind %v, orig %+v, start %v, cause %v; want a resend of the READ at 103 starting a retry on the implied NAK",
+			ev.Kind, ev.Orig, ev.Start, ev.Cause)
+	}
+	if s := f.tr.Lookup(106); s == nil || s.PSN != 103 || !s.EndOK || s.End != 107 {
+		t.Fatalf("PSN 106 should belong to the READ at 103, whose span ends at 107: %+v", s)
+	}
+	for i, op := range []wire.Opcode{wire.ReadResponseFirst, wire.ReadResponseMiddle, wire.ReadResponseLast} {
+		if ev := f.Response(rec(op, wire.PSN(105+i), time.Duration(11+i))); ev.Gap != nil || len(ev.Implied) != 0 {
+			t.Fatalf("answer to the retry, packet %d: gap %v implied %v", i, ev.Gap, ev.Implied)
+		}
+	}
+	if s := f.tr.Lookup(103); s == nil || !s.Done {
+		t.Fatalf("the READ answered in full after its retry is not complete: %+v", s)
+	}
+	if ev := f.Request(rec(wire.SendOnly, 108, 20)); ev.Kind != KindNew {
+		t.Fatalf("the SEND after the READ: kind %v, want new", ev.Kind)
+	}
+	f.Response(rec(wire.Acknowledge, 108, 21))
+	if b, ok := f.tr.Base(); ok {
+		t.Fatalf("everything was answered, yet PSN %d is outstanding", b)
+	}
+}
