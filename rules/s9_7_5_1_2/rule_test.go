@@ -66,6 +66,25 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.Wait(later)
 			s.Read(53, 0x1000+3072, 1024)
 		}, reqtest.Fail},
+		// The path MTU not told: the READ's span is learnt after it was
+		// sent (the MTU from its First response), so the ACK passing it
+		// is an implied NAK all the same.
+		{"MTU unknown: half a READ answered, then an ACK passes it: re-issued for the rest", reqtest.Capture(0, -1, -1, -1, true), func(s *reqtest.Script) {
+			s.Read(50, 0x1000, 4096)
+			s.Req(wire.SendOnly, 54, 8)
+			s.ReadResp(wire.ReadResponseFirst, 50, 1024)
+			s.ReadResp(wire.ReadResponseMiddle, 51, 1024)
+			s.ACK(54)
+			s.Read(52, 0x1000+2048, 2048)
+		}, reqtest.Pass},
+		{"MTU unknown: a READ's First answered, then an ACK passes it: a new request instead", reqtest.Capture(0, -1, -1, -1, true), func(s *reqtest.Script) {
+			s.Read(50, 0x1000, 4096)
+			s.Req(wire.SendOnly, 54, 8)
+			s.ReadResp(wire.ReadResponseFirst, 50, 1024)
+			s.ACK(54)
+			s.Wait(10 * time.Millisecond)
+			s.Req(wire.SendOnly, 55, 8)
+		}, reqtest.Fail},
 		{"the response of a later READ passes an earlier one: re-issued", active, func(s *reqtest.Script) {
 			r1 := s.Read(50, 0x1000, 100)
 			s.Read(51, 0x2000, 100)

@@ -89,6 +89,10 @@ var cases = []vcase{
 	{name: "READ response Middle lost, partial retry answered, MTU unknown", build: lostMiddleRetry(false), settings: capture(0)},
 	{name: "partial READ retry that is not the rest of the READ, MTU unknown", build: partialRetry(false, 1024), settings: capture(0), fail: "go-back-n"},
 	{name: "partial READ retry that is not the rest of the READ", build: partialRetry(false, 1024), settings: capture(1024), fail: "go-back-n"},
+	// An ACK passing a READ whose First alone arrived is an implied NAK
+	// even with the MTU not told: the READ's span is learnt from its First.
+	{name: "READ passed by an ACK, then a new request, MTU unknown", build: impliedRead(false), settings: capture(0), undecided: "§9.7.5.1.2"},
+	{name: "READ passed by an ACK, re-issued, MTU unknown", build: impliedRead(true), settings: capture(0)},
 	{name: "late ACK reordered after the sender", build: lateAck(true), settings: capture(0)},
 	{name: "ACKs in order", build: lateAck(false), settings: capture(0)},
 	{name: "late READ response reordered after the sender", build: lateReadResp, settings: capture(1024)},
@@ -563,6 +567,31 @@ func partialRetry(retryLost bool, off uint64) func(t *ht.Trace) {
 		t.ReadResp(wire.ReadResponseLast, 306, 2, 1024)
 		t.Req(wire.SendOnly, 307, true)
 		t.Ack(307, 3)
+	}
+}
+
+// impliedRead: a 4 KiB READ at 101 (MTU 1024, not told to the audit) and
+// a SEND at 105; only the READ's First arrives before the ACK of the SEND,
+// which implies the rest of the READ's responses were lost; then the
+// requester re-issues the READ for its rest (reissue) or sends a new
+// SEND.
+func impliedRead(reissue bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		t.Req(wire.SendOnly, 100, true)
+		t.Ack(100, 1)
+		t.Read(101, 4*1024)
+		t.Req(wire.SendOnly, 105, true)
+		t.ReadResp(wire.ReadResponseFirst, 101, 1, 1024)
+		t.Ack(105, 3)
+		t.Wait(10 * time.Millisecond)
+		if reissue {
+			r := t.Read(102, 3*1024)
+			r.Packet.RETH.VA += 1024
+			t.ReadStream(102, 3*1024, 1024, 3)
+		} else {
+			t.Req(wire.SendOnly, 106, true)
+			t.Ack(106, 4)
+		}
 	}
 }
 

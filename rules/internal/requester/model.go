@@ -392,6 +392,19 @@ func (t *Tracker) readSpan(p wire.PSN) *Sent {
 	return rd
 }
 
+// learnSpan gives READ rd, sent before its span was known, the span's end
+// once the connection's reconstruction knows it.
+func (t *Tracker) learnSpan(rd *Sent) {
+	if rd.EndOK || rd.Op != wire.ReadRequest {
+		return
+	}
+	if sp := t.c.ReadSpanAt(rd.PSN); sp != nil && sp.First == rd.PSN {
+		if last, ok := sp.Last(); ok {
+			t.learnEnd(rd, last)
+		}
+	}
+}
+
 // learnEnd gives READ rd, seen before its span was known, the span's last
 // PSN, and maps the PSNs of the span to it.
 func (t *Tracker) learnEnd(rd *Sent, last wire.PSN) {
@@ -973,6 +986,7 @@ func (t *Tracker) cover(psn wire.PSN, inclusive bool, self *Sent) (implied []*Se
 			break
 		}
 		if e.IsReadOrAtomic() {
+			t.learnSpan(e)
 			if e.EndOK && e.End.Before(psn) {
 				implied = append(implied, e)
 			}
