@@ -13,6 +13,16 @@
 // acknowledgment whose PSN passes an outstanding READ (or ATOMIC) is an
 // implied NAK (§9.7.5.1.2); invalid-request, remote-access and
 // remote-operational NAKs end the QP (§9.9.2.2).
+//
+// What requests were sent is the connection's reconstruction's
+// (harness.Conn, DESIGN.md "Verdict precision"): the model reads from it
+// which PSN is new and which a resend (Conn.NextReq, counting the PSNs of
+// a READ whose span was learnt after it was sent) and the PSN range a
+// READ reserves (Conn.ReadSpanAt: from the MTU, the next new request or
+// the READ's Last response). It keeps what is the requester's own: what
+// each PSN carried (to compare resends with), what the responses told
+// the requester is complete, the retry episodes with their causes and
+// counters, and the transmissions the timers are measured from.
 package requester
 
 import (
@@ -230,8 +240,9 @@ type RespEvent struct {
 }
 
 // Tracker is a model of a connection's request stream. Call Request or
-// Response for every packet, in trace order. The monitors of a connection
-// share one (see Shared).
+// Response for every packet, in trace order, from a monitor's Observe
+// (the Tracker reads the connection's reconstruction as it stands before
+// the record). The monitors of a connection share one (see Shared).
 type Tracker struct {
 	c *harness.Conn
 
