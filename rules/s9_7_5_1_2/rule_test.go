@@ -50,21 +50,25 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.Again(rd)
 		}, reqtest.Pass},
 		{"half a READ answered, then an ACK passes it: re-issued for the rest", active, func(s *reqtest.Script) {
-			s.Read(50, 0x1000, 4096)
-			s.Req(wire.SendOnly, 54, 8)
-			s.ReadResp(wire.ReadResponseFirst, 50, 1024)
-			s.ReadResp(wire.ReadResponseMiddle, 51, 1024)
-			s.ACK(54)
+			passedRead(s, 2)
 			s.Read(52, 0x1000+2048, 2048)
 		}, reqtest.Pass},
 		{"half a READ answered, then an ACK passes it: re-issued skipping a missing response", active, func(s *reqtest.Script) {
-			s.Read(50, 0x1000, 4096)
-			s.Req(wire.SendOnly, 54, 8)
-			s.ReadResp(wire.ReadResponseFirst, 50, 1024)
-			s.ReadResp(wire.ReadResponseMiddle, 51, 1024)
-			s.ACK(54)
+			passedRead(s, 2)
 			s.Wait(later)
 			s.Read(53, 0x1000+3072, 1024)
+		}, reqtest.Fail},
+		// The path MTU not told: the READ's span is learnt after it was
+		// sent (the MTU from its First response), so the ACK passing it
+		// is an implied NAK all the same.
+		{"MTU unknown: half a READ answered, then an ACK passes it: re-issued for the rest", reqtest.Capture(0, -1, -1, -1, true), func(s *reqtest.Script) {
+			passedRead(s, 2)
+			s.Read(52, 0x1000+2048, 2048)
+		}, reqtest.Pass},
+		{"MTU unknown: a READ's First answered, then an ACK passes it: a new request instead", reqtest.Capture(0, -1, -1, -1, true), func(s *reqtest.Script) {
+			passedRead(s, 1)
+			s.Wait(10 * time.Millisecond)
+			s.Req(wire.SendOnly, 55, 8)
 		}, reqtest.Fail},
 		{"the response of a later READ passes an earlier one: re-issued", active, func(s *reqtest.Script) {
 			r1 := s.Read(50, 0x1000, 100)
@@ -108,6 +112,19 @@ func TestMonitorHandBuilt(t *testing.T) {
 		tc.build(s)
 		reqtest.Expect(t, tc.name, reqtest.Audit(ID, tc.settings, s.Recs), tc.want)
 	}
+}
+
+// passedRead adds a 4 KiB READ at PSN 50 (four responses at MTU 1024)
+// and a SEND at 54, the READ's first answered responses, and the ACK of
+// the SEND, which passes the READ.
+func passedRead(s *reqtest.Script, answered int) {
+	s.Read(50, 0x1000, 4096)
+	s.Req(wire.SendOnly, 54, 8)
+	ops := []wire.Opcode{wire.ReadResponseFirst, wire.ReadResponseMiddle, wire.ReadResponseMiddle}
+	for i := range answered {
+		s.ReadResp(ops[i], wire.PSN(50+i), 1024)
+	}
+	s.ACK(54)
 }
 
 // TestMonitorReference audits traces of the reference device whose READ

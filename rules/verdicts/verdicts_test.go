@@ -83,6 +83,16 @@ var cases = []vcase{
 	{name: "READ responses all seen", build: lostMiddle(false), settings: capture(1024)},
 	{name: "READ response Middle lost, partial retry answered", build: lostMiddleRetry(false), settings: capture(1024)},
 	{name: "READ response Middle lost, partial retry request lost too", build: lostMiddleRetry(true), settings: capture(1024)},
+	// With the path MTU not told to the audit, the READ's span is known
+	// from its Last response (and the MTU from its First): the partial
+	// retry is a resend of the READ, judged as one.
+	{name: "READ response Middle lost, partial retry answered, MTU unknown", build: lostMiddleRetry(false), settings: capture(0)},
+	{name: "partial READ retry that is not the rest of the READ, MTU unknown", build: partialRetry(false, 1024), settings: capture(0), fail: "go-back-n"},
+	{name: "partial READ retry that is not the rest of the READ", build: partialRetry(false, 1024), settings: capture(1024), fail: "go-back-n"},
+	// An ACK passing a READ whose First alone arrived is an implied NAK
+	// even with the MTU not told: the READ's span is learnt from its First.
+	{name: "READ passed by an ACK, then a new request, MTU unknown", build: impliedRead(false), settings: capture(0), undecided: "§9.7.5.1.2"},
+	{name: "READ passed by an ACK, re-issued, MTU unknown", build: impliedRead(true), settings: capture(0)},
 	{name: "late ACK reordered after the sender", build: lateAck(true), settings: capture(0)},
 	{name: "ACKs in order", build: lateAck(false), settings: capture(0)},
 	{name: "late READ response reordered after the sender", build: lateReadResp, settings: capture(1024)},
@@ -535,7 +545,11 @@ func lostMiddle(lost bool) func(t *ht.Trace) {
 // lost before the capture point; the requester asks again from 304 (that
 // partial retry itself lost before the capture point when retryLost) and
 // the responder answers it from 304 with First, Middle, Last.
-func lostMiddleRetry(retryLost bool) func(t *ht.Trace) {
+func lostMiddleRetry(retryLost bool) func(t *ht.Trace) { return partialRetry(retryLost, 2*1024) }
+
+// partialRetry is lostMiddleRetry with the partial retry's VA advanced by
+// off from the READ's (2 KiB: the exact rest of the READ).
+func partialRetry(retryLost bool, off uint64) func(t *ht.Trace) {
 	return func(t *ht.Trace) {
 		t.Req(wire.SendOnly, 301, true)
 		t.Ack(301, 1)
@@ -546,13 +560,38 @@ func lostMiddleRetry(retryLost bool) func(t *ht.Trace) {
 		t.ReadResp(wire.ReadResponseLast, 306, 2, 1024)
 		if !retryLost {
 			r := t.Read(304, 3*1024)
-			r.Packet.RETH.VA += 2 * 1024
+			r.Packet.RETH.VA += off
 		}
 		t.ReadResp(wire.ReadResponseFirst, 304, 2, 1024)
 		t.ReadResp(wire.ReadResponseMiddle, 305, 0, 1024)
 		t.ReadResp(wire.ReadResponseLast, 306, 2, 1024)
 		t.Req(wire.SendOnly, 307, true)
 		t.Ack(307, 3)
+	}
+}
+
+// impliedRead: a 4 KiB READ at 101 (MTU 1024, not told to the audit) and
+// a SEND at 105; only the READ's First arrives before the ACK of the SEND,
+// which implies the rest of the READ's responses were lost; then the
+// requester re-issues the READ for its rest (reissue) or sends a new
+// SEND.
+func impliedRead(reissue bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		t.Req(wire.SendOnly, 100, true)
+		t.Ack(100, 1)
+		t.Read(101, 4*1024)
+		t.Req(wire.SendOnly, 105, true)
+		t.ReadResp(wire.ReadResponseFirst, 101, 1, 1024)
+		t.Ack(105, 3)
+		t.Wait(10 * time.Millisecond)
+		if reissue {
+			r := t.Read(102, 3*1024)
+			r.Packet.RETH.VA += 1024
+			t.ReadStream(102, 3*1024, 1024, 3)
+		} else {
+			t.Req(wire.SendOnly, 106, true)
+			t.Ack(106, 4)
+		}
 	}
 }
 

@@ -13,6 +13,16 @@
 // acknowledgment whose PSN passes an outstanding READ (or ATOMIC) is an
 // implied NAK (§9.7.5.1.2); invalid-request, remote-access and
 // remote-operational NAKs end the QP (§9.9.2.2).
+//
+// What requests were sent is the connection's reconstruction's
+// (harness.Conn, DESIGN.md "Verdict precision"): the model reads from it
+// which PSN is new and which a resend (Conn.NextReq, counting the PSNs of
+// a READ whose span was learnt after it was sent) and the PSN range a
+// READ reserves (Conn.ReadSpanAt: from the MTU, the next new request or
+// the READ's Last response). It keeps what is the requester's own: what
+// each PSN carried (to compare resends with), what the responses told
+// the requester is complete, the retry episodes with their causes and
+// counters, and the transmissions the timers are measured from.
 package requester
 
 import (
@@ -230,15 +240,20 @@ type RespEvent struct {
 }
 
 // Tracker is a model of a connection's request stream. Call Request or
-// Response for every packet, in trace order. The monitors of a connection
-// share one (see Shared).
+// Response for every packet, in trace order, from a monitor's Observe
+// (the Tracker reads the connection's reconstruction as it stands before
+// the record). The monitors of a connection share one (see Shared).
 type Tracker struct {
 	c *harness.Conn
 
+	// What requests were sent, what is new and what is a resend, and
+	// which PSNs a READ reserves are the connection's reconstruction's
+	// (harness.Conn: NextReq, ReadSpanAt); the Tracker keeps what the
+	// requester sent in them (for the content of resends) and what is
+	// acknowledged.
 	have   bool
 	origin wire.PSN // PSN of ents[0]
 	ents   []*Sent  // ents[i] is PSN origin+i (a READ's reserved PSNs share its entry)
-	next   wire.PSN // one past the highest PSN a request used
 	base   int      // index of the oldest entry not Done
 	// starts has a bit per entry of ents, set for every entry that may
 	// begin a run of live entries: one not nil and not Done that differs
@@ -334,12 +349,25 @@ func (t *Tracker) remember(r *trace.Record) {
 	}
 }
 
-// Next returns one past the highest PSN a request used.
-func (t *Tracker) Next() (wire.PSN, bool) { return t.next, t.have }
+// Next returns one past the highest PSN a request used before the
+// record being observed: the connection's reconstruction's
+// (harness.Conn.NextReq), which counts the PSNs of a READ whose span it
+// learnt after the READ was sent (from its Last response, the path MTU
+// unknown) as used.
+func (t *Tracker) Next() (wire.PSN, bool) { return t.c.NextReq, t.c.HaveReq }
 
 // Lookup returns what is remembered of PSN p (a READ's reserved PSNs map
-// to the READ).
+// to the READ, including those of a span the connection's reconstruction
+// learnt after the READ was sent: see readSpan).
 func (t *Tracker) Lookup(p wire.PSN) *Sent {
+	if s := t.entry(p); s != nil {
+		return s
+	}
+	return t.readSpan(p)
+}
+
+// entry returns the entry of PSN p (nil if none).
+func (t *Tracker) entry(p wire.PSN) *Sent {
 	if !t.have {
 		return nil
 	}
@@ -348,6 +376,59 @@ func (t *Tracker) Lookup(p wire.PSN) *Sent {
 		return nil
 	}
 	return t.ents[i]
+}
+
+// readSpan returns the READ whose PSN range holds p when no entry maps p,
+// as the connection's reconstruction knows the range
+// (harness.Conn.ReadSpanAt): a READ sent while the path MTU was unknown
+// reserves only its own PSN in the window, and its span is learnt later,
+// from the MTU, from the next new request or from its Last response.
+// Once the span's end is known, the READ takes it (End, EndOK) and its
+// PSNs map to it.
+func (t *Tracker) readSpan(p wire.PSN) *Sent {
+	if !t.have || p.Before(t.origin) {
+		return nil
+	}
+	sp := t.c.ReadSpanAt(p)
+	if sp == nil || !p.After(sp.First) {
+		return nil
+	}
+	rd := t.entry(sp.First)
+	if rd == nil || rd.Op != wire.ReadRequest || rd.PSN != sp.First || rd.EndOK {
+		return nil
+	}
+	if last, ok := sp.Last(); ok {
+		t.learnEnd(rd, last)
+	}
+	return rd
+}
+
+// learnSpan gives READ rd, sent before its span was known, the span's end
+// once the connection's reconstruction knows it.
+func (t *Tracker) learnSpan(rd *Sent) {
+	if rd.EndOK || rd.Op != wire.ReadRequest {
+		return
+	}
+	if sp := t.c.ReadSpanAt(rd.PSN); sp != nil && sp.First == rd.PSN {
+		if last, ok := sp.Last(); ok {
+			t.learnEnd(rd, last)
+		}
+	}
+}
+
+// learnEnd gives READ rd, seen before its span was known, the span's last
+// PSN, and maps the PSNs of the span to it.
+func (t *Tracker) learnEnd(rd *Sent, last wire.PSN) {
+	rd.End, rd.EndOK = last, true
+	for q := rd.PSN.Next(); q.AtOrBefore(last); q = q.Next() {
+		i := q.Diff(t.origin)
+		if i < 0 || i >= maxEnts*2 {
+			return
+		}
+		if i = t.slot(q); i >= 0 && t.ents[i] == nil {
+			t.set(i, rd)
+		}
+	}
 }
 
 // Base returns the oldest unacknowledged PSN as far as the trace shows.
@@ -542,19 +623,19 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	p := r.Packet
 	*ev = ReqEvent{Rec: r}
 	ev.Base, ev.HaveBase = t.Base()
-	if !t.have {
-		t.noteIPID(r)
+	first := !t.have
+	if first {
 		t.start(r)
-		ev.Kind = KindNew
-		t.absorbNew(r)
-		return
 	}
-	d := p.PSN.Diff(t.next)
-	if d >= 0 {
+	// New or resent is the reconstruction's call: a PSN at or after every
+	// PSN a request used (READ spans learnt since included) is new.
+	if next, ok := t.Next(); !ok || p.PSN.AtOrAfter(next) {
 		t.noteIPID(r)
 		ev.Kind = KindNew
 		t.absorbNew(r)
-		t.fillEpisode(ev)
+		if !first {
+			t.fillEpisode(ev)
+		}
 		return
 	}
 	ev.Kind = KindResend
@@ -693,7 +774,6 @@ func (t *Tracker) resetEpisode() {
 func (t *Tracker) start(r *trace.Record) {
 	t.have = true
 	t.origin = r.Packet.PSN
-	t.next = r.Packet.PSN
 	clear(t.ents) // no stale Sent (and its records) kept alive behind len
 	t.ents = t.ents[:0]
 	t.starts = t.starts[:0]
@@ -762,7 +842,6 @@ func (t *Tracker) absorbNew(r *trace.Record) {
 			t.set(i, s)
 		}
 	}
-	t.next = s.End.Next()
 	t.prev, t.prevEnd, t.prevKind = r, s.End, KindNew
 	t.trim()
 }
@@ -776,7 +855,7 @@ func (t *Tracker) absorbResend(r *trace.Record, orig *Sent) {
 	if orig == nil {
 		// A PSN never seen (lost before the capture point, or the
 		// capture began later): remember it now.
-		if i := t.slot(p.PSN); i >= 0 && p.PSN.Before(t.next) {
+		if i := t.slot(p.PSN); i >= 0 && t.c.SentBefore(p.PSN) {
 			s := t.newSent(r)
 			s.Sends = 2
 			n := s.End.Diff(p.PSN) + 1
@@ -818,7 +897,7 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 	*ev = RespEvent{Rec: r}
 	op := p.Opcode
 	ev.BaseBefore, ev.HaveBaseBefore = t.Base()
-	ev.NextBefore = t.next
+	ev.NextBefore, _ = t.Next()
 	if !t.have {
 		return
 	}
@@ -851,9 +930,6 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 	case wire.ClassReadResponse:
 		ev.Positive = true
 		rd := t.Lookup(p.PSN)
-		if rd == nil {
-			rd = t.openRead(p.PSN)
-		}
 		if rd == nil || rd.Op != wire.ReadRequest {
 			break
 		}
@@ -898,31 +974,6 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 	}
 }
 
-// openRead returns the READ whose response stream continues at p when p
-// is mapped to no request: a READ seen before the path MTU was known
-// reserves only its own PSN in the window (its end is unknown), so the
-// later packets of its response stream fall on PSNs no entry holds. The
-// READ is the nearest entry before p, not Done, with its end unknown and
-// its next response PSN p. Without it, such a READ never completes and
-// pins the window (and every request after it) in memory.
-func (t *Tracker) openRead(p wire.PSN) *Sent {
-	i := p.Diff(t.origin)
-	if i <= 0 || i > len(t.ents) {
-		return nil
-	}
-	for j := i - 1; j >= 0 && j >= i-maxEnts; j-- {
-		e := t.ents[j]
-		if e == nil {
-			continue
-		}
-		if e.Op == wire.ReadRequest && !e.EndOK && !e.Done && e.ReadNext == p {
-			return e
-		}
-		return nil
-	}
-	return nil
-}
-
 // cover applies a response with PSN psn: SENDs and WRITEs before it (and
 // at it, when inclusive) are acknowledged; READs and ATOMICs it passes
 // whose answers are incomplete are returned as implicitly NAKed. self is
@@ -930,7 +981,7 @@ func (t *Tracker) openRead(p wire.PSN) *Sent {
 // response beyond every PSN sent covers nothing. progress reports that
 // something became acknowledged.
 func (t *Tracker) cover(psn wire.PSN, inclusive bool, self *Sent) (implied []*Sent, progress bool) {
-	if psn.Diff(t.next) > 0 || (psn == t.next && inclusive) {
+	if next, _ := t.Next(); psn.Diff(next) > 0 || (psn == next && inclusive) {
 		return nil, false
 	}
 	t.advanceBase()
@@ -953,6 +1004,7 @@ func (t *Tracker) cover(psn wire.PSN, inclusive bool, self *Sent) (implied []*Se
 			break
 		}
 		if e.IsReadOrAtomic() {
+			t.learnSpan(e)
 			if e.EndOK && e.End.Before(psn) {
 				implied = append(implied, e)
 			}

@@ -9,36 +9,38 @@ import (
 	"github.com/rcconform/rcconform/wire"
 )
 
-func rec(op wire.Opcode, psn wire.PSN, at time.Duration, id uint16) *trace.Record {
-	return &trace.Record{Time: at, IPID: id, HasIPID: true, ICRC: wire.ICRCOK,
+// rec returns a record without an IPv4 ID (the Auditor then holds nothing
+// back: see feed).
+func rec(op wire.Opcode, psn wire.PSN, at time.Duration) *trace.Record {
+	return &trace.Record{Time: at, ICRC: wire.ICRCOK,
 		Packet: &wire.Packet{BTH: wire.BTH{Opcode: op, PSN: psn}, AETH: wire.AETH{Syndrome: wire.SynACK(wire.CreditInvalid)}}}
 }
 
 // TestTrackerBounded: a long acknowledged stream keeps the model small,
 // across the 2^24 wrap, and the model still knows what is outstanding.
 func TestTrackerBounded(t *testing.T) {
-	c := &harness.Conn{Settings: harness.UnknownSettings()}
-	c.Settings.MTU = 1024
-	tr := NewTracker(c)
+	s := harness.UnknownSettings()
+	s.MTU = 1024
+	f := newFeed(s)
 	psn := wire.PSN(0xFFFF00)
 	for i := 0; i < 200000; i++ {
 		at := time.Duration(i) * time.Microsecond
-		if ev := tr.Request(rec(wire.SendOnly, psn, at, uint16(i))); ev.Kind != KindNew {
+		if ev := f.Request(rec(wire.SendOnly, psn, at)); ev.Kind != KindNew {
 			t.Fatalf("request %d (PSN %d): kind %v, want new", i, psn, ev.Kind)
 		}
 		if i%4 == 3 {
-			tr.Response(rec(wire.Acknowledge, psn, at, 0))
+			f.Response(rec(wire.Acknowledge, psn, at))
 		}
 		psn = psn.Next()
 	}
-	if len(tr.ents) > 2*keepBehind+8 {
-		t.Errorf("the model keeps %d PSNs after a long acknowledged stream", len(tr.ents))
+	if len(f.tr.ents) > 2*keepBehind+8 {
+		t.Errorf("the model keeps %d PSNs after a long acknowledged stream", len(f.tr.ents))
 	}
-	if _, ok := tr.Base(); ok {
+	if _, ok := f.tr.Base(); ok {
 		t.Errorf("everything was acknowledged, yet the model has an oldest outstanding PSN")
 	}
 	// A resend of a long-acknowledged PSN is a resend, answered.
-	ev := tr.Request(rec(wire.SendOnly, psn.Add(-100000), time.Second, 1))
+	ev := f.Request(rec(wire.SendOnly, psn.Add(-100000), time.Second))
 	if ev.Kind != KindResend || !ev.Answered {
 		t.Errorf("a resend of a long-acknowledged PSN: kind %v answered %v", ev.Kind, ev.Answered)
 	}
@@ -47,22 +49,22 @@ func TestTrackerBounded(t *testing.T) {
 // TestTrackerRead: a READ reserves its response PSNs; responses advance
 // it; an ACK beyond it while incomplete is an implied NAK.
 func TestTrackerRead(t *testing.T) {
-	c := &harness.Conn{Settings: harness.UnknownSettings()}
-	c.Settings.MTU = 256
-	tr := NewTracker(c)
-	rd := rec(wire.ReadRequest, 0xFFFFFE, 0, 1)
+	s := harness.UnknownSettings()
+	s.MTU = 256
+	f := newFeed(s)
+	rd := rec(wire.ReadRequest, 0xFFFFFE, 0)
 	rd.Packet.RETH.Length = 1000 // 4 responses: 0xFFFFFE .. 1
-	tr.Request(rd)
-	tr.Request(rec(wire.SendOnly, 2, 1, 2))
-	if s := tr.Lookup(0); s == nil || s.Op != wire.ReadRequest {
+	f.Request(rd)
+	f.Request(rec(wire.SendOnly, 2, 1))
+	if s := f.tr.Lookup(0); s == nil || s.Op != wire.ReadRequest {
 		t.Fatalf("PSN 0 should belong to the READ")
 	}
-	tr.Response(rec(wire.ReadResponseFirst, 0xFFFFFE, 2, 0))
-	ev := tr.Response(rec(wire.Acknowledge, 2, 3, 0))
+	f.Response(rec(wire.ReadResponseFirst, 0xFFFFFE, 2))
+	ev := f.Response(rec(wire.Acknowledge, 2, 3))
 	if len(ev.Implied) != 1 || ev.Implied[0].ReadNext != 0xFFFFFF {
 		t.Fatalf("an ACK passing a half-answered READ: implied %v", ev.Implied)
 	}
-	if b, ok := tr.Base(); !ok || b != 0xFFFFFF {
+	if b, ok := f.tr.Base(); !ok || b != 0xFFFFFF {
 		t.Errorf("oldest outstanding: %d %v, want the first missing response 16777215", b, ok)
 	}
 }
@@ -72,32 +74,84 @@ func TestTrackerRead(t *testing.T) {
 // an acknowledged stream after it keeps the model small (a READ left open
 // would pin every later request in memory).
 func TestTrackerReadUnknownMTU(t *testing.T) {
-	c := &harness.Conn{Settings: harness.UnknownSettings()}
-	tr := NewTracker(c)
-	rd := rec(wire.ReadRequest, 10, 0, 1)
+	f := newFeed(harness.UnknownSettings())
+	rd := rec(wire.ReadRequest, 10, 0)
 	rd.Packet.RETH.Length = 1000 // 4 responses at MTU 256: PSN 10 .. 13
-	tr.Request(rd)
-	tr.Request(rec(wire.SendOnly, 14, 1, 2))
+	f.Request(rd)
+	f.Request(rec(wire.SendOnly, 14, 1))
 	for i, op := range []wire.Opcode{wire.ReadResponseFirst, wire.ReadResponseMiddle, wire.ReadResponseMiddle, wire.ReadResponseLast} {
-		if ev := tr.Response(rec(op, wire.PSN(10+i), 2, 0)); ev.Gap != nil || len(ev.Implied) != 0 {
+		if ev := f.Response(rec(op, wire.PSN(10+i), 2)); ev.Gap != nil || len(ev.Implied) != 0 {
 			t.Fatalf("READ response %d: gap %v implied %v", i, ev.Gap, ev.Implied)
 		}
 	}
-	if s := tr.Lookup(10); s == nil || !s.Done || s.ReadNext != 14 {
+	if s := f.tr.Lookup(10); s == nil || !s.Done || s.ReadNext != 14 {
 		t.Fatalf("the READ answered in full is not complete: %+v", s)
 	}
-	tr.Response(rec(wire.Acknowledge, 14, 3, 0))
-	if b, ok := tr.Base(); ok {
+	f.Response(rec(wire.Acknowledge, 14, 3))
+	if b, ok := f.tr.Base(); ok {
 		t.Fatalf("everything was answered, yet PSN %d is outstanding", b)
 	}
 	psn := wire.PSN(15)
 	for i := 0; i < 20000; i++ {
-		tr.Request(rec(wire.SendOnly, psn, 4, uint16(i)))
-		tr.Response(rec(wire.Acknowledge, psn, 4, 0))
+		f.Request(rec(wire.SendOnly, psn, 4))
+		f.Response(rec(wire.Acknowledge, psn, 4))
 		psn = psn.Next()
 	}
-	if len(tr.ents) > 2*keepBehind+8 {
-		t.Errorf("the model keeps %d PSNs after a long acknowledged stream", len(tr.ents))
+	if len(f.tr.ents) > 2*keepBehind+8 {
+		t.Errorf("the model keeps %d PSNs after a long acknowledged stream", len(f.tr.ents))
+	}
+}
+
+// TestTrackerReadSpanLearnt: a 5-packet READ sent while the path MTU is
+// unknown, whose second Middle is lost before the capture point: the
+// responses after the gap belong to the READ (its span, as the
+// connection's reconstruction knows it, holds them) and show the gap; its
+// Last closes the span, so the requester's partial retry from the missing
+// PSN is a resend of the READ (an implied NAK's retry), not a new
+// request, and the retry's answer completes the READ.
+func TestTrackerReadSpanLearnt(t *testing.T) {
+	f := newFeed(harness.UnknownSettings())
+	f.Request(rec(wire.SendOnly, 102, 0))
+	f.Response(rec(wire.Acknowledge, 102, 1))
+	rd := rec(wire.ReadRequest, 103, 2)
+	rd.Packet.RETH = wire.RETH{VA: 0x1000, RKey: 7, Length: 5 * 1024}
+	f.Request(rd)
+	for i, k := range []struct {
+		op  wire.Opcode
+		psn wire.PSN
+		gap bool
+	}{{wire.ReadResponseFirst, 103, false}, {wire.ReadResponseMiddle, 104, false}, {wire.ReadResponseMiddle, 106, true}, {wire.ReadResponseLast, 107, true}} {
+		if ev := f.Response(rec(k.op, k.psn, time.Duration(3+i))); (ev.Gap != nil) != k.gap || k.gap && ev.Gap.PSN != 103 {
+			t.Fatalf("READ response %d (PSN %d): gap %+v, want a gap: %v", i, k.psn, ev.Gap, k.gap)
+		}
+	}
+	if next, ok := f.tr.Next(); !ok || next != 108 {
+		t.Fatalf("after the READ's Last at PSN 107, the next new PSN is %d (%v), want 108", next, ok)
+	}
+	retry := rec(wire.ReadRequest, 105, 10)
+	retry.Packet.RETH = wire.RETH{VA: 0x1000 + 2*1024, RKey: 7, Length: 3 * 1024}
+	ev := f.Request(retry)
+	if ev.Kind != KindResend || ev.Orig == nil || ev.Orig.PSN != 103 || !ev.Start || ev.Cause != CauseImplied {
+		t.Fatalf("the partial retry from PSN 105: kind %v, orig %+v, start %v, cause %v; want a resend of the READ at 103 starting a retry on the implied NAK",
+			ev.Kind, ev.Orig, ev.Start, ev.Cause)
+	}
+	if s := f.tr.Lookup(106); s == nil || s.PSN != 103 || !s.EndOK || s.End != 107 {
+		t.Fatalf("PSN 106 should belong to the READ at 103, whose span ends at 107: %+v", s)
+	}
+	for i, op := range []wire.Opcode{wire.ReadResponseFirst, wire.ReadResponseMiddle, wire.ReadResponseLast} {
+		if ev := f.Response(rec(op, wire.PSN(105+i), time.Duration(11+i))); ev.Gap != nil || len(ev.Implied) != 0 {
+			t.Fatalf("answer to the retry, packet %d: gap %v implied %v", i, ev.Gap, ev.Implied)
+		}
+	}
+	if s := f.tr.Lookup(103); s == nil || !s.Done {
+		t.Fatalf("the READ answered in full after its retry is not complete: %+v", s)
+	}
+	if ev := f.Request(rec(wire.SendOnly, 108, 20)); ev.Kind != KindNew {
+		t.Fatalf("the SEND after the READ: kind %v, want new", ev.Kind)
+	}
+	f.Response(rec(wire.Acknowledge, 108, 21))
+	if b, ok := f.tr.Base(); ok {
+		t.Fatalf("everything was answered, yet PSN %d is outstanding", b)
 	}
 }
 

@@ -1,6 +1,7 @@
 package requester
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -24,35 +25,55 @@ func TestWalksSkipNothing(t *testing.T) {
 	}
 	for seed := range seeds {
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
-		c := &harness.Conn{Settings: harness.UnknownSettings()}
-		c.Settings.MTU = [...]int{0, 256, 1024, 4096}[seed%4]
-		fast, slow := NewTracker(c), NewTracker(c)
-		slow.exhaustive = true
+		s := harness.UnknownSettings()
+		s.MTU = [...]int{0, 256, 1024, 4096}[seed%4]
+		a := harness.NewAuditor(s, harness.NewSink("test"))
+		a.Only = map[string]bool{probeClause: true}
+		n := 0
+		var failed string
+		probeNew = func(c *harness.Conn) harness.Checker {
+			fast, slow := NewTracker(c), NewTracker(c)
+			slow.exhaustive = true
+			return probeFunc(func(c *harness.Conn, r *trace.Record) {
+				n++
+				if failed != "" {
+					return
+				}
+				var a, b any
+				if r.Packet.Opcode.IsRequest() {
+					a, b = fast.Request(r), slow.Request(r)
+				} else {
+					a, b = fast.Response(r), slow.Response(r)
+				}
+				if !reflect.DeepEqual(a, b) {
+					failed = fmt.Sprintf("packet %d (%s): event\n%+v\nwhere every entry is walked:\n%+v", n, r.Packet, a, b)
+					return
+				}
+				if n%7 == 0 {
+					if !reflect.DeepEqual(fast.Outstanding(), slow.Outstanding()) {
+						failed = fmt.Sprintf("packet %d: Outstanding differs", n)
+					}
+					b1, ok1 := fast.Base()
+					b2, ok2 := slow.Base()
+					if b1 != b2 || ok1 != ok2 {
+						failed = fmt.Sprintf("packet %d: Base %d %v, walking every entry %d %v", n, b1, ok1, b2, ok2)
+					}
+				}
+			})
+		}
 		g := &streamGen{rng: rng, next: wire.PSN(rng.Uint32() & wire.PSNMask)}
 		if seed%3 == 0 {
 			g.next = wire.PSN(wire.PSNMask - uint32(rng.IntN(500)))
 		}
 		for i := range 4000 {
-			r := g.record(time.Duration(i) * time.Microsecond)
-			var a, b any
-			if r.Packet.Opcode.IsRequest() {
-				a, b = fast.Request(r), slow.Request(r)
-			} else {
-				a, b = fast.Response(r), slow.Response(r)
-			}
-			if !reflect.DeepEqual(a, b) {
-				t.Fatalf("seed %d, packet %d (%s): event\n%+v\nwhere every entry is walked:\n%+v", seed, i, r.Packet, a, b)
-			}
-			if i%7 == 0 {
-				if !reflect.DeepEqual(fast.Outstanding(), slow.Outstanding()) {
-					t.Fatalf("seed %d, packet %d: Outstanding differs", seed, i)
-				}
-				b1, ok1 := fast.Base()
-				b2, ok2 := slow.Base()
-				if b1 != b2 || ok1 != ok2 {
-					t.Fatalf("seed %d, packet %d: Base %d %v, walking every entry %d %v", seed, i, b1, ok1, b2, ok2)
-				}
-			}
+			a.Observe(route(g.record(time.Duration(i) * time.Microsecond)))
+		}
+		a.End()
+		if failed != "" {
+			t.Fatalf("seed %d, %s", seed, failed)
+		}
+		if n < 4000 {
+			t.Fatalf("seed %d: the trackers saw %d of 4000 packets", seed, n)
 		}
 	}
 }
