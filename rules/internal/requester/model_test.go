@@ -161,17 +161,17 @@ func TestTrackerReadSpanLearnt(t *testing.T) {
 // would read as a go-back-N skipping the oldest PSN and as an extra retry).
 func TestSweepUnderLargeTolerance(t *testing.T) {
 	for _, tol := range []time.Duration{0, 5 * time.Millisecond, 52 * time.Millisecond} {
-		c := &harness.Conn{Settings: harness.UnknownSettings()}
-		c.Settings.MTU, c.Settings.Active, c.Settings.AckTimeout, c.Settings.Tolerance = 1024, true, 12, tol
-		tr := NewTracker(c)
+		s := harness.UnknownSettings()
+		s.MTU, s.Active, s.AckTimeout, s.Tolerance = 1024, true, 12, tol
+		f := newFeed(s)
 		ms := time.Millisecond
-		tr.Request(rec(wire.SendOnly, 3000, 131*ms, 1))
-		tr.Request(rec(wire.SendOnly, 3001, 136*ms, 2))
-		nak := rec(wire.Acknowledge, 3000, 137*ms, 0)
+		f.Request(rec(wire.SendOnly, 3000, 131*ms))
+		f.Request(rec(wire.SendOnly, 3001, 136*ms))
+		nak := rec(wire.Acknowledge, 3000, 137*ms)
 		nak.Packet.AETH.Syndrome = wire.SynNAK(wire.NAKPSNSequence)
-		tr.Response(nak)
-		first := tr.Request(rec(wire.SendOnly, 3000, 140*ms, 3))
-		next := tr.Request(rec(wire.SendOnly, 3001, 141*ms, 4))
+		f.Response(nak)
+		first := f.Request(rec(wire.SendOnly, 3000, 140*ms))
+		next := f.Request(rec(wire.SendOnly, 3001, 141*ms))
 		if !first.Start || first.Cause != CauseSeqNAK {
 			t.Errorf("tolerance %v: the resend of PSN 3000 after the NAK: start %v cause %v", tol, first.Start, first.Cause)
 		}
