@@ -92,9 +92,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			c.Indeterminate(ID, "a READ response starts at a PSN whose READ request the capture does not show")
 			return
 		}
-		m.flag(c, r, s, fmt.Sprintf("READ response PSN %d runs past PSN %d, the last PSN the READ at PSN %d (frame %d, %d bytes) reserved at MTU %d",
-			p.PSN, s.End, s.Req.PSN, s.Req.Rec.Frame, s.Req.Length, s.MTU),
-			fmt.Sprintf("%d response packets, PSNs %d..%d, the last one a Last", s.Req.Packets(s.MTU), s.Req.PSN, s.End))
+		m.flag(c, r, s, fmt.Sprintf("READ response PSN %d runs past PSN %d, the last PSN the READ at PSN %d (frame %d, %d bytes) reserved %s",
+			p.PSN, s.End, s.Req.PSN, s.Req.Rec.Frame, s.Req.Length, s.Basis()),
+			fmt.Sprintf("%d response packets, PSNs %d..%d, the last one a Last", s.Size(), s.Req.PSN, s.End))
 	case responses.EvSkip:
 		q := ev.Req
 		if q.Dup && q.Streams == 0 {
@@ -177,9 +177,9 @@ func (m *monitor) cont(c *harness.Conn, r *trace.Record, s *responses.Stream) {
 		return
 	}
 	if p.Opcode == wire.ReadResponseLast && s.EndKnown && p.PSN.Before(s.End) && !s.Resynced {
-		m.flag(c, r, s, fmt.Sprintf("the response of the READ at PSN %d (frame %d, %d bytes) ends with a Last at PSN %d, but at MTU %d it needs %d packets, up to PSN %d",
-			q.PSN, q.Rec.Frame, q.Length, p.PSN, s.MTU, q.Packets(s.MTU), s.End),
-			fmt.Sprintf("%d packets, the Last at PSN %d", q.Packets(s.MTU), s.End))
+		m.flag(c, r, s, fmt.Sprintf("the response of the READ at PSN %d (frame %d, %d bytes) ends with a Last at PSN %d, but %s it needs %d packets, up to PSN %d",
+			q.PSN, q.Rec.Frame, q.Length, p.PSN, s.Basis(), s.Size(), s.End),
+			fmt.Sprintf("%d packets, the Last at PSN %d", s.Size(), s.End))
 		return
 	}
 	c.Checked(ID)

@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"fmt"
 	"math/bits"
 
 	"github.com/rcconform/rcconform/harness"
@@ -42,6 +43,11 @@ type ReadReq struct {
 	// began (a preemption, or numbering no READ explains).
 	Answered, Failed, Abandoned bool
 
+	// conn is the connection whose reconstruction holds the READ's span
+	// (harness.Conn.ReadSpanOf): where the path MTU is unknown, its last
+	// PSN is the span's, learnt from the READ's Last response or from
+	// the next new request.
+	conn *harness.Conn
 	// pmtu and pn cache Packets: the count pn at MTU pmtu (pn 0: none).
 	pmtu, pn int
 	// u is the PSN unwrapped along the Tracker's READs: the u of the READ
@@ -74,18 +80,33 @@ func readPackets(length uint32, mtu int) int {
 	return wire.ReadResponsePackets(length, mtu)
 }
 
-// Last returns the last PSN of the READ's reserved range at mtu; ok is
-// false when mtu is unknown (0).
+// Last returns the last PSN of the READ's reserved range at mtu. With
+// mtu unknown (0) it is the one the connection's reconstruction knows for
+// the new READ this request is (harness.Conn.ReadSpanLast); ok is false
+// when it knows none (a duplicate asking for another length reserves
+// nothing of its own).
 func (q *ReadReq) Last(mtu int) (wire.PSN, bool) {
 	if mtu == 0 {
-		return 0, false
+		if q.conn == nil {
+			return 0, false
+		}
+		return q.conn.ReadSpanLast(q.PSN, q.Length)
 	}
 	return q.PSN.Add(q.Packets(mtu) - 1), true
 }
 
 // MaxLast is the last PSN the READ's range can have at any path MTU (the
-// smallest MTU gives the most packets).
-func (q *ReadReq) MaxLast() wire.PSN { return q.PSN.Add(q.Packets(minMTU) - 1) }
+// smallest MTU gives the most packets), or nearer, where the connection's
+// reconstruction bounds the new READ's span (the next new request follows
+// it).
+func (q *ReadReq) MaxLast() wire.PSN {
+	if q.conn != nil {
+		if last, ok := q.conn.ReadSpanMaxLast(q.PSN, q.Length); ok {
+			return last
+		}
+	}
+	return q.PSN.Add(q.Packets(minMTU) - 1)
+}
 
 // Stream is one READ response stream: the packets that answer one READ
 // request (new or duplicate), numbered from that request's PSN.
@@ -114,6 +135,28 @@ type Stream struct {
 	NAKed   bool
 	NAKFrom wire.PSN
 	NAKRec  *trace.Record
+}
+
+// Size returns how many response packets the stream's READ takes (0:
+// unknown): at the stream's path MTU or, with it unknown, from the READ's
+// span as the connection's reconstruction knows it.
+func (s *Stream) Size() int {
+	if s.MTU != 0 {
+		return s.Req.Packets(s.MTU)
+	}
+	if last, ok := s.Req.Last(0); ok {
+		return last.Diff(s.Req.PSN) + 1
+	}
+	return 0
+}
+
+// Basis says what the stream's size is known from, for messages: "at MTU
+// m", or the READ's span with the MTU unknown.
+func (s *Stream) Basis() string {
+	if s.MTU != 0 {
+		return fmt.Sprintf("at MTU %d", s.MTU)
+	}
+	return "with the path MTU unknown, as the READ's span shows (its Last response, or the next new request)"
 }
 
 // Contains reports whether p lies in the stream's range: from its start
@@ -434,7 +477,7 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 			*ev = Event{Kind: EvNone, MTU: mtu}
 			return
 		}
-		q := &ReadReq{PSN: p.PSN, Length: p.RETH.Length, VA: p.RETH.VA, Rec: r, Seq: t.requests}
+		q := &ReadReq{PSN: p.PSN, Length: p.RETH.Length, VA: p.RETH.VA, Rec: r, Seq: t.requests, conn: c}
 		if c.HaveReq && p.PSN.Before(c.NextReq) {
 			q.Dup = true
 		}
@@ -460,7 +503,7 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 		*ev = Event{Kind: EvNone, MTU: mtu}
 		return
 	case wire.ClassReadResponse:
-		t.response(r, mtu, ev)
+		t.response(c, r, mtu, ev)
 		return
 	}
 	*ev = Event{Kind: EvNone, MTU: mtu}
@@ -493,12 +536,20 @@ func NAKKind(p *wire.Packet) bool {
 	return k == wire.KindNAK || k == wire.KindRNR
 }
 
-func (t *Tracker) response(r *trace.Record, mtu int, ev *Event) {
+func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event) {
 	p := r.Packet
 	x := p.PSN
-	if s := t.Current(); s != nil && !s.EndKnown && mtu != 0 {
-		s.End, s.EndKnown = s.Req.Last(mtu)
-		s.MTU = mtu
+	if s := t.Current(); s != nil && !s.EndKnown {
+		if mtu != 0 {
+			s.End, s.EndKnown = s.Req.Last(mtu)
+			s.MTU = mtu
+		} else if s.End, s.EndKnown = s.Req.Last(0); !s.EndKnown && x == s.Next && p.Opcode == wire.ReadResponseLast &&
+			s.Start == s.Req.PSN && !s.Resynced && c.ReadSpanMayEnd(s.Req.PSN, s.Req.Length, x) {
+			// The path MTU is unknown, but the READ's Last response,
+			// reached from its First without a gap, closes the READ's
+			// span in the connection's reconstruction.
+			s.End, s.EndKnown = x, true
+		}
 	}
 	if s := t.Current(); s != nil && x == s.Next {
 		startsAnew := opc.StartsMessage(p.Opcode) && t.ReqAt(x) != nil

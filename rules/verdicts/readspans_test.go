@@ -1,0 +1,111 @@
+package verdicts
+
+import (
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rcconform/rcconform/harness"
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// The READ-stream model (rules/internal/responses) reads each READ's
+// span from the connection's reconstruction: with the path MTU unknown
+// (every response packet truncated by the capture, so no First shows the
+// MTU), a READ's last PSN is still known from its Last response, or from
+// the next new request, which follows its span directly. These traces
+// give, with the MTU unknown, the verdict the MTU would give.
+
+// truncated marks every response of the trace truncated by the capture:
+// their payload sizes show no path MTU.
+func truncated(t *ht.Trace) {
+	for _, r := range t.Records {
+		if r.Packet.Opcode.IsResponse() {
+			r.Truncated = true
+		}
+	}
+}
+
+// readThenSend: SEND 100 acknowledged, a READ of 1000 bytes at 101, a
+// SEND at 102 with AckReq (the requester's numbering: the READ takes one
+// PSN), the READ answered by an Only (when answered), and an ACK naming
+// 102.
+func readThenSend(answered bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Read(101, 1000)
+		t.Req(wire.SendOnly, 102, true)
+		if answered {
+			t.ReadResp(wire.ReadResponseOnly, 101, 2, 1000)
+		}
+		t.Ack(102, 3)
+		truncated(t)
+	}
+}
+
+// replayLong: a 3 KiB READ at 101 answered First, Middle, Last (MTU
+// 1024), then requested again and answered by a replay of n packets
+// (First, Middles, Last; 3 is right). One packet too many fails C9-96 (the
+// Last runs past the READ's span), C9-98 (the span's last packet is a
+// Middle) and C9-107 (the replay differs from this device's answers to
+// new READs), with the MTU known as with only the span known.
+func replayLong(n int) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		start(t)
+		t.Read(101, 3*1024)
+		t.ReadStream(101, 3*1024, 1024, 2)
+		t.Read(101, 3*1024)
+		t.ReadResp(wire.ReadResponseFirst, 101, 2, 1024)
+		for i := 1; i < n-1; i++ {
+			t.ReadResp(wire.ReadResponseMiddle, wire.PSN(101+i), 0, 1024)
+		}
+		t.ReadResp(wire.ReadResponseLast, wire.PSN(101+n-1), 2, 1024)
+		truncated(t)
+	}
+}
+
+var spanCases = []struct {
+	vcase
+	// decided: clauses that must come out pass or fail, not
+	// indeterminate (the span decides them).
+	decided string
+}{
+	{vcase: vcase{name: "ACK past a READ never answered, MTU unknown, the next request closes its span", build: readThenSend(false), settings: complete(0), fail: "C9-101"}, decided: "C9-101"},
+	{vcase: vcase{name: "ACK past a READ answered, MTU unknown", build: readThenSend(true), settings: complete(0)}},
+	{vcase: vcase{name: "ACK past a READ never answered, MTU 1024", build: readThenSend(false), settings: complete(1024), fail: "C9-101"}},
+	{vcase: vcase{name: "replay one packet too long, MTU unknown, the Last closed the span", build: replayLong(4), settings: complete(0), fail: "C9-96,C9-98,C9-107"}},
+	{vcase: vcase{name: "replay one packet too long, MTU 1024", build: replayLong(4), settings: complete(1024), fail: "C9-96,C9-98,C9-107"}},
+	{vcase: vcase{name: "replay as long as the READ, MTU unknown", build: replayLong(3), settings: complete(0)}, decided: "C9-98"},
+}
+
+func TestReadSpanVerdicts(t *testing.T) {
+	for _, c := range spanCases {
+		t.Run(c.name, func(t *testing.T) {
+			tr := &ht.Trace{}
+			c.build(tr)
+			ts, fs := ht.AuditAll(tr, c.settings)
+			failed := clauses(ts, func(x *harness.Tally) bool { return x.Violations > 0 })
+			var want []string
+			if c.fail != "" {
+				want = strings.Split(c.fail, ",")
+				sort.Strings(want)
+			}
+			if strings.Join(failed, ",") != strings.Join(want, ",") {
+				var msgs []string
+				for _, f := range fs {
+					msgs = append(msgs, f.ID+": "+f.Message)
+				}
+				t.Errorf("failed %v, want %v\n  %s", failed, want, strings.Join(msgs, "\n  "))
+			}
+			for _, id := range strings.Split(c.decided, ",") {
+				if id == "" {
+					continue
+				}
+				if x := ts[id]; x == nil || x.Verdict() == "indeterminate" || x.Verdict() == "not-exercised" {
+					t.Errorf("%s: not decided (tally %+v)", id, x)
+				}
+			}
+		})
+	}
+}
