@@ -670,15 +670,6 @@ func (c *Conn) ReadSpanLast(first wire.PSN, length uint32) (last wire.PSN, ok bo
 	return 0, false
 }
 
-// ReadSpanMaxLast returns the furthest last PSN the span of the new READ
-// at first of length bytes can have (ok false: no such span remembered).
-func (c *Conn) ReadSpanMaxLast(first wire.PSN, length uint32) (last wire.PSN, ok bool) {
-	if s := c.ReadSpanOf(first, length); s != nil {
-		return s.LastMax, true
-	}
-	return 0, false
-}
-
 // ReadSpanMayEnd reports whether the span of the new READ at first of
 // length bytes can end at PSN last: a Last response there, reached from
 // the READ's own PSN, closes it (reconResponse does so once the record is

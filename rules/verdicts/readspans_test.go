@@ -65,12 +65,46 @@ func replayLong(n int) func(t *ht.Trace) {
 	}
 }
 
+// firstLost: a 3 KiB READ at 101 (MTU 1024) and a SEND at 104 with
+// AckReq (the requester's numbering closes the READ's span at 103); the
+// READ's First response is lost before the capture point (or, on a
+// complete trace, never sent), its Middle and Last arrive, and an ACK at
+// 104. The missing First is C9-96's alone (the ACK overtook none of the
+// READ's response: C9-101 holds): the Middle and Last lie in the READ's
+// span, which the Last closes.
+func firstLost(t *ht.Trace) {
+	start(t)
+	t.Read(101, 3*1024)
+	t.Req(wire.SendOnly, 104, true)
+	t.ReadResp(wire.ReadResponseMiddle, 102, 0, 1024)
+	t.ReadResp(wire.ReadResponseLast, 103, 2, 1024)
+	t.Ack(104, 3)
+	truncated(t)
+}
+
+// lostMiddleRetryTrunc is lostMiddleRetry with every response truncated
+// by the capture (the path MTU unknown): the Middle after the lost one
+// lies in the READ's span (its Last closes it), so the retry's answer
+// from 304 is no continuation of the first answer, as with the MTU known.
+func lostMiddleRetryTrunc(retryLost bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		lostMiddleRetry(retryLost)(t)
+		truncated(t)
+	}
+}
+
 var spanCases = []struct {
 	vcase
 	// decided: clauses that must come out pass or fail, not
 	// indeterminate (the span decides them).
 	decided string
 }{
+	{vcase: vcase{name: "READ First lost before the capture point, MTU unknown", build: firstLost, settings: capture(0)}},
+	{vcase: vcase{name: "READ First lost before the capture point, MTU 1024", build: firstLost, settings: capture(1024)}},
+	{vcase: vcase{name: "READ First never sent, MTU unknown", build: firstLost, settings: complete(0), fail: "C9-96"}},
+	{vcase: vcase{name: "READ First never sent, MTU 1024", build: firstLost, settings: complete(1024), fail: "C9-96"}},
+	{vcase: vcase{name: "READ response Middle lost, partial retry answered, MTU unknown", build: lostMiddleRetryTrunc(false), settings: capture(0)}},
+	{vcase: vcase{name: "READ response Middle lost, partial retry request lost too, MTU unknown", build: lostMiddleRetryTrunc(true), settings: capture(0)}},
 	{vcase: vcase{name: "ACK past a READ never answered, MTU unknown, the next request closes its span", build: readThenSend(false), settings: complete(0), fail: "C9-101"}, decided: "C9-101"},
 	{vcase: vcase{name: "ACK past a READ answered, MTU unknown", build: readThenSend(true), settings: complete(0)}},
 	{vcase: vcase{name: "ACK past a READ never answered, MTU 1024", build: readThenSend(false), settings: complete(1024), fail: "C9-101"}},
@@ -97,6 +131,11 @@ func TestReadSpanVerdicts(t *testing.T) {
 					msgs = append(msgs, f.ID+": "+f.Message)
 				}
 				t.Errorf("failed %v, want %v\n  %s", failed, want, strings.Join(msgs, "\n  "))
+			}
+			if c.undecided != "" {
+				if v := ts[c.undecided].Verdict(); v != "indeterminate" {
+					t.Errorf("%s: verdict %s, want indeterminate (tally %+v)", c.undecided, v, ts[c.undecided])
+				}
 			}
 			for _, id := range strings.Split(c.decided, ",") {
 				if id == "" {

@@ -96,12 +96,14 @@ func (q *ReadReq) Last(mtu int) (wire.PSN, bool) {
 }
 
 // MaxLast is the last PSN the READ's range can have at any path MTU (the
-// smallest MTU gives the most packets), or nearer, where the connection's
-// reconstruction bounds the new READ's span (the next new request follows
-// it).
+// smallest MTU gives the most packets), or the known one, where the
+// connection's reconstruction knows the new READ's span. (A span only
+// bounded by the next new request is not taken: response packets of the
+// READ that the model could not place, with its First lost, may lie
+// between, and an ACK past them is not the READ's overtaking.)
 func (q *ReadReq) MaxLast() wire.PSN {
 	if q.conn != nil {
-		if last, ok := q.conn.ReadSpanMaxLast(q.PSN, q.Length); ok {
+		if last, ok := q.conn.ReadSpanLast(q.PSN, q.Length); ok {
 			return last
 		}
 	}
@@ -412,10 +414,12 @@ func (t *Tracker) ReqAt(p wire.PSN) *ReadReq {
 }
 
 // Covering returns the newest READ request whose range at mtu holds p
-// (mtu 0: none).
+// (mtu 0: the READ request whose span, as the connection's reconstruction
+// knows it, may hold p: the reconstruction places a response there in that
+// READ's span, spanning).
 func (t *Tracker) Covering(p wire.PSN, mtu int) *ReadReq {
 	if mtu == 0 {
-		return nil
+		return t.spanning(p, false, false)
 	}
 	from := t.searchFrom(p, mtu)
 	for i := len(t.reads) - 1; i >= from; i-- {
@@ -427,10 +431,42 @@ func (t *Tracker) Covering(p wire.PSN, mtu int) *ReadReq {
 	return nil
 }
 
+// spanning returns, with the path MTU unknown, the READ request whose
+// range holds p as the span of a new READ in the connection's
+// reconstruction tells: a span may hold p up to its furthest last PSN
+// (harness.Conn.ReadSpanAt), and surely up to its least one (the one the
+// largest MTU gives, or the known one; sure asks for that). The request
+// is that READ or a duplicate of it asking for the same length: the
+// newest, or the oldest when oldest; nil when there is none.
+func (t *Tracker) spanning(p wire.PSN, oldest, sure bool) *ReadReq {
+	n := len(t.reads)
+	if n == 0 || t.reads[n-1].conn == nil {
+		return nil
+	}
+	sp := t.reads[n-1].conn.ReadSpanAt(p)
+	if sp == nil || sure && !p.InRange(sp.First, sp.LastMin) {
+		return nil
+	}
+	var found *ReadReq
+	from := t.searchFrom(p, minMTU)
+	for i := n - 1; i >= from; i-- {
+		if q := t.reads[i]; q.PSN == sp.First && q.Length == sp.Length {
+			if found = q; !oldest {
+				break
+			}
+		}
+	}
+	return found
+}
+
 // coveringBefore returns the oldest READ request whose range at mtu holds
-// p and starts before it.
+// p and starts before it (mtu 0: whose span surely holds p, as spanning
+// tells; the reconstruction's InsideRead).
 func (t *Tracker) coveringBefore(p wire.PSN, mtu int) *ReadReq {
 	if mtu == 0 {
+		if q := t.spanning(p, true, true); q != nil && q.PSN.Before(p) {
+			return q
+		}
 		return nil
 	}
 	for _, q := range t.reads[t.searchFrom(p, mtu):] {
