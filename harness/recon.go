@@ -646,7 +646,8 @@ func (c *Conn) reconStart(r *trace.Record) {
 // READ spans for the READ-stream model (rules/internal/responses): the
 // span of one new READ, looked up by the READ's own PSN and length, as
 // the reconstruction knows it before the record being observed. These
-// read the spans above and change nothing in them.
+// read the spans above and change nothing in them (the requester model's
+// additions are elsewhere).
 
 // ReadSpanOf returns the span of the new READ whose first PSN is first
 // and that asked for length bytes (nil: none remembered, or the READ at
@@ -657,17 +658,6 @@ func (c *Conn) ReadSpanOf(first wire.PSN, length uint32) *ReadSpan {
 		return nil
 	}
 	return s
-}
-
-// ReadSpanLast returns the last PSN of the span of the new READ at first
-// of length bytes, when the reconstruction knows it: from the path MTU,
-// from the READ's Last response (the MTU unknown), or from the next new
-// request, which follows the span directly.
-func (c *Conn) ReadSpanLast(first wire.PSN, length uint32) (last wire.PSN, ok bool) {
-	if s := c.ReadSpanOf(first, length); s != nil {
-		return s.Last()
-	}
-	return 0, false
 }
 
 // ReadSpanMayEnd reports whether the span of the new READ at first of

@@ -81,31 +81,32 @@ func readPackets(length uint32, mtu int) int {
 }
 
 // Last returns the last PSN of the READ's reserved range at mtu. With
-// mtu unknown (0) it is the one the connection's reconstruction knows for
-// the new READ this request is (harness.Conn.ReadSpanLast); ok is false
-// when it knows none (a duplicate asking for another length reserves
-// nothing of its own).
+// mtu unknown (0) it is the one the responder's own numbering showed: the
+// span of the new READ this request is, in the connection's
+// reconstruction, closed by the READ's Last (or Only) response; ok is
+// false before (a span bounded only by the next new request is the
+// requester's numbering, which the responder's count is not judged by),
+// and for a duplicate asking for another length, which reserves nothing
+// of its own.
 func (q *ReadReq) Last(mtu int) (wire.PSN, bool) {
 	if mtu == 0 {
 		if q.conn == nil {
 			return 0, false
 		}
-		return q.conn.ReadSpanLast(q.PSN, q.Length)
+		if s := q.conn.ReadSpanOf(q.PSN, q.Length); s != nil && s.Closed {
+			return s.Last()
+		}
+		return 0, false
 	}
 	return q.PSN.Add(q.Packets(mtu) - 1), true
 }
 
 // MaxLast is the last PSN the READ's range can have at any path MTU (the
-// smallest MTU gives the most packets), or the known one, where the
-// connection's reconstruction knows the new READ's span. (A span only
-// bounded by the next new request is not taken: response packets of the
-// READ that the model could not place, with its First lost, may lie
-// between, and an ACK past them is not the READ's overtaking.)
+// smallest MTU gives the most packets), or the one its Last response
+// showed (Last with the MTU unknown).
 func (q *ReadReq) MaxLast() wire.PSN {
-	if q.conn != nil {
-		if last, ok := q.conn.ReadSpanLast(q.PSN, q.Length); ok {
-			return last
-		}
+	if last, ok := q.Last(0); ok {
+		return last
 	}
 	return q.PSN.Add(q.Packets(minMTU) - 1)
 }
