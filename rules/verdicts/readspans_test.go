@@ -97,6 +97,18 @@ func lostMiddleRetryTrunc(retryLost bool) func(t *ht.Trace) {
 	}
 }
 
+// replayOnly: a 3 KiB READ at 101 answered First, Middle, Last (MTU
+// 1024), requested again and answered by one Only packet: the earlier
+// answer showed the READ takes three.
+func replayOnly(t *ht.Trace) {
+	start(t)
+	t.Read(101, 3*1024)
+	t.ReadStream(101, 3*1024, 1024, 2)
+	t.Read(101, 3*1024)
+	t.ReadResp(wire.ReadResponseOnly, 101, 2, 1024)
+	truncated(t)
+}
+
 var spanCases = []struct {
 	vcase
 	// decided: clauses that must come out pass or fail, not
@@ -114,7 +126,9 @@ var spanCases = []struct {
 	{vcase: vcase{name: "ACK past a READ never answered, MTU 1024", build: readThenSend(false), settings: complete(1024), fail: "C9-101"}},
 	{vcase: vcase{name: "replay one packet too long, MTU unknown, the Last closed the span", build: replayLong(4), settings: complete(0), fail: "C9-96,C9-98,C9-107"}},
 	{vcase: vcase{name: "replay one packet too long, MTU 1024", build: replayLong(4), settings: complete(1024), fail: "C9-96,C9-98,C9-107"}},
-	{vcase: vcase{name: "replay as long as the READ, MTU unknown", build: replayLong(3), settings: complete(0)}, decided: "C9-98"},
+	{vcase: vcase{name: "replay as one Only packet, MTU unknown", build: replayOnly, settings: complete(0), fail: "C9-96,C9-107"}},
+	{vcase: vcase{name: "replay as one Only packet, MTU 1024", build: replayOnly, settings: complete(1024), fail: "C9-96,C9-107"}},
+	{vcase: vcase{name: "replay as long as the READ, MTU unknown", build: replayLong(3), settings: complete(0)}, decided: "C9-96,C9-98"},
 }
 
 func TestReadSpanVerdicts(t *testing.T) {
