@@ -208,6 +208,19 @@ type Event struct {
 // trace order, from a monitor's Observe (before the harness's model
 // absorbs the packet). The monitors of a connection share one (see
 // Shared); a zero Tracker is ready for use on its own.
+//
+// What the connection's reconstruction (harness, recon.go) knows, the
+// Tracker reads from it rather than keeping its own: whether a READ
+// request is new (its PSN against the PSNs requests used, NextReq), and,
+// with the path MTU unknown, each new READ's span (its last PSN once its
+// Last or Only response closed it, ReadReq.Last; which READ a response
+// in a span belongs to, Covering; whether a request lies inside a READ's
+// span, a partial retry). Its own are the stream model's: each request
+// instance (duplicates and partial retries included, with their streams,
+// Answered, Failed, Abandoned), the stream being sent and the position in
+// it, and the streams NAKs ended. With the MTU known it still computes a
+// READ's range from its length (the same numbers as the reconstruction's
+// spans, at the MTU of the packet being judged).
 type Tracker struct {
 	reads    []*ReadReq
 	cur      *Stream // the stream the responder is sending (Open), or the last one
