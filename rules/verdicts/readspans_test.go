@@ -101,12 +101,34 @@ func lostMiddleRetryTrunc(retryLost bool) func(t *ht.Trace) {
 	}
 }
 
+// droppedRead: SEND 100 acknowledged; SEND 101 lost before the capture
+// point, so the READ at 102 reaches the responder out of sequence and is
+// dropped; a sequence NAK names 101; both are resent, the READ answered by
+// an Only, then a SEND at 103 acknowledged. The dropped copy of the READ
+// is owed no answer (the reconstruction's Dropped): the resent one is the
+// new READ, and its answer is no replay.
+func droppedRead(t *ht.Trace) {
+	start(t)
+	t.Read(102, 1024)
+	t.NAK(101, wire.NAKPSNSequence, 1)
+	t.Req(wire.SendOnly, 101, false)
+	t.Read(102, 1024)
+	t.ReadResp(wire.ReadResponseOnly, 102, 3, 1024)
+	t.Req(wire.SendOnly, 103, true)
+	t.Ack(103, 4)
+	truncated(t)
+}
+
 var spanCases = []struct {
 	vcase
 	// decided: clauses that must come out pass or fail, not
 	// indeterminate (the span decides them).
 	decided string
+	// settled: a clause that must have no undecided instance.
+	settled string
 }{
+	{vcase: vcase{name: "READ dropped out of sequence, resent and answered, MTU unknown", build: droppedRead, settings: capture(0)}, settled: "C9-101"},
+	{vcase: vcase{name: "READ dropped out of sequence, resent and answered, MTU 1024", build: droppedRead, settings: capture(1024)}, settled: "C9-101"},
 	{vcase: vcase{name: "READ First lost before the capture point, MTU unknown", build: firstLost, settings: capture(0)}},
 	{vcase: vcase{name: "READ First lost before the capture point, MTU 1024", build: firstLost, settings: capture(1024)}},
 	{vcase: vcase{name: "READ First never sent, MTU unknown", build: firstLost, settings: complete(0), fail: "C9-96"}},
@@ -127,6 +149,9 @@ func TestReadSpanVerdicts(t *testing.T) {
 	for _, c := range spanCases {
 		t.Run(c.name, func(t *testing.T) {
 			ts := check(t, c.vcase)
+			if x := ts[c.settled]; c.settled != "" && (x == nil || x.Indeterminate > 0) {
+				t.Errorf("%s: undecided instances (tally %+v)", c.settled, x)
+			}
 			for _, id := range strings.Split(c.decided, ",") {
 				if id == "" {
 					continue

@@ -533,7 +533,16 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 		}
 		if t.coveringBefore(p.PSN, mtu) != nil {
 			q.Dup, q.Partial = true, true
-		} else if t.ReqAt(p.PSN) != nil {
+		} else if prev := t.ReqAt(p.PSN); prev != nil && c.Dropped(p.PSN) {
+			// The connection's reconstruction shows the responder
+			// dropped the earlier copy (it came beyond the expected
+			// PSN): this one is new to it, and the earlier copy was
+			// refused (a sequence NAK), never to be answered.
+			q.Dup = false
+			if prev.Streams == 0 {
+				prev.Failed = true
+			}
+		} else if prev != nil {
 			q.Dup = true
 		}
 		t.addRead(q)
