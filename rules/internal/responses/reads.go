@@ -45,8 +45,8 @@ type ReadReq struct {
 
 	// conn is the connection whose reconstruction holds the READ's span
 	// (harness.Conn.ReadSpanOf): where the path MTU is unknown, its last
-	// PSN is the span's, learnt from the READ's Last response or from
-	// the next new request.
+	// PSN is the span's, once the READ's Last (or Only) response closed
+	// it.
 	conn *harness.Conn
 	// pmtu and pn cache Packets: the count pn at MTU pmtu (pn 0: none).
 	pmtu, pn int
@@ -159,7 +159,7 @@ func (s *Stream) Basis() string {
 	if s.MTU != 0 {
 		return fmt.Sprintf("at MTU %d", s.MTU)
 	}
-	return "with the path MTU unknown, as the READ's span shows (its Last response, or the next new request)"
+	return "with the path MTU unknown, as the READ's span shows (closed by its earlier Last response)"
 }
 
 // Contains reports whether p lies in the stream's range: from its start
