@@ -57,13 +57,18 @@ func TestTrackerClassifies(t *testing.T) {
 		responses.EvRequest, responses.EvStart, responses.EvNAK, responses.EvAfterNAK, responses.EvAck,
 		responses.EvRequest, responses.EvSkip,
 	}
-	got := events(t, b.Recs, rtest.Active(256))
+	wantEvents(t, b.Recs, events(t, b.Recs, rtest.Active(256)), want)
+}
+
+// wantEvents checks the events got for recs against want.
+func wantEvents(t *testing.T, recs []*trace.Record, got, want []responses.EventKind) {
+	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("got %d events, want %d: %v", len(got), len(want), got)
 	}
 	for i := range want {
 		if got[i] != want[i] {
-			t.Errorf("record %d (%s): event %d, want %d", i+1, b.Recs[i], got[i], want[i])
+			t.Errorf("record %d (%s): event %d, want %d", i+1, recs[i], got[i], want[i])
 		}
 	}
 }
@@ -113,13 +118,5 @@ func TestTrackerReadsSpansMTUUnknown(t *testing.T) {
 		responses.EvRequest, responses.EvStart, responses.EvContinue, responses.EvContinue, responses.EvBeyond,
 		responses.EvRequest, responses.EvSkip, responses.EvContinue,
 	}
-	got := events(t, b.Recs, rtest.Capture(0))
-	if len(got) != len(want) {
-		t.Fatalf("got %d events, want %d: %v", len(got), len(want), got)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("record %d (%s): event %d, want %d", i+1, b.Recs[i], got[i], want[i])
-		}
-	}
+	wantEvents(t, b.Recs, events(t, b.Recs, rtest.Capture(0)), want)
 }
