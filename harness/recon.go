@@ -642,3 +642,29 @@ func (c *Conn) reconStart(r *trace.Record) {
 	}
 	c.startMsgs = nil
 }
+
+// READ spans for the READ-stream model (rules/internal/responses): the
+// span of one new READ, looked up by the READ's own PSN and length, as
+// the reconstruction knows it before the record being observed. These
+// read the spans above and change nothing in them (the requester model's
+// additions are elsewhere).
+
+// ReadSpanOf returns the span of the new READ whose first PSN is first
+// and that asked for length bytes (nil: none remembered, or the READ at
+// first asked for another length: a duplicate reserving nothing).
+func (c *Conn) ReadSpanOf(first wire.PSN, length uint32) *ReadSpan {
+	s := c.ReadSpanAt(first)
+	if s == nil || s.First != first || s.Length != length {
+		return nil
+	}
+	return s
+}
+
+// ReadSpanMayEnd reports whether the span of the new READ at first of
+// length bytes can end at PSN last: a Last response there, reached from
+// the READ's own PSN, closes it (reconResponse does so once the record is
+// absorbed).
+func (c *Conn) ReadSpanMayEnd(first wire.PSN, length uint32, last wire.PSN) bool {
+	s := c.ReadSpanOf(first, length)
+	return s != nil && last.InRange(s.LastMin, s.LastMax)
+}

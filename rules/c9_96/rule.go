@@ -92,9 +92,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			c.Indeterminate(ID, "a READ response starts at a PSN whose READ request the capture does not show")
 			return
 		}
-		m.flag(c, r, s, fmt.Sprintf("READ response PSN %d runs past PSN %d, the last PSN the READ at PSN %d (frame %d, %d bytes) reserved at MTU %d",
-			p.PSN, s.End, s.Req.PSN, s.Req.Rec.Frame, s.Req.Length, s.MTU),
-			fmt.Sprintf("%d response packets, PSNs %d..%d, the last one a Last", s.Req.Packets(s.MTU), s.Req.PSN, s.End))
+		m.flag(c, r, s, fmt.Sprintf("READ response PSN %d runs past PSN %d, the last PSN the READ at PSN %d (frame %d, %d bytes) reserved %s",
+			p.PSN, s.End, s.Req.PSN, s.Req.Rec.Frame, s.Req.Length, s.Basis()),
+			fmt.Sprintf("%d response packets, PSNs %d..%d, the last one a Last", s.Size(), s.Req.PSN, s.End))
 	case responses.EvSkip:
 		q := ev.Req
 		if q.Dup && q.Streams == 0 {
@@ -136,9 +136,14 @@ func (m *monitor) start(c *harness.Conn, r *trace.Record, s *responses.Stream, m
 	p := r.Packet
 	q := s.Req
 	single, known := false, false
+	last, closed := q.Last(0) // the READ's span, closed by its own earlier Last or Only
 	switch {
 	case mtu != 0:
 		single, known = q.Packets(mtu) == 1, true
+	case closed:
+		// Path MTU unknown, but an earlier answer to this READ showed
+		// its count (a replay answers the same READ at the same MTU).
+		single, known = last == q.PSN, true
 	case q.Length <= 256:
 		single, known = true, true
 	case q.Length > 4096:
@@ -154,13 +159,13 @@ func (m *monitor) start(c *harness.Conn, r *trace.Record, s *responses.Stream, m
 			fmt.Sprintf("a READ Response First or Only with PSN %d", q.PSN))
 		return
 	case p.Opcode == wire.ReadResponseOnly && !single:
-		m.flag(c, r, s, fmt.Sprintf("the READ at PSN %d (frame %d) asks for %d bytes, more than one packet at MTU %s, but its response is a single Only packet",
-			q.PSN, q.Rec.Frame, q.Length, mtuText(mtu)),
+		m.flag(c, r, s, fmt.Sprintf("the READ at PSN %d (frame %d) asks for %d bytes, more than one packet %s, but its response is a single Only packet",
+			q.PSN, q.Rec.Frame, q.Length, mtuText(mtu, closed)),
 			fmt.Sprintf("ceil(%d/MTU) response packets, First … Last", q.Length))
 		return
 	case p.Opcode == wire.ReadResponseFirst && single:
-		m.flag(c, r, s, fmt.Sprintf("the READ at PSN %d (frame %d) asks for %d bytes, one packet at MTU %s, but its response starts with a First: it would use PSNs the READ never reserved",
-			q.PSN, q.Rec.Frame, q.Length, mtuText(mtu)),
+		m.flag(c, r, s, fmt.Sprintf("the READ at PSN %d (frame %d) asks for %d bytes, one packet %s, but its response starts with a First: it would use PSNs the READ never reserved",
+			q.PSN, q.Rec.Frame, q.Length, mtuText(mtu, closed)),
 			fmt.Sprintf("one READ Response Only with PSN %d", q.PSN))
 		return
 	}
@@ -177,9 +182,9 @@ func (m *monitor) cont(c *harness.Conn, r *trace.Record, s *responses.Stream) {
 		return
 	}
 	if p.Opcode == wire.ReadResponseLast && s.EndKnown && p.PSN.Before(s.End) && !s.Resynced {
-		m.flag(c, r, s, fmt.Sprintf("the response of the READ at PSN %d (frame %d, %d bytes) ends with a Last at PSN %d, but at MTU %d it needs %d packets, up to PSN %d",
-			q.PSN, q.Rec.Frame, q.Length, p.PSN, s.MTU, q.Packets(s.MTU), s.End),
-			fmt.Sprintf("%d packets, the Last at PSN %d", q.Packets(s.MTU), s.End))
+		m.flag(c, r, s, fmt.Sprintf("the response of the READ at PSN %d (frame %d, %d bytes) ends with a Last at PSN %d, but %s it needs %d packets, up to PSN %d",
+			q.PSN, q.Rec.Frame, q.Length, p.PSN, s.Basis(), s.Size(), s.End),
+			fmt.Sprintf("%d packets, the Last at PSN %d", s.Size(), s.End))
 		return
 	}
 	c.Checked(ID)
@@ -201,11 +206,17 @@ func (m *monitor) orphan(c *harness.Conn, r *trace.Record) {
 		[]string{"READ responses only at PSNs a READ request reserved: its own PSN and the ones after it"}, p.String())
 }
 
-func mtuText(mtu int) string {
-	if mtu == 0 {
-		return "any path MTU"
+// mtuText names what a READ's packet count was judged at: the path MTU,
+// the count an earlier answer to the READ showed (closed: its span in the
+// connection's reconstruction), or any path MTU.
+func mtuText(mtu int, closed bool) string {
+	switch {
+	case mtu != 0:
+		return fmt.Sprintf("at MTU %d", mtu)
+	case closed:
+		return "as its earlier answer showed (the path MTU unknown)"
 	}
-	return fmt.Sprint(mtu)
+	return "at any path MTU"
 }
 
 func (m *monitor) End(*harness.Conn) {}

@@ -88,8 +88,8 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		c.Violation(ID, r, fmt.Sprintf("the last response packet of the READ at PSN %d (frame %d) carries the syndrome %s: the last AETH acknowledges the READ, so it must be an ACK",
 			q.PSN, q.Rec.Frame, p.AETH), want(), p.String())
 	case !opc.Has(p.Opcode, wire.HdrAETH):
-		c.Violation(ID, r, fmt.Sprintf("PSN %d is the last of the %d response packets of the READ at PSN %d (frame %d, %d bytes at MTU %d), but it went out as %s, so the response ends without the AETH that acknowledges the READ",
-			p.PSN, s.End.Diff(s.Start)+1, q.PSN, q.Rec.Frame, q.Length, s.MTU, p.Opcode), want(), p.String())
+		c.Violation(ID, r, fmt.Sprintf("PSN %d is the last of the %d response packets of the READ at PSN %d (frame %d, %d bytes %s), but it went out as %s, so the response ends without the AETH that acknowledges the READ",
+			p.PSN, s.End.Diff(s.Start)+1, q.PSN, q.Rec.Frame, q.Length, s.Basis(), p.Opcode), want(), p.String())
 	}
 }
 

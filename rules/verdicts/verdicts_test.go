@@ -641,28 +641,34 @@ func clauses(ts map[string]*harness.Tally, pred func(*harness.Tally) bool) []str
 
 func TestVerdicts(t *testing.T) {
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			tr := &ht.Trace{}
-			c.build(tr)
-			ts, fs := ht.AuditAll(tr, c.settings)
-			failed := clauses(ts, func(x *harness.Tally) bool { return x.Violations > 0 })
-			var want []string
-			if c.fail != "" {
-				want = strings.Split(c.fail, ",")
-				sort.Strings(want)
-			}
-			if strings.Join(failed, ",") != strings.Join(want, ",") {
-				var msgs []string
-				for _, f := range fs {
-					msgs = append(msgs, f.ID+": "+f.Message)
-				}
-				t.Errorf("failed %v, want %v\n  %s", failed, want, strings.Join(msgs, "\n  "))
-			}
-			if c.undecided != "" {
-				if v := ts[c.undecided].Verdict(); v != "indeterminate" {
-					t.Errorf("%s: verdict %s, want indeterminate (tally %+v)", c.undecided, v, ts[c.undecided])
-				}
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { check(t, c) })
 	}
+}
+
+// check audits case c with every monitor, checks its failing clauses and
+// its undecided one, and returns the tallies.
+func check(t *testing.T, c vcase) map[string]*harness.Tally {
+	t.Helper()
+	tr := &ht.Trace{}
+	c.build(tr)
+	ts, fs := ht.AuditAll(tr, c.settings)
+	failed := clauses(ts, func(x *harness.Tally) bool { return x.Violations > 0 })
+	var want []string
+	if c.fail != "" {
+		want = strings.Split(c.fail, ",")
+		sort.Strings(want)
+	}
+	if strings.Join(failed, ",") != strings.Join(want, ",") {
+		var msgs []string
+		for _, f := range fs {
+			msgs = append(msgs, f.ID+": "+f.Message)
+		}
+		t.Errorf("failed %v, want %v\n  %s", failed, want, strings.Join(msgs, "\n  "))
+	}
+	if c.undecided != "" {
+		if v := ts[c.undecided].Verdict(); v != "indeterminate" {
+			t.Errorf("%s: verdict %s, want indeterminate (tally %+v)", c.undecided, v, ts[c.undecided])
+		}
+	}
+	return ts
 }

@@ -337,11 +337,10 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 		case ev.Kind == EvStart && op == wire.ReadResponseOnly:
 			covers, haveA = s.Start, true
 		case op == wire.ReadResponseLast && s.EndKnown && p.PSN == s.End:
-			covers, haveA = p.PSN, true
-		case op == wire.ReadResponseLast && !s.EndKnown && ev.Kind == EvContinue && s.Start == s.Req.PSN && lastMayEnd(c, s.Start, p.PSN):
-			// The MTU is unknown, but the READ's Last response, reached
-			// from its First without a gap, closes its span (the
-			// connection's reconstruction): it acknowledges the READ.
+			// The READ's end is known from the path MTU or, with it
+			// unknown, from the connection's reconstruction: its span,
+			// which this Last closes when reached from the READ's First
+			// without a gap (Tracker).
 			covers, haveA = p.PSN, true
 		default:
 			replay = true // a Last in the wrong place (C9-96's concern)
@@ -497,13 +496,6 @@ func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
 		return Judgement{Undecided: true, Reason: "a NAK before any ACK-kind AETH: nothing yet fixes the MSN it should carry"}
 	}
 	return Judgement{}
-}
-
-// lastMayEnd reports whether the span of the new READ at first can end
-// at PSN last (the reconstruction's bounds on its span).
-func lastMayEnd(c *harness.Conn, first, last wire.PSN) bool {
-	sp := c.ReadSpanAt(first)
-	return sp != nil && sp.First == first && last.InRange(sp.LastMin, sp.LastMax)
 }
 
 // wrongNAKPSN says why the PSN of NAK p cannot be the one a legal

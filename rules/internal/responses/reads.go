@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"fmt"
 	"math/bits"
 
 	"github.com/rcconform/rcconform/harness"
@@ -42,6 +43,11 @@ type ReadReq struct {
 	// began (a preemption, or numbering no READ explains).
 	Answered, Failed, Abandoned bool
 
+	// conn is the connection whose reconstruction holds the READ's span
+	// (harness.Conn.ReadSpanOf): where the path MTU is unknown, its last
+	// PSN is the span's, once the READ's Last (or Only) response closed
+	// it.
+	conn *harness.Conn
 	// pmtu and pn cache Packets: the count pn at MTU pmtu (pn 0: none).
 	pmtu, pn int
 	// u is the PSN unwrapped along the Tracker's READs: the u of the READ
@@ -74,18 +80,36 @@ func readPackets(length uint32, mtu int) int {
 	return wire.ReadResponsePackets(length, mtu)
 }
 
-// Last returns the last PSN of the READ's reserved range at mtu; ok is
-// false when mtu is unknown (0).
+// Last returns the last PSN of the READ's reserved range at mtu. With
+// mtu unknown (0) it is the one the responder's own numbering showed: the
+// span of the new READ this request is, in the connection's
+// reconstruction, closed by the READ's Last (or Only) response; ok is
+// false before (a span bounded only by the next new request is the
+// requester's numbering, which the responder's count is not judged by),
+// and for a duplicate asking for another length, which reserves nothing
+// of its own.
 func (q *ReadReq) Last(mtu int) (wire.PSN, bool) {
 	if mtu == 0 {
+		if q.conn == nil {
+			return 0, false
+		}
+		if s := q.conn.ReadSpanOf(q.PSN, q.Length); s != nil && s.Closed {
+			return s.Last()
+		}
 		return 0, false
 	}
 	return q.PSN.Add(q.Packets(mtu) - 1), true
 }
 
 // MaxLast is the last PSN the READ's range can have at any path MTU (the
-// smallest MTU gives the most packets).
-func (q *ReadReq) MaxLast() wire.PSN { return q.PSN.Add(q.Packets(minMTU) - 1) }
+// smallest MTU gives the most packets), or the one its Last response
+// showed (Last with the MTU unknown).
+func (q *ReadReq) MaxLast() wire.PSN {
+	if last, ok := q.Last(0); ok {
+		return last
+	}
+	return q.PSN.Add(q.Packets(minMTU) - 1)
+}
 
 // Stream is one READ response stream: the packets that answer one READ
 // request (new or duplicate), numbered from that request's PSN.
@@ -114,6 +138,28 @@ type Stream struct {
 	NAKed   bool
 	NAKFrom wire.PSN
 	NAKRec  *trace.Record
+}
+
+// Size returns how many response packets the stream's READ takes (0:
+// unknown): at the stream's path MTU or, with it unknown, from the READ's
+// span as the connection's reconstruction knows it.
+func (s *Stream) Size() int {
+	if s.MTU != 0 {
+		return s.Req.Packets(s.MTU)
+	}
+	if last, ok := s.Req.Last(0); ok {
+		return last.Diff(s.Req.PSN) + 1
+	}
+	return 0
+}
+
+// Basis says what the stream's size is known from, for messages: "at MTU
+// m", or the READ's span with the MTU unknown.
+func (s *Stream) Basis() string {
+	if s.MTU != 0 {
+		return fmt.Sprintf("at MTU %d", s.MTU)
+	}
+	return "with the path MTU unknown, as the READ's span shows (closed by its earlier Last response)"
 }
 
 // Contains reports whether p lies in the stream's range: from its start
@@ -162,6 +208,19 @@ type Event struct {
 // trace order, from a monitor's Observe (before the harness's model
 // absorbs the packet). The monitors of a connection share one (see
 // Shared); a zero Tracker is ready for use on its own.
+//
+// What the connection's reconstruction (harness, recon.go) knows, the
+// Tracker reads from it rather than keeping its own: whether a READ
+// request is new (its PSN against the PSNs requests used, NextReq), and,
+// with the path MTU unknown, each new READ's span (its last PSN once its
+// Last or Only response closed it, ReadReq.Last; which READ a response
+// in a span belongs to, Covering; whether a request lies inside a READ's
+// span, a partial retry). Its own are the stream model's: each request
+// instance (duplicates and partial retries included, with their streams,
+// Answered, Failed, Abandoned), the stream being sent and the position in
+// it, and the streams NAKs ended. With the MTU known it still computes a
+// READ's range from its length (the same numbers as the reconstruction's
+// spans, at the MTU of the packet being judged).
 type Tracker struct {
 	reads    []*ReadReq
 	cur      *Stream // the stream the responder is sending (Open), or the last one
@@ -369,10 +428,12 @@ func (t *Tracker) ReqAt(p wire.PSN) *ReadReq {
 }
 
 // Covering returns the newest READ request whose range at mtu holds p
-// (mtu 0: none).
+// (mtu 0: the READ request whose span, as the connection's reconstruction
+// knows it, may hold p: the reconstruction places a response there in that
+// READ's span, spanning).
 func (t *Tracker) Covering(p wire.PSN, mtu int) *ReadReq {
 	if mtu == 0 {
-		return nil
+		return t.spanning(p, false, false)
 	}
 	from := t.searchFrom(p, mtu)
 	for i := len(t.reads) - 1; i >= from; i-- {
@@ -384,10 +445,42 @@ func (t *Tracker) Covering(p wire.PSN, mtu int) *ReadReq {
 	return nil
 }
 
+// spanning returns, with the path MTU unknown, the READ request whose
+// range holds p as the span of a new READ in the connection's
+// reconstruction tells: a span may hold p up to its furthest last PSN
+// (harness.Conn.ReadSpanAt), and surely up to its least one (the one the
+// largest MTU gives, or the known one; sure asks for that). The request
+// is that READ or a duplicate of it asking for the same length: the
+// newest, or the oldest when oldest; nil when there is none.
+func (t *Tracker) spanning(p wire.PSN, oldest, sure bool) *ReadReq {
+	n := len(t.reads)
+	if n == 0 || t.reads[n-1].conn == nil {
+		return nil
+	}
+	sp := t.reads[n-1].conn.ReadSpanAt(p)
+	if sp == nil || sure && !p.InRange(sp.First, sp.LastMin) {
+		return nil
+	}
+	var found *ReadReq
+	from := t.searchFrom(p, minMTU)
+	for i := n - 1; i >= from; i-- {
+		if q := t.reads[i]; q.PSN == sp.First && q.Length == sp.Length {
+			if found = q; !oldest {
+				break
+			}
+		}
+	}
+	return found
+}
+
 // coveringBefore returns the oldest READ request whose range at mtu holds
-// p and starts before it.
+// p and starts before it (mtu 0: whose span surely holds p, as spanning
+// tells; the reconstruction's InsideRead).
 func (t *Tracker) coveringBefore(p wire.PSN, mtu int) *ReadReq {
 	if mtu == 0 {
+		if q := t.spanning(p, true, true); q != nil && q.PSN.Before(p) {
+			return q
+		}
 		return nil
 	}
 	for _, q := range t.reads[t.searchFrom(p, mtu):] {
@@ -434,13 +527,22 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 			*ev = Event{Kind: EvNone, MTU: mtu}
 			return
 		}
-		q := &ReadReq{PSN: p.PSN, Length: p.RETH.Length, VA: p.RETH.VA, Rec: r, Seq: t.requests}
+		q := &ReadReq{PSN: p.PSN, Length: p.RETH.Length, VA: p.RETH.VA, Rec: r, Seq: t.requests, conn: c}
 		if c.HaveReq && p.PSN.Before(c.NextReq) {
 			q.Dup = true
 		}
 		if t.coveringBefore(p.PSN, mtu) != nil {
 			q.Dup, q.Partial = true, true
-		} else if t.ReqAt(p.PSN) != nil {
+		} else if prev := t.ReqAt(p.PSN); prev != nil && c.Dropped(p.PSN) {
+			// The connection's reconstruction shows the responder
+			// dropped the earlier copy (it came beyond the expected
+			// PSN): this one is new to it, and the earlier copy was
+			// refused (a sequence NAK), never to be answered.
+			q.Dup = false
+			if prev.Streams == 0 {
+				prev.Failed = true
+			}
+		} else if prev != nil {
 			q.Dup = true
 		}
 		t.addRead(q)
@@ -460,7 +562,7 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 		*ev = Event{Kind: EvNone, MTU: mtu}
 		return
 	case wire.ClassReadResponse:
-		t.response(r, mtu, ev)
+		t.response(c, r, mtu, ev)
 		return
 	}
 	*ev = Event{Kind: EvNone, MTU: mtu}
@@ -493,12 +595,20 @@ func NAKKind(p *wire.Packet) bool {
 	return k == wire.KindNAK || k == wire.KindRNR
 }
 
-func (t *Tracker) response(r *trace.Record, mtu int, ev *Event) {
+func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event) {
 	p := r.Packet
 	x := p.PSN
-	if s := t.Current(); s != nil && !s.EndKnown && mtu != 0 {
-		s.End, s.EndKnown = s.Req.Last(mtu)
-		s.MTU = mtu
+	if s := t.Current(); s != nil && !s.EndKnown {
+		if mtu != 0 {
+			s.End, s.EndKnown = s.Req.Last(mtu)
+			s.MTU = mtu
+		} else if s.End, s.EndKnown = s.Req.Last(0); !s.EndKnown && x == s.Next && p.Opcode == wire.ReadResponseLast &&
+			s.Start == s.Req.PSN && !s.Resynced && c.ReadSpanMayEnd(s.Req.PSN, s.Req.Length, x) {
+			// The path MTU is unknown, but the READ's Last response,
+			// reached from its First without a gap, closes the READ's
+			// span in the connection's reconstruction.
+			s.End, s.EndKnown = x, true
+		}
 	}
 	if s := t.Current(); s != nil && x == s.Next {
 		startsAnew := opc.StartsMessage(p.Opcode) && t.ReqAt(x) != nil

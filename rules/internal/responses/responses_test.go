@@ -57,13 +57,18 @@ func TestTrackerClassifies(t *testing.T) {
 		responses.EvRequest, responses.EvStart, responses.EvNAK, responses.EvAfterNAK, responses.EvAck,
 		responses.EvRequest, responses.EvSkip,
 	}
-	got := events(t, b.Recs, rtest.Active(256))
+	wantEvents(t, b.Recs, events(t, b.Recs, rtest.Active(256)), want)
+}
+
+// wantEvents checks the events got for recs against want.
+func wantEvents(t *testing.T, recs []*trace.Record, got, want []responses.EventKind) {
+	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("got %d events, want %d: %v", len(got), len(want), got)
 	}
 	for i := range want {
 		if got[i] != want[i] {
-			t.Errorf("record %d (%s): event %d, want %d", i+1, b.Recs[i], got[i], want[i])
+			t.Errorf("record %d (%s): event %d, want %d", i+1, recs[i], got[i], want[i])
 		}
 	}
 }
@@ -82,4 +87,36 @@ func TestMSNAcrossTheWrap(t *testing.T) {
 	b.Send(104, true)
 	b.Ack(104, 3) // one too many
 	rtest.WantViolation(t, b.Recs, rtest.Capture(0), "C9-148", "MSN 3 is too high")
+}
+
+// With the path MTU unknown (every response truncated by the capture),
+// the tracker reads each READ's span from the connection's
+// reconstruction: the READ's Last closes it, so a replay running past it
+// is EvBeyond, and a response inside a READ's span that skipped its First
+// belongs to that READ (EvSkip, not EvOrphan).
+func TestTrackerReadsSpansMTUUnknown(t *testing.T) {
+	var b rtest.Builder
+	b.Read(10, 3*256)                                // request
+	b.Resp(wire.ReadResponseFirst, 10, 0x04, 1, 256) // start
+	b.Resp(wire.ReadResponseMiddle, 11, 0, 0, 256)   // continue
+	b.Resp(wire.ReadResponseLast, 12, 0x04, 1, 256)  // continue: closes the span 10..12
+	b.Read(10, 3*256)                                // duplicate request
+	b.Resp(wire.ReadResponseFirst, 10, 0x04, 1, 256) // start (replay)
+	b.Resp(wire.ReadResponseMiddle, 11, 0, 0, 256)   // continue
+	b.Resp(wire.ReadResponseMiddle, 12, 0, 0, 256)   // continue (at the span's end)
+	b.Resp(wire.ReadResponseLast, 13, 0x04, 1, 256)  // beyond the span
+	b.Read(20, 3*256)                                // request
+	b.Resp(wire.ReadResponseMiddle, 21, 0, 0, 256)   // skip: its First lost
+	b.Resp(wire.ReadResponseLast, 22, 0x04, 2, 256)  // continue
+	for _, r := range b.Recs {
+		if r.Packet.Opcode.IsResponse() {
+			r.Truncated = true
+		}
+	}
+	want := []responses.EventKind{
+		responses.EvRequest, responses.EvStart, responses.EvContinue, responses.EvContinue,
+		responses.EvRequest, responses.EvStart, responses.EvContinue, responses.EvContinue, responses.EvBeyond,
+		responses.EvRequest, responses.EvSkip, responses.EvContinue,
+	}
+	wantEvents(t, b.Recs, events(t, b.Recs, rtest.Capture(0)), want)
 }
