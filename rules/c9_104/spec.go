@@ -7,6 +7,7 @@ import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/rules/internal/realclock"
 	"github.com/rcconform/rcconform/rules/rulekit"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -86,9 +87,17 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 					pkts = append(pkts, d)
 				}
 				p.Send(pkts...)
+				sent := p.Conn.Now()
 				recs := p.Collect(dupnak.Liveness)
 				dupnak.NoNAK(p, recs, "duplicates are answered, not NAKed")
 				inOrder(p, recs, dups)
+				// Answers in order show the order only if the newer
+				// duplicates were waiting while the oldest was being
+				// answered: on a real clock, a device that finished that
+				// answer before they could have reached it had only one
+				// duplicate at a time to answer.
+				realclock.FinishedFirst(p.Conn, lastAnswer(recs, dups[0]), sent,
+					"answering "+dups[0].label, "the newer duplicates")
 				dupnak.Alive(p, "the connection goes on after the duplicates")
 			})
 	}
@@ -119,6 +128,17 @@ func original(p *harness.Peer, op string, off int) item {
 		n := wire.ReadResponsePackets(uint32(length), p.MTU())
 		return item{req: k, kind: "read", first: k.PSN, n: n, label: fmt.Sprintf("the duplicate READ at PSN %d", k.PSN)}
 	}
+}
+
+// lastAnswer returns the last packet of recs answering it (nil if none).
+func lastAnswer(recs []*trace.Record, it item) *trace.Record {
+	var last *trace.Record
+	for _, r := range recs {
+		if r.Dir == trace.ToRequester && it.is(r.Packet) {
+			last = r
+		}
+	}
+	return last
 }
 
 // inOrder checks that each duplicate's answer comes, whole, before the
