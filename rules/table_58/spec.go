@@ -91,14 +91,12 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 						// The first packet of an answer to the extra request
 						// (a response numbered off by one, C9-96's concern,
 						// may put another packet at its PSN).
-						if real, _ := realclock.Timing(p.Conn); real && firstDone != nil && firstDone.Time <= rec.Time {
-							// On a real clock a device that answers one READ
-							// at a time may take the next request from its
-							// receive queue only once the oldest READ is
-							// answered: it then holds fewer READs than its
-							// resources, and serving the request is legal.
-							rulekit.Indeterminate(fmt.Sprintf("the request beyond the responder resources was served only after the device had finished the READ at PSN %d (its last response packet came first): the device may have taken the request from its receive queue then, holding fewer READs than its %d responder resources, so this run cannot show what it does with a request beyond them", reads[0].PSN, c.n))
-						}
+						// On a real clock a device that answers one READ at a
+						// time may take the next request from its receive
+						// queue only once the oldest READ is answered: it
+						// then holds fewer READs than its resources, and
+						// serving the request is legal (realclock).
+						realclock.ServedLate(p.Conn, firstDone, rec, fmt.Sprintf("the READ at PSN %d", reads[0].PSN), "the request beyond the responder resources")
 						p.Fail([]string{want}, fmt.Sprintf("%s: the request beyond the responder resources was served", k), rec)
 					}
 				}

@@ -59,6 +59,33 @@ func FinishedFirst(c dut.Conn, done *trace.Record, sent time.Duration, what, sti
 		what, done.Packet.PSN, when, stimulus, Margin(tol), stimulus, stimulus))
 }
 
+// TakenAfter reports whether the device's answer to a stimulus, whose
+// first packet is start, began only after its packet done, which ended the
+// work the stimulus had to find unfinished. Both nil-safe: without either
+// packet it reports false.
+func TakenAfter(done, start *trace.Record) bool {
+	return done != nil && start != nil && done.Time <= start.Time
+}
+
+// ServedLate ends the scenario as indeterminate when, on a real clock, the
+// device served the stimulus (its answer's first packet start) only after
+// it had finished the unfinished work (its packet done). A device that
+// works through its receive queue one request at a time may take the
+// stimulus from the queue only then, when the work it had to find
+// unfinished is over (a READ beyond the responder resources then finds a
+// resource free: Table 58 counts the requests the responder holds, and
+// arrival at the port is not visible on the wire). What the device did
+// with the stimulus is then legal, and the run shows nothing either way.
+// what names the finished work, stimulus the harness's packet. On a
+// virtual clock it does nothing: there the stimulus arrives first.
+func ServedLate(c dut.Conn, done, start *trace.Record, what, stimulus string) {
+	if real, _ := Timing(c); !real || !TakenAfter(done, start) {
+		return
+	}
+	rulekit.Indeterminate(fmt.Sprintf("%s was served only after the device had finished %s (its packet PSN %d came %v before the answer's first packet PSN %d): a device working through its receive queue one request at a time may have taken %s from the queue only then, so this run cannot show what it does with %s while %s is unfinished",
+		stimulus, what, done.Packet.PSN, start.Time-done.Time, start.Packet.PSN, stimulus, stimulus, what))
+}
+
 // Find returns the first of recs the device sent that match, or nil.
 func Find(recs []*trace.Record, match func(*trace.Record) bool) *trace.Record {
 	for _, r := range recs {

@@ -34,3 +34,24 @@ func TestFind(t *testing.T) {
 		t.Errorf("Find returned %v for a harness packet", got)
 	}
 }
+
+// TestTakenAfter: only an answer that starts at or after the finishing
+// packet counts, and a missing packet never does.
+func TestTakenAfter(t *testing.T) {
+	at := func(d time.Duration) *trace.Record { return &trace.Record{Time: d} }
+	for _, tc := range []struct {
+		name        string
+		done, start *trace.Record
+		want        bool
+	}{
+		{"answer after the work ended", at(5 * time.Millisecond), at(6 * time.Millisecond), true},
+		{"answer at the same instant", at(5 * time.Millisecond), at(5 * time.Millisecond), true},
+		{"answer while the work went on", at(5 * time.Millisecond), at(4 * time.Millisecond), false},
+		{"work never finished", nil, at(4 * time.Millisecond), false},
+		{"stimulus never answered", at(5 * time.Millisecond), nil, false},
+	} {
+		if got := TakenAfter(tc.done, tc.start); got != tc.want {
+			t.Errorf("%s: TakenAfter = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
