@@ -361,6 +361,21 @@ func (p *Peer) Collect(d time.Duration) []*trace.Record {
 	return out
 }
 
+// CollectQuiet returns everything the device sends until it has been
+// silent for quiet: unlike Collect's fixed window it takes in a long answer
+// whole, however long the device takes to stream it.
+func (p *Peer) CollectQuiet(quiet time.Duration) []*trace.Record {
+	var out []*trace.Record
+	for {
+		r, ok := p.Conn.Recv(quiet)
+		if !ok {
+			return out
+		}
+		out = append(out, r)
+		p.seen = append(p.seen, r)
+	}
+}
+
 // Expect waits up to within for a device packet matching match and
 // returns it; packets before it are kept in skipped. It fails the spec,
 // listing every near miss, when none comes.

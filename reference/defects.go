@@ -50,6 +50,7 @@ const (
 	DefAckOvertakesRead     = "ack-overtakes-read"
 	DefDupMovesEPSN         = "dup-moves-epsn"
 	DefDupNewestFirst       = "dup-newest-first"
+	DefReadNoPreempt        = "read-no-preempt"
 	DefDupSendReexecuted    = "dup-send-reexecuted"
 	DefDupErrorNAK          = "dup-error-nak"
 	DefDupReadDropped       = "dup-read-dropped"
@@ -106,6 +107,8 @@ var defects = []Defect{
 		"a duplicate request moves the expected PSN to the duplicate's PSN + 1", nil},
 	{DefDupNewestFirst, []string{"C9-104", "C9-110"},
 		"duplicates waiting for an answer are answered newest first, and an older duplicate never preempts the answer being streamed", nil},
+	{DefReadNoPreempt, []string{"C9-110"},
+		"a READ answer being streamed always runs to its end before an older duplicate is answered (waiting duplicates still go oldest first), as rxe does", nil},
 	{DefDupSendReexecuted, []string{"C9-105"},
 		"a duplicate SEND is executed again: it consumes a receive WQE, bumps the MSN and is ACKed with its own PSN", nil},
 	{DefDupErrorNAK, []string{"C9-106", "C9-115"},

@@ -110,6 +110,15 @@ var defectScenarios = map[string]dscen{
 		}
 		p.settle()
 	}},
+	DefReadNoPreempt: {cfg: func(c *Config) { c.PacketGap = time.Microsecond }, run: func(p *peer) {
+		p.send(p.read(e, 0, 1024))
+		p.send(p.read(e+1, 0, 16*1024))
+		p.settle()
+		p.send(p.read(e+1, 0, 16*1024))
+		p.run(3 * time.Microsecond)
+		p.send(p.read(e, 0, 1024))
+		p.settle()
+	}},
 	DefDupSendReexecuted: sendsThen(sendOnly(e, false), sendOnly(e+1, true), sendOnly(e, true)),
 	DefDupErrorNAK: dupReadScen(func(p *peer) wire.Packet {
 		return p.read(e, 0, 5*1024) // beyond the original RETH

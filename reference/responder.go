@@ -670,8 +670,12 @@ func (q *QP) enqueueDup(it *respItem) {
 			i++
 		}
 		if i == 0 && len(r.queue) > 0 && r.queue[0].started {
-			r.queue = r.queue[1:]
-			q.stats.Preempted++
+			if q.has(DefReadNoPreempt) {
+				i = 1 // the answer being streamed runs to its end
+			} else {
+				r.queue = r.queue[1:]
+				q.stats.Preempted++
+			}
 		}
 	}
 	r.queue = insertItem(r.queue, i, it)

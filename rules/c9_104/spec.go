@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
@@ -44,7 +45,10 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 		mtu   int
 		start wire.PSN
 		// ops lists the original requests in PSN order: "R<k>" a READ of
-		// k MTUs, "r" a 1-byte READ, "S" a SEND, "A" an ATOMIC; dups lists
+		// k MTUs, "L" a long READ (dupnak.LongPackets: on a real clock
+		// its replay is still streaming well after the newer duplicates
+		// can have reached the device, so the run decides), "r" a 1-byte
+		// READ, "S" a SEND, "A" an ATOMIC; dups lists
 		// the indices replayed, in the order sent (oldest PSN first).
 		ops     []string
 		dups    []int
@@ -60,11 +64,12 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 		{"duplicates across the 2^24 wrap", 256, 0xFFFFFC, []string{"R3", "R3"}, []int{0, 1}, false, false},
 		{"a duplicate ATOMIC before a newer duplicate READ", 1024, 6000, []string{"A", "R4"}, []int{0, 1}, false, true},
 		{"a duplicate READ before a newer duplicate ATOMIC", 1024, 7000, []string{"R4", "A"}, []int{0, 1}, false, true},
+		{"a long duplicate READ with newer duplicates waiting behind it", 1024, 8000, []string{"L", "r", "S"}, []int{0, 1, 2}, false, false},
 	}
 	for _, c := range cases {
 		c := c
 		r.Active(fmt.Sprintf("%s (MTU %d, PSNs from %d)", c.name, c.mtu, c.start),
-			rulekit.Scenario{Config: dupnak.Cfg(c.mtu, c.start), Needs: rulekit.Needs{Atomics: c.atomics}},
+			rulekit.Scenario{Config: config(c.mtu, c.start), Needs: rulekit.Needs{Atomics: c.atomics}},
 			func(p *harness.Peer) {
 				var items []item
 				for i, op := range c.ops {
@@ -88,7 +93,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				}
 				p.Send(pkts...)
 				sent := p.Conn.Now()
-				recs := p.Collect(dupnak.Liveness)
+				recs := p.CollectQuiet(dupnak.Liveness)
 				dupnak.NoNAK(p, recs, "duplicates are answered, not NAKed")
 				inOrder(p, recs, dups)
 				// Answers in order show the order only if the newer
@@ -102,6 +107,15 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 			})
 	}
 })
+
+// config is the scenarios' connection: PSNs from start, path MTU mtu, and
+// memory for a long READ (the originals are at most 1024 bytes apart per
+// request).
+func config(mtu int, start wire.PSN) dut.ConnConfig {
+	cfg := dupnak.Cfg(mtu, start)
+	cfg.MemorySize = dupnak.LongMemory(mtu, 8*1024)
+	return cfg
+}
 
 // original runs one original request and returns how its duplicate's
 // answer will be recognised.
@@ -119,7 +133,11 @@ func original(p *harness.Peer, op string, off int) item {
 		return item{req: k, kind: "atomic", first: k.PSN, n: 1, label: fmt.Sprintf("the duplicate ATOMIC at PSN %d", k.PSN)}
 	default:
 		length := 1
-		if op != "r" {
+		switch op {
+		case "r":
+		case "L":
+			length = dupnak.LongPackets(p.Conn) * p.MTU()
+		default:
 			var m int
 			fmt.Sscanf(op, "R%d", &m)
 			length = m * p.MTU()

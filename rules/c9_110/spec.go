@@ -3,6 +3,7 @@ package c9_110
 import (
 	"fmt"
 
+	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
@@ -23,9 +24,11 @@ import (
 // may have been in flight, but B does not run to its end); B not resumed
 // after A's answer began.
 
-// longPackets is the length of the interrupted answer: long enough that a
-// responder which never preempts is seen sending it all.
-const longPackets = 64
+// The interrupted answer is dupnak.LongPackets long: long enough that a
+// responder which never preempts is seen sending it all, and, on a real
+// clock, that it is still streaming well after the older duplicate can
+// have reached the device (a software device streams 64 packets within
+// the real clock's margin, which left every run undecided).
 
 var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 	type tc struct {
@@ -52,9 +55,10 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 			// still streaming: on a real clock, a run where the answer
 			// ended too soon after the duplicate left to tell which came
 			// first at the device is indeterminate (realclock).
-			rulekit.Scenario{Config: dupnak.Cfg(c.mtu, c.start), Needs: rulekit.Needs{Atomics: c.atomicA}},
+			rulekit.Scenario{Config: config(c.mtu, c.start), Needs: rulekit.Needs{Atomics: c.atomicA}},
 			func(p *harness.Peer) {
 				m := p.MTU()
+				longPackets := dupnak.LongPackets(p.Conn)
 				// A: the older request, answered once.
 				var a *wire.Packet
 				aFirst, aN := wire.PSN(0), 1
@@ -86,7 +90,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				started := dupnak.ExpectResponseStart(p, b, true)
 				p.Send(dupA)
 				sent := p.Conn.Now()
-				recs := append([]*trace.Record{started}, p.Collect(dupnak.Liveness)...)
+				recs := append([]*trace.Record{started}, p.CollectQuiet(dupnak.Liveness)...)
 				realclock.FinishedFirst(p.Conn, realclock.Find(recs, func(r *trace.Record) bool {
 					return r.Packet.Opcode.Class() == wire.ClassReadResponse && r.Packet.PSN == bLast
 				}), sent, fmt.Sprintf("the long answer to the READ at PSN %d", b.PSN), "the older duplicate")
@@ -95,7 +99,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				// The abandoned answer is given again when asked again.
 				again := dupnak.Dup(b, true)
 				p.Send(again)
-				all := p.Collect(dupnak.Liveness)
+				all := p.CollectQuiet(dupnak.Liveness)
 				got := dupnak.ReadResponses(all, b.PSN, bLast)
 				if len(got) == 0 {
 					dupnak.DupUnanswered(p, all, false, fmt.Sprintf("the READ at PSN %d answered in full (%d packets) when requested again", b.PSN, longPackets), "0 packets")
@@ -108,6 +112,14 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 			})
 	}
 })
+
+// config is the scenarios' connection: PSNs from start, path MTU mtu, and
+// memory for the long answer at 8 MTUs' offset.
+func config(mtu int, start wire.PSN) dut.ConnConfig {
+	cfg := dupnak.Cfg(mtu, start)
+	cfg.MemorySize = dupnak.LongMemory(mtu, 8*mtu)
+	return cfg
+}
 
 // check judges the answers after the older duplicate A was sent while B's
 // answer was streaming.

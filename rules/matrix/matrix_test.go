@@ -360,6 +360,7 @@ var activeOnly = map[string]string{
 	"ack-oldest-psn/C9-95":           "an ACK naming an older request is what a legal responder sends when it has not yet processed the newer one; in captures the missing ACK for the AckReq request is caught under C9-116",
 	"implied-nak-ignored/§9.7.5.1.2": "the clause sets no deadline for re-issuing the READ, so a requester still silent when the capture ends cannot be told from a slow one (the active scenario bounds it)",
 	"gbn-new-psn/§9.7.5.1.2":         "a READ re-issued with a fresh PSN looks in a capture like a new READ of the same memory, so only the active scenario, which knows no new READ was posted, can tell it was the re-issue",
+	"read-no-preempt/C9-110":         "a capture shows when the older duplicate passed the capture point, not when the responder took it in: the answer's packets after it may already have been queued for transmission (the monitor leaves the bound to the active scenarios, which know when they sent the duplicate)",
 	"rnr-costs-retry/retry-counter":  "the transport retries this device gave up early are missing packets, which a capture shows only as silence; the rnr-retry monitor catches the same defect passively",
 }
 
