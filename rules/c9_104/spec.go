@@ -45,7 +45,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 		mtu   int
 		start wire.PSN
 		// ops lists the original requests in PSN order: "R<k>" a READ of
-		// k MTUs, "L" a long READ (dupnak.LongPackets: on a real clock
+		// k MTUs, "L" a long READ (realclock.LongPackets: on a real clock
 		// its replay is still streaming well after the newer duplicates
 		// can have reached the device, so the run decides), "r" a 1-byte
 		// READ, "S" a SEND, "A" an ATOMIC; dups lists
@@ -113,7 +113,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 // request).
 func config(mtu int, start wire.PSN) dut.ConnConfig {
 	cfg := dupnak.Cfg(mtu, start)
-	cfg.MemorySize = dupnak.LongMemory(mtu, 8*1024)
+	cfg.MemorySize = realclock.LongMemory(mtu, 8*1024)
 	return cfg
 }
 
@@ -136,7 +136,7 @@ func original(p *harness.Peer, op string, off int) item {
 		switch op {
 		case "r":
 		case "L":
-			length = dupnak.LongPackets(p.Conn) * p.MTU()
+			length = realclock.LongPackets(p.Conn) * p.MTU()
 		default:
 			var m int
 			fmt.Sscanf(op, "R%d", &m)

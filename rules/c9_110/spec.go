@@ -24,7 +24,7 @@ import (
 // may have been in flight, but B does not run to its end); B not resumed
 // after A's answer began.
 
-// The interrupted answer is dupnak.LongPackets long: long enough that a
+// The interrupted answer is realclock.LongPackets long: long enough that a
 // responder which never preempts is seen sending it all, and, on a real
 // clock, that it is still streaming well after the older duplicate can
 // have reached the device (a software device streams 64 packets within
@@ -58,7 +58,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 			rulekit.Scenario{Config: config(c.mtu, c.start), Needs: rulekit.Needs{Atomics: c.atomicA}},
 			func(p *harness.Peer) {
 				m := p.MTU()
-				longPackets := dupnak.LongPackets(p.Conn)
+				longPackets := realclock.LongPackets(p.Conn)
 				// A: the older request, answered once.
 				var a *wire.Packet
 				aFirst, aN := wire.PSN(0), 1
@@ -117,7 +117,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 // memory for the long answer at 8 MTUs' offset.
 func config(mtu int, start wire.PSN) dut.ConnConfig {
 	cfg := dupnak.Cfg(mtu, start)
-	cfg.MemorySize = dupnak.LongMemory(mtu, 8*mtu)
+	cfg.MemorySize = realclock.LongMemory(mtu, 8*mtu)
 	return cfg
 }
 

@@ -86,6 +86,33 @@ func ServedLate(c dut.Conn, done, start *trace.Record, what, stimulus string) {
 		stimulus, what, done.Packet.PSN, start.Time-done.Time, start.Packet.PSN, stimulus, stimulus, what))
 }
 
+// LongVirtual and LongReal are the packets of a long READ answer, one a
+// scenario needs still streaming when its next request reaches the device
+// (an older duplicate that must preempt it, newer duplicates that must
+// wait behind it). On the reference's virtual clock the harness's request
+// arrives first by construction and 64 packets show a device that never
+// stops. On a real clock the answer must also outlast the timing margin
+// (Margin: 2 × the adapter's tolerance + 5 ms, 15–20 ms in the
+// soft-RoCE lab) by a wide margin on a software device: 2048 packets,
+// about 45 ms at soft-RoCE's pace in the lab's emulated VM.
+const (
+	LongVirtual = 64
+	LongReal    = 2048
+)
+
+// LongPackets returns the packets of a long READ answer on connection c's
+// clock (LongVirtual or LongReal).
+func LongPackets(c dut.Conn) int {
+	if real, _ := Timing(c); real {
+		return LongReal
+	}
+	return LongVirtual
+}
+
+// LongMemory returns a memory region size that holds a long READ answer
+// at path MTU mtu on either clock, plus extra bytes.
+func LongMemory(mtu, extra int) int { return LongReal*mtu + extra }
+
 // Find returns the first of recs the device sent that match, or nil.
 func Find(recs []*trace.Record, match func(*trace.Record) bool) *trace.Record {
 	for _, r := range recs {
