@@ -214,7 +214,7 @@ func (r *Ref) NewConn(cc dut.ConnConfig) (dut.Conn, error) {
 	if cc.SRQ {
 		cfg.SRQ = reference.NewSRQ()
 	}
-	c := &Conn{clock: reference.NewClock(), cc: cc}
+	c := &Conn{clock: reference.NewClock(), cc: cc, lat: r.lat}
 	c.link = reference.NewLink(c.clock, r.lat, rng.Int63())
 	qp, err := reference.NewQP(c.clock, cfg, c.link.SendA)
 	if err != nil {
@@ -244,6 +244,7 @@ var _ dut.Conn = (*Conn)(nil)
 
 // Conn is one connection to the reference device.
 type Conn struct {
+	lat        time.Duration // one-way link latency
 	clock      *reference.Clock
 	link       *reference.Link
 	qp         *reference.QP
@@ -437,6 +438,13 @@ func (c *Conn) WriteMemory(off int, data []byte) error {
 	copy(b[off:], data)
 	return nil
 }
+
+// Tolerance is the timing slack of the connection's virtual clock: the
+// link's round trip. Times are exact, but the harness sees the device's
+// packets one link latency after they left and its own arrive one later,
+// so a bound judged from the harness's side must allow for both (a
+// device timer can fire before the harness's answer arrives).
+func (c *Conn) Tolerance() time.Duration { return 2 * c.lat }
 
 // InvalidateRKey invalidates the device region's R_Key.
 func (c *Conn) InvalidateRKey() error {

@@ -3,6 +3,7 @@ package c9_104
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
@@ -98,10 +99,17 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				inOrder(p, recs, dups)
 				// Answers in order show the order only if the newer
 				// duplicates were waiting while the oldest was being
-				// answered: on a real clock, a device that finished that
-				// answer before they could have reached it had only one
-				// duplicate at a time to answer.
-				realclock.FinishedFirst(p.Conn, lastAnswer(recs, dups[0]), sent,
+				// answered: a device that finished that answer before
+				// they could have reached it had only one duplicate at a
+				// time to answer. The oldest answer's first packet bounds
+				// the way there and back (the newer duplicates left with
+				// the oldest), so its last packet must come later still:
+				// a one-packet answer never shows it, on either clock.
+				var rtt time.Duration
+				if first := firstAnswer(recs, dups[0]); first != nil {
+					rtt = first.Time - sent
+				}
+				realclock.FinishedFirstRTT(p.Conn, lastAnswer(recs, dups[0]), sent, rtt,
 					"answering "+dups[0].label, "the newer duplicates")
 				dupnak.Alive(p, "the connection goes on after the duplicates")
 			})
@@ -146,6 +154,16 @@ func original(p *harness.Peer, op string, off int) item {
 		n := wire.ReadResponsePackets(uint32(length), p.MTU())
 		return item{req: k, kind: "read", first: k.PSN, n: n, label: fmt.Sprintf("the duplicate READ at PSN %d", k.PSN)}
 	}
+}
+
+// firstAnswer returns the first packet of recs answering it (nil if none).
+func firstAnswer(recs []*trace.Record, it item) *trace.Record {
+	for _, r := range recs {
+		if r.Dir == trace.ToRequester && it.is(r.Packet) {
+			return r
+		}
+	}
+	return nil
 }
 
 // lastAnswer returns the last packet of recs answering it (nil if none).

@@ -35,6 +35,14 @@ func complete(mtu int) harness.Settings {
 	return s
 }
 
+// active is a complete trace whose responder's first expected PSN is
+// known, as in the suite's own runs (rulekit sets it).
+func active(mtu int, start wire.PSN) harness.Settings {
+	s := complete(mtu)
+	s.StartKnown, s.StartPSN = true, start
+	return s
+}
+
 // seedWalk is the 17-step walk of response-generation.txt: SEND 300,
 // WRITE 301, READ 302–303 (8 KiB at a 4 KiB MTU), SEND 304 lost before
 // the capture point when lost, SEND 305 answered by a sequence NAK naming
@@ -68,6 +76,7 @@ var cases = []vcase{
 	{name: "a duplicate AckReq request left unanswered is not C9-116's", build: ackReqLeft(true), settings: complete(1024)},
 	{name: "an AckReq request beyond the expected PSN owes no answer", build: ackReqAhead, settings: complete(1024)},
 	{name: "an RNR NAK repeated unprompted is §9.7.7.2's, not a wrong PSN", build: rnrRepeat, settings: complete(1024), fail: "§9.7.7.2"},
+	{name: "a sequence NAK repeated after its gap was filled is the latch's, not a wrong PSN", build: seqRepeat, settings: active(1024, 100), fail: "C9-114,C9-122"},
 	{name: "a READ failing mid-response NAKed with its own PSN is C9-100's, not C9-124's", build: readFailNAK(101), settings: complete(1024), fail: "C9-100,C9-112"},
 	{name: "a READ failing mid-response NAKed at the refused packet", build: readFailNAK(103), settings: complete(1024)},
 	{name: "a sequence NAK inside a READ's response range is no READ failure", build: readSeqNAK, settings: complete(1024), fail: "C9-111,C9-121"},
@@ -226,6 +235,27 @@ func rnrRepeat(t *ht.Trace) {
 	t.RNR(101, 1, 1)
 	t.Wait(time.Millisecond)
 	t.RNR(101, 1, 1)
+}
+
+// seqRepeat: a 4-packet SEND at 101 whose First is lost before the
+// responder, answered by a sequence NAK naming 101, resent whole and
+// ACKed, a WRITE ACKed, and then the same NAK again: a second NAK for a
+// gap already filled, whose PSN is stale by then.
+func seqRepeat(t *ht.Trace) {
+	start(t)
+	t.Req(wire.SendMiddle, 102, false)
+	t.Req(wire.SendMiddle, 103, false)
+	t.Req(wire.SendLast, 104, true)
+	t.NAK(101, wire.NAKPSNSequence, 1)
+	t.Req(wire.SendFirst, 101, false)
+	t.Req(wire.SendMiddle, 102, false)
+	t.Req(wire.SendMiddle, 103, false)
+	t.Req(wire.SendLast, 104, true)
+	t.Ack(104, 2)
+	t.Req(wire.WriteOnly, 105, true)
+	t.Ack(105, 3)
+	t.Wait(time.Millisecond)
+	t.NAK(101, wire.NAKPSNSequence, 3)
 }
 
 // readFailNAK: a 4 KiB READ at 101 (MTU 1024) whose response stops after

@@ -150,6 +150,9 @@ func DupList(recs []*trace.Record) string {
 // duplicate moved the expected PSN).
 type NAKPSNJudge struct {
 	Codes []uint8
+	// seqPSN is the PSN of the last sequence NAK (seqSeen: one came).
+	seqPSN  wire.PSN
+	seqSeen bool
 }
 
 // NewNAKPSN returns the judge for the NAK codes given.
@@ -202,7 +205,18 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 	}
 	name := nakName(code)
 	x := p.PSN
+	// A second sequence NAK naming the previous one's PSN is a repeat:
+	// whether the responder may send it at all is the NAK latch's rule
+	// (C9-114/C9-122, LatchJudge); its PSN, stale by then, is no second
+	// fault (one root cause, one clause). One that answers a new request
+	// ahead while x is still expected is judged as any NAK.
+	repeat := code == wire.NAKPSNSequence && j.seqSeen && x == j.seqPSN
+	if code == wire.NAKPSNSequence {
+		j.seqPSN, j.seqSeen = x, true
+	}
 	switch {
+	case repeat && !(ev.Exact && ev.InWindow && ev.AheadOf):
+		k.Indeterminate(c, fmt.Sprintf("the %s names PSN %d again, as the previous one did: whether the responder may NAK the same gap twice is the NAK latch's rule, judged under C9-114/C9-122", name, x))
 	case ev.Exact && ev.InWindow && code == wire.NAKPSNSequence && !ev.AheadOf:
 		// The responder may have expected x, but no request beyond x
 		// arrived while it did: nothing it received was out of sequence

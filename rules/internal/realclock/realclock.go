@@ -42,21 +42,39 @@ func Margin(tol time.Duration) time.Duration { return 2*tol + 5*time.Millisecond
 // the device's packet done (which shows it had finished what the stimulus
 // must find unfinished) arrived too soon after the stimulus left at sent
 // to tell which came first at the device. what names the unfinished work,
-// stimulus the harness's packet. On a virtual clock it does nothing.
+// stimulus the harness's packet. On a virtual clock it does nothing
+// (FinishedFirstRTT also checks there).
 func FinishedFirst(c dut.Conn, done *trace.Record, sent time.Duration, what, stimulus string) {
+	FinishedFirstRTT(c, done, sent, 0, what, stimulus)
+}
+
+// FinishedFirstRTT is FinishedFirst on either clock, given rtt, a round
+// trip measured on the connection in this scenario (a request's departure
+// to its answer's first packet): that bounds the stimulus's way to the
+// device plus the packet's way back, so a packet done arriving no later
+// than rtt after the stimulus left may have left the device before the
+// stimulus reached it. On a virtual clock with a link latency (a fast
+// device on a slow link finishes a short answer before the next request
+// arrives) that is the whole margin; on a real clock the margin is the
+// larger of rtt and Margin(tolerance).
+func FinishedFirstRTT(c dut.Conn, done *trace.Record, sent, rtt time.Duration, what, stimulus string) {
 	real, tol := Timing(c)
-	if !real || done == nil {
+	if done == nil || (!real && rtt <= 0) {
 		return
 	}
-	if done.Time > sent+Margin(tol) {
+	margin, clock := rtt, "a round trip on this connection takes"
+	if real && Margin(tol) >= rtt {
+		margin, clock = Margin(tol), "the real clock's margin is"
+	}
+	if done.Time > sent+margin {
 		return
 	}
 	when := fmt.Sprintf("%v after", done.Time-sent)
 	if done.Time < sent {
 		when = fmt.Sprintf("%v before", sent-done.Time)
 	}
-	rulekit.Indeterminate(fmt.Sprintf("the device finished %s (its packet PSN %d arrived %s %s left the harness; the real clock's margin is %v): it may have finished before %s reached it, so this run cannot show what it does with %s",
-		what, done.Packet.PSN, when, stimulus, Margin(tol), stimulus, stimulus))
+	rulekit.Indeterminate(fmt.Sprintf("the device finished %s (its packet PSN %d arrived %s %s left the harness; %s %v): it may have finished before %s reached it, so this run cannot show what it does with %s",
+		what, done.Packet.PSN, when, stimulus, clock, margin, stimulus, stimulus))
 }
 
 // TakenAfter reports whether the device's answer to a stimulus, whose

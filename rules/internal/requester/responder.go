@@ -11,6 +11,7 @@ import (
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/rules/rulekit"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -47,11 +48,34 @@ type Responder struct {
 func NewResponder(p *harness.Peer) *Responder {
 	r := &Responder{P: p, Conn: p.Conn, Info: p.Info}
 	r.init()
+	linkTooSlow(p.Conn, p.Info.Config.Timeout)
 	r.fail = func(expected []string, seen string, hi *trace.Record) {
 		ginkgo.GinkgoHelper()
 		p.Fail(expected, seen, hi)
 	}
 	return r
+}
+
+// linkTooSlow ends the scenario as indeterminate when, on a virtual clock,
+// the link's round trip (the adapter's stated tolerance) is half the
+// device's transport timer interval or more: the harness's NAKs and
+// acknowledgments can then reach the device only after its timer fired,
+// so no retry the scenario counts can be put down to the failure the
+// harness meant (a device with a 1 ms timer across a 1 ms link times out
+// every round, legally). On a real clock the real-time scenarios judge
+// their own answer lag against the tolerance.
+func linkTooSlow(c dut.Conn, timeout uint8) {
+	tc, ok := c.(interface{ Tolerance() time.Duration })
+	if !ok || timeout == 0 {
+		return
+	}
+	if d := rulekit.DUT(); d == nil || !d.Capabilities().VirtualTime {
+		return
+	}
+	if rtt, interval := tc.Tolerance(), wire.AckTimeout(timeout); rtt >= interval/2 {
+		rulekit.Indeterminate(fmt.Sprintf("the link's round trip (%v) is half the device's transport timer interval (%v, local ACK timeout %d) or more: the harness's answers may reach the device only after its timer fired, so the retries cannot be attributed to the failures the scenario makes",
+			rtt, interval, timeout))
+	}
 }
 
 // NewResponderFunc wraps a bare connection (for plain go tests); fail is

@@ -48,8 +48,8 @@ const Prefix = "real time: "
 // Timing is how exactly time can be judged on a connection.
 type Timing struct {
 	// Tol is subtracted from every lower bound before it is judged: the
-	// adapter's measured round trip and timer granularity (zero on a
-	// virtual clock).
+	// adapter's measured round trip and timer granularity (on a virtual
+	// clock the link's round trip, which the adapter states).
 	Tol time.Duration
 	// Live bounds how long the harness waits for what no device timer
 	// makes happen (an answer to its own packet, a completion).
@@ -64,13 +64,13 @@ type tolerancer interface{ Tolerance() time.Duration }
 // TimingOf returns the timing of connection c of the suite's adapter.
 func TimingOf(c dut.Conn) Timing {
 	t := Timing{Live: requester.Liveness}
+	if tc, ok := c.(tolerancer); ok {
+		t.Tol = tc.Tolerance()
+	}
 	if d := rulekit.DUT(); d != nil && d.Capabilities().VirtualTime {
 		return t
 	}
 	t.Real, t.Live = true, 2*time.Second
-	if tc, ok := c.(tolerancer); ok {
-		t.Tol = tc.Tolerance()
-	}
 	return t
 }
 
@@ -379,6 +379,13 @@ func (x *Run) react(round []*trace.Record, what fmt.Stringer) time.Duration {
 	if x.Timeout > 0 && now-round[0].Time >= x.Timeout/2 {
 		rulekit.Indeterminate(fmt.Sprintf("the harness sent its %v %v after the device's packet (PSN %d), past half the device's transport timer interval %v: the timer may have fired first, so the retry cannot be attributed (a loaded host)",
 			what, now-round[0].Time, round[0].Packet.PSN, x.Timeout))
+	}
+	if !x.T.Real && x.Timeout > 0 && now-round[0].Time+x.T.Tol >= x.Timeout/2 {
+		// The link's round trip (the adapter's tolerance on a virtual
+		// clock) is part of the time the device's timer runs before the
+		// harness's answer can reach it.
+		rulekit.Indeterminate(fmt.Sprintf("the link's round trip (%v) and the harness's answer (%v after the device's packet PSN %d) take half the device's transport timer interval %v or more: the timer may fire before the %v arrives, so the retry cannot be attributed",
+			x.T.Tol, now-round[0].Time, round[0].Packet.PSN, x.Timeout, what))
 	}
 	return now
 }
