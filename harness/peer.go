@@ -408,6 +408,25 @@ func (p *Peer) Expect(what string, within time.Duration, match func(*wire.Packet
 	return nil, skipped
 }
 
+// repeatsSeqNAK reports whether k, the device packet just received (the
+// last of p.seen), is a PSN sequence error NAK naming the PSN of the
+// previous sequence NAK the device sent: a repeat answers nothing the
+// harness sent since (on a slow link it may have left before the harness's
+// latest requests arrived), and whether the device may send it at all is
+// the NAK latch's rule (C9-114/C9-122) and §9.7.7.2's, which judge it in
+// the trace. An expectation waiting for an ACK passes over it.
+func (p *Peer) repeatsSeqNAK(k *wire.Packet) bool {
+	if !k.AETH.IsNAK(wire.NAKPSNSequence) || len(p.seen) < 2 {
+		return false
+	}
+	for i := len(p.seen) - 2; i >= 0; i-- {
+		if q := p.seen[i].Packet; p.seen[i].Dir == trace.ToRequester && q.Opcode == wire.Acknowledge && q.AETH.IsNAK(wire.NAKPSNSequence) {
+			return q.PSN == k.PSN
+		}
+	}
+	return false
+}
+
 // SeenText renders the device's packets an expectation saw ("nothing"
 // when none).
 func SeenText(recs []*trace.Record) string {
@@ -455,7 +474,7 @@ func (p *Peer) ExpectAck(psn wire.PSN, what string, within time.Duration) *trace
 		p.Refine("C9-116", func() {
 			rec, skipped = p.Expect(want, within, func(k *wire.Packet) bool {
 				if k.Opcode == wire.Acknowledge && !k.AETH.IsACK() {
-					return true
+					return !p.repeatsSeqNAK(k)
 				}
 				return IsAck(k) && k.PSN.AtOrAfter(psn)
 			})
