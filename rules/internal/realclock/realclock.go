@@ -119,13 +119,21 @@ const (
 )
 
 // LongPackets returns the packets of a long READ answer on connection c's
-// clock (LongVirtual or LongReal).
+// clock: LongReal on a real clock, and on a virtual one whose link round
+// trip (the adapter's stated tolerance) is SlowLink or more (a fast device
+// behind a slow link sends 64 packets before the harness's request can
+// reach it); LongVirtual otherwise.
 func LongPackets(c dut.Conn) int {
-	if real, _ := Timing(c); real {
+	real, _ := Timing(c)
+	if t, ok := c.(tolerancer); real || ok && t.Tolerance() >= SlowLink {
 		return LongReal
 	}
 	return LongVirtual
 }
+
+// SlowLink is the link round trip from which a virtual-clock connection
+// gets the long answers of a real clock.
+const SlowLink = 10 * time.Microsecond
 
 // LongMemory returns a memory region size that holds a long READ answer
 // at path MTU mtu on either clock, plus extra bytes.
