@@ -221,12 +221,15 @@ type Conn struct {
 	// The reconstruction (recon.go).
 	spans  [spanRing]ReadSpan
 	nSpans int
-	exp    ExpectedPSN
-	win    Window
-	ids    [2]idOrder
-	held   [reorderDepth + 1]*trace.Record // records held back to restore the senders' order
-	nHeld  int
-	out    [1]*trace.Record
+	// unordered counts the spans in the ring, the oldest left out, that
+	// are not ordered (ReadSpan.ordered).
+	unordered int
+	exp       ExpectedPSN
+	win       Window
+	ids       [2]idOrder
+	held      [reorderDepth + 1]*trace.Record // records held back to restore the senders' order
+	nHeld     int
+	out       [1]*trace.Record
 	// Reordered counts the records the Auditor put back into their
 	// sender's order (IPv4 IDs counting up showed the network reordered
 	// them after the sender).

@@ -39,7 +39,17 @@ type ReadSpan struct {
 	// Closed is set once a Last or Only response at the span's last PSN
 	// was seen.
 	Closed bool
+	// ordered: when the span was recorded, it began after the previous
+	// span's furthest end, less than orderedStep PSNs after the previous
+	// span's first PSN, and spanned less than orderedStep PSNs (see
+	// Conn.ReadSpanAt).
+	ordered bool
 }
+
+// orderedStep bounds the steps and lengths of ordered spans: a ring of
+// spanRing of them covers less than 2^23 PSNs, so that PSN order within
+// it is the order of the serial numbers.
+const orderedStep = 1 << 15
 
 // Known reports whether the span's last PSN is known.
 func (s *ReadSpan) Known() bool { return s.LastMin == s.LastMax }
@@ -62,8 +72,17 @@ func (s *ReadSpan) fix(last wire.PSN) {
 // newSpan records a new READ request.
 func (c *Conn) newSpan(r *trace.Record) *ReadSpan {
 	p := r.Packet
+	// The order bookkeeping (ReadSpan.ordered, Conn.unordered) counts
+	// the spans after the oldest one in the ring that are not ordered.
+	ordered := false
+	if c.nSpans > 0 {
+		prev := &c.spans[(c.nSpans-1)%spanRing]
+		ordered = p.PSN.After(prev.LastMax) && p.PSN.Diff(prev.First) < orderedStep
+	}
+	if c.nSpans >= spanRing && !c.spans[(c.nSpans+1)%spanRing].ordered {
+		c.unordered-- // the second oldest becomes the oldest
+	}
 	s := &c.spans[c.nSpans%spanRing]
-	c.nSpans++
 	*s = ReadSpan{First: p.PSN, Length: p.RETH.Length, Frame: r.Frame}
 	if mtu := c.MTU(); mtu != 0 {
 		s.LastMin = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, mtu) - 1)
@@ -72,17 +91,32 @@ func (c *Conn) newSpan(r *trace.Record) *ReadSpan {
 		s.LastMin = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, maxMTU) - 1)
 		s.LastMax = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, minMTU) - 1)
 	}
+	s.ordered = ordered && (uint32(s.LastMax)-uint32(s.First))&wire.PSNMask < orderedStep
+	if c.nSpans > 0 && !s.ordered {
+		c.unordered++
+	}
+	c.nSpans++
 	return s
 }
 
 // ReadSpanAt returns the newest new READ whose span may hold p (nil:
 // none). With the path MTU learnt since the READ was seen, its span is
 // narrowed first.
+//
+// When every span after the oldest in the ring is ordered (each began
+// after the previous one's furthest end, in short steps), the spans are
+// disjoint and in PSN order within less than 2^23 PSNs, and a span ending
+// before p ends after every older one: the search stops there. Spans only
+// ever narrow (their LastMax moves back), which keeps them ordered.
 func (c *Conn) ReadSpanAt(p wire.PSN) *ReadSpan {
 	n := min(c.nSpans, spanRing)
+	sorted := c.unordered == 0
 	for i := 1; i <= n; i++ {
 		s := &c.spans[(c.nSpans-i)%spanRing]
 		if !s.Holds(p) {
+			if sorted && p.After(s.LastMax) {
+				return nil
+			}
 			continue
 		}
 		if !s.Known() {
