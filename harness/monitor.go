@@ -3,6 +3,7 @@ package harness
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"net/netip"
 	"sort"
 	"sync"
@@ -135,16 +136,36 @@ func UnknownSettings() Settings {
 	return Settings{AckTimeout: -1, RetryCnt: -1, RNRRetry: -1}
 }
 
-// reqEntry is what the model remembers of one request PSN.
+// reqEntry is what the model remembers of one request PSN (16 bytes: a
+// connection keeps up to reqWindow of them).
 type reqEntry struct {
-	frame  int
-	sends  int // how many times this PSN was seen (first send + resends)
-	psn    wire.PSN
-	op     wire.Opcode
-	valid  bool
-	ackReq bool
-	// dropped: the latest copy was not executed (Conn.Dropped).
-	dropped bool
+	frame int
+	psn   wire.PSN
+	sends uint16 // how many times this PSN was seen (first send + resends), at most 65535
+	op    wire.Opcode
+	flags reqFlags
+}
+
+// reqFlags are a reqEntry's flags.
+type reqFlags uint8
+
+const (
+	reqValid  reqFlags = 1 << iota // the entry holds a request
+	reqAckReq                      // the request asked for an acknowledgment
+	// reqDropped: the latest copy was not executed (Conn.Dropped).
+	reqDropped
+)
+
+// holds reports whether e is the entry of request PSN p.
+func (e *reqEntry) holds(p wire.PSN) bool { return e != nil && e.flags&reqValid != 0 && e.psn == p }
+
+// setDropped sets or clears reqDropped.
+func (e *reqEntry) setDropped(d bool) {
+	if d {
+		e.flags |= reqDropped
+	} else {
+		e.flags &^= reqDropped
+	}
 }
 
 // reqWindow is how many request PSNs the model remembers: PSN p in entry
@@ -299,19 +320,19 @@ const recentMax = 16
 // Req returns what the model remembers of request PSN p.
 func (c *Conn) Req(p wire.PSN) (op wire.Opcode, ackReq bool, frame int, ok bool) {
 	e := c.reqAt(p)
-	if e == nil || !e.valid || e.psn != p {
+	if !e.holds(p) {
 		return 0, false, 0, false
 	}
-	return e.op, e.ackReq, e.frame, true
+	return e.op, e.flags&reqAckReq != 0, e.frame, true
 }
 
 // ReqSends returns how many times request PSN p was seen.
 func (c *Conn) ReqSends(p wire.PSN) int {
 	e := c.reqAt(p)
-	if e == nil || !e.valid || e.psn != p {
+	if !e.holds(p) {
 		return 0
 	}
-	return e.sends
+	return int(e.sends)
 }
 
 // SentBefore reports whether a request used PSN p (a READ counts for its
@@ -407,10 +428,15 @@ func (c *Conn) absorb(r *trace.Record) {
 			c.reqs[i/reqPage] = new([reqPage]reqEntry)
 			e = c.reqAt(p.PSN)
 		}
-		if e.valid && e.psn == p.PSN {
-			e.sends++
+		if e.holds(p.PSN) {
+			if e.sends < math.MaxUint16 {
+				e.sends++
+			}
 		} else {
-			*e = reqEntry{valid: true, psn: p.PSN, op: op, ackReq: p.AckReq, frame: r.Frame, sends: 1}
+			*e = reqEntry{flags: reqValid, psn: p.PSN, op: op, frame: r.Frame, sends: 1}
+			if p.AckReq {
+				e.flags |= reqAckReq
+			}
 		}
 		// A request behind NextReq is a resend or a duplicate: it uses
 		// PSNs already counted and reserves nothing new, even when a

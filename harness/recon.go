@@ -261,7 +261,7 @@ func (c *Conn) Classify(p wire.PSN) ReqClass {
 // duplicate, and it counts in no message count until then.
 func (c *Conn) Dropped(p wire.PSN) bool {
 	e := c.reqAt(p)
-	return e != nil && e.valid && e.psn == p && e.dropped
+	return e.holds(p) && e.flags&reqDropped != 0
 }
 
 // maxDropMark bounds how many request PSNs one NAK marks as dropped.
@@ -276,8 +276,8 @@ func (c *Conn) markDropped(x wire.PSN) {
 	n := min(c.NextReq.Diff(x), maxDropMark)
 	for i := range n {
 		p := x.Add(i)
-		if e := c.reqAt(p); e != nil && e.valid && e.psn == p {
-			e.dropped = true
+		if e := c.reqAt(p); e.holds(p) {
+			e.setDropped(true)
 		}
 	}
 }
@@ -292,7 +292,7 @@ func (c *Conn) reconRequest(e *reqEntry, p, lastMin, lastMax wire.PSN) {
 	}
 	switch c.Classify(p) {
 	case ReqInSeq:
-		e.dropped = false
+		e.setDropped(false)
 		if c.Complete() {
 			c.exp.Lo, c.exp.Hi = lastMin.Next(), lastMax.Next()
 		} else {
@@ -301,7 +301,7 @@ func (c *Conn) reconRequest(e *reqEntry, p, lastMin, lastMax wire.PSN) {
 			c.exp.Hi = lastMax.Next()
 		}
 	case ReqAhead:
-		e.dropped = true
+		e.setDropped(true)
 	case ReqBehind:
 	default:
 		if c.exp.HaveHi && p.AtOrBefore(c.exp.Hi) && lastMax.Next().After(c.exp.Hi) {

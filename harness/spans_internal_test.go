@@ -1,8 +1,10 @@
 package harness
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
@@ -79,5 +81,34 @@ func TestReadSpanAtStopsEarlyExactly(t *testing.T) {
 		if disorder == 0 && early != checked {
 			t.Errorf("seed %d: an ordered ring searched in full (%d of %d)", seed, checked-early, checked)
 		}
+	}
+}
+
+// TestReqEntryCompact: a request PSN's entry takes 16 bytes (a connection
+// keeps up to reqWindow of them), its flags are independent and its send
+// count stops at 65535 instead of wrapping to 0 (ReqSends is compared
+// with 0 and 1).
+func TestReqEntryCompact(t *testing.T) {
+	if n := unsafe.Sizeof(reqEntry{}); n != 16 {
+		t.Errorf("reqEntry takes %d bytes, want 16", n)
+	}
+	c := &Conn{}
+	pkt := &wire.Packet{BTH: wire.BTH{Opcode: wire.SendOnly, PSN: 0xFFFFFF, AckReq: true}}
+	r := &trace.Record{Frame: 1 << 40, Dir: trace.ToResponder, Packet: pkt}
+	for range 70000 {
+		c.absorb(r)
+	}
+	op, ack, frame, ok := c.Req(0xFFFFFF)
+	if !ok || op != wire.SendOnly || !ack || frame != 1<<40 || c.ReqSends(0xFFFFFF) != math.MaxUint16 {
+		t.Fatalf("Req %v %v %d %v, %d sends", op, ack, frame, ok, c.ReqSends(0xFFFFFF))
+	}
+	e := c.reqAt(0xFFFFFF)
+	e.setDropped(true)
+	if !c.Dropped(0xFFFFFF) || e.flags&reqAckReq == 0 || !e.holds(0xFFFFFF) {
+		t.Fatalf("flags %b after setDropped(true)", e.flags)
+	}
+	e.setDropped(false)
+	if c.Dropped(0xFFFFFF) || e.flags&reqAckReq == 0 || c.Dropped(0xFFFFFE) || c.ReqSends(0xFFFFFE) != 0 {
+		t.Fatalf("flags %b after setDropped(false)", e.flags)
 	}
 }
