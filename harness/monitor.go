@@ -265,6 +265,8 @@ type Conn struct {
 	missedReq      bool
 	// psnFault: ResponsePSNFault.
 	psnFault string
+	// respIndexed: the Auditor's resps holds the connection's key.
+	respIndexed bool
 }
 
 // sharedValue is one entry of Conn.Shared.
@@ -764,6 +766,16 @@ type Auditor struct {
 	conns    []*Conn
 	mons     []Monitor
 	routes   map[string]*route
+	// reqs indexes the connections by the key of their requests: the
+	// first made with it. resps indexes those a response was seen on by
+	// the key of their responses (requester, responder, requester QP):
+	// the one with the lowest ID (connFor).
+	reqs, resps map[connKey]*Conn
+	// cache holds, for reqs (0) and resps (1), the last key looked up
+	// per QP number (modulo routeCacheLen) and its connection: it saves
+	// hashing two addresses per record. Made with the second connection
+	// (ShardedAuditor's per-connection auditors have one).
+	cache *[2][routeCacheLen]routeCacheEntry
 
 	// ConnSetup, when set, adjusts each new connection's Settings from
 	// what the capture says about it (dut/pcapdut: the connection
@@ -843,8 +855,62 @@ func (a *Auditor) Assign(r *trace.Record) *Conn {
 	c := a.connFor(r)
 	if c != nil {
 		c.absorb(r)
+		a.indexResponder(c)
 	}
 	return c
+}
+
+// indexResponder adds c to resps once a response was seen on it.
+func (a *Auditor) indexResponder(c *Conn) {
+	if c.respIndexed || !c.HaveResp {
+		return
+	}
+	c.respIndexed = true
+	k := connKey{c.Requester, c.Responder, c.RequesterQP}
+	if old := a.resps[k]; old == nil || old.ID > c.ID {
+		a.resps[k] = c
+		if a.cache != nil {
+			if e := &a.cache[1][k.qp%routeCacheLen]; e.k == k {
+				e.c = c
+			}
+		}
+	}
+}
+
+// lookup returns the connection of key k in reqs (dir 0) or resps (dir
+// 1), through the cache.
+func (a *Auditor) lookup(dir int, k connKey) *Conn {
+	if a.cache == nil {
+		// At most one connection: its keys, without hashing.
+		if len(a.conns) == 0 {
+			return nil
+		}
+		c := a.conns[0]
+		if dir == 0 && k == (connKey{c.Requester, c.Responder, c.ResponderQP}) ||
+			dir == 1 && c.respIndexed && k == (connKey{c.Requester, c.Responder, c.RequesterQP}) {
+			return c
+		}
+		return nil
+	}
+	e := &a.cache[dir][k.qp%routeCacheLen]
+	if e.c != nil && e.k == k {
+		return e.c
+	}
+	m := a.reqs
+	if dir == 1 {
+		m = a.resps
+	}
+	c := m[k]
+	if c != nil {
+		*e = routeCacheEntry{k, c}
+	}
+	return c
+}
+
+// routeCacheEntry is one entry of Auditor.cache.
+type routeCacheEntry struct {
+	k connKey
+	c *Conn
 }
 
 // Observe feeds one record. Records with a bad ICRC are left out: their
@@ -864,6 +930,7 @@ func (a *Auditor) Observe(r *trace.Record) {
 	for _, r := range c.hold(r) {
 		c.deliver(r)
 	}
+	a.indexResponder(c)
 }
 
 // deliver shows r to the connection's checkers, then absorbs it.
@@ -905,6 +972,15 @@ func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32) *Conn {
 	}
 	c.route = a.routeFor(c.checkers)
 	a.conns = append(a.conns, c)
+	if a.reqs == nil {
+		a.reqs, a.resps = map[connKey]*Conn{}, map[connKey]*Conn{}
+	}
+	if len(a.conns) == 2 {
+		a.cache = new([2][routeCacheLen]routeCacheEntry)
+	}
+	if k := (connKey{req, rsp, rspQP}); a.reqs[k] == nil {
+		a.reqs[k] = c
+	}
 	return c
 }
 
@@ -913,15 +989,22 @@ func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32) *Conn {
 // requester's QP: they are paired with the connection between the same
 // two addresses whose requester QP is already known to be their DestQP,
 // else with an unpaired one whose request PSNs are nearest.
+//
+// The indexes give what a walk through the connections in ID order
+// finds: the first connection made with a request's key (keys never
+// change), and the first one paired with a response's requester QP that
+// has seen a response (a connection's requester QP no longer changes
+// once it has).
 func (a *Auditor) connFor(r *trace.Record) *Conn {
 	p := r.Packet
 	if ops[p.Opcode].request {
-		for _, c := range a.conns {
-			if c.ResponderQP == p.DestQP && c.Requester == r.Src && c.Responder == r.Dst {
-				return c
-			}
+		if c := a.lookup(0, connKey{r.Src, r.Dst, p.DestQP}); c != nil {
+			return c
 		}
 		return a.newConn(r.Src, r.Dst, p.DestQP)
+	}
+	if c := a.lookup(1, connKey{r.Dst, r.Src, p.DestQP}); c != nil {
+		return c
 	}
 	// A response from r.Src (the responder) to r.Dst (the requester).
 	var best *Conn

@@ -3,6 +3,7 @@ package harness
 import (
 	"math"
 	"math/rand/v2"
+	"net/netip"
 	"testing"
 	"unsafe"
 
@@ -112,3 +113,129 @@ func TestReqEntryCompact(t *testing.T) {
 		t.Fatalf("flags %b after setDropped(false)", e.flags)
 	}
 }
+
+// connByScan is connFor as a walk through the connections in ID order,
+// without changing anything: the connection r belongs to, nil when a new
+// one is to be made.
+func connByScan(a *Auditor, r *trace.Record) *Conn {
+	p := r.Packet
+	if ops[p.Opcode].request {
+		for _, c := range a.conns {
+			if c.ResponderQP == p.DestQP && c.Requester == r.Src && c.Responder == r.Dst {
+				return c
+			}
+		}
+		return nil
+	}
+	var best *Conn
+	bestDist := 1 << 30
+	for _, c := range a.conns {
+		if c.Requester != r.Dst || c.Responder != r.Src {
+			continue
+		}
+		if c.RequesterQP == p.DestQP && c.HaveResp {
+			return c
+		}
+		if c.HaveResp || !c.HaveReq {
+			continue
+		}
+		if d := max(p.PSN.Diff(c.NextReq), -p.PSN.Diff(c.NextReq)); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	if bestDist < 1<<16 {
+		return best
+	}
+	return nil
+}
+
+// TestConnForIndexed: the Auditor's indexes find the connection a walk
+// through the connections finds, on random traffic among three hosts
+// whose QP numbers collide (requests, responses to known and unknown
+// requester QPs, responses with no request), observed and assigned.
+func TestConnForIndexed(t *testing.T) {
+	hosts := []netip.Addr{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.3")}
+	for seed := uint64(1); seed <= 20; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		a := NewAuditor(UnknownSettings(), NewSink("t"))
+		ids := map[byte]uint16{}
+		a.mons = []Monitor{{Clause: "none", New: func(*Conn) Checker { return nopChecker{} }}}
+		for i := range 3000 {
+			src, dst := hosts[rng.IntN(3)], hosts[rng.IntN(3)]
+			op, dir := wire.SendOnly, trace.ToResponder
+			if rng.IntN(2) == 0 {
+				op, dir = wire.Acknowledge, trace.ToRequester
+			}
+			pkt := &wire.Packet{BTH: wire.BTH{Opcode: op, DestQP: uint32(rng.IntN(4)), PSN: wire.PSN(rng.IntN(1 << 17))}}
+			r := &trace.Record{Frame: i + 1, Dir: dir, Src: src, Dst: dst, Packet: pkt}
+			if seed%4 == 1 {
+				// IDs counting up: the Auditor holds records back to
+				// restore the senders' order, and a connection sees its
+				// first response late.
+				ids[src.As4()[3]]++
+				r.IPID, r.HasIPID = ids[src.As4()[3]], true
+			}
+			want, n := connByScan(a, r), len(a.conns)
+			var got *Conn
+			if seed%2 == 0 {
+				got = a.Assign(r)
+			} else {
+				a.Observe(r)
+				got = a.cur(r)
+			}
+			if want == nil && (got == nil || got.ID != n+1) || want != nil && got != want {
+				t.Fatalf("seed %d, frame %d (%s %v->%v QP %d PSN %d): connection %v, a walk finds %v (of %d)", seed, i+1, op, src, dst, pkt.DestQP, pkt.PSN, id(got), id(want), n)
+			}
+		}
+		if len(a.conns) < 10 {
+			t.Errorf("seed %d: only %d connections", seed, len(a.conns))
+		}
+	}
+}
+
+// TestConnForIndexedLowestID: two connections paired with the same
+// requester QP (the first's response was still held back when the second
+// was paired) both see a response: later responses go to the one with the
+// lower ID, as a walk finds.
+func TestConnForIndexedLowestID(t *testing.T) {
+	h1, h2 := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
+	a := NewAuditor(UnknownSettings(), NewSink("t"))
+	a.mons = []Monitor{{Clause: "none", New: func(*Conn) Checker { return nopChecker{} }}}
+	c1, c2 := a.newConn(h1, h2, 10), a.newConn(h1, h2, 11)
+	for _, c := range []*Conn{c1, c2} {
+		c.RequesterQP, c.HaveResp = 7, true
+		a.indexResponder(c)
+	}
+	r := &trace.Record{Dir: trace.ToRequester, Src: h2, Dst: h1, Packet: &wire.Packet{BTH: wire.BTH{Opcode: wire.Acknowledge, DestQP: 7}}}
+	if got, want := a.connFor(r), connByScan(a, r); got != c1 || want != c1 {
+		t.Fatalf("response to QP 7 goes to connection %d, a walk finds %d; want 1", id(got), id(want))
+	}
+}
+
+func id(c *Conn) int {
+	if c == nil {
+		return 0
+	}
+	return c.ID
+}
+
+// cur returns the connection the last Observe gave r to (the one whose
+// model saw it, or that holds it back).
+func (a *Auditor) cur(r *trace.Record) *Conn {
+	for _, c := range a.conns {
+		if c.cur == r {
+			return c
+		}
+		for _, h := range c.held[:c.nHeld] {
+			if h == r {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+type nopChecker struct{}
+
+func (nopChecker) Observe(*Conn, *trace.Record) {}
+func (nopChecker) End(*Conn)                    {}
