@@ -248,9 +248,12 @@ type Conn struct {
 	exp       ExpectedPSN
 	win       Window
 	ids       [2]idOrder
-	held      [reorderDepth + 1]*trace.Record // records held back to restore the senders' order
-	nHeld     int
-	out       [1]*trace.Record
+	// held is a ring of the records held back to restore the senders'
+	// order: nHeld of them from held[heldHead] on (Conn.heldAt).
+	held     [heldRing]*trace.Record
+	heldHead int
+	nHeld    int
+	out      [1]*trace.Record
 	// Reordered counts the records the Auditor put back into their
 	// sender's order (IPv4 IDs counting up showed the network reordered
 	// them after the sender).

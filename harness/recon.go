@@ -460,6 +460,16 @@ func (c *Conn) SentBeforeByID(a, b *trace.Record) (before, known bool) {
 // the sender's order.
 const reorderDepth = 8
 
+// heldRing is the size of the reorder buffer's ring: a power of two
+// above reorderDepth.
+const heldRing = 16
+
+// heldAt returns the i-th record held back, oldest first.
+func (c *Conn) heldAt(i int) *trace.Record { return c.held[(c.heldHead+i)&(heldRing-1)] }
+
+// heldSet sets the i-th record held back to r.
+func (c *Conn) heldSet(i int, r *trace.Record) { c.held[(c.heldHead+i)&(heldRing-1)] = r }
+
 // hold takes r into the connection's reorder buffer: where its sender
 // counts IDs up and r was sent before a record held back from the same
 // sender, r goes before it. It returns the records to deliver now, in
@@ -477,14 +487,16 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 		// it (SentBeforeByID, with what does not change along the loop
 		// tested once).
 		for i := c.nHeld - 1; i >= 0; i-- {
-			h := c.held[i]
+			h := c.heldAt(i)
 			if d := h.IPID - r.IPID; d != 0 && d < idStep && h.Dir == r.Dir && h.HasIPID && h.Src == r.Src {
 				at = i
 			}
 		}
 	}
-	copy(c.held[at+1:c.nHeld+1], c.held[at:c.nHeld])
-	c.held[at] = r
+	for i := c.nHeld; i > at; i-- {
+		c.heldSet(i, c.heldAt(i-1))
+	}
+	c.heldSet(at, r)
 	c.nHeld++
 	if at < c.nHeld-1 {
 		c.Reordered++
@@ -502,23 +514,28 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 // first among those held goes first.
 func (c *Conn) release() *trace.Record {
 	first := 0
-	if f := c.held[0]; f.HasIPID && c.ids[f.Dir&1].countsUp() {
-		// SentBeforeByID(held[i], f), with what does not change along
+	if f := c.heldAt(0); f.HasIPID && c.ids[f.Dir&1].countsUp() {
+		// SentBeforeByID(heldAt(i), f), with what does not change along
 		// the loop tested once and the ID test, which in-order traffic
 		// fails, first.
 		for i := 1; i < c.nHeld; i++ {
-			if h := c.held[i]; f.IPID-h.IPID-1 < idStep-1 && h.Dir == f.Dir && h.HasIPID && h.Src == f.Src {
+			if h := c.heldAt(i); f.IPID-h.IPID-1 < idStep-1 && h.Dir == f.Dir && h.HasIPID && h.Src == f.Src {
 				first, f = i, h
 			}
 		}
 	}
-	if first != 0 {
+	r := c.heldAt(first)
+	if first == 0 {
+		c.held[c.heldHead] = nil
+		c.heldHead = (c.heldHead + 1) & (heldRing - 1)
+	} else {
 		c.Reordered++
+		for i := first; i < c.nHeld-1; i++ {
+			c.heldSet(i, c.heldAt(i+1))
+		}
+		c.heldSet(c.nHeld-1, nil)
 	}
-	r := c.held[first]
-	copy(c.held[first:], c.held[first+1:c.nHeld])
 	c.nHeld--
-	c.held[c.nHeld] = nil
 	return r
 }
 

@@ -226,8 +226,8 @@ func (a *Auditor) cur(r *trace.Record) *Conn {
 		if c.cur == r {
 			return c
 		}
-		for _, h := range c.held[:c.nHeld] {
-			if h == r {
+		for i := range c.nHeld {
+			if c.heldAt(i) == r {
 				return c
 			}
 		}
@@ -239,3 +239,103 @@ type nopChecker struct{}
 
 func (nopChecker) Observe(*Conn, *trace.Record) {}
 func (nopChecker) End(*Conn)                    {}
+
+// refHeld is the reorder buffer as a slice shifted on every record (what
+// the ring replaced), for TestHoldRing.
+type refHeld struct {
+	ids       [2]idOrder
+	held      []*trace.Record
+	reordered int
+}
+
+func (b *refHeld) hold(r *trace.Record) []*trace.Record {
+	b.ids[r.Dir&1].learn(r)
+	if len(b.held) == 0 && !b.ids[0].countsUp() && !b.ids[1].countsUp() {
+		return []*trace.Record{r}
+	}
+	at := len(b.held)
+	if r.HasIPID && b.ids[r.Dir&1].countsUp() {
+		for i := len(b.held) - 1; i >= 0; i-- {
+			if h := b.held[i]; h.IPID-r.IPID != 0 && h.IPID-r.IPID < idStep && h.Dir == r.Dir && h.HasIPID && h.Src == r.Src {
+				at = i
+			}
+		}
+	}
+	b.held = append(b.held[:at], append([]*trace.Record{r}, b.held[at:]...)...)
+	if at < len(b.held)-1 {
+		b.reordered++
+	}
+	if len(b.held) <= reorderDepth {
+		return nil
+	}
+	return []*trace.Record{b.release()}
+}
+
+func (b *refHeld) release() *trace.Record {
+	first := 0
+	if f := b.held[0]; f.HasIPID && b.ids[f.Dir&1].countsUp() {
+		for i := 1; i < len(b.held); i++ {
+			if h := b.held[i]; f.IPID-h.IPID-1 < idStep-1 && h.Dir == f.Dir && h.HasIPID && h.Src == f.Src {
+				first, f = i, h
+			}
+		}
+	}
+	if first != 0 {
+		b.reordered++
+	}
+	r := b.held[first]
+	b.held = append(b.held[:first], b.held[first+1:]...)
+	return r
+}
+
+// TestHoldRing: the reorder buffer's ring gives the records, and counts
+// the reorderings, as a shifted slice does, on two senders counting
+// their IDs up with packets swapped by the network, IDs that do not count
+// up, and records without IDs; flush included.
+func TestHoldRing(t *testing.T) {
+	h1, h2 := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
+	for seed := uint64(1); seed <= 30; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		c, ref := &Conn{}, &refHeld{}
+		var got, want []*trace.Record
+		id := [2]uint16{uint16(rng.Uint32()), uint16(rng.Uint32())}
+		var recs []*trace.Record
+		for i := range 2000 {
+			d := trace.Dir(rng.IntN(2))
+			src := []netip.Addr{h1, h2}[d]
+			id[d] += uint16(1 + rng.IntN(3))
+			r := &trace.Record{Frame: i + 1, Dir: d, Src: src, IPID: id[d], HasIPID: true}
+			switch x := rng.IntN(100); {
+			case x < int(seed%4)*3:
+				r.IPID = uint16(rng.Uint32()) // not counting up
+			case x < 12:
+				r.HasIPID = false
+			}
+			recs = append(recs, r)
+		}
+		for i := 0; i+1 < len(recs); i++ { // the network swaps neighbours
+			if rng.IntN(64) == 0 {
+				recs[i], recs[i+1] = recs[i+1], recs[i]
+			}
+		}
+		for _, r := range recs {
+			got = append(got, c.hold(r)...)
+			want = append(want, ref.hold(r)...)
+		}
+		got = append(got, c.flush()...)
+		for len(ref.held) > 0 {
+			want = append(want, ref.release())
+		}
+		if len(got) != len(want) || c.Reordered != ref.reordered {
+			t.Fatalf("seed %d: %d records, %d reordered; want %d, %d", seed, len(got), c.Reordered, len(want), ref.reordered)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("seed %d: record %d is frame %d, want frame %d", seed, i, got[i].Frame, want[i].Frame)
+			}
+		}
+		if seed%4 == 0 && c.Reordered == 0 { // IDs that count up, but for the swaps
+			t.Errorf("seed %d: nothing reordered", seed)
+		}
+	}
+}
