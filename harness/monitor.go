@@ -778,7 +778,7 @@ type Auditor struct {
 	// per QP number (modulo routeCacheLen) and its connection: it saves
 	// hashing two addresses per record. Made with the second connection
 	// (ShardedAuditor's per-connection auditors have one).
-	cache *[2][routeCacheLen]routeCacheEntry
+	cache *[2][routeCacheLen]routeEntry[*Conn]
 
 	// ConnSetup, when set, adjusts each new connection's Settings from
 	// what the capture says about it (dut/pcapdut: the connection
@@ -895,25 +895,11 @@ func (a *Auditor) lookup(dir int, k connKey) *Conn {
 		}
 		return nil
 	}
-	e := &a.cache[dir][k.qp%routeCacheLen]
-	if e.c != nil && e.k == k {
-		return e.c
-	}
 	m := a.reqs
 	if dir == 1 {
 		m = a.resps
 	}
-	c := m[k]
-	if c != nil {
-		*e = routeCacheEntry{k, c}
-	}
-	return c
-}
-
-// routeCacheEntry is one entry of Auditor.cache.
-type routeCacheEntry struct {
-	k connKey
-	c *Conn
+	return cachedRoute(&a.cache[dir][k.qp%routeCacheLen], m, k)
 }
 
 // Observe feeds one record. Records with a bad ICRC are left out: their
@@ -979,7 +965,7 @@ func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32) *Conn {
 		a.reqs, a.resps = map[connKey]*Conn{}, map[connKey]*Conn{}
 	}
 	if len(a.conns) == 2 {
-		a.cache = new([2][routeCacheLen]routeCacheEntry)
+		a.cache = new([2][routeCacheLen]routeEntry[*Conn])
 	}
 	if k := (connKey{req, rsp, rspQP}); a.reqs[k] == nil {
 		a.reqs[k] = c
@@ -1010,14 +996,35 @@ func (a *Auditor) connFor(r *trace.Record) *Conn {
 		return c
 	}
 	// A response from r.Src (the responder) to r.Dst (the requester).
-	var best *Conn
+	found, best := a.walkResponse(r)
+	if found != nil {
+		return found
+	}
+	if best != nil {
+		best.RequesterQP = p.DestQP
+		return best
+	}
+	// Responses whose requests were never seen: a connection of its own,
+	// on which monitors needing the requests will be indeterminate.
+	c := a.newConn(r.Dst, r.Src, 0)
+	c.RequesterQP = p.DestQP
+	return c
+}
+
+// walkResponse walks through the connections in ID order for response r
+// (from the responder r.Src to the requester r.Dst): found is the first
+// paired with r's DestQP that has seen a response, else best is the
+// unpaired one whose request PSNs are nearest r's PSN (nil when none is
+// within 2^16).
+func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn) {
+	p := r.Packet
 	bestDist := 1 << 30
 	for _, c := range a.conns {
 		if c.Requester != r.Dst || c.Responder != r.Src {
 			continue
 		}
 		if c.RequesterQP == p.DestQP && c.HaveResp {
-			return c
+			return c, nil
 		}
 		if c.HaveResp || !c.HaveReq {
 			continue
@@ -1030,15 +1037,10 @@ func (a *Auditor) connFor(r *trace.Record) *Conn {
 			best, bestDist = c, d
 		}
 	}
-	if best != nil && bestDist < 1<<16 {
-		best.RequesterQP = p.DestQP
-		return best
+	if bestDist < 1<<16 {
+		return nil, best
 	}
-	// Responses whose requests were never seen: a connection of its own,
-	// on which monitors needing the requests will be indeterminate.
-	c := a.newConn(r.Dst, r.Src, 0)
-	c.RequesterQP = p.DestQP
-	return c
+	return nil, nil
 }
 
 // Rungs converts records to ladder rungs, highlighting hi.

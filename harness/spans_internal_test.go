@@ -114,8 +114,9 @@ func TestReqEntryCompact(t *testing.T) {
 	}
 }
 
-// connByScan is connFor as a walk through the connections in ID order,
-// without changing anything: the connection r belongs to, nil when a new
+// connByScan is connFor as a walk through the connections in ID order
+// (for responses, the walk connFor falls back on), without changing
+// anything: the connection r belongs to, nil when a new
 // one is to be made.
 func connByScan(a *Auditor, r *trace.Record) *Conn {
 	p := r.Packet
@@ -127,26 +128,11 @@ func connByScan(a *Auditor, r *trace.Record) *Conn {
 		}
 		return nil
 	}
-	var best *Conn
-	bestDist := 1 << 30
-	for _, c := range a.conns {
-		if c.Requester != r.Dst || c.Responder != r.Src {
-			continue
-		}
-		if c.RequesterQP == p.DestQP && c.HaveResp {
-			return c
-		}
-		if c.HaveResp || !c.HaveReq {
-			continue
-		}
-		if d := max(p.PSN.Diff(c.NextReq), -p.PSN.Diff(c.NextReq)); d < bestDist {
-			best, bestDist = c, d
-		}
+	found, best := a.walkResponse(r)
+	if found != nil {
+		return found
 	}
-	if bestDist < 1<<16 {
-		return best
-	}
-	return nil
+	return best
 }
 
 // TestConnForIndexed: the Auditor's indexes find the connection a walk
