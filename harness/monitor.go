@@ -3,6 +3,7 @@ package harness
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"net/netip"
 	"sort"
 	"sync"
@@ -135,16 +136,36 @@ func UnknownSettings() Settings {
 	return Settings{AckTimeout: -1, RetryCnt: -1, RNRRetry: -1}
 }
 
-// reqEntry is what the model remembers of one request PSN.
+// reqEntry is what the model remembers of one request PSN (16 bytes: a
+// connection keeps up to reqWindow of them).
 type reqEntry struct {
-	frame  int
-	sends  int // how many times this PSN was seen (first send + resends)
-	psn    wire.PSN
-	op     wire.Opcode
-	valid  bool
-	ackReq bool
-	// dropped: the latest copy was not executed (Conn.Dropped).
-	dropped bool
+	frame int
+	psn   wire.PSN
+	sends uint16 // how many times this PSN was seen (first send + resends), at most 65535
+	op    wire.Opcode
+	flags reqFlags
+}
+
+// reqFlags are a reqEntry's flags.
+type reqFlags uint8
+
+const (
+	reqValid  reqFlags = 1 << iota // the entry holds a request
+	reqAckReq                      // the request asked for an acknowledgment
+	// reqDropped: the latest copy was not executed (Conn.Dropped).
+	reqDropped
+)
+
+// holds reports whether e is the entry of request PSN p.
+func (e *reqEntry) holds(p wire.PSN) bool { return e != nil && e.flags&reqValid != 0 && e.psn == p }
+
+// setDropped sets or clears reqDropped.
+func (e *reqEntry) setDropped(d bool) {
+	if d {
+		e.flags |= reqDropped
+	} else {
+		e.flags &^= reqDropped
+	}
 }
 
 // reqWindow is how many request PSNs the model remembers: PSN p in entry
@@ -221,12 +242,18 @@ type Conn struct {
 	// The reconstruction (recon.go).
 	spans  [spanRing]ReadSpan
 	nSpans int
-	exp    ExpectedPSN
-	win    Window
-	ids    [2]idOrder
-	held   [reorderDepth + 1]*trace.Record // records held back to restore the senders' order
-	nHeld  int
-	out    [1]*trace.Record
+	// unordered counts the spans in the ring, the oldest left out, that
+	// are not ordered (ReadSpan.ordered).
+	unordered int
+	exp       ExpectedPSN
+	win       Window
+	ids       [2]idOrder
+	// held is a ring of the records held back to restore the senders'
+	// order: nHeld of them from held[heldHead] on (Conn.heldAt).
+	held     [heldRing]*trace.Record
+	heldHead int
+	nHeld    int
+	out      [1]*trace.Record
 	// Reordered counts the records the Auditor put back into their
 	// sender's order (IPv4 IDs counting up showed the network reordered
 	// them after the sender).
@@ -241,6 +268,8 @@ type Conn struct {
 	missedReq      bool
 	// psnFault: ResponsePSNFault.
 	psnFault string
+	// respIndexed: the Auditor's resps holds the connection's key.
+	respIndexed bool
 }
 
 // sharedValue is one entry of Conn.Shared.
@@ -296,19 +325,19 @@ const recentMax = 16
 // Req returns what the model remembers of request PSN p.
 func (c *Conn) Req(p wire.PSN) (op wire.Opcode, ackReq bool, frame int, ok bool) {
 	e := c.reqAt(p)
-	if e == nil || !e.valid || e.psn != p {
+	if !e.holds(p) {
 		return 0, false, 0, false
 	}
-	return e.op, e.ackReq, e.frame, true
+	return e.op, e.flags&reqAckReq != 0, e.frame, true
 }
 
 // ReqSends returns how many times request PSN p was seen.
 func (c *Conn) ReqSends(p wire.PSN) int {
 	e := c.reqAt(p)
-	if e == nil || !e.valid || e.psn != p {
+	if !e.holds(p) {
 		return 0
 	}
-	return e.sends
+	return int(e.sends)
 }
 
 // SentBefore reports whether a request used PSN p (a READ counts for its
@@ -404,10 +433,15 @@ func (c *Conn) absorb(r *trace.Record) {
 			c.reqs[i/reqPage] = new([reqPage]reqEntry)
 			e = c.reqAt(p.PSN)
 		}
-		if e.valid && e.psn == p.PSN {
-			e.sends++
+		if e.holds(p.PSN) {
+			if e.sends < math.MaxUint16 {
+				e.sends++
+			}
 		} else {
-			*e = reqEntry{valid: true, psn: p.PSN, op: op, ackReq: p.AckReq, frame: r.Frame, sends: 1}
+			*e = reqEntry{flags: reqValid, psn: p.PSN, op: op, frame: r.Frame, sends: 1}
+			if p.AckReq {
+				e.flags |= reqAckReq
+			}
 		}
 		// A request behind NextReq is a resend or a duplicate: it uses
 		// PSNs already counted and reserves nothing new, even when a
@@ -735,6 +769,16 @@ type Auditor struct {
 	conns    []*Conn
 	mons     []Monitor
 	routes   map[string]*route
+	// reqs indexes the connections by the key of their requests: the
+	// first made with it. resps indexes those a response was seen on by
+	// the key of their responses (requester, responder, requester QP):
+	// the one with the lowest ID (connFor).
+	reqs, resps map[connKey]*Conn
+	// cache holds, for reqs (0) and resps (1), the last key looked up
+	// per QP number (modulo routeCacheLen) and its connection: it saves
+	// hashing two addresses per record. Made with the second connection
+	// (ShardedAuditor's per-connection auditors have one).
+	cache *[2][routeCacheLen]routeEntry[*Conn]
 
 	// ConnSetup, when set, adjusts each new connection's Settings from
 	// what the capture says about it (dut/pcapdut: the connection
@@ -814,8 +858,48 @@ func (a *Auditor) Assign(r *trace.Record) *Conn {
 	c := a.connFor(r)
 	if c != nil {
 		c.absorb(r)
+		a.indexResponder(c)
 	}
 	return c
+}
+
+// indexResponder adds c to resps once a response was seen on it.
+func (a *Auditor) indexResponder(c *Conn) {
+	if c.respIndexed || !c.HaveResp {
+		return
+	}
+	c.respIndexed = true
+	k := connKey{c.Requester, c.Responder, c.RequesterQP}
+	if old := a.resps[k]; old == nil || old.ID > c.ID {
+		a.resps[k] = c
+		if a.cache != nil {
+			if e := &a.cache[1][k.qp%routeCacheLen]; e.k == k {
+				e.c = c
+			}
+		}
+	}
+}
+
+// lookup returns the connection of key k in reqs (dir 0) or resps (dir
+// 1), through the cache.
+func (a *Auditor) lookup(dir int, k connKey) *Conn {
+	if a.cache == nil {
+		// At most one connection: its keys, without hashing.
+		if len(a.conns) == 0 {
+			return nil
+		}
+		c := a.conns[0]
+		if dir == 0 && k == (connKey{c.Requester, c.Responder, c.ResponderQP}) ||
+			dir == 1 && c.respIndexed && k == (connKey{c.Requester, c.Responder, c.RequesterQP}) {
+			return c
+		}
+		return nil
+	}
+	m := a.reqs
+	if dir == 1 {
+		m = a.resps
+	}
+	return cachedRoute(&a.cache[dir][k.qp%routeCacheLen], m, k)
 }
 
 // Observe feeds one record. Records with a bad ICRC are left out: their
@@ -835,6 +919,7 @@ func (a *Auditor) Observe(r *trace.Record) {
 	for _, r := range c.hold(r) {
 		c.deliver(r)
 	}
+	a.indexResponder(c)
 }
 
 // deliver shows r to the connection's checkers, then absorbs it.
@@ -876,6 +961,15 @@ func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32) *Conn {
 	}
 	c.route = a.routeFor(c.checkers)
 	a.conns = append(a.conns, c)
+	if a.reqs == nil {
+		a.reqs, a.resps = map[connKey]*Conn{}, map[connKey]*Conn{}
+	}
+	if len(a.conns) == 2 {
+		a.cache = new([2][routeCacheLen]routeEntry[*Conn])
+	}
+	if k := (connKey{req, rsp, rspQP}); a.reqs[k] == nil {
+		a.reqs[k] = c
+	}
 	return c
 }
 
@@ -884,25 +978,53 @@ func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32) *Conn {
 // requester's QP: they are paired with the connection between the same
 // two addresses whose requester QP is already known to be their DestQP,
 // else with an unpaired one whose request PSNs are nearest.
+//
+// The indexes give what a walk through the connections in ID order
+// finds: the first connection made with a request's key (keys never
+// change), and the first one paired with a response's requester QP that
+// has seen a response (a connection's requester QP no longer changes
+// once it has).
 func (a *Auditor) connFor(r *trace.Record) *Conn {
 	p := r.Packet
 	if ops[p.Opcode].request {
-		for _, c := range a.conns {
-			if c.ResponderQP == p.DestQP && c.Requester == r.Src && c.Responder == r.Dst {
-				return c
-			}
+		if c := a.lookup(0, connKey{r.Src, r.Dst, p.DestQP}); c != nil {
+			return c
 		}
 		return a.newConn(r.Src, r.Dst, p.DestQP)
 	}
+	if c := a.lookup(1, connKey{r.Dst, r.Src, p.DestQP}); c != nil {
+		return c
+	}
 	// A response from r.Src (the responder) to r.Dst (the requester).
-	var best *Conn
+	found, best := a.walkResponse(r)
+	if found != nil {
+		return found
+	}
+	if best != nil {
+		best.RequesterQP = p.DestQP
+		return best
+	}
+	// Responses whose requests were never seen: a connection of its own,
+	// on which monitors needing the requests will be indeterminate.
+	c := a.newConn(r.Dst, r.Src, 0)
+	c.RequesterQP = p.DestQP
+	return c
+}
+
+// walkResponse walks through the connections in ID order for response r
+// (from the responder r.Src to the requester r.Dst): found is the first
+// paired with r's DestQP that has seen a response, else best is the
+// unpaired one whose request PSNs are nearest r's PSN (nil when none is
+// within 2^16).
+func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn) {
+	p := r.Packet
 	bestDist := 1 << 30
 	for _, c := range a.conns {
 		if c.Requester != r.Dst || c.Responder != r.Src {
 			continue
 		}
 		if c.RequesterQP == p.DestQP && c.HaveResp {
-			return c
+			return c, nil
 		}
 		if c.HaveResp || !c.HaveReq {
 			continue
@@ -915,15 +1037,10 @@ func (a *Auditor) connFor(r *trace.Record) *Conn {
 			best, bestDist = c, d
 		}
 	}
-	if best != nil && bestDist < 1<<16 {
-		best.RequesterQP = p.DestQP
-		return best
+	if bestDist < 1<<16 {
+		return nil, best
 	}
-	// Responses whose requests were never seen: a connection of its own,
-	// on which monitors needing the requests will be indeterminate.
-	c := a.newConn(r.Dst, r.Src, 0)
-	c.RequesterQP = p.DestQP
-	return c
+	return nil, nil
 }
 
 // Rungs converts records to ladder rungs, highlighting hi.

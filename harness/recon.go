@@ -39,7 +39,17 @@ type ReadSpan struct {
 	// Closed is set once a Last or Only response at the span's last PSN
 	// was seen.
 	Closed bool
+	// ordered: when the span was recorded, it began after the previous
+	// span's furthest end, less than orderedStep PSNs after the previous
+	// span's first PSN, and spanned less than orderedStep PSNs (see
+	// Conn.ReadSpanAt).
+	ordered bool
 }
+
+// orderedStep bounds the steps and lengths of ordered spans: a ring of
+// spanRing of them covers less than 2^23 PSNs, so that PSN order within
+// it is the order of the serial numbers.
+const orderedStep = 1 << 15
 
 // Known reports whether the span's last PSN is known.
 func (s *ReadSpan) Known() bool { return s.LastMin == s.LastMax }
@@ -62,8 +72,17 @@ func (s *ReadSpan) fix(last wire.PSN) {
 // newSpan records a new READ request.
 func (c *Conn) newSpan(r *trace.Record) *ReadSpan {
 	p := r.Packet
+	// The order bookkeeping (ReadSpan.ordered, Conn.unordered) counts
+	// the spans after the oldest one in the ring that are not ordered.
+	ordered := false
+	if c.nSpans > 0 {
+		prev := &c.spans[(c.nSpans-1)%spanRing]
+		ordered = p.PSN.After(prev.LastMax) && p.PSN.Diff(prev.First) < orderedStep
+	}
+	if c.nSpans >= spanRing && !c.spans[(c.nSpans+1)%spanRing].ordered {
+		c.unordered-- // the second oldest becomes the oldest
+	}
 	s := &c.spans[c.nSpans%spanRing]
-	c.nSpans++
 	*s = ReadSpan{First: p.PSN, Length: p.RETH.Length, Frame: r.Frame}
 	if mtu := c.MTU(); mtu != 0 {
 		s.LastMin = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, mtu) - 1)
@@ -72,17 +91,32 @@ func (c *Conn) newSpan(r *trace.Record) *ReadSpan {
 		s.LastMin = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, maxMTU) - 1)
 		s.LastMax = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, minMTU) - 1)
 	}
+	s.ordered = ordered && (uint32(s.LastMax)-uint32(s.First))&wire.PSNMask < orderedStep
+	if c.nSpans > 0 && !s.ordered {
+		c.unordered++
+	}
+	c.nSpans++
 	return s
 }
 
 // ReadSpanAt returns the newest new READ whose span may hold p (nil:
 // none). With the path MTU learnt since the READ was seen, its span is
 // narrowed first.
+//
+// When every span after the oldest in the ring is ordered (each began
+// after the previous one's furthest end, in short steps), the spans are
+// disjoint and in PSN order within less than 2^23 PSNs, and a span ending
+// before p ends after every older one: the search stops there. Spans only
+// ever narrow (their LastMax moves back), which keeps them ordered.
 func (c *Conn) ReadSpanAt(p wire.PSN) *ReadSpan {
 	n := min(c.nSpans, spanRing)
+	sorted := c.unordered == 0
 	for i := 1; i <= n; i++ {
 		s := &c.spans[(c.nSpans-i)%spanRing]
 		if !s.Holds(p) {
+			if sorted && p.After(s.LastMax) {
+				return nil
+			}
 			continue
 		}
 		if !s.Known() {
@@ -227,7 +261,7 @@ func (c *Conn) Classify(p wire.PSN) ReqClass {
 // duplicate, and it counts in no message count until then.
 func (c *Conn) Dropped(p wire.PSN) bool {
 	e := c.reqAt(p)
-	return e != nil && e.valid && e.psn == p && e.dropped
+	return e.holds(p) && e.flags&reqDropped != 0
 }
 
 // maxDropMark bounds how many request PSNs one NAK marks as dropped.
@@ -242,8 +276,8 @@ func (c *Conn) markDropped(x wire.PSN) {
 	n := min(c.NextReq.Diff(x), maxDropMark)
 	for i := range n {
 		p := x.Add(i)
-		if e := c.reqAt(p); e != nil && e.valid && e.psn == p {
-			e.dropped = true
+		if e := c.reqAt(p); e.holds(p) {
+			e.setDropped(true)
 		}
 	}
 }
@@ -258,7 +292,7 @@ func (c *Conn) reconRequest(e *reqEntry, p, lastMin, lastMax wire.PSN) {
 	}
 	switch c.Classify(p) {
 	case ReqInSeq:
-		e.dropped = false
+		e.setDropped(false)
 		if c.Complete() {
 			c.exp.Lo, c.exp.Hi = lastMin.Next(), lastMax.Next()
 		} else {
@@ -267,7 +301,7 @@ func (c *Conn) reconRequest(e *reqEntry, p, lastMin, lastMax wire.PSN) {
 			c.exp.Hi = lastMax.Next()
 		}
 	case ReqAhead:
-		e.dropped = true
+		e.setDropped(true)
 	case ReqBehind:
 	default:
 		if c.exp.HaveHi && p.AtOrBefore(c.exp.Hi) && lastMax.Next().After(c.exp.Hi) {
@@ -426,6 +460,16 @@ func (c *Conn) SentBeforeByID(a, b *trace.Record) (before, known bool) {
 // the sender's order.
 const reorderDepth = 8
 
+// heldRing is the size of the reorder buffer's ring: a power of two
+// above reorderDepth.
+const heldRing = 16
+
+// heldAt returns the i-th record held back, oldest first.
+func (c *Conn) heldAt(i int) *trace.Record { return c.held[(c.heldHead+i)&(heldRing-1)] }
+
+// heldSet sets the i-th record held back to r.
+func (c *Conn) heldSet(i int, r *trace.Record) { c.held[(c.heldHead+i)&(heldRing-1)] = r }
+
 // hold takes r into the connection's reorder buffer: where its sender
 // counts IDs up and r was sent before a record held back from the same
 // sender, r goes before it. It returns the records to deliver now, in
@@ -443,14 +487,16 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 		// it (SentBeforeByID, with what does not change along the loop
 		// tested once).
 		for i := c.nHeld - 1; i >= 0; i-- {
-			h := c.held[i]
+			h := c.heldAt(i)
 			if d := h.IPID - r.IPID; d != 0 && d < idStep && h.Dir == r.Dir && h.HasIPID && h.Src == r.Src {
 				at = i
 			}
 		}
 	}
-	copy(c.held[at+1:c.nHeld+1], c.held[at:c.nHeld])
-	c.held[at] = r
+	for i := c.nHeld; i > at; i-- {
+		c.heldSet(i, c.heldAt(i-1))
+	}
+	c.heldSet(at, r)
 	c.nHeld++
 	if at < c.nHeld-1 {
 		c.Reordered++
@@ -468,23 +514,28 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 // first among those held goes first.
 func (c *Conn) release() *trace.Record {
 	first := 0
-	if f := c.held[0]; f.HasIPID && c.ids[f.Dir&1].countsUp() {
-		// SentBeforeByID(held[i], f), with what does not change along
+	if f := c.heldAt(0); f.HasIPID && c.ids[f.Dir&1].countsUp() {
+		// SentBeforeByID(heldAt(i), f), with what does not change along
 		// the loop tested once and the ID test, which in-order traffic
 		// fails, first.
 		for i := 1; i < c.nHeld; i++ {
-			if h := c.held[i]; f.IPID-h.IPID-1 < idStep-1 && h.Dir == f.Dir && h.HasIPID && h.Src == f.Src {
+			if h := c.heldAt(i); f.IPID-h.IPID-1 < idStep-1 && h.Dir == f.Dir && h.HasIPID && h.Src == f.Src {
 				first, f = i, h
 			}
 		}
 	}
-	if first != 0 {
+	r := c.heldAt(first)
+	if first == 0 {
+		c.held[c.heldHead] = nil
+		c.heldHead = (c.heldHead + 1) & (heldRing - 1)
+	} else {
 		c.Reordered++
+		for i := first; i < c.nHeld-1; i++ {
+			c.heldSet(i, c.heldAt(i+1))
+		}
+		c.heldSet(c.nHeld-1, nil)
 	}
-	r := c.held[first]
-	copy(c.held[first:], c.held[first+1:c.nHeld])
 	c.nHeld--
-	c.held[c.nHeld] = nil
 	return r
 }
 

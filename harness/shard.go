@@ -67,8 +67,8 @@ type ShardedAuditor struct {
 	mirror  *Auditor
 	reqs    map[connKey]*shardConn
 	resps   map[connKey]*shardConn
-	cache   [2][routeCacheLen]routeEntry // of reqs and resps (lookup)
-	conns   []*shardConn                 // by ID
+	cache   [2][routeCacheLen]routeEntry[*shardConn] // of reqs and resps (lookup)
+	conns   []*shardConn                             // by ID
 	judged  int
 	workers []*shardWorker
 	failed  atomic.Pointer[WorkerPanic]
@@ -227,29 +227,36 @@ func (s *ShardedAuditor) Observe(r *trace.Record) {
 // the key's QP number.
 const routeCacheLen = 256
 
-// routeEntry is one entry of the router's caches: a key of reqs or resps
-// and its connection.
-type routeEntry struct {
-	k  connKey
-	sc *shardConn
+// routeEntry is one entry of a cache of connections by key indexed by
+// the key's QP number (ShardedAuditor's router, Auditor): a key and its
+// connection.
+type routeEntry[C comparable] struct {
+	k connKey
+	c C
+}
+
+// cachedRoute returns the connection of key k in m through its cache
+// entry e, which it fills (the zero C: none).
+func cachedRoute[C comparable](e *routeEntry[C], m map[connKey]C, k connKey) C {
+	var none C
+	if e.c != none && e.k == k {
+		return e.c
+	}
+	c := m[k]
+	if c != none {
+		*e = routeEntry[C]{k, c}
+	}
+	return c
 }
 
 // lookup returns the connection of key k in reqs (dir 0) or resps (dir
 // 1), through a cache that saves hashing two addresses per record.
 func (s *ShardedAuditor) lookup(dir int, k connKey) *shardConn {
-	e := &s.cache[dir][k.qp%routeCacheLen]
-	if e.sc != nil && e.k == k {
-		return e.sc
-	}
 	m := s.reqs
 	if dir == 1 {
 		m = s.resps
 	}
-	sc := m[k]
-	if sc != nil {
-		*e = routeEntry{k, sc}
-	}
-	return sc
+	return cachedRoute(&s.cache[dir][k.qp%routeCacheLen], m, k)
 }
 
 // setRoute sets key k of reqs (dir 0) or resps (dir 1) to sc, and its
@@ -261,7 +268,7 @@ func (s *ShardedAuditor) setRoute(dir int, k connKey, sc *shardConn) {
 		s.resps[k] = sc
 	}
 	if e := &s.cache[dir][k.qp%routeCacheLen]; e.k == k {
-		e.sc = sc
+		e.c = sc
 	}
 }
 

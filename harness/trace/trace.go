@@ -43,21 +43,26 @@ func (d Dir) Arrow() string {
 }
 
 // Record is one packet of a trace.
+//
+// The small fields sit together (a capture audit makes a Record, with
+// its Packet, per frame: 240 bytes in all).
 type Record struct {
-	Frame   int           // 1-based frame number in the capture, or sequence number in an active run
-	Time    time.Duration // since the start of the trace (virtual clock for the reference DUT)
-	Dir     Dir
-	Src     netip.Addr
-	Dst     netip.Addr
-	IPID    uint16 // IPv4 identification (0 for IPv6): tells a network duplicate from a resend
+	Frame int           // 1-based frame number in the capture, or sequence number in an active run
+	Time  time.Duration // since the start of the trace (virtual clock for the reference DUT)
+	Src   netip.Addr
+	Dst   netip.Addr
+	Dir   Dir
+	// HasIPID says IPID holds the packet's IPv4 Identification (0 for
+	// IPv6): it tells a network duplicate from a resend.
 	HasIPID bool
-	Packet  *wire.Packet // owned by the record (payload copied)
+	IPID    uint16
 	// ICRC is the ICRC check's outcome; a packet with a bad ICRC never
 	// reached the transport and monitors leave it out.
 	ICRC wire.ICRCStatus
 	// Truncated is set when the capture cut the frame short: its headers
 	// are analysed, its payload length and ICRC are unknown.
 	Truncated bool
+	Packet    *wire.Packet // owned by the record (payload copied)
 	// PayloadLen is the payload length the packet had on the wire (which
 	// may exceed len(Packet.Payload) when Truncated).
 	PayloadLen int

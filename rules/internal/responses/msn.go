@@ -37,9 +37,21 @@ import (
 // maxEnds bounds how many message ends the model keeps.
 const maxEnds = 1 << 16
 
-type msgEnd struct {
-	psn  wire.PSN
-	read bool
+// msgEnd is one new message: its end PSN, and in readEnd whether it is a
+// READ (4 bytes: a connection keeps up to maxEnds of them).
+type msgEnd uint32
+
+const readEnd msgEnd = 1 << 31
+
+func (e msgEnd) psn() wire.PSN { return wire.PSN(e) & wire.PSNMask }
+func (e msgEnd) read() bool    { return e&readEnd != 0 }
+
+func newEnd(p wire.PSN, read bool) msgEnd {
+	e := msgEnd(p & wire.PSNMask)
+	if read {
+		e |= readEnd
+	}
+	return e
 }
 
 type bound struct {
@@ -94,18 +106,18 @@ func (m *MSNModel) count(p wire.PSN, incl, nonRead bool) (int, bool) {
 	if nonRead {
 		n := m.dropped
 		for _, e := range m.ends {
-			if in(e.psn) && !e.read {
+			if in(e.psn()) && !e.read() {
 				n++
 			}
 		}
 		return n, m.dropped == 0
 	}
-	// sort.Search(len(m.ends), func(i int) bool { return !in(m.ends[i].psn) }),
+	// sort.Search(len(m.ends), func(i int) bool { return !in(m.ends[i].psn()) }),
 	// written out (the same probes, without a call per probe).
 	i, j := 0, len(m.ends)
 	for i < j {
 		h := int(uint(i+j) >> 1)
-		e := m.ends[h].psn
+		e := m.ends[h].psn()
 		if incl && e.AtOrBefore(p) || !incl && e.Before(p) {
 			i = h + 1
 		} else {
@@ -127,16 +139,16 @@ func (m *MSNModel) pin(c *harness.Conn) {
 
 func (m *MSNModel) addEnd(p wire.PSN, read bool) {
 	i := len(m.ends)
-	for i > 0 && m.ends[i-1].psn.After(p) {
+	for i > 0 && m.ends[i-1].psn().After(p) {
 		i--
 	}
-	m.ends = append(m.ends, msgEnd{})
+	m.ends = append(m.ends, 0)
 	copy(m.ends[i+1:], m.ends[i:])
-	m.ends[i] = msgEnd{psn: p, read: read}
+	m.ends[i] = newEnd(p, read)
 	if len(m.ends) > maxEnds {
 		k := maxEnds / 2
 		m.dropped += k
-		m.droppedMax = m.ends[k-1].psn
+		m.droppedMax = m.ends[k-1].psn()
 		m.ends = append(m.ends[:0], m.ends[k:]...)
 	}
 }
