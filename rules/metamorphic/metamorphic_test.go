@@ -1,0 +1,366 @@
+package metamorphic
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/dut/pcapdut"
+	"github.com/rcconform/rcconform/dut/pcapdut/synth"
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/reference"
+	"github.com/rcconform/rcconform/reports"
+	_ "github.com/rcconform/rcconform/rules" // every monitor
+	"github.com/rcconform/rcconform/rules/rulekit"
+	"github.com/rcconform/rcconform/wire/capture"
+)
+
+// Environment knobs, for triage: METAMORPHIC_SEEDS (seeds per source and
+// transform), METAMORPHIC_ONLY (a substring a source's name must hold),
+// METAMORPHIC_TRANSFORM (a substring of the transform's name),
+// METAMORPHIC_OUT (a folder receiving each transformed trace that failed).
+
+// capturesDir holds the project's shared captures.
+const capturesDir = "../../../shared/captures"
+
+// A source is a trace to transform, with the settings it is audited with.
+type source struct {
+	name     string
+	group    string // sources of one group with equal settings are merged
+	frames   []frame
+	settings harness.Settings
+	// failing are the clauses the original fails (with these settings).
+	failing map[string]reports.Finding
+}
+
+// skipped lists false violations found and not yet mended, as
+// "transform/clause", with the reason.
+var skipped = map[string]string{}
+
+// audit audits the trace and returns the clauses that fail with the first
+// finding of each.
+func audit(name string, fs []frame, s harness.Settings) (map[string]reports.Finding, error) {
+	rd, err := capture.NewReader(bytes.NewReader(encode(fs)), name)
+	if err != nil {
+		return nil, err
+	}
+	sink := harness.NewSink(name)
+	a := harness.NewAuditor(s, sink)
+	if _, err := pcapdut.AuditReader(rd, a, nil, 0); err != nil {
+		return nil, err
+	}
+	out := map[string]reports.Finding{}
+	for id, tl := range sink.Tallies {
+		if tl.Violations > 0 {
+			out[id] = reports.Finding{ID: id, Message: "(no finding kept)"}
+		}
+	}
+	for _, f := range sink.Findings {
+		if g, ok := out[f.ID]; ok && g.Frame == 0 && g.Message == "(no finding kept)" {
+			out[f.ID] = f
+		}
+	}
+	return out, nil
+}
+
+func sharedSources(t *testing.T) []*source {
+	var out []*source
+	for _, dir := range []string{"rxe", "public"} {
+		files, _ := filepath.Glob(filepath.Join(capturesDir, dir, "*.pcap"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs, err := load(f, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, &source{name: dir + "/" + filepath.Base(f), group: "shared", frames: fs, settings: harness.UnknownSettings()})
+		}
+	}
+	if len(out) == 0 {
+		t.Logf("no shared captures under %s", capturesDir)
+	}
+	return out
+}
+
+func synthSources(t *testing.T, n int) []*source {
+	var out []*source
+	for seed := range uint64(n) {
+		var buf bytes.Buffer
+		if _, err := synth.Write(&buf, synth.Options{Frames: 1500, QPs: 4, Seed: seed + 1}); err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("synth-%d.pcap", seed+1)
+		fs, err := load(name, buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := harness.UnknownSettings()
+		s.MTU = 1024
+		out = append(out, &source{name: name, group: "synth", frames: fs, settings: s})
+	}
+	return out
+}
+
+// suiteTraces runs the rule suite against the reference (clean, or with
+// the defect) and returns the capture of each active scenario, audited
+// with the scenario's settings but not as complete.
+func suiteTraces(t *testing.T, bin, defect string) []*source {
+	dir := t.TempDir()
+	args := []string{"-ginkgo.no-color", "--seed=7", "--trace-dir=" + dir}
+	label := "clean"
+	if defect != "" {
+		args = append(args, "--defect="+defect)
+		label = defect
+	}
+	cmd := exec.Command(bin, args...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !(defect != "" && errors.As(err, &ee)) {
+		t.Fatalf("running the suite (%s): %v\n%s", label, err, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.pcapng"))
+	var srcs []*source
+	for _, f := range files {
+		var ts rulekit.TraceSettings
+		b, err := os.ReadFile(strings.TrimSuffix(f, ".pcapng") + ".json")
+		if err == nil {
+			err = json.Unmarshal(b, &ts)
+		}
+		if err != nil {
+			t.Fatalf("reading the settings of %s: %v", f, err)
+		}
+		b, err = os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := label + "/" + filepath.Base(f)
+		fs, err := load(name, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := ts.Settings()
+		s.Complete = false
+		g, _ := json.Marshal(ts)
+		srcs = append(srcs, &source{name: name, group: label + string(g[bytes.IndexByte(g, ','):]), frames: fs, settings: s})
+	}
+	if len(srcs) == 0 {
+		t.Fatalf("the suite (%s) wrote no trace", label)
+	}
+	return srcs
+}
+
+func suiteBinary(t *testing.T) string {
+	bin := filepath.Join(t.TempDir(), "rules.test")
+	cmd := exec.Command("go", "test", "-c", "-o", bin, "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the rule suite: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func seedOf(seed uint64, parts ...string) *rand.Rand {
+	h := fnv.New64a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// TestMetamorphic: on every source trace and every transform, the audit of
+// the transformed trace fails no clause the original does not fail, and
+// neither errs nor panics. -short: the shared captures, two synthetic
+// ones and the clean reference's scenarios, one seed; otherwise also the
+// reference with each defect, three seeds.
+func TestMetamorphic(t *testing.T) {
+	seeds := 3
+	if testing.Short() {
+		seeds = 1
+	}
+	seeds = envInt("METAMORPHIC_SEEDS", seeds)
+	srcs := append(sharedSources(t), synthSources(t, 2)...)
+	bin := suiteBinary(t)
+	srcs = append(srcs, suiteTraces(t, bin, "")...)
+	if !testing.Short() {
+		for _, d := range reference.Defects() {
+			srcs = append(srcs, suiteTraces(t, bin, d.Name)...)
+		}
+	}
+	if only := os.Getenv("METAMORPHIC_ONLY"); only != "" {
+		var keep []*source
+		for _, s := range srcs {
+			if strings.Contains(s.name, only) {
+				keep = append(keep, s)
+			}
+		}
+		srcs = keep
+	}
+	run(t, srcs, seeds)
+}
+
+type failure struct {
+	seed      uint64
+	src, tr   string
+	partner   string
+	clause    string
+	finding   reports.Finding
+	origFails []string
+}
+
+func run(t *testing.T, srcs []*source, seeds int) {
+	start := time.Now()
+	for _, s := range srcs {
+		f, err := audit(s.name, s.frames, s.settings)
+		if err != nil {
+			t.Errorf("%s: auditing the original: %v", s.name, err)
+			continue
+		}
+		s.failing = f
+	}
+	onlyTr := os.Getenv("METAMORPHIC_TRANSFORM")
+	outDir := os.Getenv("METAMORPHIC_OUT")
+	cases := 0
+	var fails []failure
+	for si, s := range srcs {
+		if s.failing == nil {
+			continue
+		}
+		partner := partnerOf(srcs, si)
+		for _, tr := range transforms {
+			if onlyTr != "" && !strings.Contains(tr.name, onlyTr) {
+				continue
+			}
+			for seed := range uint64(seeds) {
+				rng := seedOf(seed, s.name, tr.name)
+				var fs []frame
+				allowed := s.failing
+				pname := ""
+				if tr.pair != nil {
+					if partner == nil {
+						continue
+					}
+					fs = tr.pair(rng, s.frames, partner.frames)
+					pname = partner.name
+					allowed = union(s.failing, partner.failing)
+				} else {
+					fs = tr.fn(rng, s.frames)
+				}
+				if fs == nil {
+					continue
+				}
+				cases++
+				got, err := func() (m map[string]reports.Finding, err error) {
+					defer func() {
+						if r := recover(); r != nil {
+							err = fmt.Errorf("panic: %v", r)
+						}
+					}()
+					return audit(s.name, fs, s.settings)
+				}()
+				if err != nil {
+					t.Errorf("seed %d, %s, %s: the audit failed: %v", seed, s.name, tr.name, err)
+					continue
+				}
+				bad := false
+				for id, f := range got {
+					if _, ok := allowed[id]; ok {
+						continue
+					}
+					if _, ok := skipped[tr.name+"/"+id]; ok {
+						continue
+					}
+					bad = true
+					fails = append(fails, failure{seed: seed, src: s.name, tr: tr.name, partner: pname, clause: id, finding: f, origFails: keys(allowed)})
+				}
+				if bad && outDir != "" {
+					name := strings.NewReplacer("/", "_", " ", "_", "%", "pct").Replace(fmt.Sprintf("%s-%s-%d.pcapng", s.name, tr.name, seed))
+					_ = os.WriteFile(filepath.Join(outDir, name), encode(fs), 0o644)
+				}
+			}
+		}
+	}
+	report(t, fails)
+	t.Logf("%d sources, %d transformed traces audited (%d seeds) in %v", len(srcs), cases, seeds, time.Since(start).Round(time.Millisecond))
+}
+
+// partnerOf returns another source of the same group (equal settings) to
+// merge with, or nil.
+func partnerOf(srcs []*source, i int) *source {
+	for k := 1; k < len(srcs); k++ {
+		p := srcs[(i+k)%len(srcs)]
+		if p.group == srcs[i].group && p.failing != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+func union(a, b map[string]reports.Finding) map[string]reports.Finding {
+	m := map[string]reports.Finding{}
+	for k, v := range a {
+		m[k] = v
+	}
+	for k, v := range b {
+		m[k] = v
+	}
+	return m
+}
+
+func keys(m map[string]reports.Finding) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// report prints every new failing clause, grouped by transform and
+// clause: the count and the first few cases, each reproducible from its
+// seed, source and transform.
+func report(t *testing.T, fails []failure) {
+	groups := map[string][]failure{}
+	for _, f := range fails {
+		k := f.tr + "/" + f.clause
+		groups[k] = append(groups[k], f)
+	}
+	var ks []string
+	for k := range groups {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for _, k := range ks {
+		g := groups[k]
+		var b strings.Builder
+		fmt.Fprintf(&b, "false violation: %s fails %s on %d transformed traces that did not fail it; first cases:", g[0].tr, g[0].clause, len(g))
+		for _, f := range g[:min(3, len(g))] {
+			with := ""
+			if f.partner != "" {
+				with = " with " + f.partner
+			}
+			fmt.Fprintf(&b, "\n  seed %d, source %s%s (original fails %v): frame %d: %s", f.seed, f.src, with, f.origFails, f.finding.Frame, f.finding.Message)
+		}
+		t.Error(b.String())
+	}
+}
