@@ -526,11 +526,14 @@ func (c *Conn) FromStart() bool {
 }
 
 // SeesEveryRequest reports whether every request that reached the
-// responder is in the trace: the trace is complete, or it shows the
-// connection's beginning in a capture that reports no drops (a request
-// cannot reach the responder without passing the capture point; one lost
-// after it is still in the capture).
-func (c *Conn) SeesEveryRequest() bool { return c.Complete() || c.FromStart() && !c.missedReq }
+// responder is in the trace: only when the trace is complete. A capture
+// showing the connection's beginning still holds every request that
+// passed its capture point only if it recorded every frame, which it
+// cannot prove: a capture drops frames without always saying so (a
+// classic pcap has no drop count), so a request the capture dropped
+// remains a legal explanation of a response naming a PSN no request in
+// the capture carried.
+func (c *Conn) SeesEveryRequest() bool { return c.Complete() }
 
 // maxGaps bounds the request gaps the reconstruction follows.
 const maxGaps = 64

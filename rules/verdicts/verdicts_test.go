@@ -128,13 +128,16 @@ var cases = []vcase{
 	{name: "go-back-N from the NAK's PSN", build: gbn(false), settings: complete(1024)},
 
 	// Captures without --complete that show the connection's start (its
-	// first request acknowledged with MSN 1): every request that reached
-	// the responder is in them; loss around the capture point remains.
+	// first request acknowledged with MSN 1): the MSN count starts at 0,
+	// but a request that reached the responder may still be missing (a
+	// capture drops frames without always saying so), so a response
+	// naming a PSN no request in the capture carried stays undecided
+	// (found by the metamorphic tests: capture loss).
 	{name: "capture from the start: READ whose MSN never moves, MTU unknown", build: readMSN(1), settings: capture(0), fail: "C9-148"},
 	{name: "capture from the start: READ counted, MTU unknown", build: readMSN(2), settings: capture(0)},
-	{name: "capture from the start: Atomic Acknowledge with the wrong PSN", build: atomicAck(102), settings: capture(0), fail: "o9-58"},
+	{name: "capture from the start: Atomic Acknowledge with the wrong PSN", build: atomicAck(102), settings: capture(0), undecided: "o9-58"},
 	{name: "capture from the start: Atomic Acknowledge at the ATOMIC's PSN", build: atomicAck(101), settings: capture(0)},
-	{name: "capture from the start: ACK naming a request never sent", build: ackNever(103), settings: capture(0), fail: "C9-95"},
+	{name: "capture from the start: ACK naming a request never sent", build: ackNever(103), settings: capture(0), undecided: "C9-95"},
 	{name: "capture from the start: go-back-N skipping the NAK's PSN", build: gbn(true), settings: capture(0), undecided: "go-back-n"},
 	{name: "capture from the start: more RNR retries than allowed", build: rnrRetries(4), settings: rnrCapture(2), undecided: "rnr-retry"},
 	{name: "capture from the start: RNR resend sooner than the delay", build: rnrResend(2 * time.Millisecond), settings: rnrCapture(7), undecided: "rnr-retry"},

@@ -500,14 +500,23 @@ func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
 
 // wrongNAKPSN says why the PSN of NAK p cannot be the one a legal
 // responder gives it ("" when it can): beyond every expected PSN the
-// connection's reconstruction allows, or, on a trace holding every request (harness.Conn.SeesEveryRequest), a PSN no
-// request carried for a NAK that must name a request.
+// connection's reconstruction allows, or a PSN no request in the trace
+// carried for a NAK that must name a request (on a trace holding every
+// request, harness.Conn.SeesEveryRequest, the PSN is wrong; on any other,
+// a request the capture dropped may carry it).
 func wrongNAKPSN(c *harness.Conn, p *wire.Packet) string {
 	if e := c.Expected(); e.HaveHi && p.PSN.After(e.Hi) {
 		return fmt.Sprintf("the NAK names PSN %d, beyond any PSN the responder could have expected (at most %d): its PSN is judged under its own clause, and the MSN it should carry is open", p.PSN, e.Hi)
 	}
-	if _, _, _, ok := c.Req(p.PSN); !ok && c.SeesEveryRequest() && !p.AETH.IsNAK(wire.NAKPSNSequence) && c.ReadSpanAt(p.PSN) == nil {
-		return fmt.Sprintf("the NAK names PSN %d, which no request carried: its PSN is judged under its own clause, and the MSN it should carry is open", p.PSN)
+	if _, _, _, ok := c.Req(p.PSN); !ok && !p.AETH.IsNAK(wire.NAKPSNSequence) && c.ReadSpanAt(p.PSN) == nil {
+		if c.SeesEveryRequest() {
+			return fmt.Sprintf("the NAK names PSN %d, which no request carried: its PSN is judged under its own clause, and the MSN it should carry is open", p.PSN)
+		}
+		// Off the responder's complete view, a request the capture
+		// dropped may be the one the NAK names (every message before
+		// it then completed), or the NAK's PSN is wrong: which
+		// messages it follows is open.
+		return fmt.Sprintf("the NAK names PSN %d, which no request in the capture carried: a request the capture dropped may carry it, or its PSN is wrong (judged under its own clause), so the MSN it should carry is open", p.PSN)
 	}
 	return ""
 }
