@@ -159,9 +159,23 @@ var cases = []vcase{
 	{name: "RNR NAK behind an earlier sequence NAK's PSN", build: nakBehindSeqNAK(false), settings: capture(1024), undecided: "C9-113"},
 	{name: "remote access NAK behind an earlier sequence NAK's PSN", build: nakBehindSeqNAK(true), settings: capture(1024), undecided: "C9-124"},
 
+	// Found by the metamorphic tests (cut start): requests sent before
+	// the capture began, after the PSN of the first response it shows,
+	// complete unseen and count in the MSN.
+	{name: "capture starting after requests the responder later acknowledges", build: startedLate, settings: capture(0)},
+
 	{name: "unanswered AckReq, complete", build: unanswered(1, false), settings: complete(0), fail: "C9-116"},
 	{name: "unanswered AckReq, capture showing the connection's start", build: unanswered(1, false), settings: capture(0), undecided: "C9-116"},
 	{name: "unanswered AckReq, mid-connection capture, responder answering on", build: unanswered(7, true), settings: capture(0), undecided: "C9-116"},
+}
+
+// startedLate: a capture that began after SENDs 101 and 102 were sent:
+// SEND 103 (AckReq), the ACK of 100 (MSN 10), then the ACK of 103 with
+// MSN 13, which counts 101 and 102.
+func startedLate(t *ht.Trace) {
+	t.Req(wire.SendOnly, 103, true)
+	t.Ack(100, 10)
+	t.Ack(103, 13)
 }
 
 // dupAckBack: SENDs 101 and 102 acknowledged; when dup, a duplicate of

@@ -371,6 +371,12 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 		m.gap(m.nextLo, covers)
 		m.nextLo, m.nextHi = covers.Next(), covers.Next()
 	}
+	if haveA && !c.Complete() && !c.FromStart() && c.HaveReq && covers.Next().Before(c.FirstReq) {
+		// The capture began after requests between the response's PSN
+		// and the first request it shows were sent: they complete
+		// unseen, like requests the capture missed.
+		m.gap(covers.Next(), c.FirstReq.Add(-1))
+	}
 	S := m.Seen()
 	if haveA {
 		m.resolve(covers.Next())
