@@ -106,7 +106,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		// A capture may drop frames without saying so: a NAK, RNR NAK or
 		// response it did not record may have asked for the early
 		// retransmission (found by the metamorphic tests: capture loss).
-		c.Indeterminate(ID, "a retransmission came before the transport timer could expire with no NAK, RNR NAK or response in the capture to ask for it: one the capture dropped may have (a capture need not report its drops); a capture taken at the requester (--complete) would decide")
+		c.Unresolved(ID, "a retransmission came before the transport timer could expire with no NAK, RNR NAK or response in the capture to ask for it: one the capture dropped may have (a capture need not report its drops); a capture taken at the requester (--complete) would decide")
 		return
 	}
 	if zero {

@@ -206,9 +206,12 @@ type ReqEvent struct {
 	Answered bool
 	// Episode counts, after this packet, the retries since the last
 	// positive response: Transport (timeouts and sequence NAKs), RNR, and
-	// how many of them were uncertain.
+	// how many of them were uncertain. Timeouts counts the certain
+	// transport retries that nothing in the trace asked for (an RNR NAK
+	// the capture dropped may have).
 	Transport, TransportUnsure int
 	RNR, RNRUnsure             int
+	Timeouts                   int
 }
 
 // RespEvent is the model's reading of one response packet.
@@ -287,6 +290,7 @@ type Tracker struct {
 
 	ep struct {
 		transport, transportUnsure, rnr, rnrUnsure int
+		timeouts                                   int
 	}
 	lastResp *trace.Record // latest READ response or ATOMIC acknowledgment
 	slab     []Sent        // where the next Sents are allocated
@@ -745,6 +749,9 @@ func (t *Tracker) count(ev *ReqEvent) {
 			t.ep.transportUnsure++
 		} else {
 			t.ep.transport++
+			if ev.Cause == CauseTimeout {
+				t.ep.timeouts++
+			}
 		}
 	case CauseRNR:
 		// An RNR NAK lost after the capture point would leave a
@@ -765,10 +772,11 @@ func (t *Tracker) count(ev *ReqEvent) {
 func (t *Tracker) fillEpisode(ev *ReqEvent) {
 	ev.Transport, ev.TransportUnsure = t.ep.transport, t.ep.transportUnsure
 	ev.RNR, ev.RNRUnsure = t.ep.rnr, t.ep.rnrUnsure
+	ev.Timeouts = t.ep.timeouts
 }
 
 func (t *Tracker) resetEpisode() {
-	t.ep.transport, t.ep.transportUnsure, t.ep.rnr, t.ep.rnrUnsure = 0, 0, 0, 0
+	t.ep.transport, t.ep.transportUnsure, t.ep.rnr, t.ep.rnrUnsure, t.ep.timeouts = 0, 0, 0, 0, 0
 }
 
 func (t *Tracker) start(r *trace.Record) {
