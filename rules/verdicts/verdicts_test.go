@@ -163,6 +163,10 @@ var cases = []vcase{
 	// the capture began, after the PSN of the first response it shows,
 	// complete unseen and count in the MSN.
 	{name: "capture starting after requests the responder later acknowledges", build: startedLate, settings: capture(0)},
+	// Found by the metamorphic tests (capture loss): a READ response no
+	// READ in the capture explains shows a READ the capture dropped,
+	// which the responder counted.
+	{name: "capture from the start: a READ the capture dropped, its response seen", build: readDropped, settings: capture(1024)},
 
 	{name: "unanswered AckReq, complete", build: unanswered(1, false), settings: complete(0), fail: "C9-116"},
 	{name: "unanswered AckReq, capture showing the connection's start", build: unanswered(1, false), settings: capture(0), undecided: "C9-116"},
@@ -176,6 +180,16 @@ func startedLate(t *ht.Trace) {
 	t.Req(wire.SendOnly, 103, true)
 	t.Ack(100, 10)
 	t.Ack(103, 13)
+}
+
+// readDropped: SEND 100 acknowledged (MSN 1), a READ at 101 the capture
+// dropped answered by a READ response Only (MSN 2), then SEND 102
+// acknowledged with MSN 3, which counts the READ.
+func readDropped(t *ht.Trace) {
+	start(t)
+	t.ReadResp(wire.ReadResponseOnly, 101, 2, 512)
+	t.Req(wire.SendOnly, 102, true)
+	t.Ack(102, 3)
 }
 
 // dupAckBack: SENDs 101 and 102 acknowledged; when dup, a duplicate of

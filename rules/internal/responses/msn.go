@@ -328,6 +328,12 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 	case wire.ClassReadResponse:
 		s := ev.Stream
 		switch {
+		case (s == nil || ev.Kind == EvOrphan) && !c.Complete() && m.started:
+			// A READ response no READ in the capture explains: the capture
+			// dropped the READ (or shows it late), which the responder
+			// counts unseen (found by the metamorphic tests: capture loss).
+			m.gap(p.PSN, p.PSN)
+			replay = true
 		case s == nil || ev.Kind == EvOrphan || ev.Kind == EvSkip || ev.Kind == EvBeyond || ev.Kind == EvAfterNAK || s.Resynced:
 			replay = true // numbering broken (C9-96's concern): only S bounds it
 		case s.Replay:
