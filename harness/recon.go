@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness/trace"
@@ -419,6 +420,43 @@ func (c *Conn) SentBeforeByID(a, b *trace.Record) (before, known bool) {
 		return false, true
 	}
 	return false, false
+}
+
+// copyDepth is how many recent responses of a connection copyOf compares
+// a response with.
+const copyDepth = 16
+
+// copyOf reports whether response r repeats one of the connection's
+// latest responses, IPv4 Identification included, from a sender whose
+// IDs change: a sender gives each packet a new ID, so the repeat is a
+// copy the network made or a frame the capture recorded twice, not a
+// second transmission (found by the metamorphic tests: duplicated
+// frames). It remembers r otherwise. A copy of a response says nothing
+// about the responder; a requester ignores it as a stale response.
+func (c *Conn) copyOf(r *trace.Record) bool {
+	if !ops[r.Packet.Opcode].response {
+		return false
+	}
+	if o := &c.ids[r.Dir&1]; r.HasIPID && o.up+o.others > 0 {
+		for _, q := range c.recent2[:c.nRecent2] {
+			if q.IPID == r.IPID && q.Src == r.Src && samePacket(q.Packet, r.Packet) && q.PayloadLen == r.PayloadLen {
+				return true
+			}
+		}
+	}
+	if c.nRecent2 < copyDepth {
+		c.nRecent2++
+	}
+	copy(c.recent2[1:c.nRecent2], c.recent2[:c.nRecent2-1])
+	c.recent2[0] = r
+	return false
+}
+
+// samePacket reports whether two packets carry the same headers and
+// payload.
+func samePacket(a, b *wire.Packet) bool {
+	return a.BTH == b.BTH && a.AETH == b.AETH && a.RETH == b.RETH && a.Atomic == b.Atomic &&
+		a.AtomicAck == b.AtomicAck && a.Imm == b.Imm && a.IETH == b.IETH && a.FETH == b.FETH && bytes.Equal(a.Payload, b.Payload)
 }
 
 // reorderDepth is how many records of a connection the Auditor holds

@@ -168,6 +168,12 @@ var cases = []vcase{
 	// which the responder counted.
 	{name: "capture from the start: a READ the capture dropped, its response seen", build: readDropped, settings: capture(1024)},
 
+	// Found by the metamorphic tests (duplicated frames): a copy of an
+	// earlier packet, its IPv4 ID included, recorded after newer ones is
+	// the same transmission, not a second one.
+	{name: "an ACK recorded again after a newer one", build: ackCopied, settings: complete(0)},
+	{name: "a request recorded again after its RNR NAK and resend", build: reqCopied, settings: rnrTimed(7, 14)},
+
 	{name: "unanswered AckReq, complete", build: unanswered(1, false), settings: complete(0), fail: "C9-116"},
 	{name: "unanswered AckReq, capture showing the connection's start", build: unanswered(1, false), settings: capture(0), undecided: "C9-116"},
 	{name: "unanswered AckReq, mid-connection capture, responder answering on", build: unanswered(7, true), settings: capture(0), undecided: "C9-116"},
@@ -190,6 +196,39 @@ func readDropped(t *ht.Trace) {
 	t.ReadResp(wire.ReadResponseOnly, 101, 2, 512)
 	t.Req(wire.SendOnly, 102, true)
 	t.Ack(102, 3)
+}
+
+// ackCopied: SENDs 101 and 102 acknowledged in turn, then the ACK of 101
+// once more with its IPv4 ID: a copy, not an ACK going back.
+func ackCopied(t *ht.Trace) {
+	start(t)
+	t.Req(wire.SendOnly, 101, true)
+	t.Ack(101, 2)
+	t.Req(wire.SendOnly, 102, true)
+	t.Ack(102, 3)
+	t.IPIDs(1, 1)
+	t.Recopy(3)
+}
+
+// reqCopied: SEND 101 refused by an RNR NAK (timer code 20: 10 ms),
+// resent 12 ms later and refused again, then the first transmission of
+// 101 recorded once more right after the second NAK, then the third
+// transmission in time and its ACK.
+func reqCopied(t *ht.Trace) {
+	start(t)
+	t.Req(wire.SendOnly, 101, true)
+	t.RNR(101, 20, 1)
+	t.Wait(12 * time.Millisecond)
+	t.Req(wire.SendOnly, 101, true)
+	t.RNR(101, 20, 1)
+	t.IPIDs(1, 1)
+	t.Recopy(2)
+	t.Wait(12 * time.Millisecond)
+	t.Req(wire.SendOnly, 101, true).IPID = 4
+	t.Ack(101, 2).IPID = 5
+	for _, r := range t.Records[len(t.Records)-2:] {
+		r.HasIPID = true
+	}
 }
 
 // dupAckBack: SENDs 101 and 102 acknowledged; when dup, a duplicate of
@@ -341,6 +380,13 @@ func unanswered(msn uint32, more bool) func(t *ht.Trace) {
 func rnrCapture(retries int) harness.Settings {
 	s := capture(0)
 	s.RNRRetry = retries
+	return s
+}
+
+// rnrTimed is rnrSettings with the local ACK timeout known.
+func rnrTimed(retries, timeout int) harness.Settings {
+	s := rnrSettings(retries)
+	s.AckTimeout = timeout
 	return s
 }
 
