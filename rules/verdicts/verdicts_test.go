@@ -167,6 +167,7 @@ var cases = []vcase{
 	// READ in the capture explains shows a READ the capture dropped,
 	// which the responder counted.
 	{name: "capture from the start: a READ the capture dropped, its response seen", build: readDropped, settings: capture(1024)},
+	{name: "capture from the start: an ATOMIC the capture dropped, its Acknowledge seen", build: atomicDropped, settings: capture(1024)},
 
 	// Found by the metamorphic tests (duplicated frames): a copy of an
 	// earlier packet, its IPv4 ID included, recorded after newer ones is
@@ -229,6 +230,16 @@ func reqCopied(t *ht.Trace) {
 	for _, r := range t.Records[len(t.Records)-2:] {
 		r.HasIPID = true
 	}
+}
+
+// atomicDropped: SEND 100 acknowledged (MSN 1), an ATOMIC at 101 the
+// capture dropped answered by its ATOMIC Acknowledge (MSN 2), then SEND
+// 102 acknowledged with MSN 3, which counts the ATOMIC.
+func atomicDropped(t *ht.Trace) {
+	start(t)
+	t.AtomicAck(101, 2, 7)
+	t.Req(wire.SendOnly, 102, true)
+	t.Ack(102, 3)
 }
 
 // dupAckBack: SENDs 101 and 102 acknowledged; when dup, a duplicate of

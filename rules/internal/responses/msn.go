@@ -314,6 +314,12 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 	case wire.ClassAtomicAck:
 		op2, _, _, ok := c.Req(p.PSN)
 		switch {
+		case !ok && !c.Complete() && m.started:
+			// An ATOMIC Acknowledge no request in the capture explains:
+			// the capture dropped the ATOMIC, which the responder counts
+			// unseen (found by the metamorphic tests: capture loss).
+			m.gap(p.PSN, p.PSN)
+			replay = true
 		case !ok || (op2 != wire.CompareSwap && op2 != wire.FetchAdd):
 			replay = true // not an ATOMIC's PSN (o9-58's concern): only S bounds it
 		case c.ReqSends(p.PSN) > 1:
