@@ -120,7 +120,7 @@ func synthSources(t *testing.T, n int) []*source {
 // with the scenario's settings but not as complete.
 func suiteTraces(t *testing.T, bin, defect string) []*source {
 	dir := t.TempDir()
-	args := []string{"-ginkgo.no-color", "--seed=7", "--trace-dir=" + dir}
+	args := []string{"-ginkgo.no-color", "-ginkgo.seed=1", "--seed=7", "--trace-dir=" + dir}
 	label := "clean"
 	if defect != "" {
 		args = append(args, "--defect="+defect)

@@ -168,6 +168,11 @@ var cases = []vcase{
 	// which the responder counted.
 	{name: "capture from the start: a READ the capture dropped, its response seen", build: readDropped, settings: capture(1024)},
 	{name: "capture from the start: an ATOMIC the capture dropped, its Acknowledge seen", build: atomicDropped, settings: capture(1024)},
+	// Found by the metamorphic tests (capture loss): a duplicate READ the
+	// capture dropped explains READ response packets that an ACK passed,
+	// or an answer starting inside an earlier one.
+	{name: "an ACK past a READ, then a replay answering a duplicate the capture dropped", build: replayAfterAck, settings: capture(1024), undecided: "C9-101"},
+	{name: "a partial READ retry the capture dropped, answered inside the READ's response", build: partialDropped, settings: capture(1024), undecided: "C9-96"},
 
 	// Found by the metamorphic tests (duplicated frames): a copy of an
 	// earlier packet, its IPv4 ID included, recorded after newer ones is
@@ -240,6 +245,31 @@ func atomicDropped(t *ht.Trace) {
 	t.AtomicAck(101, 2, 7)
 	t.Req(wire.SendOnly, 102, true)
 	t.Ack(102, 3)
+}
+
+// replayAfterAck: a 4 KiB READ at 101 (MTU 1024) and a WRITE at 105;
+// the READ's First, the ACK of 105 (MSN 3), then, answering a duplicate
+// of the READ the capture dropped (the First of that answer dropped
+// too), Middles and a Last with MSN 3.
+func replayAfterAck(t *ht.Trace) {
+	start(t)
+	t.Read(101, 4*1024)
+	t.Req(wire.WriteOnly, 105, true)
+	t.ReadResp(wire.ReadResponseFirst, 101, 2, 1024)
+	t.Ack(105, 3)
+	t.ReadResp(wire.ReadResponseMiddle, 102, 0, 1024)
+	t.ReadResp(wire.ReadResponseMiddle, 103, 0, 1024)
+	t.ReadResp(wire.ReadResponseLast, 104, 3, 1024)
+}
+
+// partialDropped: a 2 KiB READ at 101 (MTU 1024) whose First arrives;
+// the requester re-issues it from 102 (dropped by the capture), answered
+// by an Only at 102.
+func partialDropped(t *ht.Trace) {
+	start(t)
+	t.Read(101, 2*1024)
+	t.ReadResp(wire.ReadResponseFirst, 101, 2, 1024)
+	t.ReadResp(wire.ReadResponseOnly, 102, 2, 1024)
 }
 
 // dupAckBack: SENDs 101 and 102 acknowledged; when dup, a duplicate of
