@@ -27,7 +27,7 @@ import (
 )
 
 // Environment knobs, for triage: METAMORPHIC_SEEDS (seeds per source and
-// transform), METAMORPHIC_ONLY (a substring a source's name must hold),
+// transform), METAMORPHIC_FULL (every defect scenario, not a quarter), METAMORPHIC_ONLY (a substring a source's name must hold),
 // METAMORPHIC_TRANSFORM (a substring of the transform's name),
 // METAMORPHIC_OUT (a folder receiving each transformed trace that failed).
 
@@ -44,9 +44,26 @@ type source struct {
 	failing map[string]reports.Finding
 }
 
-// skipped lists false violations found and not yet mended, as
-// "transform/clause", with the reason.
-var skipped = map[string]string{}
+// A known false violation, found and not yet mended: the (transform,
+// clause) combination, narrowed to findings whose message holds a text,
+// with the reason. Each one is reported in the final note.
+type knownFalse struct {
+	transform, clause, message, why string
+}
+
+// skipped are the false violations left open (see the session's report).
+var skipped = []knownFalse{}
+
+// skip returns why a new failing clause is a known false violation ("" if
+// it is not).
+func skip(tr, clause string, f reports.Finding) string {
+	for _, k := range skipped {
+		if strings.HasPrefix(tr, k.transform) && k.clause == clause && strings.Contains(f.Message, k.message) {
+			return k.why
+		}
+	}
+	return ""
+}
 
 // audit audits the trace and returns the clauses that fail with the first
 // finding of each.
@@ -181,6 +198,12 @@ func seedOf(seed uint64, parts ...string) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, h.Sum64()))
 }
 
+func fnvOf(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
@@ -191,10 +214,11 @@ func envInt(name string, def int) int {
 // TestMetamorphic: on every source trace and every transform, the audit of
 // the transformed trace fails no clause the original does not fail, and
 // neither errs nor panics. -short: the shared captures, two synthetic
-// ones and the clean reference's scenarios, one seed; otherwise also the
-// reference with each defect, three seeds.
+// ones and the clean reference's scenarios, one seed; otherwise also a
+// quarter of the scenarios of the reference with each defect (every one
+// with METAMORPHIC_FULL=1), two seeds.
 func TestMetamorphic(t *testing.T) {
-	seeds := 3
+	seeds := 2
 	if testing.Short() {
 		seeds = 1
 	}
@@ -203,8 +227,13 @@ func TestMetamorphic(t *testing.T) {
 	bin := suiteBinary(t)
 	srcs = append(srcs, suiteTraces(t, bin, "")...)
 	if !testing.Short() {
+		full := os.Getenv("METAMORPHIC_FULL") != ""
 		for _, d := range reference.Defects() {
-			srcs = append(srcs, suiteTraces(t, bin, d.Name)...)
+			for _, s := range suiteTraces(t, bin, d.Name) {
+				if full || fnvOf(s.name)%4 == 0 {
+					srcs = append(srcs, s)
+				}
+			}
 		}
 	}
 	if only := os.Getenv("METAMORPHIC_ONLY"); only != "" {
@@ -287,7 +316,7 @@ func run(t *testing.T, srcs []*source, seeds int) {
 					if _, ok := allowed[id]; ok {
 						continue
 					}
-					if _, ok := skipped[tr.name+"/"+id]; ok {
+					if skip(tr.name, id, f) != "" {
 						continue
 					}
 					bad = true
