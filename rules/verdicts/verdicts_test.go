@@ -168,6 +168,7 @@ var cases = []vcase{
 	// which the responder counted.
 	{name: "capture from the start: a READ the capture dropped, its response seen", build: readDropped, settings: capture(1024)},
 	{name: "capture from the start: an ATOMIC the capture dropped, its Acknowledge seen", build: atomicDropped, settings: capture(1024)},
+	{name: "capture from the start: a READ the capture dropped, only Middles of its response seen", build: readMiddleOnly, settings: capture(1024)},
 	// Found by the metamorphic tests (capture loss): a duplicate READ the
 	// capture dropped explains READ response packets that an ACK passed,
 	// or an answer starting inside an earlier one.
@@ -270,6 +271,19 @@ func partialDropped(t *ht.Trace) {
 	t.Read(101, 2*1024)
 	t.ReadResp(wire.ReadResponseFirst, 101, 2, 1024)
 	t.ReadResp(wire.ReadResponseOnly, 102, 2, 1024)
+}
+
+// readMiddleOnly: a 4 KiB READ at 100 (MTU 1024) answered (MSN 1); of a
+// second one at 104 only Middles of its response are in the capture;
+// then a duplicate of the first READ, replayed with MSN 2, which counts
+// the second.
+func readMiddleOnly(t *ht.Trace) {
+	t.Read(100, 4*1024)
+	t.ReadStream(100, 4*1024, 1024, 1)
+	t.ReadResp(wire.ReadResponseMiddle, 105, 0, 1024)
+	t.ReadResp(wire.ReadResponseMiddle, 106, 0, 1024)
+	t.Read(100, 4*1024)
+	t.ReadStream(100, 4*1024, 1024, 2)
 }
 
 // dupAckBack: SENDs 101 and 102 acknowledged; when dup, a duplicate of
