@@ -22,6 +22,7 @@ import (
 	"github.com/rcconform/rcconform/reference"
 	"github.com/rcconform/rcconform/reports"
 	_ "github.com/rcconform/rcconform/rules" // every monitor
+	"github.com/rcconform/rcconform/rules/catalog"
 	"github.com/rcconform/rcconform/rules/rulekit"
 	"github.com/rcconform/rcconform/wire/capture"
 )
@@ -42,23 +43,59 @@ type source struct {
 	settings harness.Settings
 	// failing are the clauses the original fails (with these settings).
 	failing map[string]reports.Finding
+	// device, for a scenario's trace, holds the clauses of the device's
+	// side: the harness plays the other side and breaks its rules on
+	// purpose (the original's audit may leave such a deviation undecided
+	// where a transformed trace shows it), so only the device's clauses
+	// are compared (as the defect matrix audits the clean traces).
+	device map[string]bool
+}
+
+// sideClauses returns the clauses that bind the given side.
+func sideClauses(requester bool) map[string]bool {
+	m := map[string]bool{}
+	for _, e := range catalog.All() {
+		if (e.Side == catalog.Requester) == requester {
+			m[e.ID] = true
+		}
+	}
+	return m
 }
 
 // A known false violation, found and not yet mended: the (transform,
 // clause) combination, narrowed to findings whose message holds a text,
 // with the reason. Each one is reported in the final note.
 type knownFalse struct {
-	transform, clause, message, why string
+	transform, clause, message string
+	source                     string // a text the source's name holds ("" any)
+	why                        string
 }
 
 // skipped are the false violations left open (see the session's report).
-var skipped = []knownFalse{}
+var skipped = []knownFalse{
+	// IPv6 carries no Identification: a response recorded twice a few
+	// frames later cannot be told from the responder sending it again,
+	// and is judged as sent again (it should be undecided).
+	{transform: "duplicate later", clause: "C9-95", source: "ipv6", why: "IPv6 copy of an ACK taken as a second transmission"},
+	{transform: "duplicate later", clause: "C9-148", source: "ipv6", why: "IPv6 copy of an ACK taken as a second transmission"},
+	// One root cause, one clause, across transforms: these defects break
+	// a clause that the original blames (C9-103, C9-105, C9-100/C9-112);
+	// with the duplicate that shows which one lost or cut away (or a copy
+	// of a request taken as a duplicate), the same deviation is blamed on
+	// a neighbouring clause. No legal explanation exists either way; the
+	// clause blamed is the open question.
+	{clause: "C9-111", source: "dup-moves-epsn/", why: "C9-103's deviation blamed on the NAK's PSN once the duplicate is gone"},
+	{clause: "C9-121", source: "dup-moves-epsn/", why: "C9-103's deviation blamed on the NAK's PSN once the duplicate is gone"},
+	{clause: "C9-95", source: "dup-send-reexecuted/", message: "goes back behind", why: "C9-105's ACK of a duplicate blamed on C9-95 once the duplicate is lost"},
+	{transform: "duplicate later", clause: "C9-106", source: "read-fail-request-psn/", why: "a copy of the READ taken as a duplicate by the responder's reconstruction: C9-112's NAK blamed on C9-106"},
+	{transform: "duplicate later", clause: "C9-115", source: "read-fail-request-psn/", why: "a copy of the READ taken as a duplicate by the responder's reconstruction: C9-112's NAK blamed on C9-115"},
+}
 
 // skip returns why a new failing clause is a known false violation ("" if
 // it is not).
-func skip(tr, clause string, f reports.Finding) string {
+func skip(src, tr, clause string, f reports.Finding) string {
 	for _, k := range skipped {
-		if strings.HasPrefix(tr, k.transform) && k.clause == clause && strings.Contains(f.Message, k.message) {
+		if strings.HasPrefix(tr, k.transform) && k.clause == clause && strings.Contains(f.Message, k.message) && strings.Contains(src, k.source) {
 			return k.why
 		}
 	}
@@ -172,7 +209,7 @@ func suiteTraces(t *testing.T, bin, defect string) []*source {
 		s := ts.Settings()
 		s.Complete = false
 		g, _ := json.Marshal(ts)
-		srcs = append(srcs, &source{name: name, group: label + string(g[bytes.IndexByte(g, ','):]), frames: fs, settings: s})
+		srcs = append(srcs, &source{name: name, group: label + string(g[bytes.IndexByte(g, ','):]), frames: fs, settings: s, device: sideClauses(ts.DeviceIsRequester)})
 	}
 	if len(srcs) == 0 {
 		t.Fatalf("the suite (%s) wrote no trace", label)
@@ -316,7 +353,10 @@ func run(t *testing.T, srcs []*source, seeds int) {
 					if _, ok := allowed[id]; ok {
 						continue
 					}
-					if skip(tr.name, id, f) != "" {
+					if s.device != nil && !s.device[id] {
+						continue
+					}
+					if skip(s.name, tr.name, id, f) != "" {
 						continue
 					}
 					bad = true
