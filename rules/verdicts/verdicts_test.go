@@ -163,6 +163,7 @@ var cases = []vcase{
 	// the capture began, after the PSN of the first response it shows,
 	// complete unseen and count in the MSN.
 	{name: "capture starting after requests the responder later acknowledges", build: startedLate, settings: capture(0)},
+	{name: "capture starting after requests, with a request lost before the responder", build: startedLateLoss, settings: capture(0)},
 	// Found by the metamorphic tests (capture loss): a READ response no
 	// READ in the capture explains shows a READ the capture dropped,
 	// which the responder counted.
@@ -284,6 +285,22 @@ func readMiddleOnly(t *ht.Trace) {
 	t.ReadResp(wire.ReadResponseMiddle, 106, 0, 1024)
 	t.Read(100, 4*1024)
 	t.ReadStream(100, 4*1024, 1024, 2)
+}
+
+// startedLateLoss: a capture that began after SEND 104 was sent: SENDs
+// 105 and 107 (106 lost before the responder), the ACKs of 103 (MSN 4),
+// 104 and 105, a sequence NAK naming 106, 106 and 107 resent, and the
+// ACK of 107 with MSN 8, which counts 104.
+func startedLateLoss(t *ht.Trace) {
+	t.Req(wire.SendOnly, 105, false)
+	t.Req(wire.SendOnly, 107, false)
+	t.Ack(103, 4)
+	t.Ack(104, 5)
+	t.Ack(105, 6)
+	t.NAK(106, wire.NAKPSNSequence, 6)
+	t.Req(wire.SendOnly, 106, false)
+	t.Req(wire.SendOnly, 107, true)
+	t.Ack(107, 8)
 }
 
 // dupAckBack: SENDs 101 and 102 acknowledged; when dup, a duplicate of
