@@ -170,6 +170,8 @@ var cases = []vcase{
 	{name: "capture from the start: a READ the capture dropped, its response seen", build: readDropped, settings: capture(1024)},
 	{name: "capture from the start: an ATOMIC the capture dropped, its Acknowledge seen", build: atomicDropped, settings: capture(1024)},
 	{name: "capture from the start: a READ the capture dropped, only Middles of its response seen", build: readMiddleOnly, settings: capture(1024)},
+	{name: "capture from the start: a replayed ATOMIC Acknowledge counting a newer ATOMIC the capture dropped", build: replayCountsDropped, settings: capture(1024)},
+	{name: "capture from the start: a sequence NAK beyond requests the capture dropped", build: nakPastDropped, settings: capture(1024)},
 	// Found by the metamorphic tests (capture loss): a duplicate READ the
 	// capture dropped explains READ response packets that an ACK passed,
 	// or an answer starting inside an earlier one.
@@ -301,6 +303,24 @@ func startedLateLoss(t *ht.Trace) {
 	t.Req(wire.SendOnly, 106, false)
 	t.Req(wire.SendOnly, 107, true)
 	t.Ack(107, 8)
+}
+
+// replayCountsDropped: SEND 100 acknowledged (MSN 1), FetchAdd 101
+// acknowledged (MSN 2), an ATOMIC at 102 the capture dropped, then a
+// duplicate of 101 whose replayed Acknowledge carries the MSN of then, 3.
+func replayCountsDropped(t *ht.Trace) {
+	start(t)
+	t.Atomic(wire.FetchAdd, 101)
+	t.AtomicAck(101, 2, 7)
+	t.Atomic(wire.FetchAdd, 101)
+	t.AtomicAck(101, 3, 7)
+}
+
+// nakPastDropped: SEND 100 acknowledged (MSN 1); SENDs 101 and 102 the
+// capture dropped; a sequence NAK naming 103 with MSN 3.
+func nakPastDropped(t *ht.Trace) {
+	start(t)
+	t.NAK(103, wire.NAKPSNSequence, 3)
 }
 
 // dupAckBack: SENDs 101 and 102 acknowledged; when dup, a duplicate of
