@@ -573,6 +573,11 @@ func (c *Conn) FromStart() bool {
 // the capture carried.
 func (c *Conn) SeesEveryRequest() bool { return c.Complete() }
 
+// MissedRequests reports whether the trace shows the capture missed
+// requests: a response acknowledged request PSNs that fresh requests
+// skipped and none in the trace filled.
+func (c *Conn) MissedRequests() bool { return c.missedReq }
+
 // maxGaps bounds the request gaps the reconstruction follows.
 const maxGaps = 64
 
