@@ -235,8 +235,7 @@ type Conn struct {
 	// repeat a recent one of the same sender, IPv4 ID included: the
 	// network or the capture made them (copyOf).
 	Copies    int
-	recent2   [copyDepth]*trace.Record // the latest responses, for copyOf
-	nRecent2  int
+	copies    CopyRing // the latest responses, for copyOf
 	start     startState
 	startMsgs []wire.PSN // message ends seen before the start test was decided
 	// Request gaps (SeesEveryRequest): fresh requests skipping PSNs, and

@@ -422,8 +422,8 @@ func (c *Conn) SentBeforeByID(a, b *trace.Record) (before, known bool) {
 	return false, false
 }
 
-// copyDepth is how many recent responses of a connection copyOf compares
-// a response with.
+// copyDepth is how many recent packets a CopyRing compares a packet
+// with.
 const copyDepth = 16
 
 // copyOf reports whether response r repeats one of the connection's
@@ -431,24 +431,41 @@ const copyDepth = 16
 // IDs change: a sender gives each packet a new ID, so the repeat is a
 // copy the network made or a frame the capture recorded twice, not a
 // second transmission (found by the metamorphic tests: duplicated
-// frames). It remembers r otherwise. A copy of a response says nothing
-// about the responder; a requester ignores it as a stale response.
+// frames). A copy of a response says nothing about the responder; a
+// requester ignores it as a stale response.
 func (c *Conn) copyOf(r *trace.Record) bool {
 	if !ops[r.Packet.Opcode].response {
 		return false
 	}
-	if o := &c.ids[r.Dir&1]; r.HasIPID && o.up+o.others > 0 {
-		for _, q := range c.recent2[:c.nRecent2] {
-			if q.IPID == r.IPID && q.Src == r.Src && samePacket(q.Packet, r.Packet) && q.PayloadLen == r.PayloadLen {
+	o := &c.ids[r.Dir&1]
+	return c.copies.Copy(r, o.up+o.others > 0)
+}
+
+// CopyRing remembers a sender's latest packets to tell a copy of one of
+// them (the same packet with the same IPv4 Identification) from a new
+// transmission.
+type CopyRing struct {
+	recent [copyDepth]*trace.Record
+	n      int
+}
+
+// Copy reports whether r repeats one of the packets remembered, IPv4 ID,
+// sender and packet alike, when idsVary says the sender's IDs change (a
+// sender with one fixed ID may send the same packet twice); it remembers
+// r otherwise.
+func (k *CopyRing) Copy(r *trace.Record, idsVary bool) bool {
+	if r.HasIPID && idsVary {
+		for _, q := range k.recent[:k.n] {
+			if q.IPID == r.IPID && q.Src == r.Src && q.PayloadLen == r.PayloadLen && samePacket(q.Packet, r.Packet) {
 				return true
 			}
 		}
 	}
-	if c.nRecent2 < copyDepth {
-		c.nRecent2++
+	if k.n < copyDepth {
+		k.n++
 	}
-	copy(c.recent2[1:c.nRecent2], c.recent2[:c.nRecent2-1])
-	c.recent2[0] = r
+	copy(k.recent[1:k.n], k.recent[:k.n-1])
+	k.recent[0] = r
 	return false
 }
 

@@ -363,17 +363,6 @@ var activeOnly = map[string]string{
 	"rnr-costs-retry/retry-counter":  "the transport retries this device gave up early are missing packets, which a capture shows only as silence; the rnr-retry monitor catches the same defect passively",
 }
 
-// sideClauses returns the clauses that bind the given side.
-func sideClauses(requester bool) map[string]bool {
-	m := map[string]bool{}
-	for _, e := range catalog.All() {
-		if (e.Side == catalog.Requester) == requester {
-			m[e.ID] = true
-		}
-	}
-	return m
-}
-
 // auditTraces audits every capture in dir, each with the settings its
 // scenario used (the .json beside it), and returns violations per clause.
 // With deviceSideOnly, only the monitors of the device's side run.
@@ -393,7 +382,7 @@ func auditTraces(t *testing.T, dir string, deviceSideOnly bool) map[string]int {
 		}
 		var only map[string]bool
 		if deviceSideOnly {
-			only = sideClauses(ts.DeviceIsRequester)
+			only = catalog.DeviceClauses(ts.DeviceIsRequester)
 		}
 		for id, n := range auditFiles(t, []string{f}, ts.Settings(), only) {
 			out[id] += n

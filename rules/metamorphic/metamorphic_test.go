@@ -51,17 +51,6 @@ type source struct {
 	device map[string]bool
 }
 
-// sideClauses returns the clauses that bind the given side.
-func sideClauses(requester bool) map[string]bool {
-	m := map[string]bool{}
-	for _, e := range catalog.All() {
-		if (e.Side == catalog.Requester) == requester {
-			m[e.ID] = true
-		}
-	}
-	return m
-}
-
 // A known false violation, found and not yet mended: the (transform,
 // clause) combination, narrowed to findings whose message holds a text,
 // with the reason. Each one is reported in the final note.
@@ -218,7 +207,7 @@ func suiteTraces(t *testing.T, bin, defect string) []*source {
 		s := ts.Settings()
 		s.Complete = false
 		g, _ := json.Marshal(ts)
-		srcs = append(srcs, &source{name: name, group: label + string(g[bytes.IndexByte(g, ','):]), frames: fs, settings: s, device: sideClauses(ts.DeviceIsRequester)})
+		srcs = append(srcs, &source{name: name, group: label + string(g[bytes.IndexByte(g, ','):]), frames: fs, settings: s, device: catalog.DeviceClauses(ts.DeviceIsRequester)})
 	}
 	if len(srcs) == 0 {
 		t.Fatalf("the suite (%s) wrote no trace", label)

@@ -294,35 +294,17 @@ type Tracker struct {
 	}
 	lastResp *trace.Record // latest READ response or ATOMIC acknowledgment
 	slab     []Sent        // where the next Sents are allocated
-	// recentReqs are the latest requests (copies excluded), for telling a
+	// copies are the latest requests (copies excluded), for telling a
 	// copy of an older transmission from a resend (isCopy).
-	recentReqs  [copyDepth]*trace.Record
-	nRecentReqs int
+	copies harness.CopyRing
 }
-
-// copyDepth is how many recent requests isCopy compares a request with.
-const copyDepth = 16
 
 // isCopy reports whether request r repeats one of the latest requests,
 // IPv4 Identification included, from a requester whose IDs change: a
 // copy the network made or a frame the capture recorded twice, also when
 // a newer transmission of the PSN came in between (found by the
 // metamorphic tests: duplicated frames). It remembers r otherwise.
-func (t *Tracker) isCopy(r *trace.Record) bool {
-	if r.HasIPID && t.ipidVary {
-		for _, q := range t.recentReqs[:t.nRecentReqs] {
-			if q.IPID == r.IPID && q.Src == r.Src && samePacket(q.Packet, r.Packet) {
-				return true
-			}
-		}
-	}
-	if t.nRecentReqs < copyDepth {
-		t.nRecentReqs++
-	}
-	copy(t.recentReqs[1:t.nRecentReqs], t.recentReqs[:t.nRecentReqs-1])
-	t.recentReqs[0] = r
-	return false
-}
+func (t *Tracker) isCopy(r *trace.Record) bool { return t.copies.Copy(r, t.ipidVary) }
 
 // sentSlab is how many Sents are allocated at once.
 const sentSlab = 32
