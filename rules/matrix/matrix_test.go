@@ -371,13 +371,9 @@ func auditTraces(t *testing.T, dir string, deviceSideOnly bool) map[string]int {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.pcapng"))
 	out := map[string]int{}
 	for _, f := range files {
-		var ts rulekit.TraceSettings
-		b, err := os.ReadFile(strings.TrimSuffix(f, ".pcapng") + ".json")
-		if err == nil {
-			err = json.Unmarshal(b, &ts)
-		}
+		ts, err := rulekit.ReadTraceSettings(f)
 		if err != nil {
-			t.Errorf("reading the settings of %s: %v", f, err)
+			t.Error(err)
 			continue
 		}
 		var only map[string]bool

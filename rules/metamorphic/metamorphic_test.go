@@ -187,15 +187,11 @@ func suiteTraces(t *testing.T, bin, defect string) []*source {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.pcapng"))
 	var srcs []*source
 	for _, f := range files {
-		var ts rulekit.TraceSettings
-		b, err := os.ReadFile(strings.TrimSuffix(f, ".pcapng") + ".json")
-		if err == nil {
-			err = json.Unmarshal(b, &ts)
-		}
+		ts, err := rulekit.ReadTraceSettings(f)
 		if err != nil {
-			t.Fatalf("reading the settings of %s: %v", f, err)
+			t.Fatal(err)
 		}
-		b, err = os.ReadFile(f)
+		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
