@@ -258,6 +258,11 @@ type Conn struct {
 	// sender's order (IPv4 IDs counting up showed the network reordered
 	// them after the sender).
 	Reordered int
+	// Copies counts the responses not shown to the checkers because they
+	// repeat a recent one of the same sender, IPv4 ID included: the
+	// network or the capture made them (copyOf).
+	Copies    int
+	copies    CopyRing // the latest responses, for copyOf
 	start     startState
 	startMsgs []wire.PSN // message ends seen before the start test was decided
 	// Request gaps (SeesEveryRequest): fresh requests skipping PSNs, and
@@ -914,6 +919,10 @@ func (a *Auditor) Observe(r *trace.Record) {
 	}
 	c := a.connFor(r)
 	if c == nil {
+		return
+	}
+	if c.copyOf(r) {
+		c.Copies++
 		return
 	}
 	for _, r := range c.hold(r) {

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness/trace"
@@ -455,6 +456,60 @@ func (c *Conn) SentBeforeByID(a, b *trace.Record) (before, known bool) {
 	return false, false
 }
 
+// copyDepth is how many recent packets a CopyRing compares a packet
+// with.
+const copyDepth = 16
+
+// copyOf reports whether response r repeats one of the connection's
+// latest responses, IPv4 Identification included, from a sender whose
+// IDs change: a sender gives each packet a new ID, so the repeat is a
+// copy the network made or a frame the capture recorded twice, not a
+// second transmission (found by the metamorphic tests: duplicated
+// frames). A copy of a response says nothing about the responder; a
+// requester ignores it as a stale response.
+func (c *Conn) copyOf(r *trace.Record) bool {
+	if !ops[r.Packet.Opcode].response {
+		return false
+	}
+	o := &c.ids[r.Dir&1]
+	return c.copies.Copy(r, o.up+o.others > 0)
+}
+
+// CopyRing remembers a sender's latest packets to tell a copy of one of
+// them (the same packet with the same IPv4 Identification) from a new
+// transmission.
+type CopyRing struct {
+	recent [copyDepth]*trace.Record
+	n      int
+}
+
+// Copy reports whether r repeats one of the packets remembered, IPv4 ID,
+// sender and packet alike, when idsVary says the sender's IDs change (a
+// sender with one fixed ID may send the same packet twice); it remembers
+// r otherwise.
+func (k *CopyRing) Copy(r *trace.Record, idsVary bool) bool {
+	if r.HasIPID && idsVary {
+		for _, q := range k.recent[:k.n] {
+			if q.IPID == r.IPID && q.Src == r.Src && q.PayloadLen == r.PayloadLen && samePacket(q.Packet, r.Packet) {
+				return true
+			}
+		}
+	}
+	if k.n < copyDepth {
+		k.n++
+	}
+	copy(k.recent[1:k.n], k.recent[:k.n-1])
+	k.recent[0] = r
+	return false
+}
+
+// samePacket reports whether two packets carry the same headers and
+// payload.
+func samePacket(a, b *wire.Packet) bool {
+	return a.BTH == b.BTH && a.AETH == b.AETH && a.RETH == b.RETH && a.Atomic == b.Atomic &&
+		a.AtomicAck == b.AtomicAck && a.Imm == b.Imm && a.IETH == b.IETH && a.FETH == b.FETH && bytes.Equal(a.Payload, b.Payload)
+}
+
 // reorderDepth is how many records of a connection the Auditor holds
 // back to put packets the network reordered after their sender back into
 // the sender's order.
@@ -577,11 +632,19 @@ func (c *Conn) FromStart() bool {
 }
 
 // SeesEveryRequest reports whether every request that reached the
-// responder is in the trace: the trace is complete, or it shows the
-// connection's beginning in a capture that reports no drops (a request
-// cannot reach the responder without passing the capture point; one lost
-// after it is still in the capture).
-func (c *Conn) SeesEveryRequest() bool { return c.Complete() || c.FromStart() && !c.missedReq }
+// responder is in the trace: only when the trace is complete. A capture
+// showing the connection's beginning still holds every request that
+// passed its capture point only if it recorded every frame, which it
+// cannot prove: a capture drops frames without always saying so (a
+// classic pcap has no drop count), so a request the capture dropped
+// remains a legal explanation of a response naming a PSN no request in
+// the capture carried.
+func (c *Conn) SeesEveryRequest() bool { return c.Complete() }
+
+// MissedRequests reports whether the trace shows the capture missed
+// requests: a response acknowledged request PSNs that fresh requests
+// skipped and none in the trace filled.
+func (c *Conn) MissedRequests() bool { return c.missedReq }
 
 // maxGaps bounds the request gaps the reconstruction follows.
 const maxGaps = 64

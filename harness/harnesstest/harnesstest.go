@@ -203,6 +203,18 @@ func (t *Trace) Swap(i, j int) {
 	t.Records[i].Time, t.Records[j].Time = t.Records[j].Time, t.Records[i].Time
 }
 
+// Recopy appends a copy of record i (0-based), IPv4 ID and packet
+// included, one step after the last record: the same transmission
+// recorded twice, or copied by the network.
+func (t *Trace) Recopy(i int) *trace.Record {
+	c := *t.Records[i]
+	c.Packet = t.Records[i].Packet.Clone()
+	last := t.Records[len(t.Records)-1]
+	c.Frame, c.Time = last.Frame+1, last.Time+time.Microsecond
+	t.Records = append(t.Records, &c)
+	return &c
+}
+
 // Remove deletes record i (0-based): it was lost before the capture
 // point. Frames and times of the others stay.
 func (t *Trace) Remove(i int) {

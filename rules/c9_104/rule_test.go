@@ -63,6 +63,9 @@ func TestMonitor(t *testing.T) {
 			tb.ReadStream(a, 4*m, 2)
 			tb.ReadResp(wire.ReadResponseMiddle, b.Add(1), m, 2)
 		}, true, true, false},
+		// Off a complete trace, a duplicate READ at b and the First of its
+		// answer that the capture dropped explain the Middle (found by
+		// the metamorphic tests: capture loss): open, not failed.
 		{"capture: a preempted replay resumed mid-stream", func(tb *dupnak.TraceBuilder) {
 			setup(tb)
 			tb.Read(b, 8*m)
@@ -70,7 +73,7 @@ func TestMonitor(t *testing.T) {
 			tb.Read(a, 4*m)
 			tb.ReadStream(a, 4*m, 2)
 			tb.ReadResp(wire.ReadResponseMiddle, b.Add(1), m, 2)
-		}, false, true, false},
+		}, false, false, false},
 		{"capture: newest first cannot be decided", func(tb *dupnak.TraceBuilder) {
 			setup(tb)
 			tb.Read(a, 4*m)

@@ -44,7 +44,8 @@ func init() {
 // capture, the interval falls within the timing slack (queueing between
 // the requester and the capture point may shorten it), or responses seen
 // since the earlier transmission may have reached the requester damaged
-// or not at all and so triggered the resend.
+// or not at all and so triggered the resend, or a NAK, RNR NAK or
+// response the capture dropped may have triggered it.
 type monitor struct {
 	t      *requester.Tracker
 	feeder bool // the shared tracker's feeder (requester.Join)
@@ -99,6 +100,13 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	gap := r.Time - prev.Time
 	if ev.Ambiguous && (zero || gap < d) {
 		c.Indeterminate(ID, "a repeated request could not be told from a network duplicate (IPv6, or an IPv4 Identification that does not change)")
+		return
+	}
+	if !requester.Delivered(c) && (zero || gap < requester.TimerFloor(c, d)) {
+		// A capture may drop frames without saying so: a NAK, RNR NAK or
+		// response it did not record may have asked for the early
+		// retransmission (found by the metamorphic tests: capture loss).
+		c.Unresolved(ID, "a retransmission came before the transport timer could expire with no NAK, RNR NAK or response in the capture to ask for it: one the capture dropped may have (a capture need not report its drops); a capture taken at the requester (--complete) would decide")
 		return
 	}
 	if zero {

@@ -145,11 +145,17 @@ func (m *monitor) End(c *harness.Conn) {
 	switch {
 	case r == nil:
 	case c.SeesEveryRequest() && !r.Packet.PSN.Before(c.NextReq):
-		// The capture shows the connection from its start and never a
+		// The trace is the responder's complete view and never shows a
 		// request with that PSN: no request the responder received used it.
-		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d names no request: the capture shows the connection from its start and no request used that PSN (newest %d)", r.Packet.PSN, c.NextReq.Add(-1)),
+		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d names no request: the trace holds every request the responder received and none used that PSN (newest %d)", r.Packet.PSN, c.NextReq.Add(-1)),
 			[]string{fmt.Sprintf("the PSN of the newest request covered, at most %d", c.NextReq.Add(-1))},
 			fmt.Sprintf("ACK PSN %d", r.Packet.PSN))
+	case c.FromStart() && !c.MissedRequests() && !r.Packet.PSN.Before(c.NextReq):
+		// The capture shows the connection from its start and no sign of
+		// missed requests, but it may have dropped the requests up to
+		// that PSN (a capture need not report its drops): the ACK is
+		// right if it did, wrong if not.
+		c.Unresolved(ID, fmt.Sprintf("ACK PSN %d names no request the capture showed (newest %d), although the capture shows the connection from its start: only requests the capture dropped explain it (--complete decides it)", r.Packet.PSN, c.NextReq.Add(-1)))
 	default:
 		c.Indeterminate(ID, "an ACK named a PSN beyond every request the capture showed, and the capture ended before later requests could tell why (a capture that began mid-connection or missed requests explains it)")
 	}

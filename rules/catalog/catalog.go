@@ -434,6 +434,21 @@ func All() []Entry {
 	return out
 }
 
+// DeviceClauses returns the IDs of the clauses a device playing the
+// requester (requester true) or the responder is judged by: those of the
+// requester's side, or every other one. An audit of a scenario's trace
+// compares only these (the harness plays the other side and breaks its
+// rules on purpose).
+func DeviceClauses(requester bool) map[string]bool {
+	m := map[string]bool{}
+	for _, e := range All() {
+		if (e.Side == Requester) == requester {
+			m[e.ID] = true
+		}
+	}
+	return m
+}
+
 // Lookup returns a copy of the entry with exactly the given ID.
 func Lookup(id string) (Entry, bool) {
 	i, ok := byID[id]

@@ -376,17 +376,6 @@ var activeOnly = map[string]string{
 	"rnr-costs-retry/retry-counter":  "the transport retries this device gave up early are missing packets, which a capture shows only as silence; the rnr-retry monitor catches the same defect passively",
 }
 
-// sideClauses returns the clauses that bind the given side.
-func sideClauses(requester bool) map[string]bool {
-	m := map[string]bool{}
-	for _, e := range catalog.All() {
-		if (e.Side == catalog.Requester) == requester {
-			m[e.ID] = true
-		}
-	}
-	return m
-}
-
 // auditTraces audits every capture in dir, each with the settings its
 // scenario used (the .json beside it), and returns violations per clause.
 // With deviceSideOnly, only the monitors of the device's side run.
@@ -395,18 +384,14 @@ func auditTraces(t *testing.T, dir string, deviceSideOnly bool) map[string]int {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.pcapng"))
 	out := map[string]int{}
 	for _, f := range files {
-		var ts rulekit.TraceSettings
-		b, err := os.ReadFile(strings.TrimSuffix(f, ".pcapng") + ".json")
-		if err == nil {
-			err = json.Unmarshal(b, &ts)
-		}
+		ts, err := rulekit.ReadTraceSettings(f)
 		if err != nil {
-			t.Errorf("reading the settings of %s: %v", f, err)
+			t.Error(err)
 			continue
 		}
 		var only map[string]bool
 		if deviceSideOnly {
-			only = sideClauses(ts.DeviceIsRequester)
+			only = catalog.DeviceClauses(ts.DeviceIsRequester)
 		}
 		for id, n := range auditFiles(t, []string{f}, ts.Settings(), only) {
 			out[id] += n

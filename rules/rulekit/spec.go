@@ -401,6 +401,20 @@ func (t TraceSettings) Settings() harness.Settings {
 	return s
 }
 
+// ReadTraceSettings reads the settings written beside a scenario's
+// capture (CAPTURE.pcapng's CAPTURE.json).
+func ReadTraceSettings(capture string) (TraceSettings, error) {
+	var ts TraceSettings
+	b, err := os.ReadFile(strings.TrimSuffix(capture, ".pcapng") + ".json")
+	if err == nil {
+		err = json.Unmarshal(b, &ts)
+	}
+	if err != nil {
+		return ts, fmt.Errorf("reading the settings of %s: %w", capture, err)
+	}
+	return ts, nil
+}
+
 // writeTrace saves the scenario's connection as DIR/<folder>-<n>.pcapng,
 // with its settings in DIR/<folder>-<n>.json.
 func writeTrace(id string, conn dut.Conn, st harness.Settings) {

@@ -215,8 +215,10 @@ var vclasses = []vclass{
 	},
 	{
 		// After go-back-N, an ACK naming PSN 104, which no request
-		// carried: the trace holds the connection from its start.
-		name: "ACK naming a request never sent", mtu: 1024, want: always("C9-95"),
+		// carried: the trace holds the connection from its start, but a
+		// capture that is not the responder's view may have dropped the
+		// requests at 103 and 104 (a capture need not report its drops).
+		name: "ACK naming a request never sent", mtu: 1024, want: onlyAtResponder("C9-95"),
 		build: func(t *ht.Trace, v variant) {
 			lossNAK(t, v, 101)
 			resend(t)
@@ -263,8 +265,9 @@ var vclasses = []vclass{
 	},
 	{
 		// An ATOMIC Acknowledge one PSN past the ATOMIC's: no request
-		// carried 104, and the capture shows every request.
-		name: "Atomic Acknowledge with the wrong PSN", mtu: 1024, want: always("o9-58"),
+		// carried 104; only the responder's view shows every request (an
+		// ATOMIC at 104 the capture dropped explains it elsewhere).
+		name: "Atomic Acknowledge with the wrong PSN", mtu: 1024, want: onlyAtResponder("o9-58"),
 		build: func(t *ht.Trace, v variant) {
 			goBackN(t, v)
 			t.Atomic(wire.FetchAdd, 103)
@@ -324,7 +327,9 @@ var vclasses = []vclass{
 	{
 		// A duplicate READ (the requester's retry after its answer was
 		// lost) whose replay starts at 104 instead of its own PSN 103.
-		name: "duplicate READ replay starting late", mtu: 1024, want: always("C9-107"),
+		// Off the responder's view, a partial retry from 104 the capture
+		// dropped explains the replay.
+		name: "duplicate READ replay starting late", mtu: 1024, want: onlyAtResponder("C9-107"),
 		build: func(t *ht.Trace, v variant) {
 			goBackN(t, v)
 			t.Read(103, 3*1024)

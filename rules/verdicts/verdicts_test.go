@@ -137,13 +137,16 @@ var cases = []vcase{
 	{name: "go-back-N from the NAK's PSN", build: gbn(false), settings: complete(1024)},
 
 	// Captures without --complete that show the connection's start (its
-	// first request acknowledged with MSN 1): every request that reached
-	// the responder is in them; loss around the capture point remains.
+	// first request acknowledged with MSN 1): the MSN count starts at 0,
+	// but a request that reached the responder may still be missing (a
+	// capture drops frames without always saying so), so a response
+	// naming a PSN no request in the capture carried stays undecided
+	// (found by the metamorphic tests: capture loss).
 	{name: "capture from the start: READ whose MSN never moves, MTU unknown", build: readMSN(1), settings: capture(0), fail: "C9-148"},
 	{name: "capture from the start: READ counted, MTU unknown", build: readMSN(2), settings: capture(0)},
-	{name: "capture from the start: Atomic Acknowledge with the wrong PSN", build: atomicAck(102), settings: capture(0), fail: "o9-58"},
+	{name: "capture from the start: Atomic Acknowledge with the wrong PSN", build: atomicAck(102), settings: capture(0), undecided: "o9-58"},
 	{name: "capture from the start: Atomic Acknowledge at the ATOMIC's PSN", build: atomicAck(101), settings: capture(0)},
-	{name: "capture from the start: ACK naming a request never sent", build: ackNever(103), settings: capture(0), fail: "C9-95"},
+	{name: "capture from the start: ACK naming a request never sent", build: ackNever(103), settings: capture(0), undecided: "C9-95"},
 	{name: "capture from the start: go-back-N skipping the NAK's PSN", build: gbn(true), settings: capture(0), undecided: "go-back-n"},
 	{name: "capture from the start: more RNR retries than allowed", build: rnrRetries(4), settings: rnrCapture(2), undecided: "rnr-retry"},
 	{name: "capture from the start: RNR resend sooner than the delay", build: rnrResend(2 * time.Millisecond), settings: rnrCapture(7), undecided: "rnr-retry"},
@@ -165,9 +168,168 @@ var cases = []vcase{
 	{name: "RNR NAK behind an earlier sequence NAK's PSN", build: nakBehindSeqNAK(false), settings: capture(1024), undecided: "C9-113"},
 	{name: "remote access NAK behind an earlier sequence NAK's PSN", build: nakBehindSeqNAK(true), settings: capture(1024), undecided: "C9-124"},
 
+	// Found by the metamorphic tests (cut start): requests sent before
+	// the capture began, after the PSN of the first response it shows,
+	// complete unseen and count in the MSN.
+	{name: "capture starting after requests the responder later acknowledges", build: startedLate, settings: capture(0)},
+	{name: "capture starting after requests, with a request lost before the responder", build: startedLateLoss, settings: capture(0)},
+	// Found by the metamorphic tests (capture loss): a READ response no
+	// READ in the capture explains shows a READ the capture dropped,
+	// which the responder counted.
+	{name: "capture from the start: a READ the capture dropped, its response seen", build: readDropped, settings: capture(1024)},
+	{name: "capture from the start: an ATOMIC the capture dropped, its Acknowledge seen", build: atomicDropped, settings: capture(1024)},
+	{name: "capture from the start: a READ the capture dropped, only Middles of its response seen", build: readMiddleOnly, settings: capture(1024)},
+	{name: "capture from the start: a replayed ATOMIC Acknowledge counting a newer ATOMIC the capture dropped", build: replayCountsDropped, settings: capture(1024)},
+	{name: "capture from the start: a sequence NAK beyond requests the capture dropped", build: nakPastDropped, settings: capture(1024)},
+	// Found by the metamorphic tests (capture loss): a duplicate READ the
+	// capture dropped explains READ response packets that an ACK passed,
+	// or an answer starting inside an earlier one.
+	{name: "an ACK past a READ, then a replay answering a duplicate the capture dropped", build: replayAfterAck, settings: capture(1024), undecided: "C9-101"},
+	{name: "a partial READ retry the capture dropped, answered inside the READ's response", build: partialDropped, settings: capture(1024), undecided: "C9-96"},
+
+	// Found by the metamorphic tests (duplicated frames): a copy of an
+	// earlier packet, its IPv4 ID included, recorded after newer ones is
+	// the same transmission, not a second one.
+	{name: "an ACK recorded again after a newer one", build: ackCopied, settings: complete(0)},
+	{name: "a request recorded again after its RNR NAK and resend", build: reqCopied, settings: rnrTimed(7, 14)},
+
 	{name: "unanswered AckReq, complete", build: unanswered(1, false), settings: complete(0), fail: "C9-116"},
 	{name: "unanswered AckReq, capture showing the connection's start", build: unanswered(1, false), settings: capture(0), undecided: "C9-116"},
 	{name: "unanswered AckReq, mid-connection capture, responder answering on", build: unanswered(7, true), settings: capture(0), undecided: "C9-116"},
+}
+
+// startedLate: a capture that began after SENDs 101 and 102 were sent:
+// SEND 103 (AckReq), the ACK of 100 (MSN 10), then the ACK of 103 with
+// MSN 13, which counts 101 and 102.
+func startedLate(t *ht.Trace) {
+	t.Req(wire.SendOnly, 103, true)
+	t.Ack(100, 10)
+	t.Ack(103, 13)
+}
+
+// readDropped: SEND 100 acknowledged (MSN 1), a READ at 101 the capture
+// dropped answered by a READ response Only (MSN 2), then SEND 102
+// acknowledged with MSN 3, which counts the READ.
+func readDropped(t *ht.Trace) {
+	start(t)
+	t.ReadResp(wire.ReadResponseOnly, 101, 2, 512)
+	t.Req(wire.SendOnly, 102, true)
+	t.Ack(102, 3)
+}
+
+// ackCopied: SENDs 101 and 102 acknowledged in turn, then the ACK of 101
+// once more with its IPv4 ID: a copy, not an ACK going back.
+func ackCopied(t *ht.Trace) {
+	start(t)
+	t.Req(wire.SendOnly, 101, true)
+	t.Ack(101, 2)
+	t.Req(wire.SendOnly, 102, true)
+	t.Ack(102, 3)
+	t.IPIDs(1, 1)
+	t.Recopy(3)
+}
+
+// reqCopied: SEND 101 refused by an RNR NAK (timer code 20: 10 ms),
+// resent 12 ms later and refused again, then the first transmission of
+// 101 recorded once more right after the second NAK, then the third
+// transmission in time and its ACK.
+func reqCopied(t *ht.Trace) {
+	start(t)
+	t.Req(wire.SendOnly, 101, true)
+	t.RNR(101, 20, 1)
+	t.Wait(12 * time.Millisecond)
+	t.Req(wire.SendOnly, 101, true)
+	t.RNR(101, 20, 1)
+	t.IPIDs(1, 1)
+	t.Recopy(2)
+	t.Wait(12 * time.Millisecond)
+	t.Req(wire.SendOnly, 101, true).IPID = 4
+	t.Ack(101, 2).IPID = 5
+	for _, r := range t.Records[len(t.Records)-2:] {
+		r.HasIPID = true
+	}
+}
+
+// atomicDropped: SEND 100 acknowledged (MSN 1), an ATOMIC at 101 the
+// capture dropped answered by its ATOMIC Acknowledge (MSN 2), then SEND
+// 102 acknowledged with MSN 3, which counts the ATOMIC.
+func atomicDropped(t *ht.Trace) {
+	start(t)
+	t.AtomicAck(101, 2, 7)
+	t.Req(wire.SendOnly, 102, true)
+	t.Ack(102, 3)
+}
+
+// replayAfterAck: a 4 KiB READ at 101 (MTU 1024) and a WRITE at 105;
+// the READ's First, the ACK of 105 (MSN 3), then, answering a duplicate
+// of the READ the capture dropped (the First of that answer dropped
+// too), Middles and a Last with MSN 3.
+func replayAfterAck(t *ht.Trace) {
+	start(t)
+	t.Read(101, 4*1024)
+	t.Req(wire.WriteOnly, 105, true)
+	t.ReadResp(wire.ReadResponseFirst, 101, 2, 1024)
+	t.Ack(105, 3)
+	t.ReadResp(wire.ReadResponseMiddle, 102, 0, 1024)
+	t.ReadResp(wire.ReadResponseMiddle, 103, 0, 1024)
+	t.ReadResp(wire.ReadResponseLast, 104, 3, 1024)
+}
+
+// partialDropped: a 2 KiB READ at 101 (MTU 1024) whose First arrives;
+// the requester re-issues it from 102 (dropped by the capture), answered
+// by an Only at 102.
+func partialDropped(t *ht.Trace) {
+	start(t)
+	t.Read(101, 2*1024)
+	t.ReadResp(wire.ReadResponseFirst, 101, 2, 1024)
+	t.ReadResp(wire.ReadResponseOnly, 102, 2, 1024)
+}
+
+// readMiddleOnly: a 4 KiB READ at 100 (MTU 1024) answered (MSN 1); of a
+// second one at 104 only Middles of its response are in the capture;
+// then a duplicate of the first READ, replayed with MSN 2, which counts
+// the second.
+func readMiddleOnly(t *ht.Trace) {
+	t.Read(100, 4*1024)
+	t.ReadStream(100, 4*1024, 1024, 1)
+	t.ReadResp(wire.ReadResponseMiddle, 105, 0, 1024)
+	t.ReadResp(wire.ReadResponseMiddle, 106, 0, 1024)
+	t.Read(100, 4*1024)
+	t.ReadStream(100, 4*1024, 1024, 2)
+}
+
+// startedLateLoss: a capture that began after SEND 104 was sent: SENDs
+// 105 and 107 (106 lost before the responder), the ACKs of 103 (MSN 4),
+// 104 and 105, a sequence NAK naming 106, 106 and 107 resent, and the
+// ACK of 107 with MSN 8, which counts 104.
+func startedLateLoss(t *ht.Trace) {
+	t.Req(wire.SendOnly, 105, false)
+	t.Req(wire.SendOnly, 107, false)
+	t.Ack(103, 4)
+	t.Ack(104, 5)
+	t.Ack(105, 6)
+	t.NAK(106, wire.NAKPSNSequence, 6)
+	t.Req(wire.SendOnly, 106, false)
+	t.Req(wire.SendOnly, 107, true)
+	t.Ack(107, 8)
+}
+
+// replayCountsDropped: SEND 100 acknowledged (MSN 1), FetchAdd 101
+// acknowledged (MSN 2), an ATOMIC at 102 the capture dropped, then a
+// duplicate of 101 whose replayed Acknowledge carries the MSN of then, 3.
+func replayCountsDropped(t *ht.Trace) {
+	start(t)
+	t.Atomic(wire.FetchAdd, 101)
+	t.AtomicAck(101, 2, 7)
+	t.Atomic(wire.FetchAdd, 101)
+	t.AtomicAck(101, 3, 7)
+}
+
+// nakPastDropped: SEND 100 acknowledged (MSN 1); SENDs 101 and 102 the
+// capture dropped; a sequence NAK naming 103 with MSN 3.
+func nakPastDropped(t *ht.Trace) {
+	start(t)
+	t.NAK(103, wire.NAKPSNSequence, 3)
 }
 
 // dupAckBack: SENDs 101 and 102 acknowledged; when dup, a duplicate of
@@ -340,6 +502,13 @@ func unanswered(msn uint32, more bool) func(t *ht.Trace) {
 func rnrCapture(retries int) harness.Settings {
 	s := capture(0)
 	s.RNRRetry = retries
+	return s
+}
+
+// rnrTimed is rnrSettings with the local ACK timeout known.
+func rnrTimed(retries, timeout int) harness.Settings {
+	s := rnrSettings(retries)
+	s.AckTimeout = timeout
 	return s
 }
 

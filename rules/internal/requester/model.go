@@ -206,9 +206,12 @@ type ReqEvent struct {
 	Answered bool
 	// Episode counts, after this packet, the retries since the last
 	// positive response: Transport (timeouts and sequence NAKs), RNR, and
-	// how many of them were uncertain.
+	// how many of them were uncertain. Timeouts counts the certain
+	// transport retries that nothing in the trace asked for (an RNR NAK
+	// the capture dropped may have).
 	Transport, TransportUnsure int
 	RNR, RNRUnsure             int
+	Timeouts                   int
 }
 
 // RespEvent is the model's reading of one response packet.
@@ -287,10 +290,21 @@ type Tracker struct {
 
 	ep struct {
 		transport, transportUnsure, rnr, rnrUnsure int
+		timeouts                                   int
 	}
 	lastResp *trace.Record // latest READ response or ATOMIC acknowledgment
 	slab     []Sent        // where the next Sents are allocated
+	// copies are the latest requests (copies excluded), for telling a
+	// copy of an older transmission from a resend (isCopy).
+	copies harness.CopyRing
 }
+
+// isCopy reports whether request r repeats one of the latest requests,
+// IPv4 Identification included, from a requester whose IDs change: a
+// copy the network made or a frame the capture recorded twice, also when
+// a newer transmission of the PSN came in between (found by the
+// metamorphic tests: duplicated frames). It remembers r otherwise.
+func (t *Tracker) isCopy(r *trace.Record) bool { return t.copies.Copy(r, t.ipidVary) }
 
 // sentSlab is how many Sents are allocated at once.
 const sentSlab = 32
@@ -623,6 +637,10 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	p := r.Packet
 	*ev = ReqEvent{Rec: r}
 	ev.Base, ev.HaveBase = t.Base()
+	if t.isCopy(r) {
+		ev.Kind = KindNetDup
+		return
+	}
 	first := !t.have
 	if first {
 		t.start(r)
@@ -745,6 +763,9 @@ func (t *Tracker) count(ev *ReqEvent) {
 			t.ep.transportUnsure++
 		} else {
 			t.ep.transport++
+			if ev.Cause == CauseTimeout {
+				t.ep.timeouts++
+			}
 		}
 	case CauseRNR:
 		// An RNR NAK lost after the capture point would leave a
@@ -765,10 +786,11 @@ func (t *Tracker) count(ev *ReqEvent) {
 func (t *Tracker) fillEpisode(ev *ReqEvent) {
 	ev.Transport, ev.TransportUnsure = t.ep.transport, t.ep.transportUnsure
 	ev.RNR, ev.RNRUnsure = t.ep.rnr, t.ep.rnrUnsure
+	ev.Timeouts = t.ep.timeouts
 }
 
 func (t *Tracker) resetEpisode() {
-	t.ep.transport, t.ep.transportUnsure, t.ep.rnr, t.ep.rnrUnsure = 0, 0, 0, 0
+	t.ep.transport, t.ep.transportUnsure, t.ep.rnr, t.ep.rnrUnsure, t.ep.timeouts = 0, 0, 0, 0, 0
 }
 
 func (t *Tracker) start(r *trace.Record) {

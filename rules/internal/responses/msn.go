@@ -240,6 +240,13 @@ func (m *MSNModel) gap(first, last wire.PSN) {
 	if last.After(m.gapLast) {
 		m.gapLast = last
 	}
+	if first.Before(m.gapFirst) {
+		// PSNs missing before the open gap (requests sent before the
+		// capture began, found by the metamorphic tests: cut start): the
+		// gap spans both, so a request arriving at the later part no
+		// longer closes it.
+		m.gapFirst = first
+	}
 }
 
 // resolve ends an unresolved gap once a response shows that the responder
@@ -310,6 +317,12 @@ func describe(b bound) string {
 func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 	p := r.Packet
 	op := p.Opcode
+	if opc.Class(op) == wire.ClassReadResponse && !opc.Has(op, wire.HdrAETH) && (ev.Stream == nil || ev.Kind == EvOrphan) && !c.Complete() && m.started {
+		// A READ Middle no READ in the capture explains: the capture
+		// dropped the READ, which the responder counts unseen (found by
+		// the metamorphic tests: capture loss).
+		m.gap(p.PSN, p.PSN)
+	}
 	if !opc.Has(op, wire.HdrAETH) || !ACKKind(p) {
 		return Judgement{Skip: true}
 	}
@@ -326,6 +339,12 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 	case wire.ClassAtomicAck:
 		op2, _, _, ok := c.Req(p.PSN)
 		switch {
+		case !ok && !c.Complete() && m.started:
+			// An ATOMIC Acknowledge no request in the capture explains:
+			// the capture dropped the ATOMIC, which the responder counts
+			// unseen (found by the metamorphic tests: capture loss).
+			m.gap(p.PSN, p.PSN)
+			replay = true
 		case !ok || (op2 != wire.CompareSwap && op2 != wire.FetchAdd):
 			replay = true // not an ATOMIC's PSN (o9-58's concern): only S bounds it
 		case c.ReqSends(p.PSN) > 1:
@@ -340,6 +359,12 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 	case wire.ClassReadResponse:
 		s := ev.Stream
 		switch {
+		case (s == nil || ev.Kind == EvOrphan) && !c.Complete() && m.started:
+			// A READ response no READ in the capture explains: the capture
+			// dropped the READ (or shows it late), which the responder
+			// counts unseen (found by the metamorphic tests: capture loss).
+			m.gap(p.PSN, p.PSN)
+			replay = true
 		case s == nil || ev.Kind == EvOrphan || ev.Kind == EvSkip || ev.Kind == EvBeyond || ev.Kind == EvAfterNAK || s.Resynced:
 			replay = true // numbering broken (C9-96's concern): only S bounds it
 		case s.Replay:
@@ -383,11 +408,23 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 		m.gap(m.nextLo, covers)
 		m.nextLo, m.nextHi = covers.Next(), covers.Next()
 	}
+	if haveA && !c.Complete() && !c.FromStart() && c.HaveReq && covers.Next().Before(c.FirstReq) {
+		// The capture began after requests between the response's PSN
+		// and the first request it shows were sent: they complete
+		// unseen, like requests the capture missed.
+		m.gap(covers.Next(), c.FirstReq.Add(-1))
+	}
 	S := m.Seen()
 	if haveA {
 		m.resolve(covers.Next())
 	}
 	haveS := !m.unresolved
+	if replay && !c.Complete() {
+		// A replayed answer carries the MSN of the moment, which counts
+		// requests newer than any in the capture if it dropped them (found
+		// by the metamorphic tests: capture loss): S bounds nothing.
+		haveS = false
+	}
 	judged := (!replay && m.haveMono) || (haveA && m.haveLo) || (haveS && m.haveHi)
 	j := Judgement{}
 	if !replay && m.haveMono && u < m.mono {
@@ -472,6 +509,12 @@ func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
 	if a := p.AETH; a.Kind() == wire.KindNAK && a.Value() == wire.NAKPSNSequence && m.unresolved {
 		haveS = p.PSN.AtOrBefore(m.gapFirst)
 	}
+	if !c.Complete() && c.HaveReq && p.PSN.After(c.NextReq) {
+		// The NAK names a PSN beyond every request in the capture: the
+		// requests before it that it dropped reached the responder and
+		// count (found by the metamorphic tests: capture loss).
+		haveS = false
+	}
 	seen := fmt.Sprintf("%s with MSN %d", p.AETH, msn24(u))
 	if m.haveMono && u < m.mono {
 		return Judgement{Violation: true, Other: m.monoRec,
@@ -512,14 +555,23 @@ func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
 
 // wrongNAKPSN says why the PSN of NAK p cannot be the one a legal
 // responder gives it ("" when it can): beyond every expected PSN the
-// connection's reconstruction allows, or, on a trace holding every request (harness.Conn.SeesEveryRequest), a PSN no
-// request carried for a NAK that must name a request.
+// connection's reconstruction allows, or a PSN no request in the trace
+// carried for a NAK that must name a request (on a trace holding every
+// request, harness.Conn.SeesEveryRequest, the PSN is wrong; on any other,
+// a request the capture dropped may carry it).
 func wrongNAKPSN(c *harness.Conn, p *wire.Packet) string {
 	if e := c.Expected(); e.HaveHi && p.PSN.After(e.Hi) {
 		return fmt.Sprintf("the NAK names PSN %d, beyond any PSN the responder could have expected (at most %d): its PSN is judged under its own clause, and the MSN it should carry is open", p.PSN, e.Hi)
 	}
-	if _, _, _, ok := c.Req(p.PSN); !ok && c.SeesEveryRequest() && !p.AETH.IsNAK(wire.NAKPSNSequence) && c.ReadSpanAt(p.PSN) == nil {
-		return fmt.Sprintf("the NAK names PSN %d, which no request carried: its PSN is judged under its own clause, and the MSN it should carry is open", p.PSN)
+	if _, _, _, ok := c.Req(p.PSN); !ok && !p.AETH.IsNAK(wire.NAKPSNSequence) && c.ReadSpanAt(p.PSN) == nil {
+		if c.SeesEveryRequest() {
+			return fmt.Sprintf("the NAK names PSN %d, which no request carried: its PSN is judged under its own clause, and the MSN it should carry is open", p.PSN)
+		}
+		// Off the responder's complete view, a request the capture
+		// dropped may be the one the NAK names (every message before
+		// it then completed), or the NAK's PSN is wrong: which
+		// messages it follows is open.
+		return fmt.Sprintf("the NAK names PSN %d, which no request in the capture carried: a request the capture dropped may carry it, or its PSN is wrong (judged under its own clause), so the MSN it should carry is open", p.PSN)
 	}
 	return ""
 }
