@@ -79,6 +79,11 @@ var skipped = []knownFalse{
 	{transform: "duplicate later", clause: "C9-106", source: "read-fail-request-psn/", why: "a copy of the READ taken as a duplicate by the responder's reconstruction: C9-112's NAK blamed on C9-106"},
 	{transform: "duplicate later", clause: "C9-115", source: "read-fail-request-psn/", why: "a copy of the READ taken as a duplicate by the responder's reconstruction: C9-112's NAK blamed on C9-115"},
 	{clause: "C9-149", source: "dup-moves-epsn/", why: "C9-103's deviation blamed on the NAK's MSN once the duplicate is gone"},
+	// The NAK repeated unprompted (a latch and §9.7.7.2 deviation): with
+	// the start cut before the first NAK, its stale repeat is the first
+	// sequence NAK in the capture and is judged for its PSN.
+	{transform: "cut start", clause: "C9-111", source: "unsolicited-nak-repeat/", why: "a stale repeated NAK whose original was cut away blamed on its PSN instead of the latch (C9-114/C9-122, §9.7.7.2)"},
+	{transform: "cut start", clause: "C9-121", source: "unsolicited-nak-repeat/", why: "a stale repeated NAK whose original was cut away blamed on its PSN instead of the latch (C9-114/C9-122, §9.7.7.2)"},
 	// Not yet explained: on a few traces of defect scenarios (4 of about
 	// 135,000 transformed traces, none of the clean reference's), a
 	// capture from the connection's start with frames dropped bounds the
