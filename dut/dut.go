@@ -256,6 +256,27 @@ type Conn interface {
 	Close() error
 }
 
+// LossReporter is implemented by a Conn whose own receive path can lose
+// the device's packets before the harness records them (a kernel socket
+// whose queue overflowed on a loaded host). ReceiveLoss returns how many
+// were lost while the connection was open (0 when none) and a sentence
+// saying where. The trace then may lack packets the device did send: the
+// suite decides nothing from their absence (a scenario that fails
+// becomes indeterminate, and the monitors judge the trace as one with
+// loss before its capture point).
+type LossReporter interface {
+	ReceiveLoss() (lost int, where string)
+}
+
+// ReceiveLoss returns c's ReceiveLoss, or none when c cannot lose what
+// the device sends.
+func ReceiveLoss(c Conn) (int, string) {
+	if lr, ok := c.(LossReporter); ok {
+		return lr.ReceiveLoss()
+	}
+	return 0, ""
+}
+
 // DUT is a device under test.
 type DUT interface {
 	Name() string

@@ -125,6 +125,11 @@ type Settings struct {
 	// (the adapter's measured round trip and timer granularity): a time
 	// bound is judged failed only beyond it. Zero on a virtual clock.
 	Tolerance time.Duration
+	// ReceiveLoss is set, with Active, when the adapter's receive path
+	// lost packets the device sent (dut.LossReporter): the trace shows
+	// the connection from its start and every packet the harness sent,
+	// but may lack some of the device's, so it is not Complete.
+	ReceiveLoss bool
 	// CaptureDrops is set when the capture reports packets it dropped
 	// (pcapng interface statistics): a connection whose beginning the
 	// trace shows is then not taken as complete.
@@ -394,10 +399,13 @@ func (c *Conn) JudgesRequester() bool { return !c.Settings.Active || c.Settings.
 // connection from its first packet with nothing lost before the capture
 // point: true for active runs and for audits told so (--complete, for
 // every connection; Settings.Complete set per connection, e.g. from a
-// captured connection handshake). A trace that merely shows the
+// captured connection handshake), not for an active run whose adapter
+// lost some of the device's packets (Settings.ReceiveLoss). A trace that merely shows the
 // connection's beginning (FromStart) may still have lost packets on
 // either side of the capture point, so it is not complete.
-func (c *Conn) Complete() bool { return c.Settings.Active || c.Settings.Complete }
+func (c *Conn) Complete() bool {
+	return c.Settings.Active && !c.Settings.ReceiveLoss || c.Settings.Complete
+}
 
 // Recent returns the last records of the connection (for ladders).
 func (c *Conn) Recent() []*trace.Record { return c.recent }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rcconform/rcconform/dut/live/agentproto"
@@ -31,16 +30,8 @@ func hzFrom(r io.Reader) int {
 // software device's retry and RNR timers (Linux rxe's) run in jiffies and
 // may fire up to one tick early.
 func kernelTick() time.Duration {
-	var u syscall.Utsname
-	if err := syscall.Uname(&u); err == nil {
-		var b strings.Builder
-		for _, c := range u.Release {
-			if c == 0 {
-				break
-			}
-			b.WriteByte(byte(c))
-		}
-		if f, err := os.Open("/boot/config-" + b.String()); err == nil {
+	if rel, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		if f, err := os.Open("/boot/config-" + strings.TrimSpace(string(rel))); err == nil {
 			defer f.Close()
 			if hz := hzFrom(f); hz > 0 {
 				return time.Second / time.Duration(hz)

@@ -56,6 +56,12 @@ type Config struct {
 	// returns: the device's answers to the last stimuli may still be on
 	// their way (Trace waits at most 20 times this).
 	Settle time.Duration
+	// RecvBuffer is the receive buffer, in bytes, of the socket that takes
+	// in the device's packets. What overflows it is lost before the
+	// harness records it; the adapter counts such losses
+	// (Conn.ReceiveLoss) and the suite then judges nothing from the
+	// missing packets.
+	RecvBuffer int
 }
 
 // Keys documents every setting the adapter reads.
@@ -71,13 +77,14 @@ var Keys = map[string]string{
 	"probe-timeout": "how long the probe waits for the ACK, per try (default 1s)",
 	"recv-size":     "bytes per receive WQE the adapter posts (default 65536)",
 	"latency":       "how late the device may answer: every wait for its answers is this much longer (default 0; an emulated device needs ~200ms)",
+	"recv-buffer":   "receive buffer in bytes of the socket taking in the device's packets (default 64 MiB; the kernel caps it at net.core.rmem_max without CAP_NET_ADMIN); packets it drops are counted, and a scenario that lost some decides nothing from what it did not see",
 	"settle":        "quiet time on the wire before a connection's trace is taken, so answers still in flight are in it (default 5ms)",
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{Send: "udp", Recv: "auto", Tolerance: time.Millisecond, Probe: true, ProbeTimeout: time.Second,
-		RecvSize: 1 << 16, Settle: 5 * time.Millisecond, Token: os.Getenv("RCCONFORM_AGENT_TOKEN")}
+		RecvSize: 1 << 16, Settle: 5 * time.Millisecond, RecvBuffer: recvBuffer, Token: os.Getenv("RCCONFORM_AGENT_TOKEN")}
 }
 
 // ParseConfig reads the settings.
@@ -126,6 +133,11 @@ func ParseConfig(settings map[string]string) (Config, error) {
 			c.Settle, err = time.ParseDuration(v)
 			if err == nil && c.Settle < 0 {
 				err = fmt.Errorf("negative")
+			}
+		case "recv-buffer":
+			c.RecvBuffer, err = strconv.Atoi(v)
+			if err == nil && (c.RecvBuffer < 1 || c.RecvBuffer > 1<<30) {
+				err = fmt.Errorf("want 1 to %d bytes", 1<<30)
 			}
 		case "recv-size":
 			c.RecvSize, err = strconv.Atoi(v)

@@ -354,6 +354,7 @@ func (d *DUT) NewConn(cc dut.ConnConfig) (dut.Conn, error) {
 	}
 	c := &Conn{d: d, qp: qi.Handle, start: time.Now(), notify: make(chan struct{}, 1),
 		info: dut.ConnInfo{DeviceQPN: qi.QPN, PeerQPN: peerQPN}}
+	c.drops0, c.dropsErr = d.tr.drops()
 	d.tr.register(peerQPN, c)
 	fail := func(err error) (dut.Conn, error) {
 		c.Close()
@@ -424,6 +425,12 @@ type Conn struct {
 	sentPSN wire.PSN // the PSN of the last request the harness sent
 	notify  chan struct{}
 	closed  bool
+	// drops0 is the receiving socket's drop count when the connection
+	// opened (dropsErr: it cannot be read); lost, the drops seen since,
+	// frozen at Close.
+	drops0   uint32
+	dropsErr error
+	lost     int
 }
 
 // Info implements dut.Conn.
@@ -703,6 +710,36 @@ func (c *Conn) TraceNow() []*trace.Record {
 	return append([]*trace.Record(nil), c.trace...)
 }
 
+// ReceiveLoss implements dut.LossReporter: how many packets the socket
+// taking in the device's packets dropped while the connection was open
+// (its queue overflowed: the harness read too slowly), and where. The
+// count is the socket's, so it covers every connection open at the time:
+// a loss is charged to each of them. Call it after Trace, which waits
+// for the wire to settle.
+func (c *Conn) ReceiveLoss() (int, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dropsErr != nil {
+		return 0, ""
+	}
+	if !c.closed {
+		c.lost = c.lostNow()
+	}
+	if c.lost == 0 {
+		return 0, ""
+	}
+	return c.lost, fmt.Sprintf("the harness's receiving socket (%s) dropped %d packet(s) while this connection was open, its queue full: the harness read too slowly (a loaded host; raise --settings=recv-buffer)", c.d.tr.recvShort, c.lost)
+}
+
+// lostNow reads the socket's drops since the connection opened.
+func (c *Conn) lostNow() int {
+	n, err := c.d.tr.drops()
+	if err != nil {
+		return c.lost
+	}
+	return int(n - c.drops0)
+}
+
 // Close implements dut.Conn: the agent destroys the QP and its memory,
 // whatever state the spec left it in.
 func (c *Conn) Close() error {
@@ -710,6 +747,9 @@ func (c *Conn) Close() error {
 	if c.closed {
 		c.mu.Unlock()
 		return nil
+	}
+	if c.dropsErr == nil {
+		c.lost = c.lostNow()
 	}
 	c.closed = true
 	c.mu.Unlock()

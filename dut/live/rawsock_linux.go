@@ -42,9 +42,10 @@ type packetRecv struct {
 	buf     []byte
 	oob     [128]byte
 	stamped bool // the kernel time-stamps what it receives
+	rcvbuf  int  // the receive buffer the kernel gave, in bytes
 }
 
-func newPacketRecv(local, device netip.AddrPort) (*packetRecv, error) {
+func newPacketRecv(local, device netip.AddrPort, rcvbuf int) (*packetRecv, error) {
 	fd, err := syscall.Socket(syscall.AF_PACKET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, int(htons(syscall.ETH_P_ALL)))
 	if err != nil {
 		return nil, fmt.Errorf("opening an AF_PACKET socket (needs CAP_NET_RAW): %w", err)
@@ -62,8 +63,82 @@ func newPacketRecv(local, device netip.AddrPort) (*packetRecv, error) {
 	}
 	tv := syscall.NsecToTimeval((100 * time.Millisecond).Nanoseconds())
 	syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
-	syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<20)
+	r.rcvbuf = setRecvBuffer(fd, rcvbuf)
 	return r, nil
+}
+
+// recvBuffer is the receive buffer the adapter asks for on the socket
+// that takes in the device's packets: a device answering one READ with
+// 2048 packets of 4 KiB sends them faster than a loaded host may read
+// them, and what overflows the queue is lost before the harness records
+// it (counted: socketDrops).
+const recvBuffer = 64 << 20
+
+// setRecvBuffer sets fd's receive buffer to n bytes: beyond the system's
+// net.core.rmem_max where the process may (SO_RCVBUFFORCE, with
+// CAP_NET_ADMIN), else up to it. It returns the size the kernel gives.
+func setRecvBuffer(fd, n int) int {
+	if syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, n) != nil {
+		syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, n)
+	}
+	got, err := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF)
+	if err != nil {
+		return 0
+	}
+	return got
+}
+
+// soMeminfo is SO_MEMINFO (asm-generic/socket.h): a socket's memory
+// counters, of which the ninth, SK_MEMINFO_DROPS, counts the packets the
+// kernel dropped for it, its receive queue being full among them (an
+// AF_PACKET socket counts there too).
+const (
+	soMeminfo      = 55
+	skMeminfoDrops = 8
+)
+
+// socketDrops returns the socket's drop count since it was opened.
+func socketDrops(fd int) (uint32, error) {
+	var mi [skMeminfoDrops + 1]uint32
+	l := uint32(unsafe.Sizeof(mi))
+	_, _, e := syscall.Syscall6(syscall.SYS_GETSOCKOPT, uintptr(fd), syscall.SOL_SOCKET, soMeminfo,
+		uintptr(unsafe.Pointer(&mi[0])), uintptr(unsafe.Pointer(&l)), 0)
+	if e != 0 {
+		return 0, fmt.Errorf("reading the socket's drop count (SO_MEMINFO): %w", e)
+	}
+	if l < uint32(unsafe.Sizeof(mi)) {
+		return 0, errors.New("reading the socket's drop count: SO_MEMINFO has no drop count on this kernel")
+	}
+	return mi[skMeminfoDrops], nil
+}
+
+// drops is socketDrops of the AF_PACKET socket.
+func (r *packetRecv) drops() (uint32, error) { return socketDrops(r.fd) }
+
+// udpSocket runs fn on a UDP socket's descriptor.
+func udpSocket(uc *net.UDPConn, fn func(fd int)) error {
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	return rc.Control(func(fd uintptr) { fn(int(fd)) })
+}
+
+// udpDrops is socketDrops of a UDP socket.
+func udpDrops(uc *net.UDPConn) (uint32, error) {
+	var n uint32
+	var derr error
+	if err := udpSocket(uc, func(fd int) { n, derr = socketDrops(fd) }); err != nil {
+		return 0, fmt.Errorf("reading the UDP socket's drop count: %w", err)
+	}
+	return n, derr
+}
+
+// udpRecvBuffer is setRecvBuffer on a UDP socket.
+func udpRecvBuffer(uc *net.UDPConn, n int) int {
+	got := 0
+	_ = udpSocket(uc, func(fd int) { got = setRecvBuffer(fd, n) })
+	return got
 }
 
 // read returns the next packet and whether this host sent it; it gives up

@@ -20,9 +20,25 @@ func (r *rawSender) close()                                         {}
 type packetRecv struct {
 	ifname  string
 	stamped bool
+	rcvbuf  int
 }
 
-func newPacketRecv(local, device netip.AddrPort) (*packetRecv, error) { return nil, errNotLinux }
+const recvBuffer = 64 << 20
+
+func (r *packetRecv) drops() (uint32, error) { return 0, errNotLinux }
+
+func udpDrops(*net.UDPConn) (uint32, error) { return 0, errNotLinux }
+
+func udpRecvBuffer(uc *net.UDPConn, n int) int {
+	if uc.SetReadBuffer(n) != nil {
+		return 0
+	}
+	return n
+}
+
+func newPacketRecv(local, device netip.AddrPort, rcvbuf int) (*packetRecv, error) {
+	return nil, errNotLinux
+}
 func (r *packetRecv) read() ([]byte, bool, time.Time, error) {
 	return nil, false, time.Now(), errNotLinux
 }

@@ -27,6 +27,7 @@ type transport struct {
 	pkt           *packetRecv // nil: receive through uc
 	sendDesc      string
 	recvDesc      string
+	recvShort     string        // the receiving socket and its buffer, for messages
 	ipid          atomic.Uint32 // raw sends: the next IPv4 ID
 
 	mu    sync.Mutex
@@ -81,17 +82,19 @@ func newTransport(cfg Config, local, device netip.AddrPort) (*transport, error) 
 	}
 	var pktErr error
 	if cfg.Recv != "udp" {
-		t.pkt, pktErr = newPacketRecv(t.local, device)
+		t.pkt, pktErr = newPacketRecv(t.local, device, cfg.RecvBuffer)
 		if pktErr != nil && cfg.Recv == "packet" {
 			t.close()
 			return nil, fmt.Errorf("recv=packet: %w", pktErr)
 		}
 	}
 	stamped := stampUDP(uc)
+	rcvbuf := 0
 	if t.pkt != nil {
-		stamped = t.pkt.stamped
+		stamped, rcvbuf = t.pkt.stamped, t.pkt.rcvbuf
 		t.recvDesc = fmt.Sprintf("AF_PACKET socket on %s (the device's ICRC checked over the IP header it sent)", t.pkt.ifname)
 	} else {
+		rcvbuf = udpRecvBuffer(uc, cfg.RecvBuffer)
 		t.recvDesc = fmt.Sprintf("UDP socket %v (the device's IPv4 ID and DF, which the ICRC covers, solved from its ICRC)", t.local)
 		if !t.local.Addr().Is4() {
 			t.recvDesc = fmt.Sprintf("UDP socket %v (the device's ICRC checked over the IPv6 header the socket implies)", t.local)
@@ -99,6 +102,19 @@ func newTransport(cfg Config, local, device netip.AddrPort) (*transport, error) 
 		if pktErr != nil {
 			t.recvDesc += "; AF_PACKET unavailable: " + pktErr.Error()
 		}
+	}
+	t.recvShort = "UDP socket"
+	if t.pkt != nil {
+		t.recvShort = "AF_PACKET socket"
+	}
+	if rcvbuf > 0 {
+		t.recvDesc += fmt.Sprintf("; receive buffer %d KiB", rcvbuf>>10)
+		t.recvShort += fmt.Sprintf(", receive buffer %d KiB", rcvbuf>>10)
+	}
+	if _, err := t.drops(); err != nil {
+		t.recvDesc += "; its drops cannot be counted (" + err.Error() + ")"
+	} else {
+		t.recvDesc += ", its drops counted"
 	}
 	if stamped {
 		t.recvDesc += "; arrival times from the kernel"
@@ -141,6 +157,16 @@ func (t *transport) unregister(qpn uint32) {
 	t.mu.Lock()
 	delete(t.conns, qpn)
 	t.mu.Unlock()
+}
+
+// drops returns how many packets the socket receiving the device's
+// packets has dropped since it was opened (its queue full: the harness
+// read too slowly).
+func (t *transport) drops() (uint32, error) {
+	if t.pkt != nil {
+		return t.pkt.drops()
+	}
+	return udpDrops(t.uc)
 }
 
 func (t *transport) snapshot() wireStats {

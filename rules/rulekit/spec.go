@@ -171,10 +171,17 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 	if Cfg.TraceDir != "" {
 		writeTrace(id, conn, settings)
 	}
+	recs := conn.Trace()
+	// Packets the adapter lost on their way in are not in the trace: the
+	// monitors judge it as a capture with loss before its capture point.
+	if n, where := dut.ReceiveLoss(conn); n > 0 {
+		settings.ReceiveLoss = true
+		fmt.Fprintf(ginkgo.GinkgoWriter, "%s: %s: its trace is judged as one that may lack packets the device sent\n", name, where)
+	}
 	sink := harness.NewSink("")
 	sink.Text = ClauseText
 	au := harness.NewAuditor(settings, sink)
-	for _, rec := range conn.Trace() {
+	for _, rec := range recs {
 		au.Observe(rec)
 	}
 	au.End()

@@ -97,6 +97,11 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if err := udpframe.SetDontFragment(uc); err != nil {
 		return err
 	}
+	// Room for the harness's bursts on a loaded host: a request the
+	// socket drops is lost as on a network, which the device (like a real
+	// one) cannot tell the harness about. Best effort: the system's
+	// net.core.rmem_max caps it.
+	_ = uc.SetReadBuffer(8 << 20)
 	ln, err := net.Listen("tcp", agentAddr)
 	if err != nil {
 		return fmt.Errorf("cannot listen for the agent protocol on %s: %w", agentAddr, err)
