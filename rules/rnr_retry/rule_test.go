@@ -13,6 +13,14 @@ import (
 	"github.com/rcconform/rcconform/wire"
 )
 
+// live returns the settings of an active run on a real clock whose
+// adapter measured timing tolerance tol.
+func live(tol time.Duration) harness.Settings {
+	s := reqtest.Active(1024, 14, 7, 7)
+	s.Tolerance = tol
+	return s
+}
+
 func TestMonitorHandBuilt(t *testing.T) {
 	d12 := wire.RNRDelay(12) // 0.64 ms
 	// rnrs answers r with an RNR NAK n times, resending after wait.
@@ -78,6 +86,19 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.ACK(10)
 			rnrs(s, r[1:], 1, 1, time.Millisecond)
 		}, reqtest.Pass},
+		{"real clock: a resend 40 µs after an RNR NAK asking for 60 µs, within the tolerance", live(5*time.Millisecond), func(s *reqtest.Script) {
+			rnrs(s, s.Send(1000, 1), 1, 5, 40*time.Microsecond)
+		}, reqtest.Indet},
+		{"real clock: a resend before the RNR NAK's time stamp (crossed on the wire)", live(5*time.Millisecond), func(s *reqtest.Script) {
+			r := s.Send(1000, 1)
+			s.Wait(time.Millisecond)
+			s.RNR(1000, 1)
+			s.Recs[len(s.Recs)-1].Time += 40 * time.Microsecond // the harness stamped its NAK after the resend arrived
+			s.Resend(r...)
+		}, reqtest.Indet},
+		{"real clock: a resend short of the delay by more than the tolerance", live(time.Millisecond), func(s *reqtest.Script) {
+			rnrs(s, s.Send(1000, 1), 1, 18, wire.RNRDelay(18)-2*time.Millisecond) // 3.12 ms of 5.12
+		}, reqtest.Fail},
 		{"capture, timeout unknown: a resend before the delay", reqtest.Capture(1024, -1, -1, 7, false), func(s *reqtest.Script) {
 			rnrs(s, s.Send(10, 1), 1, 12, d12/2)
 		}, reqtest.Indet},
