@@ -86,10 +86,10 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.ACK(10)
 			rnrs(s, r[1:], 1, 1, time.Millisecond)
 		}, reqtest.Pass},
-		{"real clock: a resend 40 µs after an RNR NAK asking for 60 µs, within the tolerance", live(5*time.Millisecond), func(s *reqtest.Script) {
+		{"real clock: a resend 40 µs after an RNR NAK asking for 60 µs, within the tolerance", live(5 * time.Millisecond), func(s *reqtest.Script) {
 			rnrs(s, s.Send(1000, 1), 1, 5, 40*time.Microsecond)
 		}, reqtest.Indet},
-		{"real clock: a resend before the RNR NAK's time stamp (crossed on the wire)", live(5*time.Millisecond), func(s *reqtest.Script) {
+		{"real clock: a resend before the RNR NAK's time stamp (crossed on the wire)", live(5 * time.Millisecond), func(s *reqtest.Script) {
 			r := s.Send(1000, 1)
 			s.Wait(time.Millisecond)
 			s.RNR(1000, 1)
