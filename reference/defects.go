@@ -77,6 +77,7 @@ const (
 	DefRetryCountPlusOne    = "retry-count-plus-one"
 	DefRNRCostsRetry        = "rnr-costs-retry"
 	DefRNRResendEarly       = "rnr-resend-early"
+	DefRNRStaleTimer        = "rnr-stale-timer"
 	DefRNRRetry7Finite      = "rnr-retry-7-finite"
 	DefGBNNewPSN            = "gbn-new-psn"
 	DefGBNSkipOne           = "gbn-skip-one"
@@ -161,6 +162,8 @@ var defects = []Defect{
 		"one counter for loss and RNR: RNR NAKs spend the transport retry counter", nil},
 	{DefRNRResendEarly, []string{"rnr-retry"},
 		"after an RNR NAK the requester resends after half the advertised delay", nil},
+	{DefRNRStaleTimer, []string{"C9-140"},
+		"an RNR NAK neither stops nor restarts the transport timer, and a resend does not restart it (as rxe does): armed by the first transmission, it fires one interval after it, right after the RNR-timer resend (going back again) or inside the RNR wait (spending a transport retry)", nil},
 	{DefRNRRetry7Finite, []string{"rnr-retry"},
 		"RNR retry count 7 is treated as seven retries instead of infinite", nil},
 	{DefGBNNewPSN, []string{"go-back-n"},

@@ -195,6 +195,12 @@ var defectScenarios = map[string]dscen{
 		p.send(nak(s0, wire.SynRNR(14)))
 		p.run(2 * time.Millisecond)
 	}),
+	DefRNRStaleTimer: reqScen(nil, func(p *peer) {
+		postSends(p, 1)
+		p.settle()
+		p.send(nak(s0, wire.SynRNR(1)))
+		p.run(2 * time.Millisecond)
+	}),
 	DefRNRRetry7Finite: reqScen(func(c *Config) { c.RNRRetry = 7 }, func(p *peer) {
 		postSends(p, 1)
 		p.settle()

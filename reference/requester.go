@@ -345,7 +345,8 @@ func (q *QP) restartTimer() {
 }
 
 func (q *QP) ackTimeout() {
-	if (q.state != dut.StateRTS && q.state != dut.StateSQD) || !q.outstanding() || q.s.rnrWait {
+	stale := q.s.rnrWait && q.has(DefRNRStaleTimer)
+	if (q.state != dut.StateRTS && q.state != dut.StateSQD) || !q.outstanding() || q.s.rnrWait && !stale {
 		return
 	}
 	q.stats.Timeouts++
@@ -369,7 +370,9 @@ func (q *QP) retry(from wire.PSN) {
 // with the same PSNs, from the one carrying psn.
 func (q *QP) rewind(psn wire.PSN) {
 	s := &q.s
-	s.timer.Stop()
+	if !(s.rnrWait && q.has(DefRNRStaleTimer)) {
+		s.timer.Stop()
+	}
 	i := 0
 	for i < len(s.sq) && s.sq[i].started && !psn.InRange(s.sq[i].first, s.sq[i].last) {
 		i++

@@ -12,6 +12,30 @@ import (
 	"github.com/rcconform/rcconform/wire"
 )
 
+// liveRun returns the settings of an active run whose device has timer
+// code timeout, on a clock whose timestamps are good to tol (0: exact).
+func liveRun(timeout uint8, tol time.Duration) harness.Settings {
+	s := reqtest.Active(1024, int(timeout), 2, 0)
+	s.Tolerance = tol
+	return s
+}
+
+// labSweep: SENDs 3000 and 3001, a sequence NAK for 3000, both resent, a
+// second NAK, then after 22.9 ms 3000 resent and 3001 pause later.
+func labSweep(pause time.Duration) func(s *reqtest.Script) {
+	return func(s *reqtest.Script) {
+		r := s.Send(3000, 2)
+		s.NAK(3000, wire.NAKPSNSequence)
+		s.Wait(4 * time.Millisecond)
+		r = s.Resend(r...)
+		s.NAK(3000, wire.NAKPSNSequence)
+		s.Wait(22900 * time.Microsecond)
+		s.Again(r[0])
+		s.Wait(pause)
+		s.Again(r[1])
+	}
+}
+
 func TestMonitorHandBuilt(t *testing.T) {
 	T := wire.AckTimeout(timeout)
 	active := reqtest.Active(1024, timeout, 7, 7)
@@ -22,6 +46,14 @@ func TestMonitorHandBuilt(t *testing.T) {
 		build    func(s *reqtest.Script)
 		want     reqtest.Verdict
 	}{
+		// The soft-RoCE lab (6.12, a loaded host, tolerance 15.6 ms):
+		// two sequence NAKs, then 3000 resent and 3001 1.58 ms after it,
+		// against a 16.78 ms timer. Within the tolerance the pause may
+		// or may not hold a timer expiry: undecided, never a violation.
+		{"real clock: 3001 goes on from 3000 after a pause within the tolerance of the timer", liveRun(12, 15600*time.Microsecond), labSweep(1580 * time.Microsecond), reqtest.Undecided},
+		{"real clock: 3001 goes on from 3000 after a pause past the timer and the tolerance", liveRun(12, 15600*time.Microsecond), labSweep(wire.AckTimeout(12) + 16*time.Millisecond), reqtest.Fail},
+		{"exact clock: 3001 goes on from 3000 after a short pause", liveRun(12, 0), labSweep(1580 * time.Microsecond), reqtest.Pass},
+		{"exact clock: 3001 after a pause of the whole timer interval", liveRun(12, 0), labSweep(wire.AckTimeout(12)), reqtest.Fail},
 		{"NAK for the third of four: resent from it", active, func(s *reqtest.Script) {
 			r := s.Send(0xFFFFFE, 4)
 			s.NAK(0, wire.NAKPSNSequence)

@@ -105,7 +105,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			[]string{fmt.Sprintf("at most %d retries, then a retry-exceeded completion, QP in ERROR and nothing more sent", n)},
 			fmt.Sprintf("retry %d of PSN %d", ev.Transport, r.Packet.PSN))
 	case ev.Transport+ev.TransportUnsure > n:
-		c.Indeterminate(ID, "a retry beyond the count could be a network duplicate (IPv6, or an IPv4 Identification that does not change)")
+		c.Indeterminate(ID, "a retry beyond the count may not have been one the requester counted: a network duplicate (IPv6, or an IPv4 Identification that does not change), a resend sooner than any transport timer could expire with nothing to cause it (C9-140's violation, judged there), or on a real clock a resend taken as a go-back-N going on that the transport timer may have started")
 	default:
 		c.Checked(ID)
 	}

@@ -35,6 +35,23 @@ func TestMonitorHandBuilt(t *testing.T) {
 				s.Resend(r...)
 			}
 		}, reqtest.Fail},
+		// One root cause, one clause: a resend nothing asked for, sooner
+		// than the transport timer could expire, is C9-140's violation;
+		// whether it spent a transport retry cannot be told.
+		{"retry count 1: a timeout, then a resend 100 µs later with nothing to cause it", reqtest.Active(1024, 10, 1, 7), func(s *reqtest.Script) {
+			r := s.Send(100, 1)
+			s.Wait(T)
+			r = s.Resend(r...)
+			s.Wait(100 * time.Microsecond)
+			s.Resend(r...)
+		}, reqtest.Undecided},
+		{"retry count 1: two timeouts, each a whole interval apart", reqtest.Active(1024, 10, 1, 7), func(s *reqtest.Script) {
+			r := s.Send(100, 1)
+			s.Wait(T)
+			r = s.Resend(r...)
+			s.Wait(T)
+			s.Resend(r...)
+		}, reqtest.Fail},
 		{"retry count 0: one timeout", reqtest.Active(1024, 10, 0, 7), func(s *reqtest.Script) {
 			r := s.Send(0xFFFFFF, 1)
 			s.Wait(T)
