@@ -62,6 +62,10 @@ type Config struct {
 	// (Conn.ReceiveLoss) and the suite then judges nothing from the
 	// missing packets.
 	RecvBuffer int
+	// SentCounter is the agent's name of the device's sent-packet counter
+	// that the loss check compares with what the harness received; ""
+	// tries the known ones, "none" turns the check off.
+	SentCounter string
 }
 
 // Keys documents every setting the adapter reads.
@@ -78,6 +82,7 @@ var Keys = map[string]string{
 	"recv-size":     "bytes per receive WQE the adapter posts (default 65536)",
 	"latency":       "how late the device may answer: every wait for its answers is this much longer (default 0; an emulated device needs ~200ms)",
 	"recv-buffer":   "receive buffer in bytes of the socket taking in the device's packets (default 64 MiB; the kernel caps it at net.core.rmem_max without CAP_NET_ADMIN); packets it drops are counted, and a scenario that lost some decides nothing from what it did not see",
+	"sent-counter":  "the device counter of packets sent that the adapter compares with what it received, per connection, to see packets lost on the way (default: the first the agent reports of hw_counters/sent_pkts, counters/port_xmit_packets, tx_packets; none: off)",
 	"settle":        "quiet time on the wire before a connection's trace is taken, so answers still in flight are in it (default 5ms)",
 }
 
@@ -134,6 +139,8 @@ func ParseConfig(settings map[string]string) (Config, error) {
 			if err == nil && c.Settle < 0 {
 				err = fmt.Errorf("negative")
 			}
+		case "sent-counter":
+			c.SentCounter = v
 		case "recv-buffer":
 			c.RecvBuffer, err = strconv.Atoi(v)
 			if err == nil && (c.RecvBuffer < 1 || c.RecvBuffer > 1<<30) {

@@ -56,7 +56,16 @@ type DUT struct {
 	desc   string
 	probe  time.Duration // the probe's round trip
 	timing Timing        // measured before the run (Tolerance)
+	// sentCounter is the device's counter of packets it sent (see
+	// sentCounters), "" when it has none or the check is off; sentWhy
+	// says which, for the run's description.
+	sentCounter, sentWhy string
 }
+
+// sentCounters are the agents' names of a device's sent-packet counter,
+// in the order tried: Linux soft-RoCE's hw_counters/sent_pkts, the IB
+// port counter (packets, not octets), and the served reference's.
+var sentCounters = []string{"hw_counters/sent_pkts", "counters/port_xmit_packets", "tx_packets"}
 
 // Reference-like defaults for what a connection does not choose.
 const (
@@ -112,6 +121,7 @@ func Open(ctx context.Context, cfg Config, seed int64) (*DUT, error) {
 	d.timing = Timing{Floor: cfg.Tolerance, DeviceTimer: time.Duration(dev.TimerNS), Tolerance: cfg.Tolerance + time.Duration(dev.TimerNS)}
 	d.caps = dut.Capabilities{Inject: true, PostWR: true, Completions: true, Memory: true, Atomics: dev.Atomics,
 		SRQ: dev.SRQ, Credits: true, VirtualTime: false}
+	d.pickSentCounter()
 	if cfg.Probe {
 		if err := d.preflight(); err != nil {
 			return fail(err)
@@ -249,7 +259,48 @@ func (d *DUT) Environment() map[string]string {
 	if d.probe > 0 {
 		m["probe-rtt"] = d.probe.String()
 	}
+	m["loss-check"] = d.sentWhy
 	return m
+}
+
+// pickSentCounter chooses the device counter the loss check compares
+// with what the harness received (Config.SentCounter).
+func (d *DUT) pickSentCounter() {
+	want := d.cfg.SentCounter
+	if want == "none" {
+		d.sentWhy = "the harness's socket drops only (sent-counter=none)"
+		return
+	}
+	cs, err := d.agent.Counters()
+	if err != nil {
+		d.sentWhy = "the harness's socket drops only (the agent's counters: " + err.Error() + ")"
+		return
+	}
+	names := sentCounters
+	if want != "" {
+		names = []string{want}
+	}
+	for _, n := range names {
+		if _, ok := cs[n]; ok {
+			d.sentCounter = n
+			d.sentWhy = fmt.Sprintf("the harness's socket drops, and per connection the device's %s counter against the packets the harness received (a packet lost on the way)", n)
+			return
+		}
+	}
+	d.sentWhy = fmt.Sprintf("the harness's socket drops only (the agent reports none of the counters %s: packets lost between the device and the harness go unseen)", strings.Join(names, ", "))
+}
+
+// deviceSent reads the device's sent-packet counter.
+func (d *DUT) deviceSent() (int64, bool) {
+	if d.sentCounter == "" {
+		return 0, false
+	}
+	cs, err := d.agent.Counters()
+	if err != nil {
+		return 0, false
+	}
+	n, ok := cs[d.sentCounter]
+	return n, ok
 }
 
 func (d *DUT) describe() string {
@@ -355,6 +406,11 @@ func (d *DUT) NewConn(cc dut.ConnConfig) (dut.Conn, error) {
 	c := &Conn{d: d, qp: qi.Handle, start: time.Now(), notify: make(chan struct{}, 1),
 		info: dut.ConnInfo{DeviceQPN: qi.QPN, PeerQPN: peerQPN}}
 	c.drops0, c.dropsErr = d.tr.drops()
+	// What was received so far first, then the device's count: a packet
+	// in flight between the two readings can only hide a loss, never
+	// invent one.
+	c.recv0 = d.tr.snapshot().fromDevice
+	c.sent0, c.sentOK = d.deviceSent()
 	d.tr.register(peerQPN, c)
 	fail := func(err error) (dut.Conn, error) {
 		c.Close()
@@ -431,6 +487,14 @@ type Conn struct {
 	drops0   uint32
 	dropsErr error
 	lost     int
+	// sent0, recv0: the device's sent-packet counter and the packets the
+	// harness received from the device, when the connection opened
+	// (sentOK: the counter was read); unseen, the packets the device
+	// counted as sent that never reached the harness, as last checked.
+	sent0  int64
+	recv0  int
+	sentOK bool
+	unseen int
 }
 
 // Info implements dut.Conn.
@@ -710,25 +774,44 @@ func (c *Conn) TraceNow() []*trace.Record {
 	return append([]*trace.Record(nil), c.trace...)
 }
 
-// ReceiveLoss implements dut.LossReporter: how many packets the socket
-// taking in the device's packets dropped while the connection was open
-// (its queue overflowed: the harness read too slowly), and where. The
-// count is the socket's, so it covers every connection open at the time:
-// a loss is charged to each of them. Call it after Trace, which waits
-// for the wire to settle.
+// ReceiveLoss implements dut.LossReporter: how many of the device's
+// packets the harness lost while the connection was open, and where.
+// Two counts: the socket taking in the device's packets dropped some (its
+// queue full: the harness read too slowly), or the device counted more
+// packets sent than the harness received (lost on the way: a host queue,
+// the network; where the agent reports a sent-packet counter). Both are
+// per device, not per QP, so a loss is charged to every connection open
+// at the time. It waits for the wire to settle first (as Trace does) and
+// reads the device's counter through the agent.
 func (c *Conn) ReceiveLoss() (int, string) {
+	c.Trace() // settle: answers still on their way are not lost
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if !closed && c.sentOK {
+		// The device's count first, then what was received: a packet
+		// sent after the first reading has had the agent's round trip
+		// to arrive.
+		if sent, ok := c.d.deviceSent(); ok {
+			recv := c.d.tr.snapshot().fromDevice
+			c.mu.Lock()
+			c.unseen = max(0, int(sent-c.sent0)-(recv-c.recv0))
+			c.mu.Unlock()
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.dropsErr != nil {
-		return 0, ""
-	}
-	if !c.closed {
+	if !c.closed && c.dropsErr == nil {
 		c.lost = c.lostNow()
 	}
-	if c.lost == 0 {
-		return 0, ""
+	var why []string
+	if c.lost > 0 {
+		why = append(why, fmt.Sprintf("the harness's receiving socket (%s) dropped %d packet(s) while this connection was open, its queue full: the harness read too slowly (a loaded host; raise --settings=recv-buffer)", c.d.tr.recvShort, c.lost))
 	}
-	return c.lost, fmt.Sprintf("the harness's receiving socket (%s) dropped %d packet(s) while this connection was open, its queue full: the harness read too slowly (a loaded host; raise --settings=recv-buffer)", c.d.tr.recvShort, c.lost)
+	if c.unseen > 0 {
+		why = append(why, fmt.Sprintf("the device counted %d packet(s) more as sent (%s) than the harness received while this connection was open: lost between the device's transport and the harness (a host queue or the network)", c.unseen, c.d.sentCounter))
+	}
+	return c.lost + c.unseen, strings.Join(why, "; ")
 }
 
 // lostNow reads the socket's drops since the connection opened.

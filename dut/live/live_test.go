@@ -470,3 +470,41 @@ func TestReservedOpcodeGoesToResponder(t *testing.T) {
 		t.Fatalf("the reserved opcode is recorded as %v", tr)
 	}
 }
+
+// TestDeviceLossCounted: packets the device counts as sent but that never
+// reach the harness (a host queue that overflowed) are reported by the
+// connection's ReceiveLoss, from the device's sent-packet counter against
+// what the harness received; a device that loses nothing reports none.
+func TestDeviceLossCounted(t *testing.T) {
+	for _, every := range []int{0, 4} {
+		s := startServe(t, serve.ServeOptions{TxDropEvery: every})
+		d := openLive(t, s, map[string]string{"probe": "false"})
+		c := newConn(t, d, dut.ConnConfig{MTU: 256, ExpectedPSN: 100, SetPSNs: true})
+		info := c.Info()
+		p := send(wire.ReadRequest, c, info.ExpectedPSN, true, nil)
+		p.RETH = wire.RETH{VA: info.VA, RKey: info.RKey, Length: 10 * 256}
+		if err := c.Send(p); err != nil {
+			t.Fatal(err)
+		}
+		c.Wait(200 * time.Millisecond)
+		got := 0
+		for {
+			if _, ok := c.Recv(0); !ok {
+				break
+			}
+			got++
+		}
+		n, why := dut.ReceiveLoss(c)
+		switch {
+		case every == 0 && (n != 0 || got != 10):
+			t.Errorf("a device that loses nothing: %d of 10 READ responses received, loss reported %d (%s)", got, n, why)
+		case every > 0 && (n != 10-got || n == 0 || !strings.Contains(why, "tx_packets")):
+			t.Errorf("every %dth packet lost: %d of 10 READ responses received, loss reported %d (%s)", every, got, n, why)
+		default:
+			t.Logf("drop every %d: %d of 10 received, loss %d: %s", every, got, n, why)
+		}
+		if !strings.Contains(d.Describe(), "loss-check") {
+			t.Errorf("the run's description does not say how losses are checked: %s", d.Describe())
+		}
+	}
+}

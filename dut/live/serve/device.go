@@ -32,6 +32,9 @@ type device struct {
 	nextQPN  uint32
 	counters map[string]int64
 	wake     chan struct{}
+	// dropEvery (ServeOptions.TxDropEvery): every dropEvery-th packet is
+	// counted as sent but never put on the wire.
+	dropEvery, sent int
 }
 
 // servedQP is one reference QP and what was registered for it.
@@ -52,7 +55,7 @@ var (
 
 func newDevice(uc *net.UDPConn, local netip.AddrPort, base reference.Config, defect string) *device {
 	return &device{uc: uc, local: local, base: base, defect: defect, clock: reference.NewClock(), t0: time.Now(),
-		qps: map[uint32]*servedQP{}, nextQPN: 0x100, counters: map[string]int64{}, wake: make(chan struct{}, 1)}
+		qps: map[uint32]*servedQP{}, nextQPN: 0x100, counters: map[string]int64{"tx_packets": 0, "rx_packets": 0}, wake: make(chan struct{}, 1)}
 }
 
 // lateSlack is how late an event may run before the device counts itself
@@ -184,6 +187,14 @@ func (d *device) transmit(q *servedQP, frame []byte) {
 	if err != nil {
 		d.counters["tx_errors"]++
 		return
+	}
+	if d.dropEvery > 0 {
+		// A host whose queue drops what the device handed it: counted
+		// as sent, never on the wire.
+		if d.sent++; d.sent%d.dropEvery == 0 {
+			d.counters["tx_packets"]++
+			return
+		}
 	}
 	if _, err := d.uc.WriteToUDPAddrPort(pl, q.remote); err != nil {
 		d.counters["tx_errors"]++

@@ -64,6 +64,11 @@ type ServeOptions struct {
 	Logf func(format string, a ...any)
 	// Ready, when set, is called once both sockets listen.
 	Ready func(roce netip.AddrPort, agent net.Addr)
+	// TxDropEvery, when positive, loses every TxDropEvery-th packet the
+	// device sends after counting it in tx_packets, as a host whose
+	// queue overflows does (soft-RoCE in a loaded VM): for tests of the
+	// live adapter's loss accounting.
+	TxDropEvery int
 }
 
 // ErrUsage is wrapped by errors about the options Serve was given (an
@@ -111,6 +116,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
 
 	d := newDevice(uc, local, base, o.Defect)
+	d.dropEvery = o.TxDropEvery
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
