@@ -479,9 +479,13 @@ func (c *Conn) copyOf(r *trace.Record) bool {
 // them (the same packet with the same IPv4 Identification) from a new
 // transmission.
 type CopyRing struct {
-	recent [copyDepth]*trace.Record
-	n      int
+	recent [copyDepth]*trace.Record // a ring: the newest at head-1
+	n      int                      // how many it holds
+	head   int                      // where the next goes
 }
+
+// The ring's index wraps with a mask.
+var _ [0]struct{} = [copyDepth & (copyDepth - 1)]struct{}{}
 
 // Copy reports whether r repeats one of the packets remembered, IPv4 ID,
 // sender and packet alike, when idsVary says the sender's IDs change (a
@@ -489,17 +493,18 @@ type CopyRing struct {
 // r otherwise.
 func (k *CopyRing) Copy(r *trace.Record, idsVary bool) bool {
 	if r.HasIPID && idsVary {
-		for _, q := range k.recent[:k.n] {
+		for i := 1; i <= k.n; i++ { // newest first
+			q := k.recent[(k.head-i)&(copyDepth-1)]
 			if q.IPID == r.IPID && q.Src == r.Src && q.PayloadLen == r.PayloadLen && samePacket(q.Packet, r.Packet) {
 				return true
 			}
 		}
 	}
+	k.recent[k.head] = r
+	k.head = (k.head + 1) & (copyDepth - 1)
 	if k.n < copyDepth {
 		k.n++
 	}
-	copy(k.recent[1:k.n], k.recent[:k.n-1])
-	k.recent[0] = r
 	return false
 }
 

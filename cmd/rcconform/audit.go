@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rcconform/rcconform/cmd/rcconform/internal/gctune"
 	"github.com/rcconform/rcconform/dut/pcapdut"
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/reports"
@@ -87,6 +88,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		res.Shard = &reports.ShardInfo{Index: o.shard, Count: o.shards, MaxFindings: o.maxFindings}
 	}
 	status := exitOK
+	gctune.Start() // fewer collections, memory bounded (see the package)
 	audits := o.auditAll(captures, only, progress)
 	if o.memProfile != "" {
 		if err := writeHeapProfile(o.memProfile, audits); err != nil {
