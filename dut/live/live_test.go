@@ -423,7 +423,7 @@ func TestLatency(t *testing.T) {
 	for _, tc := range []struct {
 		latency string
 		want    bool
-	}{{"0s", false}, {"400ms", true}} {
+	}{{"0s", false}, {"2s", true}} { // 2 s: the served device's 150 ms can stretch on a loaded host (-race, CI)
 		t.Run("latency="+tc.latency, func(t *testing.T) {
 			d := openLive(t, s, map[string]string{"probe": "false", "latency": tc.latency})
 			c := newConn(t, d, dut.ConnConfig{MTU: 1024, ExpectedPSN: 100, DevicePSN: 5000, SetPSNs: true})
