@@ -467,12 +467,47 @@ const copyDepth = 16
 // second transmission (found by the metamorphic tests: duplicated
 // frames). A copy of a response says nothing about the responder; a
 // requester ignores it as a stale response.
+//
+// Where no IPv4 Identification tells them apart (IPv6, or a sender whose
+// ID does not change), a response repeating a recent one byte for byte
+// is shown to the checkers, and a violation they find on it is left
+// undecided (Conn.Violation): a copy cannot be told from the responder
+// sending it again.
 func (c *Conn) copyOf(r *trace.Record) bool {
 	if !ops[r.Packet.Opcode].response {
 		return false
 	}
 	o := &c.ids[r.Dir&1]
-	return c.copies.Copy(r, o.up+o.others > 0)
+	cp, maybe := c.copies.Check(r, o.up+o.others > 0)
+	if maybe {
+		c.noteMaybeCopy(r)
+	}
+	return cp
+}
+
+// maxMaybeCopies bounds the possible copies a connection remembers
+// (Conn.maybeCopies); past it the oldest are forgotten.
+const maxMaybeCopies = 1024
+
+// noteMaybeCopy remembers response r as one that may be a copy.
+func (c *Conn) noteMaybeCopy(r *trace.Record) {
+	if c.maybeCopies == nil {
+		c.maybeCopies = map[*trace.Record]struct{}{}
+	}
+	if len(c.maybeOrder) == maxMaybeCopies {
+		delete(c.maybeCopies, c.maybeOrder[0])
+		c.maybeOrder = c.maybeOrder[1:]
+	}
+	c.maybeCopies[r] = struct{}{}
+	c.maybeOrder = append(c.maybeOrder, r)
+}
+
+// MaybeCopy reports whether response r repeats a recent response of its
+// sender byte for byte where no IPv4 Identification tells a copy the
+// capture or the network made from a second transmission.
+func (c *Conn) MaybeCopy(r *trace.Record) bool {
+	_, ok := c.maybeCopies[r]
+	return ok
 }
 
 // CopyRing remembers a sender's latest packets to tell a copy of one of
@@ -488,19 +523,34 @@ type CopyRing struct {
 // sender with one fixed ID may send the same packet twice); it remembers
 // r otherwise.
 func (k *CopyRing) Copy(r *trace.Record, idsVary bool) bool {
-	if r.HasIPID && idsVary {
-		for _, q := range k.recent[:k.n] {
-			if q.IPID == r.IPID && q.Src == r.Src && q.PayloadLen == r.PayloadLen && samePacket(q.Packet, r.Packet) {
-				return true
-			}
+	cp, _ := k.Check(r, idsVary)
+	return cp
+}
+
+// Check is Copy that also reports, as maybe, a packet repeating one
+// remembered (sender and packet alike) where no IPv4 ID can tell: IPv6
+// has none, and a sender whose ID does not change gives a second
+// transmission the same one. Such a packet is remembered too.
+func (k *CopyRing) Check(r *trace.Record, idsVary bool) (cp, maybe bool) {
+	ids := r.HasIPID && idsVary
+	for _, q := range k.recent[:k.n] {
+		if ids && q.HasIPID && q.IPID != r.IPID {
+			continue // another transmission (checked first: the cheap test)
 		}
+		if q.Src != r.Src || q.PayloadLen != r.PayloadLen || !samePacket(q.Packet, r.Packet) {
+			continue
+		}
+		if ids && q.HasIPID {
+			return true, false
+		}
+		maybe = true
 	}
 	if k.n < copyDepth {
 		k.n++
 	}
 	copy(k.recent[1:k.n], k.recent[:k.n-1])
 	k.recent[0] = r
-	return false
+	return false, maybe
 }
 
 // samePacket reports whether two packets carry the same headers and

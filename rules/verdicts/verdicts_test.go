@@ -192,6 +192,9 @@ var cases = []vcase{
 	// the same transmission, not a second one.
 	{name: "an ACK recorded again after a newer one", build: ackCopied, settings: complete(0)},
 	{name: "a request recorded again after its RNR NAK and resend", build: reqCopied, settings: rnrTimed(7, 14)},
+	{name: "an IPv6 ACK recorded again after a newer one is undecided, not a violation", build: ackRepeated(false, false), settings: complete(0), undecided: "C9-95"},
+	{name: "an ACK repeated after a newer one with its sender's one fixed ID is undecided", build: ackRepeated(true, true), settings: complete(0), undecided: "C9-95"},
+	{name: "an ACK sent again after a newer one with a new IPv4 ID goes back", build: ackRepeated(true, false), settings: complete(0), fail: "C9-148,C9-95"},
 
 	{name: "unanswered AckReq, complete", build: unanswered(1, false), settings: complete(0), fail: "C9-116"},
 	{name: "unanswered AckReq, capture showing the connection's start", build: unanswered(1, false), settings: capture(0), undecided: "C9-116"},
@@ -227,6 +230,33 @@ func ackCopied(t *ht.Trace) {
 	t.Ack(102, 3)
 	t.IPIDs(1, 1)
 	t.Recopy(3)
+}
+
+// ackRepeated: SENDs 101 and 102 acknowledged in turn, then the ACK of
+// 101 once more, byte for byte. Without IPv4 IDs (IPv6), or from a
+// responder whose ID stays fixed, it may be a copy the capture or the
+// network made or the responder sending it again (an ACK going back,
+// C9-95, with its MSN, C9-148): undecided. With a new ID from a
+// responder whose IDs count up it is a second transmission.
+func ackRepeated(ipv4, fixedID bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		ackCopied(t)
+		if !ipv4 {
+			for _, r := range t.Records {
+				r.HasIPID, r.IPID = false, 0
+			}
+			return
+		}
+		last := t.Records[len(t.Records)-1]
+		for _, r := range t.Records {
+			if fixedID && r.Dir == last.Dir {
+				r.IPID = 7
+			}
+		}
+		if !fixedID {
+			last.IPID = t.Records[len(t.Records)-2].IPID + 1
+		}
+	}
 }
 
 // reqCopied: SEND 101 refused by an RNR NAK (timer code 20: 10 ms),
@@ -390,13 +420,15 @@ func ackReqAhead(t *ht.Trace) {
 }
 
 // rnrRepeat: SEND 101 refused with an RNR NAK naming it, and the same
-// RNR NAK again 1 ms later with no request to prompt it.
+// RNR NAK again 1 ms later with no request to prompt it, sent again (a
+// new IPv4 ID: without one it could be a copy the capture made).
 func rnrRepeat(t *ht.Trace) {
 	start(t)
 	t.Req(wire.SendOnly, 101, true)
 	t.RNR(101, 1, 1)
 	t.Wait(time.Millisecond)
 	t.RNR(101, 1, 1)
+	t.IPIDs(1, 1)
 }
 
 // seqRepeat: a 4-packet SEND at 101 whose First is lost before the
