@@ -62,11 +62,6 @@ type knownFalse struct {
 
 // skipped are the false violations left open (see the session's report).
 var skipped = []knownFalse{
-	// IPv6 carries no Identification: a response recorded twice a few
-	// frames later cannot be told from the responder sending it again,
-	// and is judged as sent again (it should be undecided).
-	{transform: "duplicate later", clause: "C9-95", source: "ipv6", why: "IPv6 copy of an ACK taken as a second transmission"},
-	{transform: "duplicate later", clause: "C9-148", source: "ipv6", why: "IPv6 copy of an ACK taken as a second transmission"},
 	// One root cause, one clause, across transforms: these defects break
 	// a clause that the original blames (C9-103, C9-105, C9-100/C9-112);
 	// with the duplicate that shows which one lost or cut away (or a copy
