@@ -266,9 +266,10 @@ type Conn struct {
 	// Copies counts the responses not shown to the checkers because they
 	// repeat a recent one of the same sender, IPv4 ID included: the
 	// network or the capture made them (copyOf).
-	Copies int
-	copies CopyRing // the latest responses, for copyOf
-	// maybeCopies holds the responses that may be copies (MaybeCopy), in
+	Copies    int
+	copies    CopyRing // the latest responses, for copyOf
+	reqCopies CopyRing // the latest requests, for copyOf
+	// maybeCopies holds the packets that may be copies (MaybeCopy), in
 	// the order of maybeOrder.
 	maybeCopies map[*trace.Record]struct{}
 	maybeOrder  []*trace.Record
@@ -575,7 +576,11 @@ func (c *Conn) retireReads(psn wire.PSN, resp bool) {
 // again may not be, and the trace cannot tell which.
 func (c *Conn) Violation(clause string, r *trace.Record, message string, expected []string, seen string) {
 	if r != nil && c.MaybeCopy(r) {
-		c.Unresolved(clause, fmt.Sprintf("frame %d repeats an earlier response byte for byte and no IPv4 Identification tells a copy the capture or the network made (no violation) from the responder sending it again: %s", r.Frame, message))
+		what := "repeats an earlier response byte for byte and no IPv4 Identification tells a copy the capture or the network made (no violation) from the responder sending it again"
+		if ops[r.Packet.Opcode].request {
+			what = "repeats an earlier request with its IPv4 Identification: a copy the capture or the network made (no violation), not the requester sending it again"
+		}
+		c.Unresolved(clause, fmt.Sprintf("frame %d %s: %s", r.Frame, what, message))
 		return
 	}
 	c.sink.violation(c, clause, r, message, expected, seen)

@@ -473,12 +473,23 @@ const copyDepth = 16
 // is shown to the checkers, and a violation they find on it is left
 // undecided (Conn.Violation): a copy cannot be told from the responder
 // sending it again.
+//
+// A request repeating a recent one with its IPv4 ID is shown to the
+// checkers as well, and remembered as a possible copy: the capture may
+// have recorded it twice (the responder received it once) or the network
+// copied it (the responder received a duplicate).
 func (c *Conn) copyOf(r *trace.Record) bool {
+	o := &c.ids[r.Dir&1]
+	vary := o.up+o.others > 0
 	if !ops[r.Packet.Opcode].response {
+		if r.HasIPID && vary && ops[r.Packet.Opcode].request {
+			if cp, _ := c.reqCopies.Check(r, true); cp {
+				c.noteMaybeCopy(r)
+			}
+		}
 		return false
 	}
-	o := &c.ids[r.Dir&1]
-	cp, maybe := c.copies.Check(r, o.up+o.others > 0)
+	cp, maybe := c.copies.Check(r, vary)
 	if maybe {
 		c.noteMaybeCopy(r)
 	}
@@ -502,9 +513,12 @@ func (c *Conn) noteMaybeCopy(r *trace.Record) {
 	c.maybeOrder = append(c.maybeOrder, r)
 }
 
-// MaybeCopy reports whether response r repeats a recent response of its
-// sender byte for byte where no IPv4 Identification tells a copy the
-// capture or the network made from a second transmission.
+// MaybeCopy reports whether r may be a copy the capture or the network
+// made of a recent packet of its sender, not a second transmission: a
+// response repeating one byte for byte where no IPv4 Identification tells
+// them apart, or a request repeating one with its IPv4 ID (which the
+// responder received twice if the network copied it, once if the
+// capture recorded it twice).
 func (c *Conn) MaybeCopy(r *trace.Record) bool {
 	_, ok := c.maybeCopies[r]
 	return ok

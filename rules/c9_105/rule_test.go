@@ -85,3 +85,37 @@ func TestMonitor(t *testing.T) {
 		}
 	}
 }
+
+// A SEND Middle recorded twice (its IPv4 ID repeated) after a sequence
+// NAK: the capture may have recorded it twice, and the responder then had
+// no duplicate to answer, so the ACK after the resent packets (naming the
+// message's first PSN) is not judged as the duplicate's answer: undecided,
+// not a violation (found by the metamorphic tests: duplicate later). The
+// same Middle sent again (a new ID) is a duplicate, and the ACK going
+// back behind the NAK's PSN answers it wrongly.
+func TestCopiedRequest(t *testing.T) {
+	const e = wire.PSN(300)
+	for _, copied := range []bool{true, false} {
+		b := dupnak.NewTraceBuilder(1024)
+		b.Send(e - 1)
+		b.Ack(e-1, 1)
+		b.Req(wire.SendFirst, e, false)
+		m := b.Req(wire.SendMiddle, e+1, false)
+		b.Req(wire.SendLast, e+3, true) // e+2 lost before the responder
+		b.NAK(wire.NAKPSNSequence, e+2, 1)
+		again := b.Req(wire.SendMiddle, e+1, false)
+		if copied {
+			again.IPID = m.IPID
+		}
+		b.Req(wire.SendMiddle, e+2, false)
+		b.Req(wire.SendLast, e+3, true)
+		b.Ack(e, 2)
+		tl := dupnak.Tally(dupnak.Audit(b.Recs, false, 1024, ID), ID)
+		switch {
+		case copied && (tl.Violations != 0 || tl.Open == 0):
+			t.Errorf("a copy of the Middle: want undecided (open), got %+v", tl)
+		case !copied && tl.Violations == 0:
+			t.Errorf("the Middle sent again: want a violation, got %+v", tl)
+		}
+	}
+}
