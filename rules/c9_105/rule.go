@@ -72,8 +72,10 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	dups := j.pending
 	// copies: every duplicate repeats an earlier transmission with its
 	// IPv4 ID (harness.Conn.MaybeCopy): the capture may have recorded it
-	// twice, and the responder then received no duplicate to answer.
-	copies := true
+	// twice, and the responder then received no duplicate to answer. An
+	// ACK going back behind an earlier ACK's PSN is wrong either way (as
+	// a new ACK, C9-95 defers it here): it stays a violation.
+	copies := !(c.HaveAck && p.PSN.Before(c.LastAckPSN))
 	for _, d := range dups {
 		copies = copies && c.MaybeCopy(d)
 	}

@@ -3,6 +3,7 @@ package c9_105
 import (
 	"testing"
 
+	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -92,10 +93,11 @@ func TestMonitor(t *testing.T) {
 // message's first PSN) is not judged as the duplicate's answer: undecided,
 // not a violation (found by the metamorphic tests: duplicate later). The
 // same Middle sent again (a new ID) is a duplicate, and the ACK going
-// back behind the NAK's PSN answers it wrongly.
+// back behind the NAK's PSN answers it wrongly. An ACK going back behind
+// the first ACK's PSN is wrong with or without a duplicate.
 func TestCopiedRequest(t *testing.T) {
 	const e = wire.PSN(300)
-	for _, copied := range []bool{true, false} {
+	build := func(copied bool, ack wire.PSN) harness.Tally {
 		b := dupnak.NewTraceBuilder(1024)
 		b.Send(e - 1)
 		b.Ack(e-1, 1)
@@ -109,13 +111,16 @@ func TestCopiedRequest(t *testing.T) {
 		}
 		b.Req(wire.SendMiddle, e+2, false)
 		b.Req(wire.SendLast, e+3, true)
-		b.Ack(e, 2)
-		tl := dupnak.Tally(dupnak.Audit(b.Recs, false, 1024, ID), ID)
-		switch {
-		case copied && (tl.Violations != 0 || tl.Open == 0):
-			t.Errorf("a copy of the Middle: want undecided (open), got %+v", tl)
-		case !copied && tl.Violations == 0:
-			t.Errorf("the Middle sent again: want a violation, got %+v", tl)
-		}
+		b.Ack(ack, 2)
+		return dupnak.Tally(dupnak.Audit(b.Recs, false, 1024, ID), ID)
+	}
+	if tl := build(true, e); tl.Violations != 0 || tl.Open == 0 {
+		t.Errorf("a copy of the Middle: want undecided (open), got %+v", tl)
+	}
+	if tl := build(false, e); tl.Violations == 0 {
+		t.Errorf("the Middle sent again: want a violation, got %+v", tl)
+	}
+	if tl := build(true, e-2); tl.Violations == 0 {
+		t.Errorf("a copy of the Middle, then an ACK going back behind the first ACK: want a violation, got %+v", tl)
 	}
 }
