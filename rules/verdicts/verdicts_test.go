@@ -192,6 +192,8 @@ var cases = []vcase{
 	// the same transmission, not a second one.
 	{name: "an ACK recorded again after a newer one", build: ackCopied, settings: complete(0)},
 	{name: "a request recorded again after its RNR NAK and resend", build: reqCopied, settings: rnrTimed(7, 14)},
+	{name: "a READ answered again after an answer seen from its middle", build: readAnsweredTwice, settings: capture(1024)},
+	{name: "a READ answered again after an answer seen from its middle, trace complete", build: readAnsweredTwice, settings: complete(1024), fail: "C9-148,C9-96"},
 	{name: "an IPv6 ACK recorded again after a newer one is undecided, not a violation", build: ackRepeated(false, false), settings: complete(0), undecided: "C9-95"},
 	{name: "an ACK repeated after a newer one with its sender's one fixed ID is undecided", build: ackRepeated(true, true), settings: complete(0), undecided: "C9-95"},
 	{name: "an ACK sent again after a newer one with a new IPv4 ID goes back", build: ackRepeated(true, false), settings: complete(0), fail: "C9-148,C9-95"},
@@ -230,6 +232,18 @@ func ackCopied(t *ht.Trace) {
 	t.Ack(102, 3)
 	t.IPIDs(1, 1)
 	t.Recopy(3)
+}
+
+// readAnsweredTwice: SEND 100 acknowledged (MSN 1), a 4 KiB READ at 101
+// (MTU 1024) whose answer the capture shows only from its Last (MSN 2),
+// then a second whole answer with MSN 3: a duplicate of the READ the
+// capture dropped, after a new request it dropped too, replayed with the
+// MSN of the moment.
+func readAnsweredTwice(t *ht.Trace) {
+	start(t)
+	t.Read(101, 4*1024)
+	t.ReadResp(wire.ReadResponseLast, 104, 2, 1024)
+	t.ReadStream(101, 4*1024, 1024, 3)
 }
 
 // ackRepeated: SENDs 101 and 102 acknowledged in turn, then the ACK of
