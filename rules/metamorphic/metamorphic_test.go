@@ -87,6 +87,10 @@ var skipped = []knownFalse{
 	// and its MSN (the current one, above what a NAK at that PSN carries).
 	{clause: "C9-111", source: "unsolicited-nak-repeat/", why: "a stale repeated NAK whose original was cut away or lost blamed on its PSN instead of the latch (C9-114/C9-122, §9.7.7.2)"},
 	{clause: "C9-121", source: "unsolicited-nak-repeat/", why: "a stale repeated NAK whose original was cut away or lost blamed on its PSN instead of the latch (C9-114/C9-122, §9.7.7.2)"},
+	// An Invalid Request NAK carrying the received PSN (the defect): with
+	// the sequence NAK before it lost, the NAK's PSN claims messages
+	// completed that had not, and its right MSN looks too low for it.
+	{transform: "loss", clause: "C9-149", source: "nak-invreq-received-psn/", message: "the QP's creation", why: "a NAK's wrong PSN (the defect's) blamed on its MSN once the sequence NAK before it is lost"},
 	{transform: "loss", clause: "C9-149", source: "unsolicited-nak-repeat/", why: "a stale repeated NAK whose original was lost blamed on its MSN instead of the latch (C9-114/C9-122, §9.7.7.2)"},
 }
 

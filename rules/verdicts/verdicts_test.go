@@ -194,6 +194,8 @@ var cases = []vcase{
 	{name: "a request recorded again after its RNR NAK and resend", build: reqCopied, settings: rnrTimed(7, 14)},
 	{name: "a READ answered again after an answer seen from its middle", build: readAnsweredTwice, settings: capture(1024)},
 	{name: "a READ answered again after an answer seen from its middle, trace complete", build: readAnsweredTwice, settings: complete(1024), fail: "C9-148,C9-96"},
+	{name: "a READ resent after a request the capture dropped, answered with the MSN counting it", build: readResentPastDropped, settings: capture(1024), undecided: "C9-148"},
+	{name: "a READ answered with an MSN too high, trace complete", build: readResentPastDropped, settings: complete(1024), fail: "C9-148"},
 	{name: "an IPv6 ACK recorded again after a newer one is undecided, not a violation", build: ackRepeated(false, false), settings: complete(0), undecided: "C9-95"},
 	{name: "an ACK repeated after a newer one with its sender's one fixed ID is undecided", build: ackRepeated(true, true), settings: complete(0), undecided: "C9-95"},
 	{name: "an ACK sent again after a newer one with a new IPv4 ID goes back", build: ackRepeated(true, false), settings: complete(0), fail: "C9-148,C9-95"},
@@ -244,6 +246,19 @@ func readAnsweredTwice(t *ht.Trace) {
 	t.Read(101, 4*1024)
 	t.ReadResp(wire.ReadResponseLast, 104, 2, 1024)
 	t.ReadStream(101, 4*1024, 1024, 3)
+}
+
+// readResentPastDropped: SEND 100 acknowledged (MSN 1); a READ at 101
+// whose first transmission, a SEND 102 after it and the READ's answer
+// the capture dropped; the READ resent and answered (a duplicate, with
+// the MSN of the moment, 3); SEND 103 acknowledged with MSN 4. The
+// capture shows the READ once and SEND 102 missing only from SEND 103 on.
+func readResentPastDropped(t *ht.Trace) {
+	start(t)
+	t.Read(101, 1024)
+	t.ReadResp(wire.ReadResponseOnly, 101, 3, 1024)
+	t.Req(wire.SendOnly, 103, true)
+	t.Ack(103, 4)
 }
 
 // ackRepeated: SENDs 101 and 102 acknowledged in turn, then the ACK of

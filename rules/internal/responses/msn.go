@@ -85,7 +85,17 @@ type MSNModel struct {
 	ref           int64
 	haveRef       bool
 	initialPinned bool
+	// missedMax is the newest request PSN found missing from the capture
+	// (gap), for MissedAfter.
+	missedMax  wire.PSN
+	haveMissed bool
 }
+
+// MissedAfter reports whether the capture was found to miss requests
+// with a PSN after p (so far): new messages the responder may have
+// completed before answering a duplicate of an earlier request that the
+// capture shows as new.
+func (m *MSNModel) MissedAfter(p wire.PSN) bool { return m.haveMissed && m.missedMax.After(p) }
 
 // Seen returns S: how many new messages the trace has shown.
 func (m *MSNModel) Seen() int { return m.dropped + len(m.ends) }
@@ -233,6 +243,9 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 // later count misses the same unseen ones: the start of the count is
 // forgotten and found again.
 func (m *MSNModel) gap(first, last wire.PSN) {
+	if !m.haveMissed || last.After(m.missedMax) {
+		m.missedMax, m.haveMissed = last, true
+	}
 	if !m.unresolved {
 		m.unresolved, m.gapFirst, m.gapLast = true, first, last
 		return
@@ -287,6 +300,9 @@ type Judgement struct {
 	Expected  []string
 	Seen      string
 	Other     *trace.Record
+	// Upper: the violation is an MSN above the count of the new messages
+	// the trace shows had reached the responder.
+	Upper bool
 	// OwnPSN: the violation is an MSN too low for the messages the
 	// packet's own PSN acknowledges, and that packet is a plain
 	// Acknowledge, whose PSN nothing else in the trace fixes: either its
@@ -450,7 +466,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 				Message: fmt.Sprintf("MSN %d is too high: only %d new messages had reached the responder by this packet, while %s shows the count started no higher than %d; duplicates never move the MSN",
 					msn24(u), S, describe(m.hi), msn24(m.hi.v)),
 				Expected: []string{fmt.Sprintf("an MSN of at most %d: one increment per new message, none for duplicates", msn24(m.hi.v+int64(S)))},
-				Seen:     fmt.Sprintf("MSN %d", msn24(u))}
+				Seen:     fmt.Sprintf("MSN %d", msn24(u)), Upper: true}
 		}
 	}
 	if j.Violation {
@@ -604,6 +620,9 @@ func (s *SharedMSN) memo(c *harness.Conn, r *trace.Record) bool {
 	s.memoRec, s.memoN = r, c.Packets
 	return false
 }
+
+// MissedAfter is MSNModel.MissedAfter.
+func (s *SharedMSN) MissedAfter(p wire.PSN) bool { return s.m.MissedAfter(p) }
 
 // Request is MSNModel.Request, once per packet.
 func (s *SharedMSN) Request(c *harness.Conn, r *trace.Record, mtu int) {
