@@ -196,6 +196,7 @@ var cases = []vcase{
 	{name: "a READ answered again after an answer seen from its middle, trace complete", build: readAnsweredTwice, settings: complete(1024), fail: "C9-148,C9-96"},
 	{name: "a READ resent after a request the capture dropped, answered with the MSN counting it", build: readResentPastDropped, settings: capture(1024), undecided: "C9-148"},
 	{name: "a READ answered with an MSN too high, trace complete", build: readResentPastDropped, settings: complete(1024), fail: "C9-148"},
+	{name: "a READ answered with an MSN too high, the PSN after it lost before the responder", build: readMSNHighLostBefore, settings: capture(1024), fail: "C9-148,C9-149"},
 	{name: "an IPv6 ACK recorded again after a newer one is undecided, not a violation", build: ackRepeated(false, false), settings: complete(0), undecided: "C9-95"},
 	{name: "an ACK repeated after a newer one with its sender's one fixed ID is undecided", build: ackRepeated(true, true), settings: complete(0), undecided: "C9-95"},
 	{name: "an ACK sent again after a newer one with a new IPv4 ID goes back", build: ackRepeated(true, false), settings: complete(0), fail: "C9-148,C9-95"},
@@ -257,6 +258,20 @@ func readResentPastDropped(t *ht.Trace) {
 	start(t)
 	t.Read(101, 1024)
 	t.ReadResp(wire.ReadResponseOnly, 101, 3, 1024)
+	t.Req(wire.SendOnly, 103, true)
+	t.Ack(103, 4)
+}
+
+// readMSNHighLostBefore: readResentPastDropped, but a sequence NAK
+// naming 102 shows that SEND 102 never reached the responder before it is
+// resent: the READ's MSN of 3 counted a message that had not completed.
+func readMSNHighLostBefore(t *ht.Trace) {
+	start(t)
+	t.Read(101, 1024)
+	t.ReadResp(wire.ReadResponseOnly, 101, 3, 1024)
+	t.Req(wire.SendOnly, 103, true)
+	t.NAK(102, wire.NAKPSNSequence, 2)
+	t.Req(wire.SendOnly, 102, false)
 	t.Req(wire.SendOnly, 103, true)
 	t.Ack(103, 4)
 }

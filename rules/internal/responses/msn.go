@@ -85,17 +85,20 @@ type MSNModel struct {
 	ref           int64
 	haveRef       bool
 	initialPinned bool
-	// missedMax is the newest request PSN found missing from the capture
-	// (gap), for MissedAfter.
+	// missedMax is the newest request PSN the capture missed and a
+	// response showed completed (resolve), for MissedAfter.
 	missedMax  wire.PSN
 	haveMissed bool
 }
 
 // MissedAfter reports whether the capture was found to miss requests
-// with a PSN after p (so far): new messages the responder may have
-// completed before answering a duplicate of an earlier request that the
-// capture shows as new.
-func (m *MSNModel) MissedAfter(p wire.PSN) bool { return m.haveMissed && m.missedMax.After(p) }
+// with a PSN after p (so far): requests a response showed completed
+// unseen, or still missing (not lost before the responder and resent):
+// new messages the responder may have completed before answering a
+// duplicate of an earlier request that the capture shows as new.
+func (m *MSNModel) MissedAfter(p wire.PSN) bool {
+	return m.haveMissed && m.missedMax.After(p) || m.unresolved && m.gapLast.After(p)
+}
 
 // Seen returns S: how many new messages the trace has shown.
 func (m *MSNModel) Seen() int { return m.dropped + len(m.ends) }
@@ -243,9 +246,6 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 // later count misses the same unseen ones: the start of the count is
 // forgotten and found again.
 func (m *MSNModel) gap(first, last wire.PSN) {
-	if !m.haveMissed || last.After(m.missedMax) {
-		m.missedMax, m.haveMissed = last, true
-	}
 	if !m.unresolved {
 		m.unresolved, m.gapFirst, m.gapLast = true, first, last
 		return
@@ -270,6 +270,9 @@ func (m *MSNModel) resolve(next wire.PSN) bool {
 	}
 	m.unresolved = false
 	m.haveLo, m.haveHi = false, false
+	if !m.haveMissed || m.gapLast.After(m.missedMax) {
+		m.missedMax, m.haveMissed = m.gapLast, true
+	}
 	return true
 }
 
