@@ -87,6 +87,12 @@ var skipped = []knownFalse{
 	// and its MSN (the current one, above what a NAK at that PSN carries).
 	{clause: "C9-111", source: "unsolicited-nak-repeat/", why: "a stale repeated NAK whose original was cut away or lost blamed on its PSN instead of the latch (C9-114/C9-122, §9.7.7.2)"},
 	{clause: "C9-121", source: "unsolicited-nak-repeat/", why: "a stale repeated NAK whose original was cut away or lost blamed on its PSN instead of the latch (C9-114/C9-122, §9.7.7.2)"},
+	// A coalesced ACK carrying its oldest PSN (the defect) with the MSN
+	// of the moment: once the capture drops the requests after that PSN,
+	// the MSN exceeds the messages it shows. Either the ACK's PSN (C9-95)
+	// or its MSN is wrong, and the trace does not tell which.
+	{transform: "loss", clause: "C9-148", source: "ack-oldest-psn/", message: "is too high", why: "a coalesced ACK's wrong PSN (the defect's) blamed on its MSN once the requests after it are lost"},
+	{transform: "burst loss", clause: "C9-148", source: "ack-oldest-psn/", message: "is too high", why: "a coalesced ACK's wrong PSN (the defect's) blamed on its MSN once the requests after it are lost"},
 	// An Invalid Request NAK carrying the received PSN (the defect): with
 	// the sequence NAK before it lost, the NAK's PSN claims messages
 	// completed that had not, and its right MSN looks too low for it.

@@ -197,6 +197,7 @@ var cases = []vcase{
 	{name: "a READ resent after a request the capture dropped, answered with the MSN counting it", build: readResentPastDropped, settings: capture(1024), undecided: "C9-148"},
 	{name: "a READ answered with an MSN too high, trace complete", build: readResentPastDropped, settings: complete(1024), fail: "C9-148"},
 	{name: "a READ answered with an MSN too high, the PSN after it lost before the responder", build: readMSNHighLostBefore, settings: capture(1024), fail: "C9-148,C9-149"},
+	{name: "a SEND acknowledged before the capture shows it, then resent", build: ackBeforeResend, settings: capture(1024)},
 	{name: "an IPv6 ACK recorded again after a newer one is undecided, not a violation", build: ackRepeated(false, false), settings: complete(0), undecided: "C9-95"},
 	{name: "an ACK repeated after a newer one with its sender's one fixed ID is undecided", build: ackRepeated(true, true), settings: complete(0), undecided: "C9-95"},
 	{name: "an ACK sent again after a newer one with a new IPv4 ID goes back", build: ackRepeated(true, false), settings: complete(0), fail: "C9-148,C9-95"},
@@ -274,6 +275,23 @@ func readMSNHighLostBefore(t *ht.Trace) {
 	t.Req(wire.SendOnly, 102, false)
 	t.Req(wire.SendOnly, 103, true)
 	t.Ack(103, 4)
+}
+
+// ackBeforeResend: SENDs 3000 to 3004, SEND 3005 dropped by the capture
+// and acknowledged (MSN 6), resent and acknowledged again, then SEND 3006
+// acknowledged with MSN 7. The ACK of 3005 shows the connection's start
+// (its MSN counts every PSN from the first request) only once the
+// capture's missing 3005 has been counted as completed unseen.
+func ackBeforeResend(t *ht.Trace) {
+	for p := wire.PSN(3000); p < 3005; p++ {
+		t.Req(wire.SendOnly, p, false)
+	}
+	t.Ack(3005, 6)
+	t.Req(wire.SendOnly, 3005, true)
+	t.Ack(3005, 6)
+	t.Wait(100 * time.Millisecond)
+	t.Req(wire.SendOnly, 3006, true)
+	t.Ack(3006, 7)
 }
 
 // ackRepeated: SENDs 101 and 102 acknowledged in turn, then the ACK of
