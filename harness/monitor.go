@@ -268,8 +268,13 @@ type Conn struct {
 	// network or the capture made them (copyOf).
 	Copies    int
 	copies    CopyRing // the latest responses, for copyOf
-	start     startState
-	startMsgs []wire.PSN // message ends seen before the start test was decided
+	reqCopies CopyRing // the latest requests, for copyOf
+	// maybeCopies holds the packets that may be copies (MaybeCopy), in
+	// the order of maybeOrder.
+	maybeCopies map[*trace.Record]struct{}
+	maybeOrder  []*trace.Record
+	start       startState
+	startMsgs   []wire.PSN // message ends seen before the start test was decided
 	// Request gaps (SeesEveryRequest): fresh requests skipping PSNs, and
 	// whether a response showed one of them executed unseen.
 	gaps           []reqGap
@@ -565,8 +570,19 @@ func (c *Conn) retireReads(psn wire.PSN, resp bool) {
 	c.Reads = c.Reads[:k]
 }
 
-// Violation reports that r violates clause.
+// Violation reports that r violates clause. Where r is a response that
+// may be a copy (MaybeCopy), the instance is left undecided instead: the
+// copy the capture or the network made is legal, the responder sending it
+// again may not be, and the trace cannot tell which.
 func (c *Conn) Violation(clause string, r *trace.Record, message string, expected []string, seen string) {
+	if r != nil && c.MaybeCopy(r) {
+		what := "repeats an earlier response byte for byte and no IPv4 Identification tells a copy the capture or the network made (no violation) from the responder sending it again"
+		if ops[r.Packet.Opcode].request {
+			what = "repeats an earlier request with its IPv4 Identification: a copy the capture or the network made (no violation), not the requester sending it again"
+		}
+		c.Unresolved(clause, fmt.Sprintf("frame %d %s: %s", r.Frame, what, message))
+		return
+	}
 	c.sink.violation(c, clause, r, message, expected, seen)
 }
 

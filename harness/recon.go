@@ -467,12 +467,61 @@ const copyDepth = 16
 // second transmission (found by the metamorphic tests: duplicated
 // frames). A copy of a response says nothing about the responder; a
 // requester ignores it as a stale response.
+//
+// Where no IPv4 Identification tells them apart (IPv6, or a sender whose
+// ID does not change), a response repeating a recent one byte for byte
+// is shown to the checkers, and a violation they find on it is left
+// undecided (Conn.Violation): a copy cannot be told from the responder
+// sending it again.
+//
+// A request repeating a recent one with its IPv4 ID is shown to the
+// checkers as well, and remembered as a possible copy: the capture may
+// have recorded it twice (the responder received it once) or the network
+// copied it (the responder received a duplicate).
 func (c *Conn) copyOf(r *trace.Record) bool {
+	o := &c.ids[r.Dir&1]
+	vary := o.up+o.others > 0
 	if !ops[r.Packet.Opcode].response {
+		if r.HasIPID && vary && ops[r.Packet.Opcode].request {
+			if cp, _ := c.reqCopies.Check(r, true); cp {
+				c.noteMaybeCopy(r)
+			}
+		}
 		return false
 	}
-	o := &c.ids[r.Dir&1]
-	return c.copies.Copy(r, o.up+o.others > 0)
+	cp, maybe := c.copies.Check(r, vary)
+	if maybe {
+		c.noteMaybeCopy(r)
+	}
+	return cp
+}
+
+// maxMaybeCopies bounds the possible copies a connection remembers
+// (Conn.maybeCopies); past it the oldest are forgotten.
+const maxMaybeCopies = 1024
+
+// noteMaybeCopy remembers response r as one that may be a copy.
+func (c *Conn) noteMaybeCopy(r *trace.Record) {
+	if c.maybeCopies == nil {
+		c.maybeCopies = map[*trace.Record]struct{}{}
+	}
+	if len(c.maybeOrder) == maxMaybeCopies {
+		delete(c.maybeCopies, c.maybeOrder[0])
+		c.maybeOrder = c.maybeOrder[1:]
+	}
+	c.maybeCopies[r] = struct{}{}
+	c.maybeOrder = append(c.maybeOrder, r)
+}
+
+// MaybeCopy reports whether r may be a copy the capture or the network
+// made of a recent packet of its sender, not a second transmission: a
+// response repeating one byte for byte where no IPv4 Identification tells
+// them apart, or a request repeating one with its IPv4 ID (which the
+// responder received twice if the network copied it, once if the
+// capture recorded it twice).
+func (c *Conn) MaybeCopy(r *trace.Record) bool {
+	_, ok := c.maybeCopies[r]
+	return ok
 }
 
 // CopyRing remembers a sender's latest packets to tell a copy of one of
@@ -492,20 +541,35 @@ var _ [0]struct{} = [copyDepth & (copyDepth - 1)]struct{}{}
 // sender with one fixed ID may send the same packet twice); it remembers
 // r otherwise.
 func (k *CopyRing) Copy(r *trace.Record, idsVary bool) bool {
-	if r.HasIPID && idsVary {
-		for i := 1; i <= k.n; i++ { // newest first
-			q := k.recent[(k.head-i)&(copyDepth-1)]
-			if q.IPID == r.IPID && q.Src == r.Src && q.PayloadLen == r.PayloadLen && samePacket(q.Packet, r.Packet) {
-				return true
-			}
+	cp, _ := k.Check(r, idsVary)
+	return cp
+}
+
+// Check is Copy that also reports, as maybe, a packet repeating one
+// remembered (sender and packet alike) where no IPv4 ID can tell: IPv6
+// has none, and a sender whose ID does not change gives a second
+// transmission the same one. Such a packet is remembered too.
+func (k *CopyRing) Check(r *trace.Record, idsVary bool) (cp, maybe bool) {
+	ids := r.HasIPID && idsVary
+	for i := 1; i <= k.n; i++ { // newest first
+		q := k.recent[(k.head-i)&(copyDepth-1)]
+		if ids && q.HasIPID && q.IPID != r.IPID {
+			continue // another transmission (checked first: the cheap test)
 		}
+		if q.Src != r.Src || q.PayloadLen != r.PayloadLen || !samePacket(q.Packet, r.Packet) {
+			continue
+		}
+		if ids && q.HasIPID {
+			return true, false
+		}
+		maybe = true
 	}
 	k.recent[k.head] = r
 	k.head = (k.head + 1) & (copyDepth - 1)
 	if k.n < copyDepth {
 		k.n++
 	}
-	return false
+	return false, maybe
 }
 
 // samePacket reports whether two packets carry the same headers and

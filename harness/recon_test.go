@@ -132,3 +132,47 @@ func TestUnresolvedBlocksPass(t *testing.T) {
 		}
 	}
 }
+
+// CopyRing.Check: a packet repeating a remembered one with its IPv4 ID,
+// from a sender whose IDs change, is a copy; a new ID makes it a second
+// transmission; without an ID (IPv6), or from a sender whose ID stays
+// fixed, the repeat may be either (maybe); a packet differing in a byte
+// is neither.
+func TestCopyRingCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		hasID, vary       bool
+		id                uint16
+		msn               uint32
+		wantCopy, wantMay bool
+	}{
+		{name: "IPv4 same ID", hasID: true, vary: true, id: 1, msn: 2, wantCopy: true},
+		{name: "IPv4 new ID", hasID: true, vary: true, id: 5, msn: 2},
+		{name: "IPv4 fixed ID", hasID: true, vary: false, id: 1, msn: 2, wantMay: true},
+		{name: "IPv6", msn: 2, wantMay: true},
+		{name: "IPv6 other MSN", msn: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &ht.Trace{}
+			tr.Ack(101, 2)
+			tr.Ack(102, 3)
+			again := tr.Ack(101, tc.msn)
+			for i, r := range tr.Records {
+				r.HasIPID = tc.hasID
+				if tc.hasID {
+					r.IPID = uint16(i + 1)
+				}
+			}
+			again.IPID = tc.id
+			var k harness.CopyRing
+			for _, r := range tr.Records[:2] {
+				if cp, maybe := k.Check(r, tc.vary); cp || maybe {
+					t.Fatalf("frame %d: copy %v, maybe %v for a new packet", r.Frame, cp, maybe)
+				}
+			}
+			if cp, maybe := k.Check(again, tc.vary); cp != tc.wantCopy || maybe != tc.wantMay {
+				t.Errorf("copy %v, maybe %v; want %v, %v", cp, maybe, tc.wantCopy, tc.wantMay)
+			}
+		})
+	}
+}

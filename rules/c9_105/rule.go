@@ -33,6 +33,11 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 // acknowledged so far: an ACK answering a duplicate with a PSN older than
 // that is flagged, anything else is consistent.
 //
+// A duplicate that repeats an earlier transmission with its IPv4 ID
+// (harness.Conn.MaybeCopy) may be the capture's recording it twice, and
+// then the responder had no duplicate to answer: a wrong answer to such
+// duplicates alone is left undecided (Unresolved), not failed.
+//
 // Re-execution itself (a second receive completion, memory written
 // again) is visible only on the device: the active scenarios check it.
 type judge struct {
@@ -65,6 +70,22 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 		return
 	}
 	dups := j.pending
+	// copies: every duplicate repeats an earlier transmission with its
+	// IPv4 ID (harness.Conn.MaybeCopy): the capture may have recorded it
+	// twice, and the responder then received no duplicate to answer. An
+	// ACK going back behind an earlier ACK's PSN is wrong either way (as
+	// a new ACK, C9-95 defers it here): it stays a violation.
+	copies := !(c.HaveAck && p.PSN.Before(c.LastAckPSN))
+	for _, d := range dups {
+		copies = copies && c.MaybeCopy(d)
+	}
+	violation := func(msg string, expected []string) {
+		if copies {
+			c.Unresolved(ID, "the duplicate "+dupnak.DupList(dups)+" repeats an earlier request with its IPv4 ID: if the capture recorded it twice the responder received no duplicate, if the network copied it this answer is wrong: "+msg)
+			return
+		}
+		k.Violation(c, ev.Rec, msg, expected, dupnak.Seen(ev.Rec))
+	}
 	newest := func() bool {
 		for _, e := range ev.Window {
 			if e.Add(-1) == p.PSN {
@@ -89,16 +110,14 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 		for _, e := range ev.Window {
 			want = append(want, e.Add(-1))
 		}
-		k.Violation(c, ev.Rec, fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, which is not the newest request completed (%s): the duplicate was treated as a new request",
+		violation(fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, which is not the newest request completed (%s): the duplicate was treated as a new request",
 			dupnak.DupList(dups), p.PSN, dupnak.FormatPSNs(want)),
-			[]string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, %s", dupnak.FormatPSNs(want)), "no ACK yet (the answer may be coalesced)"},
-			dupnak.Seen(ev.Rec))
+			[]string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, %s", dupnak.FormatPSNs(want)), "no ACK yet (the answer may be coalesced)"})
 	case !k.T.Complete() && ev.HaveLower && p.PSN.Before(ev.Lower.Add(-1)):
 		j.pending = nil
-		k.Violation(c, ev.Rec, fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, older than PSN %d the responder had already acknowledged: a duplicate is answered with the newest completed PSN",
+		violation(fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, older than PSN %d the responder had already acknowledged: a duplicate is answered with the newest completed PSN",
 			dupnak.DupList(dups), p.PSN, ev.Lower.Add(-1)),
-			[]string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, at least %d", ev.Lower.Add(-1))},
-			dupnak.Seen(ev.Rec))
+			[]string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, at least %d", ev.Lower.Add(-1))})
 	case !k.T.Complete() && ev.HaveLower:
 		j.pending = nil
 		k.Checked(c)

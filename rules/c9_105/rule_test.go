@@ -3,6 +3,7 @@ package c9_105
 import (
 	"testing"
 
+	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -83,5 +84,43 @@ func TestMonitor(t *testing.T) {
 		if tc.checked && tl.Checked == 0 {
 			t.Errorf("%s: want checked, got %+v", tc.name, tl)
 		}
+	}
+}
+
+// A SEND Middle recorded twice (its IPv4 ID repeated) after a sequence
+// NAK: the capture may have recorded it twice, and the responder then had
+// no duplicate to answer, so the ACK after the resent packets (naming the
+// message's first PSN) is not judged as the duplicate's answer: undecided,
+// not a violation (found by the metamorphic tests: duplicate later). The
+// same Middle sent again (a new ID) is a duplicate, and the ACK going
+// back behind the NAK's PSN answers it wrongly. An ACK going back behind
+// the first ACK's PSN is wrong with or without a duplicate.
+func TestCopiedRequest(t *testing.T) {
+	const e = wire.PSN(300)
+	build := func(copied bool, ack wire.PSN) harness.Tally {
+		b := dupnak.NewTraceBuilder(1024)
+		b.Send(e - 1)
+		b.Ack(e-1, 1)
+		b.Req(wire.SendFirst, e, false)
+		m := b.Req(wire.SendMiddle, e+1, false)
+		b.Req(wire.SendLast, e+3, true) // e+2 lost before the responder
+		b.NAK(wire.NAKPSNSequence, e+2, 1)
+		again := b.Req(wire.SendMiddle, e+1, false)
+		if copied {
+			again.IPID = m.IPID
+		}
+		b.Req(wire.SendMiddle, e+2, false)
+		b.Req(wire.SendLast, e+3, true)
+		b.Ack(ack, 2)
+		return dupnak.Tally(dupnak.Audit(b.Recs, false, 1024, ID), ID)
+	}
+	if tl := build(true, e); tl.Violations != 0 || tl.Open == 0 {
+		t.Errorf("a copy of the Middle: want undecided (open), got %+v", tl)
+	}
+	if tl := build(false, e); tl.Violations == 0 {
+		t.Errorf("the Middle sent again: want a violation, got %+v", tl)
+	}
+	if tl := build(true, e-2); tl.Violations == 0 {
+		t.Errorf("a copy of the Middle, then an ACK going back behind the first ACK: want a violation, got %+v", tl)
 	}
 }

@@ -46,7 +46,11 @@ func init() {
 // not show may answer a request the capture missed, so both are
 // violations only in a complete trace (an active run, or --complete) and
 // indeterminate otherwise, unless the PSN is one the capture shows a SEND,
-// WRITE or ATOMIC used, which no READ can have reserved. Without the path
+// WRITE or ATOMIC used, which no READ can have reserved. A response
+// starting with a Last is undecided in a trace that may miss packets when
+// the capture shows no request just before the READ: the READ may
+// re-issue the tail of an earlier READ it missed, whose answer ends with
+// that Last. Without the path
 // MTU the range of a READ is known only within bounds; what those bounds
 // cannot decide is indeterminate.
 type monitor struct {
@@ -154,6 +158,13 @@ func (m *monitor) start(c *harness.Conn, r *trace.Record, s *responses.Stream, m
 		return
 	}
 	switch {
+	case p.Opcode == wire.ReadResponseLast && !q.Partial && !c.Complete() && unseenBefore(c, q.PSN):
+		// The READ may re-issue the tail of an earlier READ the capture
+		// does not show (it began later, or dropped it), whose answer
+		// ends with this Last (found by the metamorphic tests: cut start,
+		// burst loss).
+		c.Unresolved(ID, fmt.Sprintf("the response of the READ at PSN %d (frame %d) starts with a Last, but the capture shows no request at PSN %d: the READ may re-issue the tail of an earlier READ the capture missed, whose own answer ends with this Last (--complete decides)", q.PSN, q.Rec.Frame, q.PSN.Add(-1)))
+		return
 	case p.Opcode == wire.ReadResponseLast && !q.Partial:
 		m.flag(c, r, s, fmt.Sprintf("the response of the READ at PSN %d (frame %d) starts with a Last: its first packet is where the sequence should end", q.PSN, q.Rec.Frame),
 			fmt.Sprintf("a READ Response First or Only with PSN %d", q.PSN))
@@ -170,6 +181,13 @@ func (m *monitor) start(c *harness.Conn, r *trace.Record, s *responses.Stream, m
 		return
 	}
 	c.Checked(ID)
+}
+
+// unseenBefore reports whether the capture shows no request occupying
+// PSN p-1 (neither one with that PSN nor a READ whose range holds it).
+func unseenBefore(c *harness.Conn, p wire.PSN) bool {
+	_, _, _, ok := c.Req(p.Add(-1))
+	return !ok && c.ReadCovering(p.Add(-1)) == nil
 }
 
 // cont judges a packet continuing a stream.

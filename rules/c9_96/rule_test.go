@@ -85,6 +85,28 @@ func TestWrongCount(t *testing.T) {
 	rtest.WantViolation(t, e.Recs, rtest.Active(1024), ID, "PSN 9")
 }
 
+// A READ answered by a Last at its own PSN: in a capture that shows no
+// request before it, the READ may re-issue the tail of an earlier READ
+// the capture missed, answered by that READ's Last (found by the
+// metamorphic tests: a capture cut before the earlier READ); undecided.
+// A capture showing the request before it, or a complete trace, fails.
+func TestLastFirstAfterUnseenRequests(t *testing.T) {
+	var b rtest.Builder
+	b.Read(20801, 4096)
+	b.Resp(wire.ReadResponseLast, 20801, 0x04, 1, 4096)
+	tl := rtest.WantIndeterminate(t, b.Recs, rtest.Capture(4096), ID)
+	if tl.Open == 0 {
+		t.Errorf("the Last may also be a wrong answer: want it open (unresolved), got %+v", tl)
+	}
+	rtest.WantViolation(t, b.Recs, rtest.Active(4096), ID, "starts with a Last")
+
+	var c rtest.Builder
+	c.Send(20800, true)
+	c.Read(20801, 4096)
+	c.Resp(wire.ReadResponseLast, 20801, 0x04, 1, 4096)
+	rtest.WantViolation(t, c.Recs, rtest.Capture(4096), ID, "starts with a Last")
+}
+
 func TestUnknownMTUIsIndeterminate(t *testing.T) {
 	var b rtest.Builder
 	b.Read(7, 2000) // one packet at 2048 or 4096, several at smaller MTUs

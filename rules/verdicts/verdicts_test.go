@@ -192,6 +192,15 @@ var cases = []vcase{
 	// the same transmission, not a second one.
 	{name: "an ACK recorded again after a newer one", build: ackCopied, settings: complete(0)},
 	{name: "a request recorded again after its RNR NAK and resend", build: reqCopied, settings: rnrTimed(7, 14)},
+	{name: "a READ answered again after an answer seen from its middle", build: readAnsweredTwice, settings: capture(1024)},
+	{name: "a READ answered again after an answer seen from its middle, trace complete", build: readAnsweredTwice, settings: complete(1024), fail: "C9-148,C9-96"},
+	{name: "a READ resent after a request the capture dropped, answered with the MSN counting it", build: readResentPastDropped, settings: capture(1024), undecided: "C9-148"},
+	{name: "a READ answered with an MSN too high, trace complete", build: readResentPastDropped, settings: complete(1024), fail: "C9-148"},
+	{name: "a READ answered with an MSN too high, the PSN after it lost before the responder", build: readMSNHighLostBefore, settings: capture(1024), fail: "C9-148,C9-149"},
+	{name: "a SEND acknowledged before the capture shows it, then resent", build: ackBeforeResend, settings: capture(1024)},
+	{name: "an IPv6 ACK recorded again after a newer one is undecided, not a violation", build: ackRepeated(false, false), settings: complete(0), undecided: "C9-95"},
+	{name: "an ACK repeated after a newer one with its sender's one fixed ID is undecided", build: ackRepeated(true, true), settings: complete(0), undecided: "C9-95"},
+	{name: "an ACK sent again after a newer one with a new IPv4 ID goes back", build: ackRepeated(true, false), settings: complete(0), fail: "C9-148,C9-95"},
 
 	{name: "unanswered AckReq, complete", build: unanswered(1, false), settings: complete(0), fail: "C9-116"},
 	{name: "unanswered AckReq, capture showing the connection's start", build: unanswered(1, false), settings: capture(0), undecided: "C9-116"},
@@ -227,6 +236,89 @@ func ackCopied(t *ht.Trace) {
 	t.Ack(102, 3)
 	t.IPIDs(1, 1)
 	t.Recopy(3)
+}
+
+// readAnsweredTwice: SEND 100 acknowledged (MSN 1), a 4 KiB READ at 101
+// (MTU 1024) whose answer the capture shows only from its Last (MSN 2),
+// then a second whole answer with MSN 3: a duplicate of the READ the
+// capture dropped, after a new request it dropped too, replayed with the
+// MSN of the moment.
+func readAnsweredTwice(t *ht.Trace) {
+	start(t)
+	t.Read(101, 4*1024)
+	t.ReadResp(wire.ReadResponseLast, 104, 2, 1024)
+	t.ReadStream(101, 4*1024, 1024, 3)
+}
+
+// readResentPastDropped: SEND 100 acknowledged (MSN 1); a READ at 101
+// whose first transmission, a SEND 102 after it and the READ's answer
+// the capture dropped; the READ resent and answered (a duplicate, with
+// the MSN of the moment, 3); SEND 103 acknowledged with MSN 4. The
+// capture shows the READ once and SEND 102 missing only from SEND 103 on.
+func readResentPastDropped(t *ht.Trace) {
+	start(t)
+	t.Read(101, 1024)
+	t.ReadResp(wire.ReadResponseOnly, 101, 3, 1024)
+	t.Req(wire.SendOnly, 103, true)
+	t.Ack(103, 4)
+}
+
+// readMSNHighLostBefore: readResentPastDropped, but a sequence NAK
+// naming 102 shows that SEND 102 never reached the responder before it is
+// resent: the READ's MSN of 3 counted a message that had not completed.
+func readMSNHighLostBefore(t *ht.Trace) {
+	start(t)
+	t.Read(101, 1024)
+	t.ReadResp(wire.ReadResponseOnly, 101, 3, 1024)
+	t.Req(wire.SendOnly, 103, true)
+	t.NAK(102, wire.NAKPSNSequence, 2)
+	t.Req(wire.SendOnly, 102, false)
+	t.Req(wire.SendOnly, 103, true)
+	t.Ack(103, 4)
+}
+
+// ackBeforeResend: SENDs 3000 to 3004, SEND 3005 dropped by the capture
+// and acknowledged (MSN 6), resent and acknowledged again, then SEND 3006
+// acknowledged with MSN 7. The ACK of 3005 shows the connection's start
+// (its MSN counts every PSN from the first request) only once the
+// capture's missing 3005 has been counted as completed unseen.
+func ackBeforeResend(t *ht.Trace) {
+	for p := wire.PSN(3000); p < 3005; p++ {
+		t.Req(wire.SendOnly, p, false)
+	}
+	t.Ack(3005, 6)
+	t.Req(wire.SendOnly, 3005, true)
+	t.Ack(3005, 6)
+	t.Wait(100 * time.Millisecond)
+	t.Req(wire.SendOnly, 3006, true)
+	t.Ack(3006, 7)
+}
+
+// ackRepeated: SENDs 101 and 102 acknowledged in turn, then the ACK of
+// 101 once more, byte for byte. Without IPv4 IDs (IPv6), or from a
+// responder whose ID stays fixed, it may be a copy the capture or the
+// network made or the responder sending it again (an ACK going back,
+// C9-95, with its MSN, C9-148): undecided. With a new ID from a
+// responder whose IDs count up it is a second transmission.
+func ackRepeated(ipv4, fixedID bool) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		ackCopied(t)
+		if !ipv4 {
+			for _, r := range t.Records {
+				r.HasIPID, r.IPID = false, 0
+			}
+			return
+		}
+		last := t.Records[len(t.Records)-1]
+		for _, r := range t.Records {
+			if fixedID && r.Dir == last.Dir {
+				r.IPID = 7
+			}
+		}
+		if !fixedID {
+			last.IPID = t.Records[len(t.Records)-2].IPID + 1
+		}
+	}
 }
 
 // reqCopied: SEND 101 refused by an RNR NAK (timer code 20: 10 ms),
@@ -390,13 +482,15 @@ func ackReqAhead(t *ht.Trace) {
 }
 
 // rnrRepeat: SEND 101 refused with an RNR NAK naming it, and the same
-// RNR NAK again 1 ms later with no request to prompt it.
+// RNR NAK again 1 ms later with no request to prompt it, sent again (a
+// new IPv4 ID: without one it could be a copy the capture made).
 func rnrRepeat(t *ht.Trace) {
 	start(t)
 	t.Req(wire.SendOnly, 101, true)
 	t.RNR(101, 1, 1)
 	t.Wait(time.Millisecond)
 	t.RNR(101, 1, 1)
+	t.IPIDs(1, 1)
 }
 
 // seqRepeat: a 4-packet SEND at 101 whose First is lost before the

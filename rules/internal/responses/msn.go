@@ -85,6 +85,19 @@ type MSNModel struct {
 	ref           int64
 	haveRef       bool
 	initialPinned bool
+	// missedMax is the newest request PSN the capture missed and a
+	// response showed completed (resolve), for MissedAfter.
+	missedMax  wire.PSN
+	haveMissed bool
+}
+
+// MissedAfter reports whether the capture was found to miss requests
+// with a PSN after p (so far): requests a response showed completed
+// unseen, or still missing (not lost before the responder and resent):
+// new messages the responder may have completed before answering a
+// duplicate of an earlier request that the capture shows as new.
+func (m *MSNModel) MissedAfter(p wire.PSN) bool {
+	return m.haveMissed && m.missedMax.After(p) || m.unresolved && m.gapLast.After(p)
 }
 
 // Seen returns S: how many new messages the trace has shown.
@@ -130,10 +143,18 @@ func (m *MSNModel) count(p wire.PSN, incl, nonRead bool) (int, bool) {
 // pin fixes MSN0 at 0 for a trace that shows the QP from its creation
 // (active runs, traces known complete, and connections whose beginning
 // the trace shows: harness.Conn.FromStart).
+//
+// Where the capture already missed requests that completed unseen (a
+// resolved gap, or one still open), the messages it shows do not bound
+// the count from above: only the lower bound is pinned (found by the
+// metamorphic tests: capture loss, with the start shown only later).
 func (m *MSNModel) pin(c *harness.Conn) {
 	if (c.Complete() || c.FromStart()) && !m.initialPinned {
 		m.initialPinned = true
-		m.lo, m.hi, m.haveLo, m.haveHi = bound{}, bound{}, true, true
+		m.lo, m.haveLo = bound{}, true
+		if !m.haveMissed && !m.unresolved {
+			m.hi, m.haveHi = bound{}, true
+		}
 	}
 }
 
@@ -257,6 +278,9 @@ func (m *MSNModel) resolve(next wire.PSN) bool {
 	}
 	m.unresolved = false
 	m.haveLo, m.haveHi = false, false
+	if !m.haveMissed || m.gapLast.After(m.missedMax) {
+		m.missedMax, m.haveMissed = m.gapLast, true
+	}
 	return true
 }
 
@@ -287,6 +311,9 @@ type Judgement struct {
 	Expected  []string
 	Seen      string
 	Other     *trace.Record
+	// Upper: the violation is an MSN above the count of the new messages
+	// the trace shows had reached the responder.
+	Upper bool
 	// OwnPSN: the violation is an MSN too low for the messages the
 	// packet's own PSN acknowledges, and that packet is a plain
 	// Acknowledge, whose PSN nothing else in the trace fixes: either its
@@ -450,7 +477,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 				Message: fmt.Sprintf("MSN %d is too high: only %d new messages had reached the responder by this packet, while %s shows the count started no higher than %d; duplicates never move the MSN",
 					msn24(u), S, describe(m.hi), msn24(m.hi.v)),
 				Expected: []string{fmt.Sprintf("an MSN of at most %d: one increment per new message, none for duplicates", msn24(m.hi.v+int64(S)))},
-				Seen:     fmt.Sprintf("MSN %d", msn24(u))}
+				Seen:     fmt.Sprintf("MSN %d", msn24(u)), Upper: true}
 		}
 	}
 	if j.Violation {
@@ -604,6 +631,9 @@ func (s *SharedMSN) memo(c *harness.Conn, r *trace.Record) bool {
 	s.memoRec, s.memoN = r, c.Packets
 	return false
 }
+
+// MissedAfter is MSNModel.MissedAfter.
+func (s *SharedMSN) MissedAfter(p wire.PSN) bool { return s.m.MissedAfter(p) }
 
 // Request is MSNModel.Request, once per packet.
 func (s *SharedMSN) Request(c *harness.Conn, r *trace.Record, mtu int) {

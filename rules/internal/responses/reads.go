@@ -636,7 +636,11 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 		}
 		s := &Stream{Req: q, Start: x, Next: x, Open: true, StartRec: r, SeqAtStart: t.requests, MTU: mtu}
 		s.End, s.EndKnown = q.Last(mtu)
-		s.Replay = q.Dup || q.Streams > 0
+		// A stream starting at a READ already answered (by a stream the
+		// capture showed only from its middle) answers it again: a
+		// duplicate the capture dropped (found by the metamorphic tests:
+		// capture loss).
+		s.Replay = q.Dup || q.Streams > 0 || q.Answered
 		q.Streams++
 		t.cur = s
 		t.advance(s, r)
