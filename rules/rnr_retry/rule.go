@@ -84,7 +84,7 @@ func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev requester.ReqEvent)
 		c.Checked(ID)
 		return
 	}
-	if c.Settings.Active && c.Settings.Tolerance > 0 && gap >= want-c.Settings.Tolerance {
+	if c.Settings.Active && c.Settings.Tolerance > 0 && gap >= requester.TimerFloor(c, want) {
 		// On a real clock (or a slow virtual link) the times are the
 		// harness's: the NAK may have reached the device up to the
 		// tolerance after the harness stamped it, and the resend may have

@@ -87,11 +87,7 @@ func (r *Responder) ExpectRound(round []*trace.Record, wait time.Duration, what 
 		// go-back-n, a wrong resend is a finding of go-back-n and leaves
 		// the scenario's clause undecided.
 		if k := rec.Packet; i > 0 && k.Opcode.IsRequest() && k.PSN.AtOrAfter(round[0].Packet.PSN) && k.PSN.Before(orig.Packet.PSN) {
-			// Started over from a PSN of this round before finishing it:
-			// a second go-back-N, legal for go-back-n if a transport
-			// timer fired, which is C9-140's to judge on the trace (the
-			// passive monitors do). No clause is blamed here.
-			r.Unblamed(fmt.Sprintf("the device resends the round to its end without starting over (it went back to PSN %d again: a second go-back-N, whose cause C9-140's monitor judges on the trace)", k.PSN), func() {
+			r.startedOver("the device resends the round to its end", k, func() {
 				r.Fail([]string{fmt.Sprintf("%s within %v, before anything else", want, within)}, k.String(), rec)
 			})
 		}

@@ -116,6 +116,15 @@ func (r *Responder) Unblamed(what string, fn func()) {
 	r.P.Setup("", what, fn)
 }
 
+// startedOver runs fail unblamed (Unblamed): the device sent request k,
+// at a PSN before the one expected, while resending: it started over, a
+// second go-back-N, legal for go-back-n if its transport timer fired,
+// which is C9-140's to judge on the trace (the passive monitors do).
+func (r *Responder) startedOver(what string, k *wire.Packet, fail func()) {
+	ginkgo.GinkgoHelper()
+	r.Unblamed(fmt.Sprintf("%s without starting over (it went back to PSN %d again: a second go-back-N, whose cause C9-140's monitor judges on the trace)", what, k.PSN), fail)
+}
+
 // Step runs fn as a setup step governed by clause (harness.Peer.Step);
 // without a peer (plain go tests) it just runs fn.
 func (r *Responder) Step(clause, what string, fn func()) {
@@ -219,11 +228,7 @@ func (r *Responder) ExpectPSN(what string, within time.Duration, psn wire.PSN) *
 			r.Fail([]string{fmt.Sprintf("%s within %v, before anything else", what, within)}, k.String(), rec)
 		}
 		if sentBefore && k.Opcode.IsRequest() && k.PSN.Before(psn) {
-			// The device started over from an earlier PSN before it got
-			// to psn: a second go-back-N, legal for go-back-n if its
-			// transport timer fired, which is C9-140's to judge on the
-			// trace (the passive monitors do). No clause is blamed here.
-			r.Unblamed(fmt.Sprintf("the device resends PSN %d without starting over (it went back to PSN %d again: a second go-back-N, whose cause C9-140's monitor judges on the trace)", psn, k.PSN), fail)
+			r.startedOver(fmt.Sprintf("the device resends PSN %d", psn), k, fail)
 		}
 		if sentBefore {
 			r.Step("go-back-n", fmt.Sprintf("the device resends PSN %d", psn), fail)
