@@ -269,9 +269,18 @@ type Conn struct {
 	Copies    int
 	copies    CopyRing // the latest responses, for copyOf
 	reqCopies CopyRing // the latest requests, for copyOf
-	// maybeCopies holds the packets that may be copies (MaybeCopy), in
-	// the order of maybeOrder.
-	maybeCopies map[*trace.Record]struct{}
+	// Late counts the responses shown to the checkers after a response
+	// their sender sent later, as its IPv4 ID counting up shows: delayed
+	// (or copied) by the network or the capture past the reorder buffer
+	// (lateResponse).
+	Late int
+	// newestRsp is the ID of the newest response delivered, by its
+	// sender's count (haveRsp once there is one).
+	newestRsp uint16
+	haveRsp   bool
+	// maybeCopies holds the packets that may be copies (MaybeCopy), or
+	// late (true), in the order of maybeOrder.
+	maybeCopies map[*trace.Record]bool
 	maybeOrder  []*trace.Record
 	start       startState
 	startMsgs   []wire.PSN // message ends seen before the start test was decided
@@ -575,9 +584,12 @@ func (c *Conn) retireReads(psn wire.PSN, resp bool) {
 // copy the capture or the network made is legal, the responder sending it
 // again may not be, and the trace cannot tell which.
 func (c *Conn) Violation(clause string, r *trace.Record, message string, expected []string, seen string) {
-	if r != nil && c.MaybeCopy(r) {
+	if late, ok := c.maybeCopies[r]; r != nil && ok {
 		what := "repeats an earlier response byte for byte and no IPv4 Identification tells a copy the capture or the network made (no violation) from the responder sending it again"
-		if ops[r.Packet.Opcode].request {
+		switch {
+		case late:
+			what = "was sent before responses the trace shows earlier, as its IPv4 Identification shows: the network or the capture delayed it (or copied one whose original the capture lost), so where it stands in the trace says nothing of the responder's order"
+		case ops[r.Packet.Opcode].request:
 			what = "repeats an earlier request with its IPv4 Identification: a copy the capture or the network made (no violation), not the requester sending it again"
 		}
 		c.Unresolved(clause, fmt.Sprintf("frame %d %s: %s", r.Frame, what, message))
@@ -958,6 +970,9 @@ func (a *Auditor) Observe(r *trace.Record) {
 // deliver shows r to the connection's checkers, then absorbs it.
 func (c *Conn) deliver(r *trace.Record) {
 	c.cur = r
+	if r.HasIPID && r.Dir == trace.ToRequester {
+		c.lateResponse(r)
+	}
 	if op := r.Packet.Opcode; op < 32 {
 		for _, i := range c.route[op] {
 			c.checkers[i].Observe(c, r)

@@ -2,7 +2,9 @@ package harness
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
@@ -501,17 +503,51 @@ func (c *Conn) copyOf(r *trace.Record) bool {
 const maxMaybeCopies = 1024
 
 // noteMaybeCopy remembers response r as one that may be a copy.
-func (c *Conn) noteMaybeCopy(r *trace.Record) {
+func (c *Conn) noteMaybeCopy(r *trace.Record) { c.noteMaybe(r, false) }
+
+// noteMaybe remembers r as a possible copy, or as late.
+func (c *Conn) noteMaybe(r *trace.Record, late bool) {
 	if c.maybeCopies == nil {
-		c.maybeCopies = map[*trace.Record]struct{}{}
+		c.maybeCopies = map[*trace.Record]bool{}
 	}
 	if len(c.maybeOrder) == maxMaybeCopies {
 		delete(c.maybeCopies, c.maybeOrder[0])
 		c.maybeOrder = c.maybeOrder[1:]
 	}
-	c.maybeCopies[r] = struct{}{}
+	c.maybeCopies[r] = late
 	c.maybeOrder = append(c.maybeOrder, r)
 }
+
+// lateResponse notes response r, about to be delivered, as late when its
+// sender counts IPv4 IDs up and r's ID is behind the newest response
+// already delivered: the responder sent r before that one, and the
+// network or the capture delayed r past the reorder buffer (or r is a
+// copy of a response whose original the capture lost). The trace's order
+// then says nothing of the responder's, so a violation found on r is left
+// undecided (Violation), as for a possible copy (MaybeCopy).
+func (c *Conn) lateResponse(r *trace.Record) {
+	if !c.haveRsp {
+		c.newestRsp, c.haveRsp = r.IPID, true
+		return
+	}
+	switch d := c.newestRsp - r.IPID; {
+	case d == 0:
+	case d < idStep:
+		// Fewer steps than the reorder buffer asks suffice here: that r
+		// may have been sent earlier is enough to decide nothing on it.
+		if o := &c.ids[r.Dir&1]; o.up >= 2 && o.others*16 <= o.up {
+			c.Late++
+			c.noteMaybe(r, true)
+		}
+	default:
+		c.newestRsp = r.IPID
+	}
+}
+
+// IsLate reports whether response r came after responses its sender sent
+// later (lateResponse): where it stands in the trace says nothing of the
+// responder's order.
+func (c *Conn) IsLate(r *trace.Record) bool { return c.maybeCopies[r] }
 
 // MaybeCopy reports whether r may be a copy the capture or the network
 // made of a recent packet of its sender, not a second transmission: a
@@ -524,6 +560,14 @@ func (c *Conn) MaybeCopy(r *trace.Record) bool {
 	return ok
 }
 
+// copyIDs is how many IPv4 Identifications a CopyRing remembers a
+// fingerprint for, by their low bits: a copy of a packet whose ID came
+// fewer than copyIDs IDs of its sender before is found however many of
+// the connection's packets lie between (a capture of two interfaces
+// writes each one's packets in batches, so a packet and its copy may be
+// far apart in the file).
+const copyIDs = 256
+
 // CopyRing remembers a sender's latest packets to tell a copy of one of
 // them (the same packet with the same IPv4 Identification) from a new
 // transmission.
@@ -531,6 +575,57 @@ type CopyRing struct {
 	recent [copyDepth]*trace.Record // a ring: the newest at head-1
 	n      int                      // how many it holds
 	head   int                      // where the next goes
+	// byID holds, for packets with an IPv4 ID from a sender whose IDs
+	// change, a fingerprint of the latest one by the ID's low bits.
+	byID *[copyIDs]idPrint
+}
+
+// idPrint is a packet's IPv4 ID and a fingerprint of its sender, headers
+// and payload.
+type idPrint struct {
+	id   uint16
+	used bool
+	fp   uint64
+}
+
+// copySeed seeds the fingerprints of one process.
+var copySeed = maphash.MakeSeed()
+
+// fingerprint hashes what samePacket and Check compare of r.
+func fingerprint(r *trace.Record) uint64 {
+	var h maphash.Hash
+	h.SetSeed(copySeed)
+	p := r.Packet
+	src := r.Src.As16()
+	var b [8]byte
+	h.Write(src[:])
+	put := func(v uint64) {
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	bth := p.BTH
+	put(uint64(bth.Opcode) | uint64(bth.PSN)<<8 | uint64(bth.DestQP)<<32)
+	put(uint64(bth.PKey) | uint64(bth.PadCnt)<<16 | uint64(bth.TVer)<<24 | b2u(bth.SE)<<32 | b2u(bth.M)<<33 | b2u(bth.AckReq)<<34 | b2u(bth.FECN)<<35 | b2u(bth.BECN)<<36 | uint64(bth.Resv6)<<40 | uint64(bth.Resv7)<<48)
+	put(uint64(p.AETH.Syndrome) | uint64(p.AETH.MSN)<<8)
+	put(p.RETH.VA)
+	put(uint64(p.RETH.RKey) | uint64(p.RETH.Length)<<32)
+	put(p.Atomic.VA)
+	put(uint64(p.Atomic.RKey))
+	put(p.Atomic.SwapAdd)
+	put(p.Atomic.Compare)
+	put(p.AtomicAck)
+	put(uint64(p.Imm) | uint64(p.IETH)<<32)
+	put(uint64(p.FETH) | uint64(r.PayloadLen)<<32)
+	h.Write(p.Payload)
+	return h.Sum64()
+}
+
+// b2u is 1 for true.
+func b2u(v bool) uint64 {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 // The ring's index wraps with a mask.
@@ -563,6 +658,18 @@ func (k *CopyRing) Check(r *trace.Record, idsVary bool) (cp, maybe bool) {
 			return true, false
 		}
 		maybe = true
+	}
+	if ids {
+		// Past the ring: the fingerprint of the last packet with r's ID.
+		if k.byID == nil {
+			k.byID = new([copyIDs]idPrint)
+		}
+		fp := fingerprint(r)
+		slot := &k.byID[r.IPID%copyIDs]
+		if slot.used && slot.id == r.IPID && slot.fp == fp {
+			return true, false
+		}
+		*slot = idPrint{id: r.IPID, used: true, fp: fp}
 	}
 	k.recent[k.head] = r
 	k.head = (k.head + 1) & (copyDepth - 1)

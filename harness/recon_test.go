@@ -1,10 +1,12 @@
 package harness_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/rcconform/rcconform/harness"
 	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -174,5 +176,130 @@ func TestCopyRingCheck(t *testing.T) {
 				t.Errorf("copy %v, maybe %v; want %v, %v", cp, maybe, tc.wantCopy, tc.wantMay)
 			}
 		})
+	}
+}
+
+// A copy far behind the packet it repeats (more than the ring's depth of
+// the connection's packets between, as a capture of two interfaces
+// written in batches shows): found by its IPv4 ID, from a sender whose
+// IDs change. The same ID on a packet that differs anywhere is not a
+// copy, nor is the same packet under a new ID.
+func TestCopyRingFar(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		bend     func(p *wire.Packet)
+		id       uint16
+		vary     bool
+		wantCopy bool
+	}{
+		{name: "same ID, same packet", id: 1, vary: true, wantCopy: true},
+		{name: "same ID, other MSN", id: 1, vary: true, bend: func(p *wire.Packet) { p.AETH.MSN++ }},
+		{name: "same ID, other PSN", id: 1, vary: true, bend: func(p *wire.Packet) { p.PSN++ }},
+		{name: "same ID, AckReq set", id: 1, vary: true, bend: func(p *wire.Packet) { p.AckReq = true }},
+		{name: "new ID", id: 400, vary: true},
+		{name: "same ID from a sender whose ID stays", id: 1, vary: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &ht.Trace{}
+			first := tr.Ack(100, 1)
+			for i := range 100 {
+				tr.Ack(wire.PSN(101+i), uint32(2+i))
+			}
+			for i, r := range tr.Records {
+				r.HasIPID, r.IPID = true, uint16(i+1)
+			}
+			var k harness.CopyRing
+			for _, r := range tr.Records {
+				if cp, _ := k.Check(r, tc.vary); cp {
+					t.Fatalf("frame %d taken as a copy", r.Frame)
+				}
+			}
+			again := tr.Recopy(0)
+			again.IPID = tc.id
+			if tc.bend != nil {
+				tc.bend(again.Packet)
+			}
+			if cp, _ := k.Check(again, tc.vary); cp != tc.wantCopy {
+				t.Errorf("a repeat of frame %d, 100 packets later: copy %v, want %v", first.Frame, cp, tc.wantCopy)
+			}
+		})
+	}
+}
+
+// Every field Check compares changes the fingerprint of a packet, so a
+// packet that differs in any of them is never taken for a far copy.
+func TestCopyFingerprintFields(t *testing.T) {
+	base := func() *trace.Record {
+		tr := &ht.Trace{}
+		r := tr.Ack(100, 1)
+		r.HasIPID, r.IPID = true, 7
+		return r
+	}
+	// Set each field of the packet's headers (reflection finds them all,
+	// so a field added later is covered) to another value.
+	var paths [][]int
+	var walk func(tp reflect.Type, at []int)
+	walk = func(tp reflect.Type, at []int) {
+		for i := range tp.NumField() {
+			f := tp.Field(i)
+			p := append(append([]int{}, at...), i)
+			switch {
+			case f.Name == "Payload" || f.Name == "PadOverride":
+				// The payload is compared by its bytes (below); a pad
+				// override only shapes encoding.
+			case f.Type.Kind() == reflect.Struct:
+				walk(f.Type, p)
+			default:
+				paths = append(paths, p)
+			}
+		}
+	}
+	walk(reflect.TypeOf(wire.Packet{}), nil)
+	if len(paths) < 20 {
+		t.Fatalf("only %d fields found", len(paths))
+	}
+	for _, p := range paths {
+		a, b := base(), base()
+		v := reflect.ValueOf(b.Packet).Elem().FieldByIndex(p)
+		switch v.Kind() {
+		case reflect.Bool:
+			v.SetBool(!v.Bool())
+		case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			v.SetUint(v.Uint() ^ 1)
+		default:
+			t.Fatalf("field %v of kind %v", p, v.Kind())
+		}
+		var k harness.CopyRing
+		k.Check(a, true)
+		for i := range 40 { // push a out of the ring
+			f := base()
+			f.IPID, f.Packet.PSN = uint16(1000+i), wire.PSN(2000+i)
+			k.Check(f, true)
+		}
+		if cp, _ := k.Check(b, true); cp {
+			t.Errorf("a packet differing in field %s is taken for a copy", reflect.TypeOf(wire.Packet{}).FieldByIndex(p).Name)
+		}
+		if cp, _ := k.Check(b, true); !cp {
+			t.Errorf("field %s: a packet repeated at once is not a copy", reflect.TypeOf(wire.Packet{}).FieldByIndex(p).Name)
+		}
+	}
+	// The payload's bytes and the payload length count too.
+	for _, bend := range []func(r *trace.Record){
+		func(r *trace.Record) { r.Packet.Payload = []byte{1} },
+		func(r *trace.Record) { r.PayloadLen = 9 },
+		func(r *trace.Record) { r.Src = ht.Requester },
+	} {
+		a, b := base(), base()
+		bend(b)
+		var k harness.CopyRing
+		k.Check(a, true)
+		for i := range 40 {
+			f := base()
+			f.IPID, f.Packet.PSN = uint16(1000+i), wire.PSN(2000+i)
+			k.Check(f, true)
+		}
+		if cp, _ := k.Check(b, true); cp {
+			t.Errorf("a packet differing in its payload, length or sender is taken for a copy")
+		}
 	}
 }

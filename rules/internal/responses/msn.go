@@ -69,6 +69,10 @@ type MSNModel struct {
 	droppedMax    wire.PSN // end PSN of the newest dropped message
 	nextLo        wire.PSN // the next new request may start anywhere in [nextLo, nextHi]
 	nextHi        wire.PSN
+	// nextRead is the PSN of the newest request, which set nextLo and
+	// nextHi, when it is a READ (nextIsRead).
+	nextRead   wire.PSN
+	nextIsRead bool
 	haveNext      bool
 	covered       wire.PSN // highest PSN a response has acknowledged
 	haveCovered   bool
@@ -203,6 +207,13 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 		// the MTU was not known when the READ was seen).
 	case first.InRange(m.nextLo, m.nextHi):
 		isNew = true
+		if !complete && first.After(m.nextLo) {
+			// Past the shortest span the newest READ may have (the MTU
+			// is unknown): the PSNs between are the READ's, or requests
+			// the capture missed, which the responder completes unseen
+			// (found by a conformant exchange with capture loss).
+			m.gap(m.nextLo, first.Add(-1))
+		}
 	case first.After(m.nextHi):
 		isNew = true
 		if !complete {
@@ -241,6 +252,7 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 	}
 	if !m.haveNext || first.AtOrAfter(m.nextLo) {
 		m.nextLo, m.nextHi, m.haveNext = lastMin.Next(), lastMax.Next(), true
+		m.nextRead, m.nextIsRead = first, op == wire.ReadRequest
 	}
 	if opc.EndsMessage(op) {
 		m.addEnd(p.PSN, op == wire.ReadRequest)
@@ -357,6 +369,12 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 	if !m.started && !c.Complete() {
 		return Judgement{Undecided: true, Reason: "a response before any request: the capture began mid-connection"}
 	}
+	if c.IsLate(r) {
+		// Sent before responses already counted (its IPv4 ID shows it):
+		// its MSN belongs to an earlier moment than the trace's order
+		// says, so it neither shapes the count nor is judged by it.
+		return Judgement{Undecided: true, Reason: fmt.Sprintf("frame %d was sent before responses the trace shows earlier (its IPv4 Identification shows it): the network or the capture delayed it, so its MSN belongs to an earlier moment", r.Frame)}
+	}
 	// What the AETH acknowledges (A), and whether it repeats an old answer.
 	replay := false
 	covers, incl, haveA := wire.PSN(0), true, false
@@ -422,10 +440,14 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 		}
 		A = n
 	}
-	if haveA && !c.Complete() && m.haveNext && covers.AtOrAfter(m.nextLo) && covers.AtOrBefore(m.nextHi) && c.ReadSpanAt(covers) != nil {
+	if haveA && !c.Complete() && m.haveNext && covers.AtOrAfter(m.nextLo) && covers.AtOrBefore(m.nextHi) && m.nextIsRead {
 		// Inside the span of the newest READ, whose end the MTU left
-		// open: the response closes it, no request is missing.
-		m.nextLo, m.nextHi = covers.Next(), covers.Next()
+		// open: the response closes it, no request is missing. (Only
+		// the newest READ's span: an older READ whose end is open too
+		// ended before the requests after it.)
+		if s := c.ReadSpanAt(covers); s != nil && s.First == m.nextRead {
+			m.nextLo, m.nextHi = covers.Next(), covers.Next()
+		}
 	}
 	if haveA && !c.Complete() && m.haveNext && covers.AtOrAfter(m.nextLo) {
 		// The response acknowledges PSNs no request in the capture used
