@@ -64,15 +64,15 @@ type bound struct {
 // MSNModel counts the new request messages of one connection and checks
 // AETH MSNs against the count.
 type MSNModel struct {
-	ends          []msgEnd // new messages by end PSN, ascending
-	dropped       int      // messages dropped from the front of ends
-	droppedMax    wire.PSN // end PSN of the newest dropped message
-	nextLo        wire.PSN // the next new request may start anywhere in [nextLo, nextHi]
-	nextHi        wire.PSN
+	ends       []msgEnd // new messages by end PSN, ascending
+	dropped    int      // messages dropped from the front of ends
+	droppedMax wire.PSN // end PSN of the newest dropped message
+	nextLo     wire.PSN // the next new request may start anywhere in [nextLo, nextHi]
+	nextHi     wire.PSN
 	// nextRead is the PSN of the newest request, which set nextLo and
 	// nextHi, when it is a READ (nextIsRead).
-	nextRead   wire.PSN
-	nextIsRead bool
+	nextRead      wire.PSN
+	nextIsRead    bool
 	haveNext      bool
 	covered       wire.PSN // highest PSN a response has acknowledged
 	haveCovered   bool
