@@ -256,6 +256,8 @@ func TestExpectPSNStartedOver(t *testing.T) {
 			then: sends(4300, 1000, 1002), resent: []wire.PSN{1000}, want: 1001},
 		{name: "a PSN never sent: 998 where 1001 is expected",
 			then: sends(4300, 1000, 998), resent: []wire.PSN{1000}, want: 1001},
+		{name: "a PSN never sent, in one burst with the round's 1000 (both already in the trace when the step looks)",
+			then: []*trace.Record{send(1000, 4300), send(998, 4300)}, resent: []wire.PSN{1000}, want: 1001},
 		{name: "back to the middle of the round, nothing acknowledged: 1001 where 1003 is expected",
 			then: sends(4300, 1000, 1001, 1002, 1001), resent: []wire.PSN{1000, 1001, 1002}, want: 1003},
 		{name: "a NAK for 1002: the round from 1002, then 1000 (acknowledged by the NAK) where 1003 is expected",
