@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/dut/refdut"
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/reports"
@@ -380,6 +381,84 @@ func TestExpectRoundStartedOver(t *testing.T) {
 				wantUnblamed(t, name, o, tc.started)
 			default:
 				wantBlamed(t, name, clause, o, "go-back-n")
+			}
+		}
+	}
+}
+
+// TestStartedOverReference drives the reference transport as the device
+// into rxe's lab case (ci/rxe/FINDINGS.md, item 24 (b)): with the
+// rnr-stale-timer defect the transport timer armed by the first
+// transmission of 1000 and 1001 (100 µs apart) survives an RNR NAK, so
+// it fires right after the RNR-timer resend of 1000 and the device sends
+// 1000 again where the step expects 1001. Both ways a scenario receives
+// the resend (ExpectRound, and ExpectPSN per packet as the real-time
+// rounds do) leave that unblamed for starting over; the clean reference
+// resends the round and passes; gbn-skip-one (the go-back-N skips a
+// packet) is still go-back-n's finding.
+func TestStartedOverReference(t *testing.T) {
+	for _, tc := range []struct {
+		defect  string
+		started bool   // the step ends unblamed: started over at 1000
+		blamed  string // else: the clause blamed ("" for a pass)
+	}{
+		{"", false, ""},
+		{"rnr-stale-timer", true, ""},
+		{"gbn-skip-one", false, "go-back-n"},
+	} {
+		for _, perPacket := range []bool{false, true} {
+			name := fmt.Sprintf("reference, defect %q, the resend received by ExpectRound", tc.defect)
+			if perPacket {
+				name = fmt.Sprintf("reference, defect %q, the resend received by ExpectPSN", tc.defect)
+			}
+			d, err := refdut.New(dut.Options{Defect: tc.defect, Seed: 1, Settings: map[string]string{refdut.SetPacketGap: "100us"}})
+			if err != nil {
+				t.Fatalf("%s: starting the reference: %v", name, err)
+			}
+			// Local ACK timeout 8: the transport timer fires 1.05 ms after
+			// the first transmission of 1000.
+			c, err := d.NewConn(dut.ConnConfig{MTU: 1024, DevicePSN: 1000, SetPSNs: true, Timeout: 8, RetryCnt: 7, RNRRetry: 7})
+			if err != nil {
+				t.Fatalf("%s: opening a connection: %v", name, err)
+			}
+			p := harness.NewPeer(c, "rnr-retry", "the clause under test")
+			rs := NewResponder(p)
+			o := func() (o outcome) {
+				defer func() {
+					if recover() == nil {
+						o.passed = true
+						return
+					}
+					if p.Failure != nil {
+						o.blamed = p.Failure.ID
+					}
+					if p.Undecided != nil {
+						o.verdict, o.reason = p.Undecided.Verdict, p.Undecided.Reason
+					}
+				}()
+				round := rs.PostAndReceive(1000, SendWR(1, 16), SendWR(2, 16))
+				// An RNR NAK (0.64 ms) timed so that its resend of 1000
+				// leaves 30 µs before the transport timer fires.
+				c.Wait(377*time.Microsecond - c.Now())
+				rs.RNR(1000, 12)
+				wait := Upper(wire.RNRDelay(12))
+				if perPacket {
+					rs.ExpectPSN("the resend after the RNR NAK", wait, 1000)
+					rs.ExpectPSN("the resend after the RNR NAK", Liveness, 1001)
+				} else {
+					rs.ExpectRound(round, wait, "the resend after the RNR NAK")
+				}
+				return outcome{passed: true}
+			}()
+			switch {
+			case tc.started:
+				wantUnblamed(t, name, o, 1000)
+			case tc.blamed != "":
+				if o.passed || o.blamed != tc.blamed || strings.Contains(o.reason, startedOverText) {
+					t.Errorf("%s: want %s blamed; got %v\n%s", name, tc.blamed, o, harness.Ladder(c.Trace(), nil, false))
+				}
+			case !o.passed:
+				t.Errorf("%s: want the step passed; got %v\n%s", name, o, harness.Ladder(c.Trace(), nil, false))
 			}
 		}
 	}
