@@ -463,3 +463,50 @@ func TestStartedOverReference(t *testing.T) {
 		}
 	}
 }
+
+// read returns an RDMA READ request of length bytes with PSN psn leaving
+// at at µs (at MTU 1024, the scripted device's, one response PSN per KiB).
+func read(psn wire.PSN, length uint32, at int) *trace.Record {
+	r := send(psn, at)
+	r.Packet.Opcode, r.Packet.Payload = wire.ReadRequest, nil
+	r.Packet.RETH = wire.RETH{VA: 0x10000 + uint64(psn.Diff(1000))*1024, RKey: 0x77, Length: length}
+	return r
+}
+
+// TestExpectPSNStartedOverRead: a 4 KiB READ at 1000 (responses 1000 ..
+// 1003) and a SEND at 1004; the harness returns the first two responses
+// and stays silent; the device re-requests the READ's missing part from
+// 1002 (a partial retry, RULES.md §2.5). Going back, where the resend of
+// 1004 is expected next, to the partial re-request at 1002 or to the whole READ
+// at 1000 (which a go-back-N may re-request whole) starts over; a READ at
+// 1000 that does not reach the round's start, or a PSN inside the READ's
+// answered part, does not.
+func TestExpectPSNStartedOverRead(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		k       *trace.Record // the device's packet where the resend of 1004 is expected
+		started wire.PSN      // 0: go-back-n blamed
+	}{
+		{"the partial re-request at 1002 again", read(1002, 2048, 4400), 1002},
+		{"the whole READ at 1000 again", read(1000, 4096, 4400), 1000},
+		{"a READ at 1000 for its answered part only (it does not reach 1002)", read(1000, 2048, 4400), 0},
+		{"a SEND at 1001, inside the READ's answered part", send(1001, 4400), 0},
+	} {
+		for _, clause := range scenarioClauses {
+			name := fmt.Sprintf("%s (a scenario of %s)", tc.name, clause)
+			dev := newScripted(read(1000, 4096, 1), send(1004, 2), read(1002, 2048, 4300), tc.k)
+			o := run(t, clause, dev, func(rs *Responder) {
+				req := rs.ExpectPSN("the READ", Liveness, 1000)
+				rs.ExpectPSN("the SEND", Liveness, 1004)
+				rs.SendAll(rs.ReadResponses(req.Packet, 1000, 2)...)
+				rs.ExpectPSN("the READ's missing part re-requested", Upper(wire.AckTimeout(10)), 1002)
+				rs.ExpectPSN("the go-back-N, in order", Liveness, 1004)
+			})
+			if tc.started != 0 {
+				wantUnblamed(t, name, o, tc.started)
+			} else {
+				wantBlamed(t, name, clause, o, "go-back-n")
+			}
+		}
+	}
+}
