@@ -146,7 +146,7 @@ func (o outcome) String() string {
 // playing the responder, and returns how it ended. Peer.Fail ends a
 // step with ginkgo.Fail or ginkgo.Skip, which panic outside a running
 // spec; run recovers them and reads what the peer recorded.
-func run(t *testing.T, clause string, dev *scripted, body func(rs *Responder)) (o outcome) {
+func run(t *testing.T, clause string, dev dut.Conn, body func(rs *Responder)) (o outcome) {
 	t.Helper()
 	p := harness.NewPeer(dev, clause, "the clause under test")
 	rs := NewResponder(p)
@@ -197,6 +197,23 @@ func wantBlamed(t *testing.T, name, scenario string, o outcome, clause string) {
 	}
 	if !ok {
 		t.Errorf("%s: want %s blamed; got %v", name, clause, o)
+	}
+}
+
+// wantOutcome fails unless o is what a step over a go-back-N should make
+// of the device's packet: a pass (clean), no clause blamed because the
+// device started over at started (non-zero), or else go-back-n blamed.
+func wantOutcome(t *testing.T, name, scenario string, o outcome, clean bool, started wire.PSN) {
+	t.Helper()
+	switch {
+	case clean:
+		if !o.passed {
+			t.Errorf("%s: want the step passed; got %v", name, o)
+		}
+	case started != 0:
+		wantUnblamed(t, name, o, started)
+	default:
+		wantBlamed(t, name, scenario, o, "go-back-n")
 	}
 }
 
@@ -285,16 +302,7 @@ func TestExpectPSNStartedOver(t *testing.T) {
 				}
 				rs.ExpectPSN("the go-back-N, in order", Upper(wire.AckTimeout(10)), tc.want)
 			})
-			switch {
-			case tc.clean:
-				if !o.passed {
-					t.Errorf("%s: want the step passed; got %v", name, o)
-				}
-			case tc.started != 0:
-				wantUnblamed(t, name, o, tc.started)
-			default:
-				wantBlamed(t, name, clause, o, "go-back-n")
-			}
+			wantOutcome(t, name, clause, o, tc.clean, tc.started)
 		}
 	}
 }
@@ -372,16 +380,7 @@ func TestExpectRoundStartedOver(t *testing.T) {
 				}
 				rs.ExpectRound(recs, Upper(wire.AckTimeout(10)), "the go-back-N after a timeout")
 			})
-			switch {
-			case tc.clean:
-				if !o.passed {
-					t.Errorf("%s: want the round passed; got %v", name, o)
-				}
-			case tc.started != 0:
-				wantUnblamed(t, name, o, tc.started)
-			default:
-				wantBlamed(t, name, clause, o, "go-back-n")
-			}
+			wantOutcome(t, name, clause, o, tc.clean, tc.started)
 		}
 	}
 }
@@ -421,21 +420,7 @@ func TestStartedOverReference(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: opening a connection: %v", name, err)
 			}
-			p := harness.NewPeer(c, "rnr-retry", "the clause under test")
-			rs := NewResponder(p)
-			o := func() (o outcome) {
-				defer func() {
-					if recover() == nil {
-						o.passed = true
-						return
-					}
-					if p.Failure != nil {
-						o.blamed = p.Failure.ID
-					}
-					if p.Undecided != nil {
-						o.verdict, o.reason = p.Undecided.Verdict, p.Undecided.Reason
-					}
-				}()
+			o := run(t, "rnr-retry", c, func(rs *Responder) {
 				round := rs.PostAndReceive(1000, SendWR(1, 16), SendWR(2, 16))
 				// An RNR NAK (0.64 ms) timed so that its resend of 1000
 				// leaves 30 µs before the transport timer fires.
@@ -448,8 +433,7 @@ func TestStartedOverReference(t *testing.T) {
 				} else {
 					rs.ExpectRound(round, wait, "the resend after the RNR NAK")
 				}
-				return outcome{passed: true}
-			}()
+			})
 			switch {
 			case tc.started:
 				wantUnblamed(t, name, o, 1000)
@@ -502,11 +486,7 @@ func TestExpectPSNStartedOverRead(t *testing.T) {
 				rs.ExpectPSN("the READ's missing part re-requested", Upper(wire.AckTimeout(10)), 1002)
 				rs.ExpectPSN("the go-back-N, in order", Liveness, 1004)
 			})
-			if tc.started != 0 {
-				wantUnblamed(t, name, o, tc.started)
-			} else {
-				wantBlamed(t, name, clause, o, "go-back-n")
-			}
+			wantOutcome(t, name, clause, o, false, tc.started)
 		}
 	}
 }
