@@ -259,9 +259,9 @@ func (r *Responder) ExpectPSN(what string, within time.Duration, psn wire.PSN) *
 // whose PSN does not follow on from the one before; without one, its
 // first request), or the whole READ that round began inside (a partial
 // re-request's READ may be re-requested whole). Later in the round, only
-// a PSN an answer of the harness named, or the one after it, since an
-// acknowledgment (even one that crossed the device's timer) moves the
-// oldest unacknowledged PSN on. Anything else is no legal restart: a PSN
+// a PSN an answer of the harness moved the oldest unacknowledged one to
+// (restartAfter), an acknowledgment (even one that crossed the device's
+// timer) moving it on. Anything else is no legal restart: a PSN
 // before the round (acknowledged), never sent, or in the round's middle
 // with nothing acknowledged there is a wrong resend, go-back-n's finding.
 func (r *Responder) startsOver(before []*trace.Record, k *wire.Packet, psn wire.PSN) bool {
@@ -288,11 +288,29 @@ func (r *Responder) startsOver(before []*trace.Record, k *wire.Packet, psn wire.
 		return false
 	}
 	for _, b := range before {
-		if q := b.Packet; !q.Opcode.IsRequest() && (k.PSN == q.PSN || k.PSN == q.PSN.Next()) {
+		if q := b.Packet; !q.Opcode.IsRequest() && k.PSN == restartAfter(q) {
 			return true
 		}
 	}
 	return false
+}
+
+// restartAfter returns the oldest PSN a requester may still hold
+// unacknowledged after the harness's answer q: the PSN a sequence-error
+// or RNR NAK names (the NAK acknowledges only what precedes it), the one
+// after a positive acknowledgment's, a READ response's or an ATOMIC
+// acknowledgment's PSN (RULES.md §2.3, §2.6). A NAK of the other kinds
+// leaves nothing to resend (§9.9.2.2): no PSN (the invalid 2^24).
+func restartAfter(q *wire.Packet) wire.PSN {
+	switch {
+	case q.Opcode != wire.Acknowledge:
+		return q.PSN.Next()
+	case q.AETH.IsNAK(wire.NAKPSNSequence) || q.AETH.IsRNR():
+		return q.PSN
+	case q.AETH.IsACK():
+		return q.PSN.Next()
+	}
+	return wire.PSNMask + 1
 }
 
 // traceNow returns the connection's trace so far. A live adapter's Trace

@@ -245,10 +245,11 @@ func TestExpectPSNStartedOver(t *testing.T) {
 		// resent: the PSNs the step expects, and gets, before the one
 		// under test.
 		resent []wire.PSN
-		// ack: the harness acknowledges PSN ack after the first resent
-		// packet (0: it does not).
-		ack  wire.PSN
-		want wire.PSN // the PSN the step under test expects
+		// ack, nakMid: the harness acknowledges PSN ack, or NAKs PSN
+		// nakMid as a sequence error, after the first resent packet (0:
+		// it does not).
+		ack, nakMid wire.PSN
+		want        wire.PSN // the PSN the step under test expects
 		// started: the device started over at this PSN (no clause
 		// blamed); 0: the step blames go-back-n (or passes, with clean).
 		started wire.PSN
@@ -270,6 +271,10 @@ func TestExpectPSNStartedOver(t *testing.T) {
 			then: sends(50, 1000), nak: 1002, want: 1002, started: 1000},
 		{name: "1000 acknowledged during the round, then the timer: started over at 1001, the oldest unacknowledged",
 			then: sends(4300, 1000, 1001, 1002, 1001), ack: 1000, resent: []wire.PSN{1000, 1001, 1002}, want: 1003, started: 1001},
+		{name: "a NAK for 1001 during the round: started over at 1001",
+			then: sends(4300, 1000, 1001, 1002, 1001), nakMid: 1001, resent: []wire.PSN{1000, 1001, 1002}, want: 1003, started: 1001},
+		{name: "1001 acknowledged during the round: back to 1001 (acknowledged) where 1003 is expected",
+			then: sends(4300, 1000, 1001, 1002, 1001), ack: 1001, resent: []wire.PSN{1000, 1001, 1002}, want: 1003},
 		{name: "skip: 1002 where 1001 is expected",
 			then: sends(4300, 1000, 1002), resent: []wire.PSN{1000}, want: 1001},
 		{name: "a PSN never sent: 998 where 1001 is expected",
@@ -298,6 +303,9 @@ func TestExpectPSNStartedOver(t *testing.T) {
 					rs.ExpectPSN("the go-back-N, in order", Liveness, p)
 					if i == 0 && tc.ack != 0 {
 						rs.ACK(tc.ack)
+					}
+					if i == 0 && tc.nakMid != 0 {
+						rs.NAK(tc.nakMid, wire.NAKPSNSequence)
 					}
 				}
 				rs.ExpectPSN("the go-back-N, in order", Upper(wire.AckTimeout(10)), tc.want)
