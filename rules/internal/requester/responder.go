@@ -119,7 +119,9 @@ func (r *Responder) Unblamed(what string, fn func()) {
 // startedOver runs fail unblamed (Unblamed): the device sent request k,
 // at a PSN before the one expected, while resending: it started over, a
 // second go-back-N, legal for go-back-n if its transport timer fired,
-// which is C9-140's to judge on the trace (the passive monitors do).
+// which is C9-140's to judge on the trace (the passive monitors do). The
+// callers decide that k starts over (startsOver, ExpectRound): anything
+// else in the expected packet's place stays a finding.
 func (r *Responder) startedOver(what string, k *wire.Packet, fail func()) {
 	ginkgo.GinkgoHelper()
 	r.Unblamed(fmt.Sprintf("%s without starting over (it went back to PSN %d again: a second go-back-N, whose cause C9-140's monitor judges on the trace)", what, k.PSN), fail)
@@ -209,13 +211,24 @@ func (r *Responder) Expect(what string, within time.Duration, match func(*wire.P
 // arriving stays the scenario's own matter (its timer or counters).
 func (r *Responder) ExpectPSN(what string, within time.Duration, psn wire.PSN) *trace.Record {
 	ginkgo.GinkgoHelper()
+	before := r.traceNow()
+	rec := r.Next(within)
+	if rec != nil {
+		// What the device sent before rec: the trace may already hold rec
+		// and what followed it.
+		for i, b := range before {
+			if b == rec {
+				before = before[:i]
+				break
+			}
+		}
+	}
 	sentBefore := false
-	for _, rec := range r.traceNow() {
-		if k := rec.Packet; k.Opcode.IsRequest() && k.PSN == psn { // the harness sends no requests here
+	for _, b := range before {
+		if k := b.Packet; k.Opcode.IsRequest() && k.PSN == psn { // the harness sends no requests here
 			sentBefore = true
 		}
 	}
-	rec := r.Next(within)
 	if rec == nil {
 		if sentBefore {
 			r.NoResend(psn, fmt.Sprintf("%s within %v", what, within))
@@ -227,7 +240,7 @@ func (r *Responder) ExpectPSN(what string, within time.Duration, psn wire.PSN) *
 		fail := func() {
 			r.Fail([]string{fmt.Sprintf("%s within %v, before anything else", what, within)}, k.String(), rec)
 		}
-		if sentBefore && k.Opcode.IsRequest() && k.PSN.Before(psn) {
+		if sentBefore && r.startsOver(before, k, psn) {
 			r.startedOver(fmt.Sprintf("the device resends PSN %d", psn), k, fail)
 		}
 		if sentBefore {
@@ -236,6 +249,68 @@ func (r *Responder) ExpectPSN(what string, within time.Duration, psn wire.PSN) *
 		fail()
 	}
 	return rec
+}
+
+// startsOver reports whether request k, sent where a resend of psn was
+// expected, after the trace before, goes back to where a second go-back-N
+// may legally start: the oldest PSN the device has not seen acknowledged
+// (RULES.md §2.5; C9-140's timer firing again is the legal cause). That
+// is the PSN its current round began at (its latest going back: a request
+// whose PSN does not follow on from the one before; without one, its
+// first request), or the whole READ that round began inside (a partial
+// re-request's READ may be re-requested whole). Later in the round, only
+// a PSN an answer of the harness moved the oldest unacknowledged one to
+// (restartAfter), an acknowledgment (even one that crossed the device's
+// timer) moving it on. Anything else is no legal restart: a PSN
+// before the round (acknowledged), never sent, or in the round's middle
+// with nothing acknowledged there is a wrong resend, go-back-n's finding.
+func (r *Responder) startsOver(before []*trace.Record, k *wire.Packet, psn wire.PSN) bool {
+	if !k.Opcode.IsRequest() || !k.PSN.Before(psn) {
+		return false
+	}
+	var start, prev *wire.Packet
+	for _, b := range before {
+		if q := b.Packet; q.Opcode.IsRequest() {
+			if prev == nil || !q.PSN.After(prev.PSN) {
+				start = q
+			}
+			prev = q
+		}
+	}
+	switch {
+	case start == nil:
+		return false
+	case k.PSN == start.PSN:
+		return true
+	case k.Opcode == wire.ReadRequest && k.PSN.Before(start.PSN):
+		return start.PSN.Before(k.PSN.Add(wire.ReadResponsePackets(k.RETH.Length, r.Info.MTU)))
+	case k.PSN.Before(start.PSN):
+		return false
+	}
+	for _, b := range before {
+		if q := b.Packet; !q.Opcode.IsRequest() && k.PSN == restartAfter(q) {
+			return true
+		}
+	}
+	return false
+}
+
+// restartAfter returns the oldest PSN a requester may still hold
+// unacknowledged after the harness's answer q: the PSN a sequence-error
+// or RNR NAK names (the NAK acknowledges only what precedes it), the one
+// after a positive acknowledgment's, a READ response's or an ATOMIC
+// acknowledgment's PSN (RULES.md §2.3, §2.6). A NAK of the other kinds
+// leaves nothing to resend (§9.9.2.2): no PSN (the invalid 2^24).
+func restartAfter(q *wire.Packet) wire.PSN {
+	switch {
+	case q.Opcode != wire.Acknowledge:
+		return q.PSN.Next()
+	case q.AETH.IsNAK(wire.NAKPSNSequence) || q.AETH.IsRNR():
+		return q.PSN
+	case q.AETH.IsACK():
+		return q.PSN.Next()
+	}
+	return wire.PSNMask + 1
 }
 
 // traceNow returns the connection's trace so far. A live adapter's Trace
