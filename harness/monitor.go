@@ -269,6 +269,14 @@ type Conn struct {
 	Copies    int
 	copies    CopyRing // the latest responses, for copyOf
 	reqCopies CopyRing // the latest requests, for copyOf
+	// For adoptRequests, as routed (connFor): whether a request and a
+	// response were routed to the connection, and the latest response's
+	// PSN.
+	reqRouted, respRouted bool
+	// reqKeyed: the connection has a request key (its responder QP came
+	// from a request).
+	reqKeyed bool
+	respPSN  wire.PSN
 	// Late counts the responses shown to the checkers after a response
 	// their sender sent later, as its IPv4 ID counting up shows: delayed
 	// (or copied) by the network or the capture past the reorder buffer
@@ -521,6 +529,12 @@ func (c *Conn) absorb(r *trace.Record) {
 	}
 	c.HaveResp = true
 	c.reconResponse(r)
+	if c.IsLate(r) {
+		// Sent before responses already absorbed (lateResponse): it
+		// tells nothing newer than they did, so the latest ACK, MSN and
+		// NAK stay theirs.
+		return
+	}
 	if ops[op].headers&wire.HdrAETH != 0 {
 		c.LastMSN, c.HaveMSN = p.AETH.MSN, true
 	}
@@ -930,7 +944,7 @@ func (a *Auditor) lookup(dir int, k connKey) *Conn {
 			return nil
 		}
 		c := a.conns[0]
-		if dir == 0 && k == (connKey{c.Requester, c.Responder, c.ResponderQP}) ||
+		if dir == 0 && c.reqKeyed && k == (connKey{c.Requester, c.Responder, c.ResponderQP}) ||
 			dir == 1 && c.respIndexed && k == (connKey{c.Requester, c.Responder, c.RequesterQP}) {
 			return c
 		}
@@ -1033,12 +1047,33 @@ func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32) *Conn {
 // has seen a response (a connection's requester QP no longer changes
 // once it has).
 func (a *Auditor) connFor(r *trace.Record) *Conn {
+	c := a.route(r)
+	if c != nil {
+		// What the routing saw, at once (the checkers see records only
+		// after the reorder buffer, and the mirror of a ShardedAuditor
+		// at once): for adoptRequests.
+		if ops[r.Packet.Opcode].request {
+			c.reqRouted = true
+		} else {
+			c.respRouted, c.respPSN = true, r.Packet.PSN
+		}
+	}
+	return c
+}
+
+// route is connFor's choice of connection.
+func (a *Auditor) route(r *trace.Record) *Conn {
 	p := r.Packet
 	if ops[p.Opcode].request {
 		if c := a.lookup(0, connKey{r.Src, r.Dst, p.DestQP}); c != nil {
 			return c
 		}
-		return a.newConn(r.Src, r.Dst, p.DestQP)
+		if c := a.adoptRequests(r); c != nil {
+			return c
+		}
+		c := a.newConn(r.Src, r.Dst, p.DestQP)
+		c.reqKeyed = true
+		return c
 	}
 	if c := a.lookup(1, connKey{r.Dst, r.Src, p.DestQP}); c != nil {
 		return c
@@ -1056,7 +1091,54 @@ func (a *Auditor) connFor(r *trace.Record) *Conn {
 	// on which monitors needing the requests will be indeterminate.
 	c := a.newConn(r.Dst, r.Src, 0)
 	c.RequesterQP = p.DestQP
+	if k := (connKey{r.Dst, r.Src, 0}); a.reqs[k] == c {
+		// No request named its responder QP: requests reach it only by
+		// adoptRequests, which gives it its key.
+		delete(a.reqs, k)
+	}
 	return c
+}
+
+// adoptRequests finds, for request r whose key no connection has, the
+// connection its responses began: a capture that starts mid-connection
+// may show a response first, which makes a connection of its own with
+// the responder QP unknown (connFor). The request joins the one between
+// the same two hosts, with no request yet, whose latest response PSN is
+// nearest r's PSN (within 2^16), as a response joins the requests
+// nearest it (walkResponse); the connection learns its responder QP.
+func (a *Auditor) adoptRequests(r *trace.Record) *Conn {
+	p := r.Packet
+	var best *Conn
+	bestDist := 1 << 16
+	for _, c := range a.conns {
+		if c.reqRouted || c.ResponderQP != 0 || !c.respRouted || c.Requester != r.Src || c.Responder != r.Dst {
+			continue
+		}
+		d := p.PSN.Diff(c.respPSN)
+		if d < 0 {
+			d = -d
+		}
+		if d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	best.ResponderQP, best.reqKeyed = p.DestQP, true
+	k := connKey{r.Src, r.Dst, p.DestQP}
+	if a.reqs == nil {
+		a.reqs, a.resps = map[connKey]*Conn{}, map[connKey]*Conn{}
+	}
+	if a.reqs[k] == nil {
+		a.reqs[k] = best
+		if a.cache != nil {
+			if e := &a.cache[0][k.qp%routeCacheLen]; e.k == k {
+				e.c = best
+			}
+		}
+	}
+	return best
 }
 
 // walkResponse walks through the connections in ID order for response r

@@ -125,6 +125,12 @@ func (c *Conn) ReadSpanAt(p wire.PSN) *ReadSpan {
 		if !s.Known() {
 			if mtu := c.MTU(); mtu != 0 {
 				s.fix(s.First.Add(wire.ReadResponsePackets(s.Length, mtu) - 1))
+				if !s.Holds(p) {
+					// The MTU narrowed the span to end before p (found by
+					// a conformant exchange with capture loss: the READ's
+					// end had been bounded only by the next request seen).
+					return nil
+				}
 			}
 		}
 		return s
@@ -533,9 +539,10 @@ func (c *Conn) lateResponse(r *trace.Record) {
 	switch d := c.newestRsp - r.IPID; {
 	case d == 0:
 	case d < idStep:
-		// Fewer steps than the reorder buffer asks suffice here: that r
-		// may have been sent earlier is enough to decide nothing on it.
-		if o := &c.ids[r.Dir&1]; o.up >= 2 && o.others*16 <= o.up {
+		// Less than the reorder buffer asks suffices here: that r may
+		// have been sent earlier (nothing shows the sender does not
+		// count up) is enough to decide nothing on it.
+		if o := &c.ids[r.Dir&1]; o.others*16 <= o.up {
 			c.Late++
 			c.noteMaybe(r, true)
 		}

@@ -208,6 +208,10 @@ func (s *ShardedAuditor) Observe(r *trace.Record) {
 		if sc == nil {
 			return
 		}
+	} else if f := &ops[p.Opcode]; f.response {
+		// The model's pairing of requests with a connection its
+		// responses began (adoptRequests) follows its latest response.
+		sc.m.respPSN = p.PSN
 	}
 	if sc.w < 0 {
 		return

@@ -122,11 +122,23 @@ func connByScan(a *Auditor, r *trace.Record) *Conn {
 	p := r.Packet
 	if ops[p.Opcode].request {
 		for _, c := range a.conns {
-			if c.ResponderQP == p.DestQP && c.Requester == r.Src && c.Responder == r.Dst {
+			if c.reqKeyed && c.ResponderQP == p.DestQP && c.Requester == r.Src && c.Responder == r.Dst {
 				return c
 			}
 		}
-		return nil
+		// A connection its responses began, with no request yet: the
+		// one whose latest response PSN is nearest (adoptRequests).
+		var best *Conn
+		bestDist := 1 << 16
+		for _, c := range a.conns {
+			if c.reqRouted || c.ResponderQP != 0 || !c.respRouted || c.Requester != r.Src || c.Responder != r.Dst {
+				continue
+			}
+			if d := abs(p.PSN.Diff(c.respPSN)); d < bestDist {
+				best, bestDist = c, d
+			}
+		}
+		return best
 	}
 	found, best := a.walkResponse(r)
 	if found != nil {
@@ -324,4 +336,11 @@ func TestHoldRing(t *testing.T) {
 			t.Errorf("seed %d: nothing reordered", seed)
 		}
 	}
+}
+
+func abs(d int) int {
+	if d < 0 {
+		return -d
+	}
+	return d
 }

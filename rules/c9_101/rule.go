@@ -206,6 +206,18 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *responses.Str
 			}
 		}
 		if s.Req == h.read {
+			// The trace's order is the capture's: the packet's IPv4 ID
+			// may show the responder sent it before the ACK (the network
+			// or the capture delayed it, or the capture lost it and kept
+			// a copy), and then the ACK overtook nothing.
+			if before, known := c.SentBeforeByID(r, h.ack); known && before {
+				c.Checked(ID)
+				continue
+			}
+			if c.IsLate(r) {
+				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d in the capture (frame %d), but that packet's IPv4 Identification shows it may have been sent before the ACK: delayed or copied by the network or the capture", h.ack.Packet.PSN, h.read.PSN, r.Frame))
+				continue
+			}
 			c.Violation(ID, h.ack, fmt.Sprintf("ACK with PSN %d went out before the response of the READ at PSN %d (frame %d), whose packet with PSN %d followed it (frame %d): the ACK tells the requester that the READ was NAKed",
 				h.ack.Packet.PSN, h.read.PSN, h.read.Rec.Frame, r.Packet.PSN, r.Frame),
 				[]string{"the READ's whole response before any ACK with a PSN beyond it"},

@@ -440,11 +440,13 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 		}
 		A = n
 	}
-	if haveA && !c.Complete() && m.haveNext && covers.AtOrAfter(m.nextLo) && covers.AtOrBefore(m.nextHi) && m.nextIsRead {
+	if haveA && !c.Complete() && m.haveNext && covers.AtOrAfter(m.nextLo) && covers.AtOrBefore(m.nextHi) && m.nextIsRead && opc.Class(op) == wire.ClassReadResponse {
 		// Inside the span of the newest READ, whose end the MTU left
-		// open: the response closes it, no request is missing. (Only
-		// the newest READ's span: an older READ whose end is open too
-		// ended before the requests after it.)
+		// open: the READ response closes it, no request is missing.
+		// (Only the newest READ's span: an older READ whose end is open
+		// too ended before the requests after it. An ACK there may name
+		// the READ's last PSN or a request after it the capture missed:
+		// that counts as a gap, below.)
 		if s := c.ReadSpanAt(covers); s != nil && s.First == m.nextRead {
 			m.nextLo, m.nextHi = covers.Next(), covers.Next()
 		}
