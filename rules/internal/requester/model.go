@@ -666,6 +666,14 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	}
 	ev.Kind = KindResend
 	orig := t.Lookup(p.PSN)
+	if orig != nil && orig.PSN != p.PSN && !orig.EndOK {
+		// A request at a PSN only maybe the READ's: its end is open (the
+		// MTU unknown) and p lies past the part it surely reserved (found
+		// by a conformant exchange: a SEND right after a READ, resent).
+		if sp := t.c.ReadSpanAt(p.PSN); sp == nil || (!sp.Known() && p.PSN.After(sp.LastMin)) {
+			orig = nil
+		}
+	}
 	if orig != nil {
 		cp := *orig
 		ev.Orig = &cp

@@ -1,0 +1,443 @@
+package verdicts
+
+import (
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/harness"
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// retryExchange simulates, from rng, a requester and a responder that
+// both follow the rules over a link that loses packets, written
+// independently of the reference transport:
+//
+//   - the requester sends SENDs and WRITEs of one or more packets (AckReq
+//     on the last), READs and ATOMICs, in PSN order, in bursts;
+//   - the responder executes new requests in order (C9-148: the MSN counts
+//     each completed message, a READ's from its first response on),
+//     acknowledges SENDs and WRITEs at once or coalesced (C9-95), answers
+//     a READ with its whole response stream (C9-96) and an ATOMIC with its
+//     Atomic Acknowledge (o9-58), NAKs the first request past a gap with
+//     its expected PSN and then stays silent until that PSN arrives
+//     (C9-111, C9-114), answers a duplicate SEND or WRITE with an ACK of the
+//     newest completed request (C9-105), executes a duplicate READ again
+//     (C9-107) and replays a duplicate ATOMIC's saved result (o9-66);
+//   - the requester, on a sequence NAK, resends from the NAK's PSN (§2.5);
+//     on an acknowledgment past an unanswered READ or ATOMIC re-issues it
+//     (§9.7.5.1.2); and when nothing answers what it sent, waits for its
+//     timer and resends from its oldest unacknowledged PSN (go-back-N).
+//
+// Where the capture is taken decides which lost packets it shows: at the
+// responder (a lost request never reaches it, a lost response left it),
+// at the requester (the reverse), in the middle (either, at random), or
+// complete (at the responder with no request lost: what --complete
+// says). Losses stop after a few rounds, so that everything
+// completes in the end.
+func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, fromStart bool) *ht.Trace {
+	type msg struct {
+		op       wire.Opcode
+		psn      wire.PSN
+		n, size  int
+		orig     uint64 // an ATOMIC's original value
+		acked    bool   // complete at the requester
+		got      int    // READ response packets received in order
+		executed bool   // executed by the responder (new)
+	}
+	t := &ht.Trace{}
+	var msgs []*msg
+	next := wire.PSN(rng.IntN(1 << 24))
+	// Responder state.
+	epsn := next
+	msn := uint32(0)
+	if !fromStart {
+		msn = uint32(rng.IntN(1 << 24))
+	}
+	latch := false
+	lastDone := next.Add(-1) // PSN of the newest completed new request packet
+	pendingAck := false
+	// The message each PSN belongs to, and its packet index.
+	byPSN := map[wire.PSN][2]int{}
+
+	lost := func(r *trace.Record, lossy bool) bool {
+		if !lossy || rng.Float64() >= loss {
+			return false
+		}
+		request := r.Dir == trace.ToResponder
+		if view == viewComplete && request {
+			return false // a complete capture: no request is lost before it
+		}
+		switch {
+		case view == viewResponder && request, view == viewRequester && !request, view == viewMiddle && rng.IntN(2) == 0:
+			r.Note = "lost" // before the capture point: not in the trace
+		}
+		return true
+	}
+	// packet adds packet k of message m to the trace.
+	packet := func(m *msg, k int) *trace.Record {
+		switch m.op {
+		case wire.ReadRequest:
+			return t.Read(m.psn, uint32(m.size))
+		case wire.FetchAdd, wire.CompareSwap:
+			return t.Atomic(m.op, m.psn)
+		}
+		op := m.op
+		if m.n > 1 {
+			write := m.op == wire.WriteOnly
+			switch {
+			case k == 0 && write:
+				op = wire.WriteFirst
+			case k == 0:
+				op = wire.SendFirst
+			case k == m.n-1 && write:
+				op = wire.WriteLast
+			case k == m.n-1:
+				op = wire.SendLast
+			case write:
+				op = wire.WriteMiddle
+			default:
+				op = wire.SendMiddle
+			}
+		}
+		r := t.Req(op, m.psn.Add(k), k == m.n-1)
+		if op == wire.WriteFirst || op == wire.WriteOnly {
+			r.Packet.RETH = wire.RETH{VA: 0x1000, RKey: 0x42, Length: uint32(m.size)}
+		}
+		sz := min(mtu, m.size-k*mtu)
+		r.Packet.Payload = make([]byte, sz)
+		r.PayloadLen = sz
+		return r
+	}
+	// respond is the responder receiving packet k of message i; it returns
+	// the responses it sends.
+	respond := func(i, k int, ackReq bool) []*trace.Record {
+		m := msgs[i]
+		p := m.psn.Add(k)
+		var out []*trace.Record
+		flush := func() {
+			if pendingAck {
+				out = append(out, t.Ack(lastDone, msn))
+				pendingAck = false
+			}
+		}
+		switch {
+		case p == epsn:
+			latch = false
+			switch m.op {
+			case wire.ReadRequest:
+				flush()
+				msn = (msn + 1) & 0xFFFFFF
+				m.executed = true
+				out = append(out, t.ReadStream(m.psn, m.size, mtu, msn)...)
+				epsn = epsn.Add(m.n)
+				lastDone = epsn.Add(-1)
+				pendingAck = false
+			case wire.FetchAdd, wire.CompareSwap:
+				flush()
+				msn = (msn + 1) & 0xFFFFFF
+				m.executed = true
+				out = append(out, t.AtomicAck(m.psn, msn, m.orig))
+				epsn = epsn.Next()
+				lastDone = p
+			default:
+				epsn = epsn.Next()
+				lastDone = p
+				if k == m.n-1 {
+					msn = (msn + 1) & 0xFFFFFF
+					m.executed = true
+					if ackReq {
+						if rng.IntN(3) > 0 {
+							out = append(out, t.Ack(p, msn))
+							pendingAck = false
+						} else {
+							pendingAck = true
+						}
+					}
+				}
+			}
+		case p.After(epsn):
+			if !latch {
+				flush()
+				out = append(out, t.NAK(epsn, 0, msn))
+				latch = true
+			}
+		default: // a duplicate
+			switch m.op {
+			case wire.ReadRequest:
+				flush()
+				out = append(out, t.ReadStream(m.psn, m.size, mtu, msn)...)
+			case wire.FetchAdd, wire.CompareSwap:
+				flush()
+				out = append(out, t.AtomicAck(m.psn, msn, m.orig))
+			default:
+				if ackReq {
+					flush()
+					out = append(out, t.Ack(lastDone, msn))
+				}
+			}
+		}
+		return out
+	}
+
+	type pkt struct{ i, k int }
+	var queue []pkt // what the requester sends next round
+	rounds := 2 + rng.IntN(10)
+	for round := 0; round < rounds+12; round++ {
+		lossy := round < rounds
+		// New messages.
+		if round < rounds {
+			for range rng.IntN(4) {
+				kinds := []wire.Opcode{wire.SendOnly, wire.WriteOnly, wire.ReadRequest, wire.FetchAdd, wire.CompareSwap, wire.SendOnly}
+				m := &msg{op: kinds[rng.IntN(len(kinds))], psn: next, n: 1, orig: rng.Uint64()}
+				switch m.op {
+				case wire.SendOnly, wire.WriteOnly:
+					m.size = []int{0, 10, mtu, 2*mtu + 3}[rng.IntN(4)]
+					m.n = max(1, (m.size+mtu-1)/mtu)
+				case wire.ReadRequest:
+					m.size = []int{0, 8, mtu, 3 * mtu}[rng.IntN(4)]
+					m.n = wire.ReadResponsePackets(uint32(m.size), mtu)
+				}
+				for k := range m.n {
+					byPSN[m.psn.Add(k)] = [2]int{len(msgs), k}
+				}
+				msgs = append(msgs, m)
+				next = next.Add(m.n)
+				if m.op == wire.ReadRequest || m.op == wire.FetchAdd || m.op == wire.CompareSwap {
+					queue = append(queue, pkt{len(msgs) - 1, 0})
+				} else {
+					for k := range m.n {
+						queue = append(queue, pkt{len(msgs) - 1, k})
+					}
+				}
+			}
+		}
+		if len(queue) == 0 {
+			if round >= rounds {
+				break
+			}
+			continue
+		}
+		// The requester sends; the responder receives what arrives.
+		var received []pkt
+		for _, q := range queue {
+			m := msgs[q.i]
+			r := packet(m, q.k)
+			if !lost(r, lossy) {
+				received = append(received, q)
+			}
+		}
+		queue = nil
+		var answers []*trace.Record
+		for _, q := range received {
+			m := msgs[q.i]
+			ackReq := m.op == wire.ReadRequest || m.op == wire.FetchAdd || m.op == wire.CompareSwap || q.k == m.n-1
+			answers = append(answers, respond(q.i, q.k, ackReq)...)
+		}
+		if pendingAck {
+			answers = append(answers, t.Ack(lastDone, msn))
+			pendingAck = false
+		}
+		// The requester takes what arrives.
+		nakAt, nak := wire.PSN(0), false
+		for _, r := range answers {
+			if lost(r, lossy) {
+				continue
+			}
+			p := r.Packet
+			switch p.Opcode {
+			case wire.Acknowledge:
+				if p.AETH.IsNAK(wire.NAKPSNSequence) {
+					nakAt, nak = p.PSN, true
+					for _, m := range msgs {
+						if m.op != wire.ReadRequest && m.op != wire.FetchAdd && m.op != wire.CompareSwap && m.psn.Add(m.n-1).Before(p.PSN) {
+							m.acked = true
+						}
+					}
+					continue
+				}
+				for _, m := range msgs {
+					if m.op != wire.ReadRequest && m.op != wire.FetchAdd && m.op != wire.CompareSwap && m.psn.Add(m.n-1).AtOrBefore(p.PSN) {
+						m.acked = true
+					}
+				}
+			case wire.AtomicAcknowledge:
+				for _, m := range msgs {
+					if m.psn == p.PSN || (m.psn.Before(p.PSN) && m.op != wire.ReadRequest && m.op != wire.FetchAdd && m.op != wire.CompareSwap) {
+						m.acked = true
+					}
+				}
+			default: // READ responses
+				at, ok := byPSN[p.PSN]
+				if !ok {
+					continue
+				}
+				m := msgs[at[0]]
+				if at[1] == m.got {
+					m.got++
+				}
+				if m.got == m.n {
+					m.acked = true
+				}
+				if p.Opcode == wire.ReadResponseFirst || p.Opcode == wire.ReadResponseOnly {
+					for _, e := range msgs {
+						if e.psn.Before(m.psn) && e.op != wire.ReadRequest && e.op != wire.FetchAdd && e.op != wire.CompareSwap {
+							e.acked = true
+						}
+					}
+				}
+			}
+		}
+		// What to send again.
+		var open []*msg
+		for _, m := range msgs {
+			if !m.acked {
+				open = append(open, m)
+			}
+		}
+		if len(open) == 0 {
+			continue
+		}
+		if !nak {
+			// Nothing asked for a resend: the requester's timer expires.
+			t.Wait(time.Duration(2+rng.IntN(20)) * time.Millisecond)
+		}
+		// Go-back-N: every packet from the restart PSN on, completed or
+		// not (the requester retires its requests in order), from the
+		// NAK's PSN or, on a timeout, from the oldest open request.
+		start := open[0].psn
+		if nak {
+			start = nakAt
+		}
+		for i, m := range msgs {
+			last := m.psn.Add(m.n - 1)
+			isRead := m.op == wire.ReadRequest
+			single := isRead || m.op == wire.FetchAdd || m.op == wire.CompareSwap
+			switch {
+			case last.Before(start) && !(single && !m.acked):
+				continue
+			case last.Before(start):
+				// An unanswered READ or ATOMIC before the NAK's PSN:
+				// re-issued (after the go-back-N, below).
+			}
+			if isRead {
+				m.got = 0
+			}
+			if single {
+				queue = append(queue, pkt{i, 0})
+				continue
+			}
+			from := 0
+			if start.After(m.psn) {
+				from = start.Diff(m.psn)
+			}
+			for k := from; k < m.n; k++ {
+				queue = append(queue, pkt{i, k})
+			}
+		}
+		if nak {
+			// Go back to the NAK's PSN first; READs and ATOMICs before it
+			// that went unanswered are re-issued after (§9.7.5.1.2).
+			var at, behind []pkt
+			for _, q := range queue {
+				if msgs[q.i].psn.Add(q.k).Before(nakAt) {
+					behind = append(behind, q)
+				} else {
+					at = append(at, q)
+				}
+			}
+			queue = append(at, behind...)
+		}
+	}
+	t.IPIDs(uint16(rng.Uint32()), uint16(rng.Uint32()))
+	for i := len(t.Records) - 1; i >= 0; i-- {
+		if t.Records[i].Note == "lost" {
+			t.Remove(i)
+		}
+	}
+	return t
+}
+
+// captureView is where a capture is taken.
+type captureView int
+
+const (
+	viewResponder captureView = iota
+	viewRequester
+	viewMiddle
+	// viewComplete is at the responder, with nothing lost on the way to
+	// it: what --complete says (responses may still be lost after it).
+	viewComplete
+)
+
+func (v captureView) String() string {
+	return [...]string{"at the responder", "at the requester", "in the middle", "complete, at the responder"}[v]
+}
+
+func indexOf[T comparable](s []T, v T) int {
+	for i, e := range s {
+		if e == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestRetryExchangesPass: no clause may fail on a lossy exchange between
+// a requester and a responder that follow the rules, captured anywhere
+// (audited as a capture), and where --complete holds (also audited as
+// complete).
+func TestRetryExchangesPass(t *testing.T) {
+	seeds := []uint64{140}
+	n := 1500
+	if testing.Short() {
+		n = 300
+	}
+	if v := os.Getenv("RETRY_SEED"); v != "" {
+		seed, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("RETRY_SEED: %v", err)
+		}
+		seeds = []uint64{seed}
+	}
+	if v := os.Getenv("RETRY_N"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			t.Fatalf("RETRY_N: %v", err)
+		}
+	}
+	for _, seed := range seeds {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		checked := 0
+		for i := range n {
+			mtu := []int{256, 1024, 4096}[rng.IntN(3)]
+			view := captureView(rng.IntN(4))
+			loss := []float64{0, 0.05, 0.15}[rng.IntN(3)]
+			tr := retryExchange(rng, mtu, loss, view, view == viewComplete)
+			settings := []harness.Settings{ht.Capture()}
+			if view == viewComplete {
+				complete := ht.Complete()
+				complete.MTU = mtu
+				settings = append(settings, complete)
+			}
+			for _, s := range settings {
+				tallies, fs := ht.AuditAll(tr, s)
+				for _, tl := range tallies {
+					checked += tl.Checked
+				}
+				if len(fs) > 0 {
+					t.Fatalf("seed %d trace %d (MTU %d, loss %.2f, captured %v, complete %v): a conformant exchange fails %s at frame %d: %s\n%s",
+						seed, i, mtu, loss, view, s.Complete, fs[0].ID, fs[0].Frame, fs[0].Message, dump(tr))
+				}
+			}
+		}
+		if checked < 10*n {
+			t.Errorf("seed %d: only %d instances checked in %d exchanges", seed, checked, n)
+		}
+		t.Logf("seed %d: %d lossy conformant exchanges, %d instances checked, none failed", seed, n, checked)
+	}
+}
