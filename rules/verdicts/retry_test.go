@@ -3,6 +3,7 @@ package verdicts
 import (
 	"math/rand/v2"
 	"os"
+	"sort"
 	"strconv"
 	"testing"
 	"time"
@@ -36,8 +37,7 @@ import (
 // Where the capture is taken decides which lost packets it shows: at the
 // responder (a lost request never reaches it, a lost response left it),
 // at the requester (the reverse), in the middle (either, at random), or
-// complete (at the responder with no request lost: what --complete
-// says). Losses stop after a few rounds, so that everything
+// complete (nothing lost: what --complete says). Losses stop after a few rounds, so that everything
 // completes in the end.
 func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, fromStart bool) *ht.Trace {
 	type msg struct {
@@ -69,8 +69,11 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 			return false
 		}
 		request := r.Dir == trace.ToResponder
-		if view == viewComplete && request {
-			return false // a complete capture: no request is lost before it
+		if view == viewComplete {
+			// --complete: the responder's whole view for the responder's
+			// rules and the requester's for the requester's, so nothing
+			// is lost on either side of the capture point.
+			return false
 		}
 		switch {
 		case view == viewResponder && request, view == viewRequester && !request, view == viewMiddle && rng.IntN(2) == 0:
@@ -115,6 +118,8 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 	}
 	// respond is the responder receiving packet k of message i; it returns
 	// the responses it sends.
+	refuse := false                    // the responder has no receive WQE this round
+	rnrCode := uint8(1 + rng.IntN(13)) // 0.01 to 0.96 ms
 	respond := func(i, k int, ackReq bool) []*trace.Record {
 		m := msgs[i]
 		p := m.psn.Add(k)
@@ -126,6 +131,12 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 			}
 		}
 		switch {
+		case p == epsn && refuse && m.op == wire.SendOnly && k == 0:
+			// No receive WQE: an RNR NAK naming the SEND's first PSN
+			// (C9-113), nothing else changes.
+			latch = false
+			flush()
+			out = append(out, t.RNR(p, rnrCode, msn))
 		case p == epsn:
 			latch = false
 			switch m.op {
@@ -222,6 +233,7 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 			}
 			continue
 		}
+		refuse = lossy && rng.IntN(6) == 0
 		// The requester sends; the responder receives what arrives.
 		var received []pkt
 		for _, q := range queue {
@@ -243,7 +255,7 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 			pendingAck = false
 		}
 		// The requester takes what arrives.
-		nakAt, nak := wire.PSN(0), false
+		nakAt, nak, rnr := wire.PSN(0), false, false
 		for _, r := range answers {
 			if lost(r, lossy) {
 				continue
@@ -251,8 +263,19 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 			p := r.Packet
 			switch p.Opcode {
 			case wire.Acknowledge:
+				if p.AETH.IsRNR() {
+					// Wait the RNR delay, then go back to its PSN (which
+					// the NAK does not acknowledge).
+					if !nak || p.PSN.Before(nakAt) {
+						nakAt, nak = p.PSN, true
+					}
+					rnr = true
+					continue
+				}
 				if p.AETH.IsNAK(wire.NAKPSNSequence) {
-					nakAt, nak = p.PSN, true
+					if !nak || p.PSN.Before(nakAt) {
+						nakAt, nak = p.PSN, true
+					}
 					for _, m := range msgs {
 						if m.op != wire.ReadRequest && m.op != wire.FetchAdd && m.op != wire.CompareSwap && m.psn.Add(m.n-1).Before(p.PSN) {
 							m.acked = true
@@ -302,7 +325,12 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 		if len(open) == 0 {
 			continue
 		}
-		if !nak {
+		switch {
+		case rnr:
+			// The RNR NAK's delay (RULES.md §3.8), and a little more.
+			delay := []time.Duration{0, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960}[rnrCode] * time.Microsecond
+			t.Wait(delay + time.Duration(rng.IntN(200))*time.Microsecond)
+		case !nak:
 			// Nothing asked for a resend: the requester's timer expires.
 			t.Wait(time.Duration(2+rng.IntN(20)) * time.Millisecond)
 		}
@@ -369,13 +397,14 @@ const (
 	viewResponder captureView = iota
 	viewRequester
 	viewMiddle
-	// viewComplete is at the responder, with nothing lost on the way to
-	// it: what --complete says (responses may still be lost after it).
+	// viewComplete loses nothing: what --complete says (the responder's
+	// rules take the capture as the responder's whole view, the
+	// requester's as the requester's). RNR NAKs still cause resends.
 	viewComplete
 )
 
 func (v captureView) String() string {
-	return [...]string{"at the responder", "at the requester", "in the middle", "complete, at the responder"}[v]
+	return [...]string{"at the responder", "at the requester", "in the middle", "complete"}[v]
 }
 
 func indexOf[T comparable](s []T, v T) int {
@@ -413,6 +442,7 @@ func TestRetryExchangesPass(t *testing.T) {
 	for _, seed := range seeds {
 		rng := rand.New(rand.NewPCG(seed, 9))
 		checked := 0
+		reached := map[string]bool{}
 		for i := range n {
 			mtu := []int{256, 1024, 4096}[rng.IntN(3)]
 			view := captureView(rng.IntN(4))
@@ -426,8 +456,11 @@ func TestRetryExchangesPass(t *testing.T) {
 			}
 			for _, s := range settings {
 				tallies, fs := ht.AuditAll(tr, s)
-				for _, tl := range tallies {
+				for id, tl := range tallies {
 					checked += tl.Checked
+					if tl.Checked > 0 {
+						reached[id] = true
+					}
 				}
 				if len(fs) > 0 {
 					t.Fatalf("seed %d trace %d (MTU %d, loss %.2f, captured %v, complete %v): a conformant exchange fails %s at frame %d: %s\n%s",
@@ -438,6 +471,18 @@ func TestRetryExchangesPass(t *testing.T) {
 		if checked < 10*n {
 			t.Errorf("seed %d: only %d instances checked in %d exchanges", seed, checked, n)
 		}
-		t.Logf("seed %d: %d lossy conformant exchanges, %d instances checked, none failed", seed, n, checked)
+		// The exchanges reach the rules of loss and retry, not only the
+		// plain ones.
+		for _, id := range []string{"C9-95", "C9-96", "o9-58", "C9-105", "C9-107", "o9-66", "C9-121", "C9-113", "C9-114", "C9-148", "C9-149", "go-back-n", "rnr-retry"} {
+			if !reached[id] {
+				t.Errorf("seed %d: no exchange checked %s", seed, id)
+			}
+		}
+		ids := make([]string, 0, len(reached))
+		for id := range reached {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		t.Logf("seed %d: %d lossy conformant exchanges, %d instances of %v checked, none failed", seed, n, checked, ids)
 	}
 }
