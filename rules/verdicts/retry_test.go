@@ -421,7 +421,9 @@ func indexOf[T comparable](s []T, v T) int {
 // (audited as a capture), and where --complete holds (also audited as
 // complete).
 func TestRetryExchangesPass(t *testing.T) {
-	seeds := []uint64{140}
+	// Seeds 6 and 8 failed go-back-n falsely before the requester model
+	// stopped taking a PSN only maybe inside a READ's span as the READ's.
+	seeds := []uint64{6, 8}
 	n := 1500
 	if testing.Short() {
 		n = 300
