@@ -382,6 +382,13 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 		}
 	}
 	t.IPIDs(uint16(rng.Uint32()), uint16(rng.Uint32()))
+	if view != viewComplete && len(t.Records) > 0 && rng.IntN(3) == 0 {
+		// Packets the capture recorded twice, or the network copied,
+		// seen again at the end.
+		for range 1 + rng.IntN(3) {
+			t.Recopy(rng.IntN(len(t.Records)))
+		}
+	}
 	for i := len(t.Records) - 1; i >= 0; i-- {
 		if t.Records[i].Note == "lost" {
 			t.Remove(i)
