@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
@@ -595,36 +596,39 @@ type idPrint struct {
 	fp   uint64
 }
 
-// copySeed seeds the fingerprints of one process.
+// copySeed seeds the fingerprints' payload hashes in one process.
 var copySeed = maphash.MakeSeed()
 
-// fingerprint hashes what samePacket and Check compare of r.
+// fingerprint hashes what samePacket and Check compare of r: its sender,
+// headers, payload length and payload.
 func fingerprint(r *trace.Record) uint64 {
-	var h maphash.Hash
-	h.SetSeed(copySeed)
 	p := r.Packet
-	src := r.Src.As16()
-	var b [8]byte
-	h.Write(src[:])
-	put := func(v uint64) {
-		binary.LittleEndian.PutUint64(b[:], v)
-		h.Write(b[:])
-	}
 	bth := p.BTH
-	put(uint64(bth.Opcode) | uint64(bth.PSN)<<8 | uint64(bth.DestQP)<<32)
-	put(uint64(bth.PKey) | uint64(bth.PadCnt)<<16 | uint64(bth.TVer)<<24 | b2u(bth.SE)<<32 | b2u(bth.M)<<33 | b2u(bth.AckReq)<<34 | b2u(bth.FECN)<<35 | b2u(bth.BECN)<<36 | uint64(bth.Resv6)<<40 | uint64(bth.Resv7)<<48)
-	put(uint64(p.AETH.Syndrome) | uint64(p.AETH.MSN)<<8)
-	put(p.RETH.VA)
-	put(uint64(p.RETH.RKey) | uint64(p.RETH.Length)<<32)
-	put(p.Atomic.VA)
-	put(uint64(p.Atomic.RKey))
-	put(p.Atomic.SwapAdd)
-	put(p.Atomic.Compare)
-	put(p.AtomicAck)
-	put(uint64(p.Imm) | uint64(p.IETH)<<32)
-	put(uint64(p.FETH) | uint64(r.PayloadLen)<<32)
-	h.Write(p.Payload)
-	return h.Sum64()
+	src := r.Src.As16()
+	h := mix(0, binary.LittleEndian.Uint64(src[:8]))
+	h = mix(h, binary.LittleEndian.Uint64(src[8:]))
+	h = mix(h, uint64(bth.Opcode)|uint64(bth.PSN)<<8|uint64(bth.DestQP)<<32)
+	h = mix(h, uint64(bth.PKey)|uint64(bth.PadCnt)<<16|uint64(bth.TVer)<<24|b2u(bth.SE)<<32|b2u(bth.M)<<33|b2u(bth.AckReq)<<34|b2u(bth.FECN)<<35|b2u(bth.BECN)<<36|uint64(bth.Resv6)<<40|uint64(bth.Resv7)<<48)
+	h = mix(h, uint64(p.AETH.Syndrome)|uint64(p.AETH.MSN)<<8)
+	h = mix(h, p.RETH.VA)
+	h = mix(h, uint64(p.RETH.RKey)|uint64(p.RETH.Length)<<32)
+	h = mix(h, p.Atomic.VA)
+	h = mix(h, uint64(p.Atomic.RKey))
+	h = mix(h, p.Atomic.SwapAdd)
+	h = mix(h, p.Atomic.Compare)
+	h = mix(h, p.AtomicAck)
+	h = mix(h, uint64(p.Imm)|uint64(p.IETH)<<32)
+	h = mix(h, uint64(p.FETH)|uint64(uint32(r.PayloadLen))<<32)
+	if len(p.Payload) > 0 {
+		h = mix(h, maphash.Bytes(copySeed, p.Payload))
+	}
+	return h
+}
+
+// mix folds v into the hash h (one rotate, xor and multiply: the fields
+// are few and the hash only tells packets of one ID apart).
+func mix(h, v uint64) uint64 {
+	return (bits.RotateLeft64(h, 23) ^ v) * 0x9E3779B97F4A7C15
 }
 
 // b2u is 1 for true.
