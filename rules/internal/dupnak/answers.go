@@ -294,11 +294,17 @@ func (s *answers) readResponse(c *harness.Conn, r *trace.Record) *Answer {
 	p := r.Packet
 	op := p.Opcode
 	ans := s.answer()
-	if cur := s.cur; cur != nil && cur.Open && p.PSN == cur.Next {
+	startOp := op == wire.ReadResponseFirst || op == wire.ReadResponseOnly
+	if cur := s.cur; cur != nil && cur.Open && p.PSN == cur.Next &&
+		!(startOp && !c.Complete() && s.waiting(p.PSN, false) != nil) {
 		ans.Kind, ans.Req, ans.Stream = AnsContinue, cur.Req, cur
 		s.advance(cur, op, ans)
 		return ans
 	}
+	// (A First or Only where the open stream goes on, at the PSN a
+	// waiting duplicate READ asks from, on a capture that may have lost
+	// the rest of the open stream: the waiting READ's answer begins
+	// (found by a conformant exchange: partial READ re-requests).)
 	if cur := s.cur; cur != nil && cur.Open && !c.Complete() && lostBefore(c, cur, p) {
 		// The open stream goes on past PSNs the capture does not show,
 		// with nothing else in between: its packets were lost before
