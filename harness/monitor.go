@@ -1099,13 +1099,25 @@ func (a *Auditor) route(r *trace.Record) *Conn {
 	return c
 }
 
+// adoptBehind and adoptAhead are how far behind and ahead of a
+// response-only connection's latest response PSN a request may be and
+// still join it (adoptRequests): the requests in flight. Two connections
+// between the same hosts whose PSNs are that close cannot be told apart
+// by their PSNs; elsewhere the window keeps one's requests from another's
+// responses.
+const (
+	adoptBehind = 1024
+	adoptAhead  = 8192
+)
+
 // adoptRequests finds, for request r whose key no connection has, the
 // connection its responses began: a capture that starts mid-connection
 // may show a response first, which makes a connection of its own with
 // the responder QP unknown (connFor). The request joins the one between
 // the same two hosts, with no request yet, whose latest response PSN is
-// nearest r's PSN (within 2^16), as a response joins the requests
-// nearest it (walkResponse); the connection learns its responder QP.
+// nearest r's PSN (adoptAhead ahead, adoptBehind behind), as a response
+// joins the requests nearest it (walkResponse); the connection learns its
+// responder QP.
 func (a *Auditor) adoptRequests(r *trace.Record) *Conn {
 	p := r.Packet
 	var best *Conn
@@ -1114,7 +1126,14 @@ func (a *Auditor) adoptRequests(r *trace.Record) *Conn {
 		if c.reqRouted || c.ResponderQP != 0 || !c.respRouted || c.Requester != r.Src || c.Responder != r.Dst {
 			continue
 		}
+		// A request after a response of its connection is new (past the
+		// response's PSN, by up to the requests in flight) or a resend
+		// of a little before it (a READ re-issued): far behind it, it is
+		// another connection's.
 		d := p.PSN.Diff(c.respPSN)
+		if d < -adoptBehind || d > adoptAhead {
+			continue
+		}
 		if d < 0 {
 			d = -d
 		}

@@ -134,8 +134,8 @@ func connByScan(a *Auditor, r *trace.Record) *Conn {
 			if c.reqRouted || c.ResponderQP != 0 || !c.respRouted || c.Requester != r.Src || c.Responder != r.Dst {
 				continue
 			}
-			if d := abs(p.PSN.Diff(c.respPSN)); d < bestDist {
-				best, bestDist = c, d
+			if d := p.PSN.Diff(c.respPSN); d >= -adoptBehind && d <= adoptAhead && abs(d) < bestDist {
+				best, bestDist = c, abs(d)
 			}
 		}
 		return best

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"sort"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/rcconform/rcconform/harness"
 	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -196,4 +198,77 @@ func dump(t *ht.Trace) string {
 		s += fmt.Sprintf("  %v ipid %d\n", r, r.IPID)
 	}
 	return s
+}
+
+// TestConformantQPsInterleaved: several connections between the same two
+// hosts, each a conformant exchange, interleaved as a capture shows them
+// and cut to begin anywhere (so that a connection may begin with a
+// response, or with a request whose response the cut removed): the audit
+// pairs each connection's requests and responses (a response first makes
+// a connection its requests then join) and no clause fails.
+func TestConformantQPsInterleaved(t *testing.T) {
+	seed, n := uint64(33), 400
+	if testing.Short() {
+		n = 100
+	}
+	rng := rand.New(rand.NewPCG(seed, 5))
+	for i := range n {
+		k := 2 + rng.IntN(3)
+		var all []*trace.Record
+		for q := range k {
+			tr := conformantTrace(rng, 1024, false, false)
+			// Connections whose PSNs lie within the requests in flight
+			// of each other cannot be told apart by their PSNs: keep
+			// them 2^22 apart, as random starting PSNs mostly are.
+			shift := wire.PSN(q<<22) - tr.Records[0].Packet.PSN
+			for _, r := range tr.Records {
+				r.Packet.PSN += shift
+				r.Packet.PSN &= wire.PSNMask
+			}
+			// Spread each connection's records over the same time span.
+			stretch := time.Duration(1 + rng.IntN(3))
+			for _, r := range tr.Records {
+				r.Time = r.Time*stretch + time.Duration(q)*300*time.Nanosecond
+				if r.Dir == trace.ToResponder {
+					r.Packet.DestQP = uint32(0x100 + q)
+				} else {
+					r.Packet.DestQP = uint32(0x200 + q)
+				}
+			}
+			all = append(all, tr.Records...)
+		}
+		sort.SliceStable(all, func(a, b int) bool { return all[a].Time < all[b].Time })
+		cut := rng.IntN(len(all) / 2)
+		all = all[cut:]
+		for f, r := range all {
+			r.Frame = f + 1
+		}
+		sink := harness.NewSink("t")
+		a := harness.NewAuditor(ht.Capture(), sink)
+		for _, r := range all {
+			a.Observe(r)
+		}
+		a.End()
+		if len(sink.Findings) > 0 {
+			f := sink.Findings[0]
+			t.Fatalf("seed %d trace %d (%d connections, cut %d): a conformant exchange fails %s at frame %d: %s", seed, i, k, cut, f.ID, f.Frame, f.Message)
+		}
+		// Each connection is one, its requests and responses together,
+		// unless the cut left it no request or no response.
+		for _, c := range a.Conns() {
+			if c.ResponderQP != 0 && c.RequesterQP != 0 && c.ResponderQP-0x100 != c.RequesterQP-0x200 {
+				dbg := ""
+				for _, c2 := range a.Conns() {
+					dbg += fmt.Sprintf("\n conn %d rsp %#x req %#x firstReq %d", c2.ID, c2.ResponderQP, c2.RequesterQP, c2.FirstReq)
+				}
+				for _, r := range all[:min(len(all), 400)] {
+					dbg += fmt.Sprintf("\n  %v", r)
+				}
+				t.Fatalf("seed %d trace %d: requests to QP %#x paired with responses to QP %#x%s", seed, i, c.ResponderQP, c.RequesterQP, dbg)
+			}
+		}
+		if len(a.Conns()) > k {
+			t.Fatalf("seed %d trace %d: %d connections audited for %d", seed, i, len(a.Conns()), k)
+		}
+	}
 }
