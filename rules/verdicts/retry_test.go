@@ -205,6 +205,7 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 	}
 
 	type pkt struct{ i, k int }
+	var netCopies [][2]*trace.Record // a request and the network's copy of it
 	var queue []pkt // what the requester sends next round
 	rounds := 2 + rng.IntN(10)
 	for round := 0; round < rounds+12; round++ {
@@ -254,6 +255,13 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 			r := packet(m, q.k)
 			if !lost(r, lossy) {
 				received = append(received, q)
+				if lossy && view != viewComplete && rng.IntN(40) == 0 {
+					// The network copies the request: the responder
+					// receives it twice (a duplicate the second time),
+					// and the capture shows the copy with its ID.
+					netCopies = append(netCopies, [2]*trace.Record{r, t.Recopy(len(t.Records) - 1)})
+					received = append(received, q)
+				}
 			}
 		}
 		queue = nil
@@ -406,6 +414,9 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 		}
 	}
 	t.IPIDs(uint16(rng.Uint32()), uint16(rng.Uint32()))
+	for _, c := range netCopies {
+		c[1].IPID = c[0].IPID
+	}
 	if view != viewComplete && len(t.Records) > 0 && rng.IntN(3) == 0 {
 		// Packets the capture recorded twice, or the network copied,
 		// seen again at the end.
