@@ -206,7 +206,7 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 
 	type pkt struct{ i, k int }
 	var netCopies [][2]*trace.Record // a request and the network's copy of it
-	var queue []pkt // what the requester sends next round
+	var queue []pkt                  // what the requester sends next round
 	rounds := 2 + rng.IntN(10)
 	for round := 0; round < rounds+12; round++ {
 		lossy := round < rounds
