@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"reflect"
-	"strconv"
 	"testing"
 	"time"
 
@@ -234,19 +232,8 @@ func TestAnyTraces(t *testing.T) {
 	if testing.Short() {
 		n = 100
 	}
-	seed := uint64(18)
-	if v := os.Getenv("ANYTRACE_SEED"); v != "" {
-		var err error
-		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
-			t.Fatalf("ANYTRACE_SEED: %v", err)
-		}
-	}
-	if v := os.Getenv("ANYTRACE_N"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil {
-			t.Fatalf("ANYTRACE_N: %v", err)
-		}
-	}
+	seeds, n := seedsFromEnv(t, "ANYTRACE", []uint64{18}, n)
+	seed := seeds[0]
 	rng := rand.New(rand.NewPCG(seed, 1))
 	// What the traces made the monitors do, by clause: so that a
 	// generator that stopped reaching them shows.

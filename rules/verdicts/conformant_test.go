@@ -3,9 +3,7 @@ package verdicts
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"sort"
-	"strconv"
 	"testing"
 	"time"
 
@@ -139,19 +137,7 @@ func TestConformantExchangesPass(t *testing.T) {
 	if testing.Short() {
 		seeds, n = seeds[:1], 600
 	}
-	if v := os.Getenv("CONFORMANT_SEED"); v != "" {
-		seed, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("CONFORMANT_SEED: %v", err)
-		}
-		seeds = []uint64{seed}
-	}
-	if v := os.Getenv("CONFORMANT_N"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil {
-			t.Fatalf("CONFORMANT_N: %v", err)
-		}
-	}
+	seeds, n = seedsFromEnv(t, "CONFORMANT", seeds, n)
 	for _, seed := range seeds {
 		conformantSeed(t, seed, n)
 	}

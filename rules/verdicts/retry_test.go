@@ -2,9 +2,7 @@ package verdicts
 
 import (
 	"math/rand/v2"
-	"os"
 	"sort"
-	"strconv"
 	"testing"
 	"time"
 
@@ -472,19 +470,7 @@ func TestRetryExchangesPass(t *testing.T) {
 	if testing.Short() {
 		n = 300
 	}
-	if v := os.Getenv("RETRY_SEED"); v != "" {
-		seed, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("RETRY_SEED: %v", err)
-		}
-		seeds = []uint64{seed}
-	}
-	if v := os.Getenv("RETRY_N"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil {
-			t.Fatalf("RETRY_N: %v", err)
-		}
-	}
+	seeds, n = seedsFromEnv(t, "RETRY", seeds, n)
 	for _, seed := range seeds {
 		rng := rand.New(rand.NewPCG(seed, 9))
 		checked := 0
