@@ -48,6 +48,14 @@ func TestMonitor(t *testing.T) {
 			b.Read(q, 4*m)
 			midFirst(b, q)
 		}, true, true, false, false},
+		{"a replay opening with a Middle, the new READs shown answered by Onlys alone", func(b *dupnak.TraceBuilder) {
+			// An Only got right says nothing of how the device opens a
+			// stream of several packets.
+			b.Read(q+10, m)
+			b.ReadStream(q+10, m, 1)
+			b.Read(q, 4*m)
+			midFirst(b, q)
+		}, false, false, false, true},
 		{"one root cause: every answer, new READs' too, opens with a Middle (C9-97's)", func(b *dupnak.TraceBuilder) {
 			b.Read(q, 4*m)
 			midFirst(b, q)
