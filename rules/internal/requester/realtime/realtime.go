@@ -120,6 +120,11 @@ type Run struct {
 	// answerLag is the longest the harness took to answer a round
 	// (AnswerAll) after the round's last packet arrived.
 	answerLag time.Duration
+	// unattributed, on a real clock, says why a resend the harness asked
+	// for with a NAK may have been the transport timer's instead (it came
+	// past half the timer interval after the NAK: a loaded host), so the
+	// retry budgets cannot be told apart ("" when none).
+	unattributed string
 }
 
 // New starts a scenario on the peer's connection.
@@ -331,6 +336,7 @@ func (x *Run) FailRound(round []*trace.Record, f Failure, rnr uint8, what string
 		x.NAK(first.Packet.PSN, wire.NAKPSNSequence)
 		again = x.Again(round, x.T.Live, what+" (after a sequence NAK)")
 		x.setEarly(again, func(wire.PSN) time.Duration { return at })
+		x.noteLate(again, at, "sequence NAK")
 	case RNR:
 		x.react(round, f)
 		delay := wire.RNRDelay(rnr)
@@ -340,6 +346,7 @@ func (x *Run) FailRound(round []*trace.Record, f Failure, rnr uint8, what string
 			x.AtLeast(again[0].Time-at, delay, fmt.Sprintf("the RNR NAK with timer code %d", rnr), again[0])
 		}
 		x.setEarly(again, func(wire.PSN) time.Duration { return at })
+		x.noteLate(again, at, "RNR NAK")
 	default:
 		again = x.Again(round, x.T.Upper(x.Timeout), what+" (after the transport timer)")
 		if x.TimerBound {
@@ -349,6 +356,20 @@ func (x *Run) FailRound(round []*trace.Record, f Failure, rnr uint8, what string
 		x.setEarly(again, func(psn wire.PSN) time.Duration { return x.early[psn] + x.Timeout })
 	}
 	return again
+}
+
+// noteLate notes, on a real clock, a resend that came past half the
+// device's transport timer interval after the harness's NAK asked for it:
+// the timer may have brought it instead, and which budget each retry
+// spent (the transport or the RNR retry counter) cannot be told.
+func (x *Run) noteLate(again []*trace.Record, at time.Duration, nak string) {
+	if !x.T.Real || x.Timeout <= 0 || len(again) == 0 || x.unattributed != "" {
+		return
+	}
+	if d := again[0].Time - at; d >= x.Timeout/2 {
+		x.unattributed = fmt.Sprintf("the device resent PSN %d %v after the harness's %s, past half its transport timer interval %v: its timer may have brought that resend, so which retry budget each transmission spent cannot be told (a loaded host)",
+			again[0].Packet.PSN, d, nak, x.Timeout)
+	}
 }
 
 // earliest returns the earliest time rec's transmission can have left.
@@ -420,6 +441,10 @@ func (x *Run) Exhaust(round []*trace.Record, f Failure, rnr uint8, wr uint64, wa
 	default:
 		at, wait, bound = x.earliest(first), x.T.Upper(x.Timeout), x.Timeout
 		since = fmt.Sprintf("the last transmission of PSN %d (local ACK timeout %d)", first.Packet.PSN, x.Info.Config.Timeout)
+	}
+	if x.unattributed != "" {
+		// The count the budget is judged by is unknown.
+		rulekit.Indeterminate(x.unattributed)
 	}
 	quiet := fmt.Sprintf("no further transmission: the budget is spent after this %v, so work request %d ends with %q", f, wr, want)
 	// How many transmissions the budget allows, and what ends it, is the
