@@ -1012,7 +1012,10 @@ func (a *Auditor) End() {
 	}
 }
 
-func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32) *Conn {
+// newConn makes a connection; keyed says a request named its responder
+// QP (a connection its responses began has no request key: requests
+// reach it only by adoptRequests).
+func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32, keyed bool) *Conn {
 	c := &Conn{ID: len(a.conns) + 1, Requester: req, Responder: rsp, ResponderQP: rspQP,
 		Settings: a.Settings, Capture: a.Sink.Capture, sink: a.Sink}
 	if a.ConnSetup != nil {
@@ -1029,9 +1032,10 @@ func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32) *Conn {
 	if len(a.conns) == 2 {
 		a.cache = new([2][routeCacheLen]routeEntry[*Conn])
 	}
-	if k := (connKey{req, rsp, rspQP}); a.reqs[k] == nil {
+	if k := (connKey{req, rsp, rspQP}); keyed && a.reqs[k] == nil {
 		a.reqs[k] = c
 	}
+	c.reqKeyed = keyed
 	return c
 }
 
@@ -1071,9 +1075,7 @@ func (a *Auditor) route(r *trace.Record) *Conn {
 		if c := a.adoptRequests(r); c != nil {
 			return c
 		}
-		c := a.newConn(r.Src, r.Dst, p.DestQP)
-		c.reqKeyed = true
-		return c
+		return a.newConn(r.Src, r.Dst, p.DestQP, true)
 	}
 	if c := a.lookup(1, connKey{r.Dst, r.Src, p.DestQP}); c != nil {
 		return c
@@ -1089,13 +1091,8 @@ func (a *Auditor) route(r *trace.Record) *Conn {
 	}
 	// Responses whose requests were never seen: a connection of its own,
 	// on which monitors needing the requests will be indeterminate.
-	c := a.newConn(r.Dst, r.Src, 0)
+	c := a.newConn(r.Dst, r.Src, 0, false)
 	c.RequesterQP = p.DestQP
-	if k := (connKey{r.Dst, r.Src, 0}); a.reqs[k] == c {
-		// No request named its responder QP: requests reach it only by
-		// adoptRequests, which gives it its key.
-		delete(a.reqs, k)
-	}
 	return c
 }
 

@@ -199,7 +199,7 @@ func TestConnForIndexedLowestID(t *testing.T) {
 	h1, h2 := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
 	a := NewAuditor(UnknownSettings(), NewSink("t"))
 	a.mons = []Monitor{{Clause: "none", New: func(*Conn) Checker { return nopChecker{} }}}
-	c1, c2 := a.newConn(h1, h2, 10), a.newConn(h1, h2, 11)
+	c1, c2 := a.newConn(h1, h2, 10, true), a.newConn(h1, h2, 11, true)
 	for _, c := range []*Conn{c1, c2} {
 		c.RequesterQP, c.HaveResp = 7, true
 		a.indexResponder(c)
