@@ -278,17 +278,23 @@ type Conn struct {
 	reqKeyed bool
 	respPSN  wire.PSN
 	// Late counts the responses shown to the checkers after a response
-	// their sender sent later, as its IPv4 ID counting up shows: delayed
-	// (or copied) by the network or the capture past the reorder buffer
-	// (lateResponse).
+	// their sender sent later, as its IPv4 ID counting up shows, or (where
+	// no ID tells) as an MSN behind one already delivered may show:
+	// delayed (or copied) by the network or the capture past the reorder
+	// buffer (lateResponse, staleMSN).
 	Late int
 	// newestRsp is the ID of the newest response delivered, by its
 	// sender's count (haveRsp once there is one).
 	newestRsp uint16
 	haveRsp   bool
+	// newestMSN is the newest MSN a response carried (haveMSN once one
+	// did), for staleMSN.
+	newestMSN    uint32
+	newestMSNPSN wire.PSN // the PSN of the response that carried it
+	haveMSN      bool
 	// maybeCopies holds the packets that may be copies (MaybeCopy), or
-	// late (true), in the order of maybeOrder.
-	maybeCopies map[*trace.Record]bool
+	// late, with which, in the order of maybeOrder.
+	maybeCopies map[*trace.Record]maybeKind
 	maybeOrder  []*trace.Record
 	start       startState
 	startMsgs   []wire.PSN // message ends seen before the start test was decided
@@ -598,11 +604,13 @@ func (c *Conn) retireReads(psn wire.PSN, resp bool) {
 // copy the capture or the network made is legal, the responder sending it
 // again may not be, and the trace cannot tell which.
 func (c *Conn) Violation(clause string, r *trace.Record, message string, expected []string, seen string) {
-	if late, ok := c.maybeCopies[r]; r != nil && ok {
+	if kind, ok := c.maybeCopies[r]; r != nil && ok {
 		what := "repeats an earlier response byte for byte and no IPv4 Identification tells a copy the capture or the network made (no violation) from the responder sending it again"
 		switch {
-		case late:
+		case kind == lateByID:
 			what = "was sent before responses the trace shows earlier, as its IPv4 Identification shows: the network or the capture delayed it (or copied one whose original the capture lost), so where it stands in the trace says nothing of the responder's order"
+		case kind == lateByMSN:
+			what = "carries an MSN behind one a response the trace shows earlier carried, and no IPv4 Identification tells (IPv6, or an ID that never changes) whether the responder sent it again (a violation) or the network or the capture delayed it, or copied one whose original the capture lost (none)"
 		case ops[r.Packet.Opcode].request:
 			what = "repeats an earlier request with its IPv4 Identification: a copy the capture or the network made (no violation), not the requester sending it again"
 		}
@@ -984,8 +992,11 @@ func (a *Auditor) Observe(r *trace.Record) {
 // deliver shows r to the connection's checkers, then absorbs it.
 func (c *Conn) deliver(r *trace.Record) {
 	c.cur = r
-	if r.HasIPID && r.Dir == trace.ToRequester {
-		c.lateResponse(r)
+	if r.Dir == trace.ToRequester {
+		if r.HasIPID {
+			c.lateResponse(r)
+		}
+		c.staleMSN(r)
 	}
 	if op := r.Packet.Opcode; op < 32 {
 		for _, i := range c.route[op] {

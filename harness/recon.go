@@ -313,7 +313,13 @@ func (c *Conn) reconRequest(e *reqEntry, p, lastMin, lastMax wire.PSN) {
 	case ReqAhead:
 		e.setDropped(true)
 	case ReqBehind:
+		e.setDropped(false) // a duplicate, answered as one
 	default:
+		// Not known to be dropped: the flag speaks of this copy now, not
+		// of an earlier one a NAK refused (found by a conformant
+		// exchange: a capture's late copy of a refused READ taken as new
+		// after its resend had been answered).
+		e.setDropped(false)
 		if c.exp.HaveHi && p.AtOrBefore(c.exp.Hi) && lastMax.Next().After(c.exp.Hi) {
 			// Maybe accepted: the expected PSN may now be past it.
 			c.exp.Hi = lastMax.Next()
@@ -446,6 +452,15 @@ func (o *idOrder) countsUp() bool { return o.up >= 8 && o.others*16 <= o.up }
 // d is seen, so far, to count its IPv4 Identification up.
 func (c *Conn) CountsIPIDUp(d trace.Dir) bool { return c.ids[d&1].countsUp() }
 
+// IDsVary reports whether the sender of records going in direction d has
+// been seen to change its IPv4 Identification: only then does a repeat
+// of an ID tell a copy from a second transmission (a sender whose ID
+// never changes, at zero or at any other value, gives both the same).
+func (c *Conn) IDsVary(d trace.Dir) bool {
+	o := &c.ids[d&1]
+	return o.up+o.others > 0
+}
+
 // SentBeforeByID reports whether a was sent before b by their sender,
 // as their IPv4 IDs show (known is false where they cannot tell: other
 // senders, IPv6, or a sender not seen to count up).
@@ -488,8 +503,7 @@ const copyDepth = 16
 // have recorded it twice (the responder received it once) or the network
 // copied it (the responder received a duplicate).
 func (c *Conn) copyOf(r *trace.Record) bool {
-	o := &c.ids[r.Dir&1]
-	vary := o.up+o.others > 0
+	vary := c.IDsVary(r.Dir)
 	if !ops[r.Packet.Opcode].response {
 		if r.HasIPID && vary && ops[r.Packet.Opcode].request {
 			if cp, _ := c.reqCopies.Check(r, true); cp {
@@ -510,18 +524,27 @@ func (c *Conn) copyOf(r *trace.Record) bool {
 const maxMaybeCopies = 1024
 
 // noteMaybeCopy remembers response r as one that may be a copy.
-func (c *Conn) noteMaybeCopy(r *trace.Record) { c.noteMaybe(r, false) }
+func (c *Conn) noteMaybeCopy(r *trace.Record) { c.noteMaybe(r, maybeCopy) }
+
+// maybeKind says why a packet is in Conn.maybeCopies.
+type maybeKind uint8
+
+const (
+	maybeCopy maybeKind = iota // it repeats a recent packet (MaybeCopy)
+	lateByID                   // its IPv4 ID shows it was sent before one delivered (lateResponse)
+	lateByMSN                  // its MSN is behind one delivered, no ID to tell (staleMSN)
+)
 
 // noteMaybe remembers r as a possible copy, or as late.
-func (c *Conn) noteMaybe(r *trace.Record, late bool) {
+func (c *Conn) noteMaybe(r *trace.Record, kind maybeKind) {
 	if c.maybeCopies == nil {
-		c.maybeCopies = map[*trace.Record]bool{}
+		c.maybeCopies = map[*trace.Record]maybeKind{}
 	}
 	if len(c.maybeOrder) == maxMaybeCopies {
 		delete(c.maybeCopies, c.maybeOrder[0])
 		c.maybeOrder = c.maybeOrder[1:]
 	}
-	c.maybeCopies[r] = late
+	c.maybeCopies[r] = kind
 	c.maybeOrder = append(c.maybeOrder, r)
 }
 
@@ -545,17 +568,73 @@ func (c *Conn) lateResponse(r *trace.Record) {
 		// count up) is enough to decide nothing on it.
 		if o := &c.ids[r.Dir&1]; o.others*16 <= o.up {
 			c.Late++
-			c.noteMaybe(r, true)
+			c.noteMaybe(r, lateByID)
 		}
 	default:
 		c.newestRsp = r.IPID
 	}
 }
 
+// staleMSN notes response r, about to be delivered, as late when it
+// carries an MSN behind the newest one a response delivered carried, and
+// a PSN no later than that response's, where no IPv4 Identification can tell when it was sent (IPv6, or a
+// sender whose ID never changes) and the trace is a capture that may have
+// lost packets. A responder never lowers its MSN (C9-148), so r was
+// either sent again by it (a violation) or sent before that response and
+// delayed by the network or the capture, or copied from an original the
+// capture lost (none): nothing in the trace tells which, so a violation
+// found on r is left undecided (Violation) and r moves none of the
+// connection's latest ACK, MSN or NAK. Where the sender's IDs count up,
+// lateResponse decides by them instead.
+func (c *Conn) staleMSN(r *trace.Record) {
+	p := r.Packet
+	if ops[p.Opcode].headers&wire.HdrAETH == 0 {
+		return
+	}
+	msn := p.AETH.MSN & 0xFFFFFF
+	if !c.haveMSN {
+		c.newestMSN, c.newestMSNPSN, c.haveMSN = msn, p.PSN, true
+		return
+	}
+	switch d := (c.newestMSN - msn) & 0xFFFFFF; {
+	case d == 0:
+	case d < 1<<23:
+		// Behind in its PSN too: an earlier moment's response. (One
+		// ahead in PSN is judged: after a response whose MSN was too
+		// high, the next ones are behind it in MSN only.)
+		if c.Settings.Active || c.Settings.Complete || (r.HasIPID && c.IDsVary(r.Dir)) || p.PSN.After(c.newestMSNPSN) {
+			return
+		}
+		if _, ok := c.maybeCopies[r]; !ok {
+			c.Late++
+			c.noteMaybe(r, lateByMSN)
+		}
+	default:
+		c.newestMSN, c.newestMSNPSN = msn, p.PSN
+	}
+}
+
 // IsLate reports whether response r came after responses its sender sent
 // later (lateResponse): where it stands in the trace says nothing of the
 // responder's order.
-func (c *Conn) IsLate(r *trace.Record) bool { return c.maybeCopies[r] }
+func (c *Conn) IsLate(r *trace.Record) bool {
+	k, ok := c.maybeCopies[r]
+	return ok && k != maybeCopy
+}
+
+// LateWhy explains why a late response (IsLate) is not judged by where
+// it stands in the trace; open says a violation remains possible (the
+// responder may have sent it again: no IPv4 Identification tells), so
+// its clause cannot pass on it. "" when r is not late.
+func (c *Conn) LateWhy(r *trace.Record) (why string, open bool) {
+	switch c.maybeCopies[r] {
+	case lateByID:
+		return fmt.Sprintf("frame %d was sent before responses the trace shows earlier (its IPv4 Identification shows it): the network or the capture delayed it, or copied one whose original the capture lost", r.Frame), false
+	case lateByMSN:
+		return fmt.Sprintf("frame %d carries an MSN behind one a response the trace shows earlier carried, and no IPv4 Identification tells when it was sent (IPv6, or an ID that never changes): the responder sending it again (a violation) and the network or the capture delaying it, or copying one whose original the capture lost (none), both explain it", r.Frame), true
+	}
+	return "", false
+}
 
 // MaybeCopy reports whether r may be a copy the capture or the network
 // made of a recent packet of its sender, not a second transmission: a
@@ -586,7 +665,42 @@ type CopyRing struct {
 	// byID holds, for packets with an IPv4 ID from a sender whose IDs
 	// change, a fingerprint of the latest one by the ID's low bits.
 	byID *[copyIDs]idPrint
+	// older holds, for a sender whose IDs tell nothing (IPv6, or an ID
+	// that never changes), the fingerprints of its copyIDs latest packets
+	// past the ring, so that a repeat of one of them is a possible copy
+	// however far back its original is.
+	older *printSet
 }
+
+// printSet is a bounded set of fingerprints: the latest copyIDs added,
+// the oldest forgotten first.
+type printSet struct {
+	ring  [copyIDs]uint64
+	n     int
+	head  int
+	count map[uint64]int32
+}
+
+// add remembers fp, forgetting the oldest when full.
+func (s *printSet) add(fp uint64) {
+	if s.count == nil {
+		s.count = make(map[uint64]int32, copyIDs)
+	}
+	if s.n == copyIDs {
+		old := s.ring[s.head]
+		if s.count[old]--; s.count[old] == 0 {
+			delete(s.count, old)
+		}
+	} else {
+		s.n++
+	}
+	s.ring[s.head] = fp
+	s.head = (s.head + 1) % copyIDs
+	s.count[fp]++
+}
+
+// has reports whether fp is remembered.
+func (s *printSet) has(fp uint64) bool { return s.count[fp] > 0 }
 
 // idPrint is a packet's IPv4 ID and a fingerprint of its sender, headers
 // and payload.
@@ -681,6 +795,20 @@ func (k *CopyRing) Check(r *trace.Record, idsVary bool) (cp, maybe bool) {
 			return true, false
 		}
 		*slot = idPrint{id: r.IPID, used: true, fp: fp}
+	} else {
+		// Past the ring, with no ID to tell: a repeat of an older packet
+		// (a capture of two interfaces writes each one's packets in
+		// batches) may be a copy as well.
+		if k.older == nil {
+			k.older = new(printSet)
+		}
+		if k.n == copyDepth {
+			// The packet about to leave the ring.
+			k.older.add(fingerprint(k.recent[k.head]))
+		}
+		if !maybe && k.older.has(fingerprint(r)) {
+			maybe = true
+		}
 	}
 	k.recent[k.head] = r
 	k.head = (k.head + 1) & (copyDepth - 1)
@@ -913,7 +1041,25 @@ func (c *Conn) reconStart(r *trace.Record) {
 		c.start = startMissed
 		return
 	}
-	if ops[op].headers&wire.HdrAETH == 0 || !p.AETH.IsACK() {
+	if ops[op].headers&wire.HdrAETH == 0 {
+		return
+	}
+	if !p.AETH.IsACK() {
+		// A NAK carries the count of the messages completed before the
+		// PSN it names: on a QP the capture shows from its creation, no
+		// more than the messages shown ending before it (found by a
+		// conformant exchange: an RNR NAK with MSN 2^24-1, then an ACK
+		// whose MSN, wrapped to 0, matched the count from 0).
+		n := 0
+		for _, e := range c.startMsgs {
+			if e.Before(p.PSN) {
+				n++
+			}
+		}
+		if p.AETH.MSN&0xFFFFFF != uint32(n) {
+			c.start = startMissed
+			c.startMsgs = nil
+		}
 		return
 	}
 	covers, incl := p.PSN, true

@@ -193,7 +193,7 @@ func (c *Conn) StepWindow(r *trace.Record) WinStep {
 		w.request(c, r)
 	case ops[op].response && !w.dead:
 		if prev := w.prevResp; prev != nil && sameResponse(prev, r) && len(prev.Packet.Payload) == len(p.Payload) &&
-			r.HasIPID && prev.HasIPID && r.IPID == prev.IPID && r.IPID != 0 {
+			r.HasIPID && prev.HasIPID && r.IPID == prev.IPID && c.IDsVary(r.Dir) {
 			w.last.NetDup = true
 			return w.last
 		}

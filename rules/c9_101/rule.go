@@ -214,8 +214,16 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *responses.Str
 				c.Checked(ID)
 				continue
 			}
-			if c.IsLate(r) {
-				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d in the capture (frame %d), but that packet's IPv4 Identification shows it may have been sent before the ACK: delayed or copied by the network or the capture", h.ack.Packet.PSN, h.read.PSN, r.Frame))
+			if why, _ := c.LateWhy(r); why != "" {
+				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d in the capture (frame %d), but that packet may have been sent before the ACK: %s", h.ack.Packet.PSN, h.read.PSN, r.Frame, why))
+				continue
+			}
+			if c.MaybeCopy(r) {
+				// A copy of a packet sent before the ACK (no IPv4 ID tells
+				// it from a second transmission) overtook nothing (found by
+				// a conformant exchange with a responder whose ID never
+				// changes).
+				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d in the capture (frame %d), but that packet repeats an earlier one byte for byte and no IPv4 Identification tells a copy the capture or the network made of it (sent before the ACK) from a second transmission", h.ack.Packet.PSN, h.read.PSN, r.Frame))
 				continue
 			}
 			c.Violation(ID, h.ack, fmt.Sprintf("ACK with PSN %d went out before the response of the READ at PSN %d (frame %d), whose packet with PSN %d followed it (frame %d): the ACK tells the requester that the READ was NAKed",

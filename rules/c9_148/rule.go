@@ -78,6 +78,8 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	j := m.m.Model(c, r, ev)
 	switch {
 	case j.Skip:
+	case j.Undecided && j.Open:
+		c.Unresolved(ID, j.Reason)
 	case j.Undecided:
 		c.Indeterminate(ID, j.Reason)
 	case j.Violation && j.OwnPSN:

@@ -81,6 +81,8 @@ func (m *monitor) observe(c *harness.Conn, r *trace.Record, ev responses.Event, 
 // judge reports the judgement of a NAK's MSN.
 func (m *monitor) judge(c *harness.Conn, r *trace.Record, j responses.Judgement) {
 	switch {
+	case j.Undecided && j.Open:
+		c.Unresolved(ID, j.Reason)
 	case j.Undecided:
 		c.Indeterminate(ID, j.Reason)
 	case j.Violation:

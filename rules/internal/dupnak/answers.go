@@ -223,6 +223,18 @@ func (s *answers) waiting(p wire.PSN, atomic bool) *AnsReq {
 	return nil
 }
 
+// superseded returns the newest READ requested at PSN p and superseded
+// by a later request at p before any answer began, if it is still
+// unanswered.
+func (s *answers) superseded(p wire.PSN) *AnsReq {
+	for i := len(s.reqs) - 1; i >= 0; i-- {
+		if o := s.reqs[i]; !o.Atomic && o.PSN == p && o.Superseded && !o.Answered {
+			return o
+		}
+	}
+	return nil
+}
+
 func (s *answers) waitingList() []*AnsReq { return append([]*AnsReq(nil), s.waitq...) }
 
 // start marks a's answer as begun, noting the waiting requests it skips.
@@ -328,6 +340,30 @@ func (s *answers) readResponse(c *harness.Conn, r *trace.Record) *Answer {
 			ans.WantOpcode = []wire.Opcode{wire.ReadResponseFirst}
 		case a.N == 0 && op != wire.ReadResponseFirst && op != wire.ReadResponseOnly:
 			ans.WantOpcode = []wire.Opcode{wire.ReadResponseFirst, wire.ReadResponseOnly}
+		}
+		ans.Stream = st
+		s.cur = st
+		s.advanceAfterStart(st, op, ans)
+		return ans
+	}
+	if a := s.superseded(p.PSN); a != nil && (op == wire.ReadResponseFirst || op == wire.ReadResponseOnly) {
+		// A second answer opening at the PSN of a READ requested twice
+		// before any answer: the responder received both requests (the
+		// network copied one, or the requester sent it again) and answers
+		// each, the older too (found by a conformant exchange: a request
+		// the network copied, from a requester whose IPv4 ID never
+		// changes).
+		st := &Stream{Req: a, Start: p.PSN, Next: p.PSN, Open: true, StartRec: r}
+		if l, ok := a.Last(); ok {
+			st.LastPSN, st.LastKnown = l, true
+		}
+		s.interrupt(ans, st)
+		s.start(a, ans)
+		if a.N == 1 && op != wire.ReadResponseOnly || a.N > 1 && op != wire.ReadResponseFirst {
+			ans.WantOpcode = []wire.Opcode{wire.ReadResponseFirst}
+			if a.N == 1 {
+				ans.WantOpcode[0] = wire.ReadResponseOnly
+			}
 		}
 		ans.Stream = st
 		s.cur = st

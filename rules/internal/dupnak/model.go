@@ -368,7 +368,7 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, ev *Event) {
 	case op == wire.Acknowledge && p.AETH.IsACK():
 		t.positive(c, ev, p.PSN, p.PSN, p.PSN)
 	case op == wire.Acknowledge && p.AETH.IsNAK(wire.NAKPSNSequence):
-		t.seqNAK(r, ev)
+		t.seqNAK(c, r, ev)
 	case op == wire.Acknowledge && p.AETH.IsRNR():
 		if l := t.latch; l != nil && (l.Cleared || l.PSN == p.PSN) {
 			// The refused request carried the latch's PSN (or the latch
@@ -404,11 +404,11 @@ func (t *Tracker) positive(c *harness.Conn, ev *Event, psn, last, acked wire.PSN
 }
 
 // seqNAK handles a PSN sequence error NAK.
-func (t *Tracker) seqNAK(r *trace.Record, ev *Event) {
+func (t *Tracker) seqNAK(c *harness.Conn, r *trace.Record, ev *Event) {
 	x := r.Packet.PSN
 	if prev := t.prevNAK; prev != nil && sameResponse(prev, r) {
 		switch {
-		case r.HasIPID && prev.HasIPID && r.IPID == prev.IPID && r.IPID != 0:
+		case r.HasIPID && prev.HasIPID && r.IPID == prev.IPID && c.IDsVary(r.Dir):
 			ev.NetDup = true
 			return
 		case !r.HasIPID || !prev.HasIPID || r.IPID == prev.IPID:

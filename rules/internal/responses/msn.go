@@ -316,6 +316,9 @@ type Judgement struct {
 	// Undecided: the model cannot judge it, for Reason.
 	Undecided bool
 	Reason    string
+	// Open (with Undecided): a violation remains possible, so the clause
+	// cannot pass on it (harness.Conn.Unresolved).
+	Open bool
 	// Violation: Message, Expected and Seen describe it; Other is the
 	// earlier packet it conflicts with (nil: the QP's creation).
 	Violation bool
@@ -369,11 +372,12 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 	if !m.started && !c.Complete() {
 		return Judgement{Undecided: true, Reason: "a response before any request: the capture began mid-connection"}
 	}
-	if c.IsLate(r) {
-		// Sent before responses already counted (its IPv4 ID shows it):
-		// its MSN belongs to an earlier moment than the trace's order
-		// says, so it neither shapes the count nor is judged by it.
-		return Judgement{Undecided: true, Reason: fmt.Sprintf("frame %d was sent before responses the trace shows earlier (its IPv4 Identification shows it): the network or the capture delayed it, so its MSN belongs to an earlier moment", r.Frame)}
+	if why, open := c.LateWhy(r); why != "" {
+		// Sent before responses already counted (its IPv4 ID shows it),
+		// or maybe (its MSN goes back and no ID tells): its MSN belongs
+		// to an earlier moment than the trace's order says, so it
+		// neither shapes the count nor is judged by it.
+		return Judgement{Undecided: true, Open: open, Reason: why + ", so its MSN may belong to an earlier moment"}
 	}
 	// What the AETH acknowledges (A), and whether it repeats an old answer.
 	replay := false

@@ -626,7 +626,19 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 			}
 		}
 	}
-	if q := t.ReqAt(x); q != nil {
+	q := t.ReqAt(x)
+	if q != nil && !opc.StartsMessage(p.Opcode) && (q.Answered || q.Streams > 0) && !c.Complete() {
+		// A Middle or Last at the PSN of a READ already answered, inside
+		// the range of a newer READ not answered yet: on a capture that
+		// may have lost the newer READ's first packets, it continues that
+		// READ's answer (found by a conformant exchange: a partial READ
+		// retry answered, then the whole READ requested again and its
+		// First lost).
+		if cov := t.Covering(x, mtu); cov != nil && cov != q && cov.Seq > q.Seq && !cov.Answered && cov.Streams == 0 {
+			q = nil
+		}
+	}
+	if q != nil {
 		prev := t.Current()
 		if prev != nil {
 			prev.Open = false

@@ -1,0 +1,242 @@
+package verdicts
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"testing"
+
+	"github.com/rcconform/rcconform/harness"
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// form is one way of putting a conformant exchange on the wire that the
+// generators do not vary themselves: what a device or a network may
+// legitimately do differently without changing what the rules demand.
+type form struct {
+	imm    bool // messages end with Immediate or Invalidate variants
+	psnEnd bool // the PSNs begin just short of their 24-bit wrap
+	msnEnd bool // the MSN begins just short of its wrap (not for a complete trace)
+	ids    idScheme
+}
+
+// idScheme is how the two senders fill the IPv4 Identification.
+type idScheme int
+
+const (
+	idsCounting  idScheme = iota // each side counts up (the generators' own)
+	idsIPv6                      // RoCEv2 over IPv6: no Identification at all
+	idsZero                      // both sides send ID 0 (DF set, as many NICs do)
+	idsReqConst                  // the requester sends one fixed ID, the responder counts
+	idsRespConst                 // the responder sends one fixed ID, the requester counts
+	idsSchemes
+)
+
+func (f form) String() string {
+	return fmt.Sprintf("imm %v, PSN near wrap %v, MSN near wrap %v, IDs %v", f.imm, f.psnEnd, f.msnEnd,
+		[...]string{"counting", "IPv6", "zero", "requester constant", "responder constant"}[f.ids])
+}
+
+// randomForm picks a form; complete says the trace is to be audited as
+// complete too (its MSN must then begin at 0).
+func randomForm(rng *rand.Rand, complete bool) form {
+	return form{imm: rng.IntN(2) == 0, psnEnd: rng.IntN(2) == 0, msnEnd: !complete && rng.IntN(2) == 0,
+		ids: idScheme(rng.IntN(int(idsSchemes)))}
+}
+
+// The addresses of an IPv6 exchange.
+var (
+	requester6 = netip.MustParseAddr("fd00::1")
+	responder6 = netip.MustParseAddr("fd00::2")
+)
+
+// apply puts tr into form f. Every transmission of one PSN gets the same
+// opcode, so resends stay resends.
+func (f form) apply(rng *rand.Rand, tr *ht.Trace) {
+	if len(tr.Records) == 0 {
+		return
+	}
+	var psnShift wire.PSN
+	if f.psnEnd {
+		psnShift = wire.PSN(1<<24-1-rng.IntN(300)) - tr.Records[0].Packet.PSN
+	}
+	var msnShift uint32
+	if f.msnEnd {
+		for _, r := range tr.Records {
+			if r.Dir == trace.ToRequester && r.Packet.Opcode.Has(wire.HdrAETH) {
+				msnShift = uint32(1<<24-1-rng.IntN(20)) - r.Packet.AETH.MSN
+				break
+			}
+		}
+	}
+	reqID, rspID := uint16(rng.Uint32()), uint16(rng.Uint32())
+	seen := map[*wire.Packet]bool{}
+	for _, r := range tr.Records {
+		p := r.Packet
+		if seen[p] {
+			continue // a record sharing another's packet: done once
+		}
+		seen[p] = true
+		p.PSN = (p.PSN + psnShift) & wire.PSNMask
+		if r.Dir == trace.ToRequester && p.Opcode.Has(wire.HdrAETH) {
+			p.AETH.MSN = (p.AETH.MSN + msnShift) & 0xFFFFFF
+		}
+		if f.imm && r.Dir == trace.ToResponder {
+			// By the PSN, so that every transmission of a packet agrees.
+			v := uint32(p.PSN) * 2654435761
+			switch p.Opcode {
+			case wire.SendLast:
+				p.Opcode = [3]wire.Opcode{wire.SendLast, wire.SendLastImm, wire.SendLastInvalidate}[v>>30%3]
+			case wire.SendOnly:
+				p.Opcode = [3]wire.Opcode{wire.SendOnly, wire.SendOnlyImm, wire.SendOnlyInvalidate}[v>>30%3]
+			case wire.WriteLast:
+				p.Opcode = [2]wire.Opcode{wire.WriteLast, wire.WriteLastImm}[v>>31]
+			case wire.WriteOnly:
+				p.Opcode = [2]wire.Opcode{wire.WriteOnly, wire.WriteOnlyImm}[v>>31]
+			}
+			switch {
+			case p.Opcode.Has(wire.HdrImmDt):
+				p.Imm = v
+			case p.Opcode.Has(wire.HdrIETH):
+				p.IETH = v
+			}
+		}
+		switch f.ids {
+		case idsIPv6:
+			r.HasIPID, r.IPID = false, 0
+			if r.Dir == trace.ToResponder {
+				r.Src, r.Dst = requester6, responder6
+			} else {
+				r.Src, r.Dst = responder6, requester6
+			}
+		case idsZero:
+			r.IPID = 0
+		case idsReqConst:
+			if r.Dir == trace.ToResponder {
+				r.IPID = reqID
+			}
+		case idsRespConst:
+			if r.Dir == trace.ToRequester {
+				r.IPID = rspID
+			}
+		}
+	}
+}
+
+// TestConformantFormsPass: the conformant exchanges of both generators,
+// put into the forms real devices and networks use (Immediate and
+// Invalidate opcodes, PSNs and MSNs about to wrap, IPv6 with no IPv4
+// Identification, senders that keep their ID at zero or at one value),
+// make no clause fail. A sender with a fixed ID or none cannot tell a
+// copy from a resend: what that hides must be undecided, not failed.
+func TestConformantFormsPass(t *testing.T) {
+	seeds := []uint64{1, 2}
+	n := 1500
+	if testing.Short() {
+		seeds, n = seeds[:1], 300
+	}
+	seeds, n = seedsFromEnv(t, "FORMS", seeds, n)
+	for _, seed := range seeds {
+		rng := rand.New(rand.NewPCG(seed, 17))
+		checked := 0
+		for i := range n {
+			mtu := []int{256, 1024, 4096}[rng.IntN(3)]
+			var tr *ht.Trace
+			var complete bool
+			what := ""
+			if rng.IntN(2) == 0 {
+				lossy, copies := rng.IntN(3) == 0, rng.IntN(3) == 0
+				complete = !lossy && !copies
+				tr = conformantTrace(rng, mtu, lossy, copies)
+				what = fmt.Sprintf("plain exchange, lossy %v, copies %v", lossy, copies)
+			} else {
+				view := captureView(rng.IntN(4))
+				loss := []float64{0, 0.05, 0.15}[rng.IntN(3)]
+				complete = view == viewComplete
+				tr = retryExchange(rng, mtu, loss, view, complete)
+				what = fmt.Sprintf("retry exchange, loss %.2f, captured %v", loss, view)
+			}
+			f := randomForm(rng, complete)
+			f.apply(rng, tr)
+			settings := []harness.Settings{ht.Capture()}
+			if complete {
+				c := ht.Complete()
+				c.MTU = mtu
+				settings = append(settings, c)
+			}
+			for _, s := range settings {
+				tallies, fs := ht.AuditAll(tr, s)
+				for _, tl := range tallies {
+					checked += tl.Checked
+				}
+				if len(fs) > 0 {
+					t.Fatalf("seed %d trace %d (%s, MTU %d, %v, audited complete %v): a conformant exchange fails %s at frame %d: %s\n%s",
+						seed, i, what, mtu, f, s.Complete, fs[0].ID, fs[0].Frame, fs[0].Message, dump(tr))
+				}
+			}
+		}
+		if checked < 10*n {
+			t.Errorf("seed %d: only %d instances checked in %d exchanges", seed, checked, n)
+		}
+		t.Logf("seed %d: %d conformant exchanges in other forms, %d instances checked, none failed", seed, n, checked)
+	}
+}
+
+// An old ACK seen again after newer ones, its original lost from the
+// capture: where no IPv4 Identification can tell when it was sent (IPv6,
+// or a responder whose ID never changes) a capture leaves it undecided (a
+// copy or a delayed packet explains it), and counts it; a trace known
+// complete has lost nothing, so the MSN going back fails there, and so
+// does the same ACK under a new ID from a responder that counts its IDs.
+func TestStaleMSNWithoutIDs(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ids      idScheme
+		complete bool
+		fails    bool
+	}{
+		{name: "IPv6 capture", ids: idsIPv6},
+		{name: "ID zero capture", ids: idsZero},
+		{name: "constant responder ID capture", ids: idsRespConst},
+		{name: "IPv6 complete", ids: idsIPv6, complete: true, fails: true},
+		{name: "counting IDs, a new ID", ids: idsCounting, fails: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &ht.Trace{}
+			for i := range 12 {
+				tr.Req(wire.SendOnly, wire.PSN(300+i), true)
+				tr.Ack(wire.PSN(300+i), uint32(i+1))
+			}
+			tr.Ack(303, 4) // the ACK of 303 again, after the ACK of 311
+			tr.Remove(7)   // its original
+			tr.IPIDs(1000, 5000)
+			form{ids: tc.ids}.apply(rand.New(rand.NewPCG(1, 1)), tr)
+			s := ht.Capture()
+			if tc.complete {
+				s = ht.Complete()
+			}
+			tallies, fs := ht.AuditAll(tr, s)
+			failed := map[string]bool{}
+			for _, f := range fs {
+				failed[f.ID] = true
+			}
+			if tc.fails {
+				if !failed["C9-148"] || !failed["C9-95"] {
+					t.Errorf("an ACK whose MSN and PSN go back passes C9-148 or C9-95 (failed: %v)", failed)
+				}
+				return
+			}
+			if len(fs) > 0 {
+				t.Fatalf("fails %s: %s", fs[0].ID, fs[0].Message)
+			}
+			// Open: the responder may have sent it again.
+			for _, id := range []string{"C9-148", "C9-95"} {
+				if tl := tallies[id]; tl == nil || tl.Open == 0 {
+					t.Errorf("%s: the stale ACK is not left open: %+v", id, tl)
+				}
+			}
+		})
+	}
+}
