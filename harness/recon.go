@@ -605,9 +605,15 @@ func (c *Conn) staleMSN(r *trace.Record) {
 		if c.Settings.Active || c.Settings.Complete || (r.HasIPID && c.IDsVary(r.Dir)) || p.PSN.After(c.newestMSNPSN) {
 			return
 		}
-		if _, ok := c.maybeCopies[r]; !ok {
+		switch k, ok := c.maybeCopies[r]; {
+		case !ok:
 			c.Late++
 			c.noteMaybe(r, lateByMSN)
+		case k == maybeCopy:
+			// A possible copy of an earlier response, and an earlier
+			// moment's: late, so that it shapes nothing either.
+			c.Late++
+			c.maybeCopies[r] = lateByMSN
 		}
 	default:
 		c.newestMSN, c.newestMSNPSN = msn, p.PSN
