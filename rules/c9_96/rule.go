@@ -121,6 +121,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		m.flag(c, r, s, msg, fmt.Sprintf("responses numbered %d, %d, … from the READ's PSN, one per packet", q.PSN, q.PSN.Next()))
 	case responses.EvOrphan:
 		m.orphan(c, r)
+	case responses.EvExtAnswer:
+		op, _, frame, _ := c.Req(p.PSN)
+		c.Indeterminate(ID, fmt.Sprintf("a READ Response Only answers the %s at PSN %d (frame %d): an operation a later IBTA release defines and answers so, outside Release 1.2.1's READ response rules", op, p.PSN, frame))
 	}
 }
 

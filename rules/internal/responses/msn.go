@@ -408,6 +408,11 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 	case wire.ClassReadResponse:
 		s := ev.Stream
 		switch {
+		case ev.Kind == EvExtAnswer:
+			// The answer to an RDMA FLUSH or ATOMIC WRITE (a later
+			// release's operations) acknowledges them and what came
+			// before, as an ATOMIC acknowledgment does.
+			covers, haveA = p.PSN, true
 		case (s == nil || ev.Kind == EvOrphan) && !c.Complete() && m.started:
 			// A READ response no READ in the capture explains: the capture
 			// dropped the READ (or shows it late), which the responder

@@ -187,6 +187,11 @@ const (
 	EvAfterNAK           // a READ response inside a stream that a NAK had ended
 	EvNAK                // an Acknowledge with a NAK or RNR syndrome
 	EvAck                // a positive Acknowledge
+	// EvExtAnswer: a READ Response Only at the PSN of an RDMA FLUSH or
+	// ATOMIC WRITE request, operations a later IBTA release defines and
+	// answers so (not a READ's response: Release 1.2.1's READ response
+	// rules do not apply to it).
+	EvExtAnswer
 )
 
 // Event is what Tracker.Observe found.
@@ -562,6 +567,12 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 		*ev = Event{Kind: EvNone, MTU: mtu}
 		return
 	case wire.ClassReadResponse:
+		if op == wire.ReadResponseOnly {
+			if rop, _, _, ok := c.Req(p.PSN); ok && (rop == wire.Flush || rop == wire.AtomicWrite) {
+				*ev = Event{Kind: EvExtAnswer, MTU: mtu}
+				return
+			}
+		}
 		t.response(c, r, mtu, ev)
 		return
 	}
