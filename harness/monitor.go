@@ -277,6 +277,10 @@ type Conn struct {
 	// from a request).
 	reqKeyed bool
 	respPSN  wire.PSN
+	// For walkResponse, as routed: the PSNs the newest request routed
+	// here reserved (a READ's whole range, at the configured path MTU or
+	// at the smallest), so that a long READ's answer is paired with it.
+	reqSpanFrom, reqSpanTo wire.PSN
 	// Late counts the responses shown to the checkers after a response
 	// their sender sent later, as its IPv4 ID counting up shows, or (where
 	// no ID tells) as an MSN behind one already delivered may show:
@@ -1067,8 +1071,16 @@ func (a *Auditor) connFor(r *trace.Record) *Conn {
 		// What the routing saw, at once (the checkers see records only
 		// after the reorder buffer, and the mirror of a ShardedAuditor
 		// at once): for adoptRequests.
-		if ops[r.Packet.Opcode].request {
+		if p := r.Packet; ops[p.Opcode].request {
 			c.reqRouted = true
+			c.reqSpanFrom, c.reqSpanTo = p.PSN, p.PSN
+			if p.Opcode == wire.ReadRequest {
+				mtu := c.Settings.MTU
+				if mtu == 0 {
+					mtu = minMTU
+				}
+				c.reqSpanTo = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, mtu) - 1)
+			}
 		} else {
 			c.respRouted, c.respPSN = true, r.Packet.PSN
 		}
@@ -1189,6 +1201,9 @@ func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn) {
 		d := p.PSN.Diff(c.NextReq)
 		if d < 0 {
 			d = -d
+		}
+		if p.PSN.InRange(c.reqSpanFrom, c.reqSpanTo) {
+			d = 0 // inside the range the newest request reserved (a long READ's answer)
 		}
 		if d < bestDist {
 			best, bestDist = c, d

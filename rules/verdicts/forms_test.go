@@ -348,3 +348,33 @@ func TestLaterReleaseOpsPass(t *testing.T) {
 		t.Error("no answer to a FLUSH or an ATOMIC WRITE was noted as left to a later release's rules")
 	}
 }
+
+// TestLongReadPaired: the answer to a READ reserving more PSNs than the
+// pairing window (17 MiB at a 256-byte MTU: 69,632 packets), on a trace
+// that shows the READ before any response, is the READ's connection's,
+// not a connection of its own whose requests were never seen (a false
+// C9-96 "no READ request reserved" on a complete trace before).
+func TestLongReadPaired(t *testing.T) {
+	const size = 17 << 20
+	for _, mtu := range []int{256, 0} {
+		tr := &ht.Trace{}
+		tr.Read(5000, size)
+		tr.ReadStream(5000, size, 256, 1)
+		tr.Req(wire.SendOnly, wire.PSN(5000).Add(wire.ReadResponsePackets(size, 256)), true)
+		tr.Ack(wire.PSN(5000).Add(wire.ReadResponsePackets(size, 256)), 2)
+		tr.IPIDs(100, 200)
+		s := ht.Complete()
+		s.MTU = mtu
+		a := harness.NewAuditor(s, harness.NewSink("t"))
+		for _, r := range tr.Records {
+			a.Observe(r)
+		}
+		a.End()
+		if n := len(a.Conns()); n != 1 {
+			t.Errorf("MTU %d: %d connections, want 1", mtu, n)
+		}
+		if _, fs := ht.AuditAll(tr, s); len(fs) > 0 {
+			t.Errorf("MTU %d: fails %s at frame %d: %s", mtu, fs[0].ID, fs[0].Frame, fs[0].Message)
+		}
+	}
+}
