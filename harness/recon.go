@@ -577,9 +577,9 @@ func (c *Conn) lateResponse(r *trace.Record) {
 
 // staleMSN notes response r, about to be delivered, as late when it
 // carries an MSN behind the newest one a response delivered carried, and
-// a PSN no later than that response's, where no IPv4 Identification can tell when it was sent (IPv6, or a
-// sender whose ID never changes) and the trace is a capture that may have
-// lost packets. A responder never lowers its MSN (C9-148), so r was
+// a PSN no later than that response's, where no IPv4 Identification can
+// tell when it was sent (IPv6, or a sender whose ID never changes) and
+// the trace is a capture that may have lost packets. A responder never lowers its MSN (C9-148), so r was
 // either sent again by it (a violation) or sent before that response and
 // delayed by the network or the capture, or copied from an original the
 // capture lost (none): nothing in the trace tells which, so a violation
