@@ -204,6 +204,14 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *responses.Str
 				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d): the packet may answer a duplicate of the READ that the capture dropped (a capture need not report its drops); --complete decides", h.ack.Packet.PSN, h.read.PSN, r.Frame))
 				continue
 			}
+			if dup := m.dupOf(h.read); dup != nil {
+				// A replay for a duplicate may carry the MSN of the
+				// READ's first answer (RULES.md Part 5, item 5), so a low
+				// MSN does not date the packet before the ACK (found by a
+				// conformant exchange whose responder replays so).
+				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d), but the READ was requested again (frame %d) and the capture may have lost the start of its replay, which may carry the MSN of the first answer", h.ack.Packet.PSN, h.read.PSN, r.Frame, dup.Rec.Frame))
+				continue
+			}
 		}
 		if s.Req == h.read {
 			// The trace's order is the capture's: the packet's IPv4 ID
@@ -236,6 +244,17 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *responses.Str
 		k++
 	}
 	m.pending = m.pending[:k]
+}
+
+// dupOf returns a duplicate of READ q (one requested again after it,
+// from inside its range) the tracker still remembers, or nil.
+func (m *monitor) dupOf(q *responses.ReadReq) *responses.ReadReq {
+	for _, d := range m.t.Reads() {
+		if d.Dup && d.Seq > q.Seq && d.PSN.InRange(q.PSN, q.MaxLast()) {
+			return d
+		}
+	}
+	return nil
 }
 
 // dropHeldFor: once a duplicate of a held READ arrives, its later

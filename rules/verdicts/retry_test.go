@@ -37,7 +37,11 @@ import (
 // at the requester (the reverse), in the middle (either, at random), or
 // complete (nothing lost: what --complete says). Losses stop after a few rounds, so that everything
 // completes in the end.
-func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, fromStart bool) *ht.Trace {
+//
+// origMSN makes the responder answer a duplicate READ or ATOMIC with the
+// MSN of its first answer, not the current one (either is allowed:
+// RULES.md Part 5, item 5).
+func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, fromStart, origMSN bool) *ht.Trace {
 	type msg struct {
 		op       wire.Opcode
 		psn      wire.PSN
@@ -48,6 +52,7 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 		executed bool   // executed by the responder (new)
 		partial  bool   // a READ re-requested only from its first missing packet
 		ackAt    int    // a packet before the last that carries AckReq too (-1: none)
+		msn      uint32 // a READ's or an ATOMIC's MSN when executed
 	}
 	t := &ht.Trace{}
 	var msgs []*msg
@@ -147,7 +152,7 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 			case wire.ReadRequest:
 				flush()
 				msn = (msn + 1) & 0xFFFFFF
-				m.executed = true
+				m.executed, m.msn = true, msn
 				out = append(out, t.ReadStream(m.psn, m.size, mtu, msn)...)
 				epsn = epsn.Add(m.n)
 				lastDone = epsn.Add(-1)
@@ -155,7 +160,7 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 			case wire.FetchAdd, wire.CompareSwap:
 				flush()
 				msn = (msn + 1) & 0xFFFFFF
-				m.executed = true
+				m.executed, m.msn = true, msn
 				out = append(out, t.AtomicAck(m.psn, msn, m.orig))
 				epsn = epsn.Next()
 				lastDone = p
@@ -184,14 +189,18 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 				latch = true
 			}
 		default: // a duplicate
+			rmsn := msn
+			if origMSN && m.executed {
+				rmsn = m.msn
+			}
 			switch m.op {
 			case wire.ReadRequest:
 				// Executed again from the PSN asked for (C9-107).
 				flush()
-				out = append(out, t.ReadStream(p, m.size-k*mtu, mtu, msn)...)
+				out = append(out, t.ReadStream(p, m.size-k*mtu, mtu, rmsn)...)
 			case wire.FetchAdd, wire.CompareSwap:
 				flush()
-				out = append(out, t.AtomicAck(m.psn, msn, m.orig))
+				out = append(out, t.AtomicAck(m.psn, rmsn, m.orig))
 			default:
 				if ackReq {
 					flush()
@@ -472,49 +481,73 @@ func TestRetryExchangesPass(t *testing.T) {
 	}
 	seeds, n = seedsFromEnv(t, "RETRY", seeds, n)
 	for _, seed := range seeds {
-		rng := rand.New(rand.NewPCG(seed, 9))
-		checked := 0
-		reached := map[string]bool{}
-		for i := range n {
-			mtu := []int{256, 1024, 4096}[rng.IntN(3)]
-			view := captureView(rng.IntN(4))
-			loss := []float64{0, 0.05, 0.15}[rng.IntN(3)]
-			tr := retryExchange(rng, mtu, loss, view, view == viewComplete)
-			settings := []harness.Settings{ht.Capture()}
-			if view == viewComplete {
-				complete := ht.Complete()
-				complete.MTU = mtu
-				settings = append(settings, complete)
-			}
-			for _, s := range settings {
-				tallies, fs := ht.AuditAll(tr, s)
-				for id, tl := range tallies {
-					checked += tl.Checked
-					if tl.Checked > 0 {
-						reached[id] = true
-					}
-				}
-				if len(fs) > 0 {
-					t.Fatalf("seed %d trace %d (MTU %d, loss %.2f, captured %v, complete %v): a conformant exchange fails %s at frame %d: %s\n%s",
-						seed, i, mtu, loss, view, s.Complete, fs[0].ID, fs[0].Frame, fs[0].Message, dump(tr))
-				}
-			}
-		}
-		if checked < 10*n {
-			t.Errorf("seed %d: only %d instances checked in %d exchanges", seed, checked, n)
-		}
-		// The exchanges reach the rules of loss and retry, not only the
-		// plain ones.
-		for _, id := range []string{"C9-95", "C9-96", "o9-58", "C9-105", "C9-107", "o9-66", "C9-121", "C9-113", "C9-114", "C9-148", "C9-149", "go-back-n", "rnr-retry"} {
-			if !reached[id] {
-				t.Errorf("seed %d: no exchange checked %s", seed, id)
-			}
-		}
-		ids := make([]string, 0, len(reached))
-		for id := range reached {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		t.Logf("seed %d: %d lossy conformant exchanges, %d instances of %v checked, none failed", seed, n, checked, ids)
+		retrySeed(t, seed, n, false)
 	}
+}
+
+// TestRetryExchangesOrigMSNPass is TestRetryExchangesPass with a
+// responder that answers a duplicate READ or ATOMIC with the MSN of its
+// first answer (RULES.md Part 5, item 5, allows it or the current one).
+// Each default seed made a clause fail falsely before its fix: a replay's
+// Last, its First lost, dated before an ACK by its low MSN (C9-101), and
+// taken for the original answer's Last, whose MSN went back (C9-148).
+func TestRetryExchangesOrigMSNPass(t *testing.T) {
+	seeds := []uint64{13, 18}
+	n := 4000
+	if testing.Short() {
+		seeds, n = seeds[:1], 300
+	}
+	seeds, n = seedsFromEnv(t, "RETRY_ORIG", seeds, n)
+	for _, seed := range seeds {
+		retrySeed(t, seed, n, true)
+	}
+}
+
+// retrySeed audits n lossy conformant exchanges made from seed.
+func retrySeed(t *testing.T, seed uint64, n int, origMSN bool) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 9))
+	checked := 0
+	reached := map[string]bool{}
+	for i := range n {
+		mtu := []int{256, 1024, 4096}[rng.IntN(3)]
+		view := captureView(rng.IntN(4))
+		loss := []float64{0, 0.05, 0.15}[rng.IntN(3)]
+		tr := retryExchange(rng, mtu, loss, view, view == viewComplete, origMSN)
+		settings := []harness.Settings{ht.Capture()}
+		if view == viewComplete {
+			complete := ht.Complete()
+			complete.MTU = mtu
+			settings = append(settings, complete)
+		}
+		for _, s := range settings {
+			tallies, fs := ht.AuditAll(tr, s)
+			for id, tl := range tallies {
+				checked += tl.Checked
+				if tl.Checked > 0 {
+					reached[id] = true
+				}
+			}
+			if len(fs) > 0 {
+				t.Fatalf("seed %d trace %d (MTU %d, loss %.2f, captured %v, complete %v): a conformant exchange fails %s at frame %d: %s\n%s",
+					seed, i, mtu, loss, view, s.Complete, fs[0].ID, fs[0].Frame, fs[0].Message, dump(tr))
+			}
+		}
+	}
+	if checked < 10*n {
+		t.Errorf("seed %d: only %d instances checked in %d exchanges", seed, checked, n)
+	}
+	// The exchanges reach the rules of loss and retry, not only the
+	// plain ones.
+	for _, id := range []string{"C9-95", "C9-96", "o9-58", "C9-105", "C9-107", "o9-66", "C9-121", "C9-113", "C9-114", "C9-148", "C9-149", "go-back-n", "rnr-retry"} {
+		if !reached[id] {
+			t.Errorf("seed %d: no exchange checked %s", seed, id)
+		}
+	}
+	ids := make([]string, 0, len(reached))
+	for id := range reached {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	t.Logf("seed %d: %d lossy conformant exchanges, %d instances of %v checked, none failed", seed, n, checked, ids)
 }

@@ -421,7 +421,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 			replay = true
 		case s == nil || ev.Kind == EvOrphan || ev.Kind == EvSkip || ev.Kind == EvBeyond || ev.Kind == EvAfterNAK || s.Resynced:
 			replay = true // numbering broken (C9-96's concern): only S bounds it
-		case s.Replay:
+		case s.Replay, ev.MaybeReplay:
 			replay = true
 		case ev.Kind == EvStart && op == wire.ReadResponseFirst:
 			covers, incl, haveA = s.Start, false, true

@@ -206,6 +206,13 @@ type Event struct {
 	// and BeforeNext its next PSN then.
 	Before     *Stream
 	BeforeNext wire.PSN
+	// MaybeReplay (EvContinue, a packet with an AETH, on a capture not
+	// known complete): the stream's READ was requested again since, from
+	// a PSN at or before this one, so the packet may belong to the
+	// replay for that duplicate, whose first packets the capture lost
+	// (and a replay may carry the MSN of the first answer: RULES.md
+	// Part 5, item 5).
+	MaybeReplay bool
 }
 
 // Tracker follows the READ requests of one connection and the response
@@ -633,6 +640,9 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 			} else {
 				t.advance(s, r)
 				*ev = Event{Kind: EvContinue, Stream: s, MTU: mtu}
+				if !s.Replay && opc.Has(p.Opcode, wire.HdrAETH) && !c.Complete() {
+					ev.MaybeReplay = t.dupSince(s.Req, x)
+				}
 				return
 			}
 		}
@@ -690,6 +700,17 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 		return
 	}
 	*ev = Event{Kind: EvOrphan, MTU: mtu}
+}
+
+// dupSince reports whether READ q was requested again after it, from a
+// PSN inside its range at or before x.
+func (t *Tracker) dupSince(q *ReadReq, x wire.PSN) bool {
+	for i := len(t.reads) - 1; i >= 0 && t.reads[i].Seq > q.Seq; i-- {
+		if d := t.reads[i]; d.Dup && d.PSN.InRange(q.PSN, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // advance takes packet r into stream s.
