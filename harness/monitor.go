@@ -277,10 +277,12 @@ type Conn struct {
 	// from a request).
 	reqKeyed bool
 	respPSN  wire.PSN
-	// For walkResponse, as routed: the PSNs the newest request routed
-	// here reserved (a READ's whole range, at the configured path MTU or
-	// at the smallest), so that a long READ's answer is paired with it.
-	reqSpanFrom, reqSpanTo wire.PSN
+	// For walkResponse, as routed: the latest requests routed here, each
+	// with the PSNs it reserved (a READ's whole range, at the configured
+	// path MTU or at the smallest), until a response pairs the
+	// connection.
+	routed  [routedDepth]routedReq
+	nRouted int
 	// Late counts the responses shown to the checkers after a response
 	// their sender sent later, as its IPv4 ID counting up shows, or (where
 	// no ID tells) as an MSN behind one already delivered may show:
@@ -1073,13 +1075,8 @@ func (a *Auditor) connFor(r *trace.Record) *Conn {
 		// at once): for adoptRequests.
 		if p := r.Packet; ops[p.Opcode].request {
 			c.reqRouted = true
-			c.reqSpanFrom, c.reqSpanTo = p.PSN, p.PSN
-			if p.Opcode == wire.ReadRequest {
-				mtu := c.Settings.MTU
-				if mtu == 0 {
-					mtu = minMTU
-				}
-				c.reqSpanTo = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, mtu) - 1)
+			if !c.respRouted {
+				c.noteRouted(p)
 			}
 		} else {
 			c.respRouted, c.respPSN = true, r.Packet.PSN
@@ -1202,8 +1199,13 @@ func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn) {
 		if d < 0 {
 			d = -d
 		}
-		if p.PSN.InRange(c.reqSpanFrom, c.reqSpanTo) {
-			d = 0 // inside the range the newest request reserved (a long READ's answer)
+		if c.answers(p) {
+			// It answers one of the connection's latest requests: its
+			// own PSN, or one of a READ's range (a long READ's answer
+			// lies far from the next request's PSN). Many connections
+			// between two hosts have PSNs near each other's; one whose
+			// request the response answers exactly wins over nearness.
+			d = -1
 		}
 		if d < bestDist {
 			best, bestDist = c, d
@@ -1213,6 +1215,61 @@ func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn) {
 		return nil, best
 	}
 	return nil, nil
+}
+
+// routedDepth is how many of a connection's latest requests the pairing
+// of its first response compares it with.
+const routedDepth = 32
+
+// routedReq is a request as routed: its opcode and the PSNs it reserved.
+type routedReq struct {
+	op          wire.Opcode
+	first, last wire.PSN
+}
+
+// noteRouted remembers request p for the pairing of the connection's
+// first response.
+func (c *Conn) noteRouted(p *wire.Packet) {
+	q := routedReq{op: p.Opcode, first: p.PSN, last: p.PSN}
+	if p.Opcode == wire.ReadRequest {
+		mtu := c.Settings.MTU
+		if mtu == 0 {
+			mtu = minMTU
+		}
+		q.last = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, mtu) - 1)
+	}
+	c.routed[c.nRouted%routedDepth] = q
+	c.nRouted++
+}
+
+// answers reports whether response p answers one of the latest requests
+// routed to the connection: a READ response inside a READ's range (its
+// first PSN for a First or Only), an ATOMIC acknowledgment or an
+// Acknowledge at a request's own PSN (an ACK names the newest request it
+// covers, an RNR NAK the request it refused).
+func (c *Conn) answers(p *wire.Packet) bool {
+	for i := range min(c.nRouted, routedDepth) {
+		q := &c.routed[i]
+		switch f := &ops[p.Opcode]; {
+		case f.class == wire.ClassReadResponse:
+			if q.op != wire.ReadRequest || !p.PSN.InRange(q.first, q.last) {
+				continue
+			}
+			if (f.position == wire.PosFirst || f.position == wire.PosOnly) && p.PSN != q.first {
+				continue
+			}
+			return true
+		case p.Opcode == wire.AtomicAcknowledge:
+			if ops[q.op].class == wire.ClassAtomic && p.PSN == q.first {
+				return true
+			}
+		case p.Opcode == wire.Acknowledge && (p.AETH.IsACK() || p.AETH.IsRNR()):
+			if q.op != wire.ReadRequest && ops[q.op].class != wire.ClassAtomic && p.PSN == q.first {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Rungs converts records to ladder rungs, highlighting hi.

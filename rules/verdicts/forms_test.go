@@ -381,3 +381,53 @@ func TestLongReadPaired(t *testing.T) {
 		}
 	}
 }
+
+// TestPairingByAnsweredRequest: two connections between the same hosts
+// whose PSNs lie close together (thousands of QPs between two hosts make
+// that common): QP 0x100's requests run 1000..1009, QP 0x101's is 1010,
+// and QP 0x101's ACK of 1010 comes first. It answers 0x101's request
+// exactly, so it pairs with it, although 0x100's next PSN (1010) is
+// nearer. Before, the pairing went by nearness alone: a sharded auditor,
+// whose pairing model takes each record at once, paired it with 0x100
+// (a single auditor, its model behind by the reorder buffer, happened not
+// to); thousands of QPs between two hosts then failed C9-95, C9-96 and
+// o9-58 on conformant traffic.
+func TestPairingByAnsweredRequest(t *testing.T) {
+	tr := &ht.Trace{}
+	for p := wire.PSN(1000); p < 1010; p++ {
+		tr.Req(wire.SendOnly, p, p == 1009).Packet.DestQP = 0x100
+	}
+	tr.Req(wire.SendOnly, 1010, true).Packet.DestQP = 0x101
+	tr.Ack(1010, 7).Packet.DestQP = 0x201
+	tr.Ack(1009, 3).Packet.DestQP = 0x200
+	tr.IPIDs(100, 200)
+	// A single auditor, and a sharded one (whose pairing model sees each
+	// record at once, not after the reorder buffer).
+	for _, workers := range []int{0, 2} {
+		sink := harness.NewSink("t")
+		var conns []*harness.Conn
+		if workers == 0 {
+			a := harness.NewAuditor(ht.Capture(), sink)
+			for _, r := range tr.Records {
+				a.Observe(r)
+			}
+			a.End()
+			conns = a.Conns()
+		} else {
+			a := harness.NewShardedAuditor(ht.Capture(), sink, workers)
+			for _, r := range tr.Records {
+				a.Observe(r)
+			}
+			a.End()
+			conns = a.Conns()
+		}
+		for _, c := range conns {
+			if c.ResponderQP-0x100 != c.RequesterQP-0x200 {
+				t.Errorf("%d workers: requests to QP %#x paired with responses to QP %#x", workers, c.ResponderQP, c.RequesterQP)
+			}
+		}
+		for _, f := range sink.Findings {
+			t.Errorf("%d workers: fails %s at frame %d: %s", workers, f.ID, f.Frame, f.Message)
+		}
+	}
+}
