@@ -194,7 +194,7 @@ func dump(t *ht.Trace) string {
 // a connection its requests then join) and no clause fails.
 func TestConformantQPsInterleaved(t *testing.T) {
 	seed, n := uint64(33), 400
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 100
 	}
 	rng := rand.New(rand.NewPCG(seed, 5))

@@ -317,7 +317,7 @@ func laterOpsTrace(rng *rand.Rand, mtu int, lossy bool) *ht.Trace {
 // release's rules.
 func TestLaterReleaseOpsPass(t *testing.T) {
 	seed, n := uint64(7), 2000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 300
 	}
 	rng := rand.New(rand.NewPCG(seed, 23))

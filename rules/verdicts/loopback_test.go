@@ -19,7 +19,7 @@ import (
 func TestLoopbackBothWays(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	n := 1000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 200
 	}
 	for i := 0; i < n; i++ {
