@@ -343,6 +343,13 @@ func (c *Conn) reconResponse(r *trace.Record) {
 				c.exp.raise(p.PSN.Next())
 			}
 			c.reconCovered(p.PSN)
+		case (p.AETH.IsNAK(wire.NAKPSNSequence) || p.AETH.IsRNR()) && c.IsLate(r):
+			// Sent before responses already absorbed (or a copy of one
+			// whose original the capture lost): the requests seen since
+			// it left were not refused by it (found by a conformant
+			// exchange: a far copy of an old RNR NAK marked a READ
+			// answered since as dropped, and its resend was taken as
+			// new).
 		case p.AETH.IsNAK(wire.NAKPSNSequence) || p.AETH.IsRNR():
 			// A sequence NAK names the expected PSN; an RNR NAK names
 			// the refused request, where the expected PSN stays. Every

@@ -490,9 +490,12 @@ func TestRetryExchangesPass(t *testing.T) {
 // first answer (RULES.md Part 5, item 5, allows it or the current one).
 // Each default seed made a clause fail falsely before its fix: a replay's
 // Last, its First lost, dated before an ACK by its low MSN (C9-101), and
-// taken for the original answer's Last, whose MSN went back (C9-148).
+// taken for the original answer's Last, whose MSN went back (C9-148);
+// seed 27: a far copy of an old RNR NAK (late by its ID) marked a READ
+// answered since as dropped, so the READ's resend was taken as new and
+// its replay judged as a new answer (C9-148).
 func TestRetryExchangesOrigMSNPass(t *testing.T) {
-	seeds := []uint64{13, 18}
+	seeds := []uint64{13, 18, 27}
 	n := 4000
 	if testing.Short() {
 		seeds, n = seeds[:1], 300
