@@ -204,7 +204,7 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *responses.Str
 				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d): the packet may answer a duplicate of the READ that the capture dropped (a capture need not report its drops); --complete decides", h.ack.Packet.PSN, h.read.PSN, r.Frame))
 				continue
 			}
-			if dup := m.dupOf(h.read); dup != nil {
+			if dup := m.t.DupSince(h.read, h.read.MaxLast()); dup != nil {
 				// A replay for a duplicate may carry the MSN of the
 				// READ's first answer (RULES.md Part 5, item 5), so a low
 				// MSN does not date the packet before the ACK (found by a
@@ -244,17 +244,6 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *responses.Str
 		k++
 	}
 	m.pending = m.pending[:k]
-}
-
-// dupOf returns a duplicate of READ q (one requested again after it,
-// from inside its range) the tracker still remembers, or nil.
-func (m *monitor) dupOf(q *responses.ReadReq) *responses.ReadReq {
-	for _, d := range m.t.Reads() {
-		if d.Dup && d.Seq > q.Seq && d.PSN.InRange(q.PSN, q.MaxLast()) {
-			return d
-		}
-	}
-	return nil
 }
 
 // dropHeldFor: once a duplicate of a held READ arrives, its later

@@ -327,24 +327,7 @@ func (s *answers) readResponse(c *harness.Conn, r *trace.Record) *Answer {
 		return ans
 	}
 	if a := s.waiting(p.PSN, false); a != nil {
-		st := &Stream{Req: a, Start: p.PSN, Next: p.PSN, Open: true, StartRec: r}
-		if l, ok := a.Last(); ok {
-			st.LastPSN, st.LastKnown = l, true
-		}
-		s.interrupt(ans, st)
-		s.start(a, ans)
-		switch {
-		case a.N == 1 && op != wire.ReadResponseOnly:
-			ans.WantOpcode = []wire.Opcode{wire.ReadResponseOnly}
-		case a.N > 1 && op != wire.ReadResponseFirst:
-			ans.WantOpcode = []wire.Opcode{wire.ReadResponseFirst}
-		case a.N == 0 && op != wire.ReadResponseFirst && op != wire.ReadResponseOnly:
-			ans.WantOpcode = []wire.Opcode{wire.ReadResponseFirst, wire.ReadResponseOnly}
-		}
-		ans.Stream = st
-		s.cur = st
-		s.advanceAfterStart(st, op, ans)
-		return ans
+		return s.startRead(a, r, ans)
 	}
 	if a := s.superseded(p.PSN); a != nil && (op == wire.ReadResponseFirst || op == wire.ReadResponseOnly) {
 		// A second answer opening at the PSN of a READ requested twice
@@ -353,22 +336,7 @@ func (s *answers) readResponse(c *harness.Conn, r *trace.Record) *Answer {
 		// each, the older too (found by a conformant exchange: a request
 		// the network copied, from a requester whose IPv4 ID never
 		// changes).
-		st := &Stream{Req: a, Start: p.PSN, Next: p.PSN, Open: true, StartRec: r}
-		if l, ok := a.Last(); ok {
-			st.LastPSN, st.LastKnown = l, true
-		}
-		s.interrupt(ans, st)
-		s.start(a, ans)
-		if a.N == 1 && op != wire.ReadResponseOnly || a.N > 1 && op != wire.ReadResponseFirst {
-			ans.WantOpcode = []wire.Opcode{wire.ReadResponseFirst}
-			if a.N == 1 {
-				ans.WantOpcode[0] = wire.ReadResponseOnly
-			}
-		}
-		ans.Stream = st
-		s.cur = st
-		s.advanceAfterStart(st, op, ans)
-		return ans
+		return s.startRead(a, r, ans)
 	}
 	for i := len(s.interrupted) - 1; i >= 0; i-- {
 		o := s.interrupted[i]
@@ -391,6 +359,31 @@ func (s *answers) readResponse(c *harness.Conn, r *trace.Record) *Answer {
 			ans.Covering = append(ans.Covering, a)
 		}
 	}
+	s.cur = st
+	s.advanceAfterStart(st, op, ans)
+	return ans
+}
+
+// startRead begins the answer to READ a with response r, noting a wrong
+// opcode for the first packet of an answer.
+func (s *answers) startRead(a *AnsReq, r *trace.Record, ans *Answer) *Answer {
+	p := r.Packet
+	op := p.Opcode
+	st := &Stream{Req: a, Start: p.PSN, Next: p.PSN, Open: true, StartRec: r}
+	if l, ok := a.Last(); ok {
+		st.LastPSN, st.LastKnown = l, true
+	}
+	s.interrupt(ans, st)
+	s.start(a, ans)
+	switch {
+	case a.N == 1 && op != wire.ReadResponseOnly:
+		ans.WantOpcode = []wire.Opcode{wire.ReadResponseOnly}
+	case a.N > 1 && op != wire.ReadResponseFirst:
+		ans.WantOpcode = []wire.Opcode{wire.ReadResponseFirst}
+	case a.N == 0 && op != wire.ReadResponseFirst && op != wire.ReadResponseOnly:
+		ans.WantOpcode = []wire.Opcode{wire.ReadResponseFirst, wire.ReadResponseOnly}
+	}
+	ans.Stream = st
 	s.cur = st
 	s.advanceAfterStart(st, op, ans)
 	return ans

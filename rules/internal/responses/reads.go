@@ -641,7 +641,7 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 				t.advance(s, r)
 				*ev = Event{Kind: EvContinue, Stream: s, MTU: mtu}
 				if !s.Replay && opc.Has(p.Opcode, wire.HdrAETH) && !c.Complete() {
-					ev.MaybeReplay = t.dupSince(s.Req, x)
+					ev.MaybeReplay = t.DupSince(s.Req, x) != nil
 				}
 				return
 			}
@@ -702,15 +702,16 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 	*ev = Event{Kind: EvOrphan, MTU: mtu}
 }
 
-// dupSince reports whether READ q was requested again after it, from a
-// PSN inside its range at or before x.
-func (t *Tracker) dupSince(q *ReadReq, x wire.PSN) bool {
+// DupSince returns the newest duplicate of READ q the tracker remembers:
+// a READ requested again after it, from a PSN inside its range at or
+// before x (nil: none).
+func (t *Tracker) DupSince(q *ReadReq, x wire.PSN) *ReadReq {
 	for i := len(t.reads) - 1; i >= 0 && t.reads[i].Seq > q.Seq; i-- {
 		if d := t.reads[i]; d.Dup && d.PSN.InRange(q.PSN, x) {
-			return true
+			return d
 		}
 	}
-	return false
+	return nil
 }
 
 // advance takes packet r into stream s.
