@@ -245,7 +245,10 @@ type Conn struct {
 	shared      []sharedValue
 
 	// The reconstruction (recon.go).
-	spans  [spanRing]ReadSpan
+	// spans is a ring of the latest READ spans, nSpans of them made so
+	// far; it grows (a power of two) with the spans up to spanRing, so
+	// that a connection with few READs holds little.
+	spans  []ReadSpan
 	nSpans int
 	// unordered counts the spans in the ring, the oldest left out, that
 	// are not ordered (ReadSpan.ordered).
@@ -277,6 +280,7 @@ type Conn struct {
 	// from a request).
 	reqKeyed bool
 	respPSN  wire.PSN
+	respPort uint16 // the latest routed response's UDP source port (0: unknown)
 	// For walkResponse, as routed: the latest requests routed here, each
 	// with the PSNs it reserved (a READ's whole range, at the configured
 	// path MTU or at the smallest), until a response pairs the
@@ -508,7 +512,7 @@ func (c *Conn) absorb(r *trace.Record) {
 			// request's PSN (the requester numbers its requests
 			// consecutively; a lost one only moves the bound back).
 			if c.nSpans > 0 {
-				if s := &c.spans[(c.nSpans-1)%spanRing]; !s.Known() && s.First.Before(p.PSN) && p.PSN.AtOrBefore(s.LastMax.Next()) && !(op == wire.ReadRequest && s.First == p.PSN) {
+				if s := &c.spans[(c.nSpans-1)&(len(c.spans)-1)]; !s.Known() && s.First.Before(p.PSN) && p.PSN.AtOrBefore(s.LastMax.Next()) && !(op == wire.ReadRequest && s.First == p.PSN) {
 					if end := p.PSN.Add(-1); end.AtOrAfter(s.LastMin) {
 						s.LastMax = end
 					}
@@ -1076,10 +1080,10 @@ func (a *Auditor) connFor(r *trace.Record) *Conn {
 		if p := r.Packet; ops[p.Opcode].request {
 			c.reqRouted = true
 			if !c.respRouted {
-				c.noteRouted(p)
+				c.noteRouted(r)
 			}
 		} else {
-			c.respRouted, c.respPSN = true, r.Packet.PSN
+			c.respRouted, c.respPSN, c.respPort = true, r.Packet.PSN, r.SrcPort
 		}
 	}
 	return c
@@ -1154,6 +1158,15 @@ func (a *Auditor) adoptRequests(r *trace.Record) *Conn {
 		if d < 0 {
 			d = -d
 		}
+		if r.SrcPort != 0 && r.SrcPort == c.respPort {
+			// The UDP source port its responses came from: a stack that
+			// derives the port from both QP numbers (Linux) gives both
+			// directions the same one, and one that does not makes a
+			// match a rare coincidence, so it wins over nearness (many
+			// QPs may start at the same PSN). A port shared by every
+			// connection changes nothing.
+			d -= 1 << 16
+		}
 		if d < bestDist {
 			best, bestDist = c, d
 		}
@@ -1199,13 +1212,19 @@ func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn) {
 		if d < 0 {
 			d = -d
 		}
-		if c.answers(p) {
+		if exact, port := c.answers(r); exact {
 			// It answers one of the connection's latest requests: its
 			// own PSN, or one of a READ's range (a long READ's answer
 			// lies far from the next request's PSN). Many connections
 			// between two hosts have PSNs near each other's; one whose
 			// request the response answers exactly wins over nearness.
 			d = -1
+			if port {
+				// Several QPs starting at the same PSN all answer it
+				// exactly: the one whose request came from the
+				// response's UDP source port wins (see adoptRequests).
+				d = -2
+			}
 		}
 		if d < bestDist {
 			best, bestDist = c, d
@@ -1225,12 +1244,14 @@ const routedDepth = 32
 type routedReq struct {
 	op          wire.Opcode
 	first, last wire.PSN
+	port        uint16 // its UDP source port (0: unknown)
 }
 
-// noteRouted remembers request p for the pairing of the connection's
+// noteRouted remembers request r for the pairing of the connection's
 // first response.
-func (c *Conn) noteRouted(p *wire.Packet) {
-	q := routedReq{op: p.Opcode, first: p.PSN, last: p.PSN}
+func (c *Conn) noteRouted(r *trace.Record) {
+	p := r.Packet
+	q := routedReq{op: p.Opcode, first: p.PSN, last: p.PSN, port: r.SrcPort}
 	if p.Opcode == wire.ReadRequest {
 		mtu := c.Settings.MTU
 		if mtu == 0 {
@@ -1246,30 +1267,30 @@ func (c *Conn) noteRouted(p *wire.Packet) {
 // routed to the connection: a READ response inside a READ's range (its
 // first PSN for a First or Only), an ATOMIC acknowledgment or an
 // Acknowledge at a request's own PSN (an ACK names the newest request it
-// covers, an RNR NAK the request it refused).
-func (c *Conn) answers(p *wire.Packet) bool {
+// covers, an RNR NAK the request it refused). port reports that one such
+// request came from the response's UDP source port.
+func (c *Conn) answers(r *trace.Record) (exact, port bool) {
+	p := r.Packet
 	for i := range min(c.nRouted, routedDepth) {
 		q := &c.routed[i]
+		answered := false
 		switch f := &ops[p.Opcode]; {
 		case f.class == wire.ClassReadResponse:
-			if q.op != wire.ReadRequest || !p.PSN.InRange(q.first, q.last) {
-				continue
-			}
-			if (f.position == wire.PosFirst || f.position == wire.PosOnly) && p.PSN != q.first {
-				continue
-			}
-			return true
+			answered = q.op == wire.ReadRequest && p.PSN.InRange(q.first, q.last) &&
+				(f.position != wire.PosFirst && f.position != wire.PosOnly || p.PSN == q.first)
 		case p.Opcode == wire.AtomicAcknowledge:
-			if ops[q.op].class == wire.ClassAtomic && p.PSN == q.first {
-				return true
-			}
+			answered = ops[q.op].class == wire.ClassAtomic && p.PSN == q.first
 		case p.Opcode == wire.Acknowledge && (p.AETH.IsACK() || p.AETH.IsRNR()):
-			if q.op != wire.ReadRequest && ops[q.op].class != wire.ClassAtomic && p.PSN == q.first {
-				return true
+			answered = q.op != wire.ReadRequest && ops[q.op].class != wire.ClassAtomic && p.PSN == q.first
+		}
+		if answered {
+			exact = true
+			if r.SrcPort != 0 && q.port == r.SrcPort {
+				return true, true
 			}
 		}
 	}
-	return false
+	return exact, false
 }
 
 // Rungs converts records to ladder rungs, highlighting hi.

@@ -80,13 +80,20 @@ func (c *Conn) newSpan(r *trace.Record) *ReadSpan {
 	// the spans after the oldest one in the ring that are not ordered.
 	ordered := false
 	if c.nSpans > 0 {
-		prev := &c.spans[(c.nSpans-1)%spanRing]
+		prev := &c.spans[(c.nSpans-1)&(len(c.spans)-1)]
 		ordered = p.PSN.After(prev.LastMax) && p.PSN.Diff(prev.First) < orderedStep
 	}
-	if c.nSpans >= spanRing && !c.spans[(c.nSpans+1)%spanRing].ordered {
+	if c.nSpans >= spanRing && !c.spans[(c.nSpans+1)&(len(c.spans)-1)].ordered {
 		c.unordered-- // the second oldest becomes the oldest
 	}
-	s := &c.spans[c.nSpans%spanRing]
+	if c.nSpans == len(c.spans) && len(c.spans) < spanRing {
+		// The ring is full, not yet at its largest: double it (the
+		// spans keep their places, as nSpans is its length).
+		grown := make([]ReadSpan, max(2*len(c.spans), 8))
+		copy(grown, c.spans)
+		c.spans = grown
+	}
+	s := &c.spans[c.nSpans&(len(c.spans)-1)]
 	*s = ReadSpan{First: p.PSN, Length: p.RETH.Length, Frame: r.Frame}
 	if mtu := c.MTU(); mtu != 0 {
 		s.LastMin = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, mtu) - 1)
@@ -113,10 +120,10 @@ func (c *Conn) newSpan(r *trace.Record) *ReadSpan {
 // before p ends after every older one: the search stops there. Spans only
 // ever narrow (their LastMax moves back), which keeps them ordered.
 func (c *Conn) ReadSpanAt(p wire.PSN) *ReadSpan {
-	n := min(c.nSpans, spanRing)
+	n := min(c.nSpans, len(c.spans))
 	sorted := c.unordered == 0
 	for i := 1; i <= n; i++ {
-		s := &c.spans[(c.nSpans-i)%spanRing]
+		s := &c.spans[(c.nSpans-i)&(len(c.spans)-1)]
 		if !s.Holds(p) {
 			if sorted && p.After(s.LastMax) {
 				return nil

@@ -15,7 +15,7 @@ import (
 // the ring that may hold p.
 func spanAtByScan(c *Conn, p wire.PSN) *ReadSpan {
 	for i := 1; i <= min(c.nSpans, spanRing); i++ {
-		if s := &c.spans[(c.nSpans-i)%spanRing]; s.Holds(p) {
+		if s := &c.spans[(c.nSpans-i)&(len(c.spans)-1)]; s.Holds(p) {
 			return s
 		}
 	}
@@ -72,7 +72,7 @@ func TestReadSpanAtStopsEarlyExactly(t *testing.T) {
 		}
 		var unordered int
 		for i := 1; i < min(c.nSpans, spanRing); i++ {
-			if !c.spans[(c.nSpans-i)%spanRing].ordered {
+			if !c.spans[(c.nSpans-i)&(len(c.spans)-1)].ordered {
 				unordered++
 			}
 		}

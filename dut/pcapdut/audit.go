@@ -835,6 +835,9 @@ func (d *decoder) record(cf *capture.Frame, st wire.ICRCStatus) *trace.Record {
 	if f.Encap == wire.RoCEv2IPv4 {
 		r.IPID, r.HasIPID = f.IPID, true
 	}
+	if f.Encap == wire.RoCEv2IPv4 || f.Encap == wire.RoCEv2IPv6 {
+		r.SrcPort = f.SrcPort
+	}
 	r.Packet = &b.pkt
 	r.ICRC = st
 	r.Truncated = f.Truncated

@@ -9,6 +9,7 @@ import (
 	"github.com/rcconform/rcconform/dut/pcapdut"
 	"github.com/rcconform/rcconform/dut/pcapdut/synth"
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
 	_ "github.com/rcconform/rcconform/rules" // every monitor
 	"github.com/rcconform/rcconform/wire/capture"
 )
@@ -137,4 +138,33 @@ func BenchmarkAudit(b *testing.B) {
 	benchAudit(b, func() pcapdut.Observer {
 		return harness.NewAuditor(harness.UnknownSettings(), harness.NewSink("bench.pcap"))
 	})
+}
+
+// portRecorder keeps the UDP source ports of the records it observes.
+type portRecorder struct{ ports map[uint16]int }
+
+func (p *portRecorder) Observe(r *trace.Record) { p.ports[r.SrcPort]++ }
+func (p *portRecorder) End()                    {}
+
+// TestRecordsCarryUDPPort: the records of RoCEv2 frames, over IPv4 and
+// over IPv6, carry the frame's UDP source port (soft-RoCE gives both
+// directions of its connection 49441: rxe/README.md and tshark agree),
+// which the pairing of a connection's first response uses.
+func TestRecordsCarryUDPPort(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		n    int
+	}{{"rxe/send-4k-mtu1024.pcap", 1500}, {"rxe/mix-ipv6-mtu1024.pcap", 1550}} {
+		path := filepath.Join(capturesDir, c.file)
+		if _, err := os.Stat(path); err != nil {
+			t.Skipf("capture absent: %v", err)
+		}
+		p := &portRecorder{ports: map[uint16]int{}}
+		if _, err := pcapdut.AuditFile(path, p, nil); err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		if len(p.ports) != 1 || p.ports[49441] != c.n {
+			t.Errorf("%s: UDP source ports of the records %v, want 49441 on all %d", c.file, p.ports, c.n)
+		}
+	}
 }

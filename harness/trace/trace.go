@@ -56,6 +56,11 @@ type Record struct {
 	// IPv6): it tells a network duplicate from a resend.
 	HasIPID bool
 	IPID    uint16
+	// SrcPort is the UDP source port of a RoCEv2 packet (0: unknown or
+	// none). Linux stacks derive it from both QP numbers alike, so both
+	// directions of a connection share it; the pairing of a connection's
+	// first response with its requests uses it to break ties.
+	SrcPort uint16
 	// ICRC is the ICRC check's outcome; a packet with a bad ICRC never
 	// reached the transport and monitors leave it out.
 	ICRC wire.ICRCStatus

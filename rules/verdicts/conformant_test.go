@@ -3,6 +3,7 @@ package verdicts
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"testing"
 	"time"
@@ -199,85 +200,191 @@ func TestConformantQPsInterleaved(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(seed, 5))
 	for i := range n {
-		k := 2 + rng.IntN(3)
-		var all []*trace.Record
-		for q := range k {
-			tr := conformantTrace(rng, 1024, false, false)
-			// Connections whose PSNs lie within the requests in flight
-			// of each other cannot be told apart by their PSNs: keep
-			// them 2^22 apart, as random starting PSNs mostly are.
-			shift := wire.PSN(q<<22) - tr.Records[0].Packet.PSN
-			for _, r := range tr.Records {
-				r.Packet.PSN += shift
-				r.Packet.PSN &= wire.PSNMask
-			}
-			// Spread each connection's records over the same time span.
-			stretch := time.Duration(1 + rng.IntN(3))
-			for _, r := range tr.Records {
-				r.Time = r.Time*stretch + time.Duration(q)*300*time.Nanosecond
-				if r.Dir == trace.ToResponder {
-					r.Packet.DestQP = uint32(0x100 + q)
-				} else {
-					r.Packet.DestQP = uint32(0x200 + q)
-				}
-			}
-			all = append(all, tr.Records...)
-		}
-		sort.SliceStable(all, func(a, b int) bool { return all[a].Time < all[b].Time })
-		// How the two hosts fill the IPv4 ID: one counter per host for
-		// all its QPs (as Linux does per destination), as the generator
-		// left it (a counter per QP), or IPv6 (none).
-		// (Its own generator: the traces the main one makes stay those
-		// that failed before the pairing fix.)
-		idRng := rand.New(rand.NewPCG(seed, uint64(i)))
-		switch idRng.IntN(3) {
-		case 0:
-			ids := [2]uint16{uint16(idRng.Uint32()), uint16(idRng.Uint32())}
-			for _, r := range all {
-				r.IPID = ids[r.Dir&1]
-				ids[r.Dir&1]++
-			}
-		case 1:
-			for _, r := range all {
-				r.HasIPID, r.IPID = false, 0
-				if r.Dir == trace.ToResponder {
-					r.Src, r.Dst = requester6, responder6
-				} else {
-					r.Src, r.Dst = responder6, requester6
-				}
-			}
-		}
-		cut := rng.IntN(len(all) / 2)
-		all = all[cut:]
-		for f, r := range all {
-			r.Frame = f + 1
-		}
-		sink := harness.NewSink("t")
-		a := harness.NewAuditor(ht.Capture(), sink)
-		for _, r := range all {
-			a.Observe(r)
-		}
-		a.End()
-		if len(sink.Findings) > 0 {
-			f := sink.Findings[0]
-			t.Fatalf("seed %d trace %d (%d connections, cut %d): a conformant exchange fails %s at frame %d: %s", seed, i, k, cut, f.ID, f.Frame, f.Message)
-		}
-		// Each connection is one, its requests and responses together,
-		// unless the cut left it no request or no response.
-		for _, c := range a.Conns() {
-			if c.ResponderQP != 0 && c.RequesterQP != 0 && c.ResponderQP-0x100 != c.RequesterQP-0x200 {
-				dbg := ""
-				for _, c2 := range a.Conns() {
-					dbg += fmt.Sprintf("\n conn %d rsp %#x req %#x firstReq %d", c2.ID, c2.ResponderQP, c2.RequesterQP, c2.FirstReq)
-				}
-				for _, r := range all[:min(len(all), 400)] {
-					dbg += fmt.Sprintf("\n  %v", r)
-				}
-				t.Fatalf("seed %d trace %d: requests to QP %#x paired with responses to QP %#x%s", seed, i, c.ResponderQP, c.RequesterQP, dbg)
-			}
-		}
-		if len(a.Conns()) > k {
-			t.Fatalf("seed %d trace %d: %d connections audited for %d", seed, i, len(a.Conns()), k)
+		it := interleavedTrace(rng, seed, i, false, false, false)
+		if msg := it.audit(); msg != "" {
+			t.Fatalf("seed %d trace %d: %s", seed, i, msg)
 		}
 	}
+}
+
+// TestSameStartPSNPairedByPort: as TestConformantQPsInterleaved, but
+// every connection starts at the same PSN (a device that does not
+// randomise its starting PSNs), so PSNs alone cannot tell the
+// connections apart, and the capture holds each connection from its
+// start. Each connection's packets carry the UDP source port a Linux
+// stack gives both its directions (derived from both QP numbers alike).
+// With the ports every connection is paired and no clause fails (the
+// first response goes to the connection whose request it answers and
+// whose port it shares); without them (the contrast, showing what
+// decides) some are mispaired.
+//
+// Not covered: a capture that begins mid-connection, whose first
+// response may come before any request of its own connection was seen;
+// there neither PSNs nor ports can tell, and such a response is still
+// paired by nearness.
+func TestSameStartPSNPairedByPort(t *testing.T) {
+	seed, n := uint64(41), 400
+	if testing.Short() || raceEnabled {
+		n = 100
+	}
+	rng := rand.New(rand.NewPCG(seed, 5))
+	bad := 0
+	for i := range n {
+		it := interleavedTrace(rng, seed, i, true, true, true)
+		if msg := it.audit(); msg != "" {
+			t.Fatalf("seed %d trace %d: %s", seed, i, msg)
+		}
+		for _, r := range it.recs {
+			r.SrcPort = 0
+		}
+		if it.audit() != "" {
+			bad++
+		}
+	}
+	if bad == 0 {
+		t.Fatalf("seed %d: without UDP ports no trace of %d was mispaired: the test does not reach the pairing it checks", seed, n)
+	}
+	t.Logf("seed %d: without UDP source ports %d of %d traces mispaired or failed a clause; with them none", seed, bad, n)
+}
+
+// interleaved is a trace of k conformant connections between the same
+// two hosts; requests of connection q go to QP 0x100+q, its responses to
+// QP 0x200+q.
+type interleaved struct {
+	recs       []*trace.Record
+	k, cut     int
+	seed       uint64
+	samePSN    bool
+	withPorts  bool
+	traceIndex int
+}
+
+// linuxPort is a UDP source port derived from both QP numbers alike, as
+// Linux stacks do (both directions of a connection share it), in the
+// range 0xC000-0xFFFF.
+func linuxPort(a, b uint32) uint16 {
+	v := uint64(a) * uint64(b)
+	v ^= v >> 20
+	v ^= v >> 40
+	return 0xC000 | uint16(v^v>>14)&0x3FFF
+}
+
+// interleavedTrace builds trace i: 2 to 4 conformant connections,
+// interleaved as a capture shows them and cut to begin anywhere (so
+// that a connection may begin with a response, or with a request whose
+// response the cut removed). samePSN starts every connection at the
+// same PSN; ports gives each connection's packets its UDP source port.
+func interleavedTrace(rng *rand.Rand, seed uint64, i int, samePSN, ports, whole bool) *interleaved {
+	k := 2 + rng.IntN(3)
+	var all []*trace.Record
+	var start wire.PSN
+	if samePSN {
+		start = wire.PSN(rng.Uint32()) & wire.PSNMask
+	}
+	for q := range k {
+		tr := conformantTrace(rng, 1024, false, false)
+		// Connections whose PSNs lie within the requests in flight
+		// of each other cannot be told apart by their PSNs: keep
+		// them 2^22 apart, as random starting PSNs mostly are.
+		shift := wire.PSN(q<<22) - tr.Records[0].Packet.PSN
+		if samePSN {
+			shift = start - tr.Records[0].Packet.PSN
+		}
+		for _, r := range tr.Records {
+			r.Packet.PSN += shift
+			r.Packet.PSN &= wire.PSNMask
+		}
+		// Spread each connection's records over the same time span.
+		stretch := time.Duration(1 + rng.IntN(3))
+		port := linuxPort(uint32(0x100+q), uint32(0x200+q))
+		for _, r := range tr.Records {
+			r.Time = r.Time*stretch + time.Duration(q)*300*time.Nanosecond
+			if r.Dir == trace.ToResponder {
+				r.Packet.DestQP = uint32(0x100 + q)
+			} else {
+				r.Packet.DestQP = uint32(0x200 + q)
+			}
+			if ports {
+				r.SrcPort = port
+			}
+		}
+		all = append(all, tr.Records...)
+	}
+	sort.SliceStable(all, func(a, b int) bool { return all[a].Time < all[b].Time })
+	// How the two hosts fill the IPv4 ID: one counter per host for
+	// all its QPs (as Linux does per destination), as the generator
+	// left it (a counter per QP), or IPv6 (none).
+	// (Its own generator: the traces the main one makes stay those
+	// that failed before the pairing fix.)
+	idRng := rand.New(rand.NewPCG(seed, uint64(i)))
+	switch idRng.IntN(3) {
+	case 0:
+		ids := [2]uint16{uint16(idRng.Uint32()), uint16(idRng.Uint32())}
+		for _, r := range all {
+			r.IPID = ids[r.Dir&1]
+			ids[r.Dir&1]++
+		}
+	case 1:
+		for _, r := range all {
+			r.HasIPID, r.IPID = false, 0
+			if r.Dir == trace.ToResponder {
+				r.Src, r.Dst = requester6, responder6
+			} else {
+				r.Src, r.Dst = responder6, requester6
+			}
+		}
+	}
+	cut := rng.IntN(len(all) / 2)
+	if whole {
+		cut = 0
+	}
+	all = all[cut:]
+	for f, r := range all {
+		r.Frame = f + 1
+	}
+	return &interleaved{recs: all, k: k, cut: cut, seed: seed, samePSN: samePSN, withPorts: ports, traceIndex: i}
+}
+
+// audit audits the trace as a capture with unknown settings and says
+// what is wrong ("" when nothing): a clause failed, a connection's
+// requests paired with another's responses, or more connections than
+// there are.
+func (it *interleaved) audit() string {
+	sink := harness.NewSink("t")
+	a := harness.NewAuditor(ht.Capture(), sink)
+	for _, r := range it.recs {
+		a.Observe(r)
+	}
+	a.End()
+	if len(sink.Findings) > 0 {
+		f := sink.Findings[0]
+		msg := fmt.Sprintf("(%d connections, cut %d): a conformant exchange fails %s at frame %d: %s", it.k, it.cut, f.ID, f.Frame, f.Message)
+		if os.Getenv("INTERLEAVED_DUMP") != "" {
+			for _, c := range a.Conns() {
+				msg += fmt.Sprintf("\n conn %d rsp %#x req %#x firstReq %d", c.ID, c.ResponderQP, c.RequesterQP, c.FirstReq)
+			}
+			for _, r := range it.recs[:min(len(it.recs), 60)] {
+				msg += fmt.Sprintf("\n  %v port %#x", r, r.SrcPort)
+			}
+		}
+		return msg
+	}
+	// Each connection is one, its requests and responses together,
+	// unless the cut left it no request or no response.
+	for _, c := range a.Conns() {
+		if c.ResponderQP != 0 && c.RequesterQP != 0 && c.ResponderQP-0x100 != c.RequesterQP-0x200 {
+			dbg := ""
+			for _, c2 := range a.Conns() {
+				dbg += fmt.Sprintf("\n conn %d rsp %#x req %#x firstReq %d", c2.ID, c2.ResponderQP, c2.RequesterQP, c2.FirstReq)
+			}
+			for _, r := range it.recs[:min(len(it.recs), 400)] {
+				dbg += fmt.Sprintf("\n  %v", r)
+			}
+			return fmt.Sprintf("requests to QP %#x paired with responses to QP %#x%s", c.ResponderQP, c.RequesterQP, dbg)
+		}
+	}
+	if len(a.Conns()) > it.k {
+		return fmt.Sprintf("%d connections audited for %d", len(a.Conns()), it.k)
+	}
+	return ""
 }
