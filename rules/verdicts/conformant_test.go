@@ -234,6 +234,9 @@ func TestSameStartPSNPairedByPort(t *testing.T) {
 		if msg := it.audit(); msg != "" {
 			t.Fatalf("seed %d trace %d: %s", seed, i, msg)
 		}
+		if msg := it.auditWith(2); msg != "" {
+			t.Fatalf("seed %d trace %d, 2 workers: %s", seed, i, msg)
+		}
 		for _, r := range it.recs {
 			r.SrcPort = 0
 		}
@@ -349,9 +352,23 @@ func interleavedTrace(rng *rand.Rand, seed uint64, i int, samePSN, ports, whole 
 // what is wrong ("" when nothing): a clause failed, a connection's
 // requests paired with another's responses, or more connections than
 // there are.
-func (it *interleaved) audit() string {
+func (it *interleaved) audit() string { return it.auditWith(0) }
+
+// auditWith is audit by a single auditor (workers 0) or by a sharded one
+// with so many workers (whose pairing model sees each record at once,
+// not after the reorder buffer).
+func (it *interleaved) auditWith(workers int) string {
 	sink := harness.NewSink("t")
-	a := harness.NewAuditor(ht.Capture(), sink)
+	var a interface {
+		Observe(*trace.Record)
+		End()
+		Conns() []*harness.Conn
+	}
+	if workers == 0 {
+		a = harness.NewAuditor(ht.Capture(), sink)
+	} else {
+		a = harness.NewShardedAuditor(ht.Capture(), sink, workers)
+	}
 	for _, r := range it.recs {
 		a.Observe(r)
 	}
