@@ -281,6 +281,10 @@ type Conn struct {
 	reqKeyed bool
 	respPSN  wire.PSN
 	respPort uint16 // the latest routed response's UDP source port (0: unknown)
+	// routedNext is one past the highest PSN a routed request reserved
+	// (a READ: its range at the configured path MTU, or at the
+	// smallest), valid once reqRouted: the pairing's view of NextReq.
+	routedNext wire.PSN
 	// For walkResponse, as routed: the latest requests routed here, each
 	// with the PSNs it reserved (a READ's whole range, at the configured
 	// path MTU or at the smallest), until a response pairs the
@@ -931,14 +935,13 @@ func (a *Auditor) Assign(r *trace.Record) *Conn {
 	c := a.connFor(r)
 	if c != nil {
 		c.absorb(r)
-		a.indexResponder(c)
 	}
 	return c
 }
 
-// indexResponder adds c to resps once a response was seen on it.
+// indexResponder adds c to resps once a response was routed to it.
 func (a *Auditor) indexResponder(c *Conn) {
-	if c.respIndexed || !c.HaveResp {
+	if c.respIndexed || !c.respRouted {
 		return
 	}
 	c.respIndexed = true
@@ -996,7 +999,6 @@ func (a *Auditor) Observe(r *trace.Record) {
 	for _, r := range c.hold(r) {
 		c.deliver(r)
 	}
-	a.indexResponder(c)
 }
 
 // deliver shows r to the connection's checkers, then absorbs it.
@@ -1078,12 +1080,17 @@ func (a *Auditor) connFor(r *trace.Record) *Conn {
 		// after the reorder buffer, and the mirror of a ShardedAuditor
 		// at once): for adoptRequests.
 		if p := r.Packet; ops[p.Opcode].request {
+			last := c.reserved(p)
+			if !c.reqRouted || last.AtOrAfter(c.routedNext) {
+				c.routedNext = last.Next()
+			}
 			c.reqRouted = true
 			if !c.respRouted {
-				c.noteRouted(r)
+				c.noteRouted(r, last)
 			}
 		} else {
 			c.respRouted, c.respPSN, c.respPort = true, r.Packet.PSN, r.SrcPort
+			a.indexResponder(c)
 		}
 	}
 	return c
@@ -1192,9 +1199,14 @@ func (a *Auditor) adoptRequests(r *trace.Record) *Conn {
 
 // walkResponse walks through the connections in ID order for response r
 // (from the responder r.Src to the requester r.Dst): found is the first
-// paired with r's DestQP that has seen a response, else best is the
+// paired with r's DestQP that a response was routed to, else best is the
 // unpaired one whose request PSNs are nearest r's PSN (nil when none is
 // within 2^16).
+//
+// It reads only what routing itself keeps (reqRouted, respRouted,
+// routedNext, routed), never what absorbing the records does: a single
+// Auditor absorbs a record only after its reorder buffer, the pairing
+// model of a ShardedAuditor at once, and both must pair alike.
 func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn) {
 	p := r.Packet
 	bestDist := 1 << 30
@@ -1202,13 +1214,13 @@ func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn) {
 		if c.Requester != r.Dst || c.Responder != r.Src {
 			continue
 		}
-		if c.RequesterQP == p.DestQP && c.HaveResp {
+		if c.RequesterQP == p.DestQP && c.respRouted {
 			return c, nil
 		}
-		if c.HaveResp || !c.HaveReq {
+		if c.respRouted || !c.reqRouted {
 			continue
 		}
-		d := p.PSN.Diff(c.NextReq)
+		d := p.PSN.Diff(c.routedNext)
 		if d < 0 {
 			d = -d
 		}
@@ -1247,18 +1259,24 @@ type routedReq struct {
 	port        uint16 // its UDP source port (0: unknown)
 }
 
-// noteRouted remembers request r for the pairing of the connection's
-// first response.
-func (c *Conn) noteRouted(r *trace.Record) {
-	p := r.Packet
-	q := routedReq{op: p.Opcode, first: p.PSN, last: p.PSN, port: r.SrcPort}
-	if p.Opcode == wire.ReadRequest {
-		mtu := c.Settings.MTU
-		if mtu == 0 {
-			mtu = minMTU
-		}
-		q.last = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, mtu) - 1)
+// reserved is the last PSN request p reserved, as the pairing sees it:
+// a READ's range at the configured path MTU, or at the smallest.
+func (c *Conn) reserved(p *wire.Packet) wire.PSN {
+	if p.Opcode != wire.ReadRequest {
+		return p.PSN
 	}
+	mtu := c.Settings.MTU
+	if mtu == 0 {
+		mtu = minMTU
+	}
+	return p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, mtu) - 1)
+}
+
+// noteRouted remembers request r, reserving up to last, for the pairing
+// of the connection's first response.
+func (c *Conn) noteRouted(r *trace.Record, last wire.PSN) {
+	p := r.Packet
+	q := routedReq{op: p.Opcode, first: p.PSN, last: last, port: r.SrcPort}
 	c.routed[c.nRouted%routedDepth] = q
 	c.nRouted++
 }

@@ -192,16 +192,15 @@ func TestConnForIndexed(t *testing.T) {
 }
 
 // TestConnForIndexedLowestID: two connections paired with the same
-// requester QP (the first's response was still held back when the second
-// was paired) both see a response: later responses go to the one with the
-// lower ID, as a walk finds.
+// requester QP both had a response routed to them: later responses go to
+// the one with the lower ID, as a walk finds.
 func TestConnForIndexedLowestID(t *testing.T) {
 	h1, h2 := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
 	a := NewAuditor(UnknownSettings(), NewSink("t"))
 	a.mons = []Monitor{{Clause: "none", New: func(*Conn) Checker { return nopChecker{} }}}
 	c1, c2 := a.newConn(h1, h2, 10, true), a.newConn(h1, h2, 11, true)
 	for _, c := range []*Conn{c1, c2} {
-		c.RequesterQP, c.HaveResp = 7, true
+		c.RequesterQP, c.respRouted = 7, true
 		a.indexResponder(c)
 	}
 	r := &trace.Record{Dir: trace.ToRequester, Src: h2, Dst: h1, Packet: &wire.Packet{BTH: wire.BTH{Opcode: wire.Acknowledge, DestQP: 7}}}

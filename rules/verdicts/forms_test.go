@@ -431,3 +431,50 @@ func TestPairingByAnsweredRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestPairingByRoutingState: a single auditor holds a connection's latest
+// records back in its reorder buffer (its senders count their IPv4 IDs
+// up) before its model absorbs them, while the pairing model of a
+// sharded auditor absorbs each record at once. A response that answers
+// no request exactly (a sequence NAK) is paired by nearness; were
+// nearness read from what the model absorbed, the two would pair it with
+// different connections (in the single auditor, connection A's next PSN
+// lags by the 8 requests held back: 1032, not 1040, nearer 1012 than
+// connection B's 991). Both read what routing saw, and agree.
+func TestPairingByRoutingState(t *testing.T) {
+	tr := &ht.Trace{}
+	for p := wire.PSN(1000); p < 1040; p++ {
+		tr.Req(wire.SendOnly, p, true).Packet.DestQP = 0x100
+	}
+	tr.Req(wire.SendOnly, 990, true).Packet.DestQP = 0x101
+	tr.NAK(1012, wire.NAKPSNSequence, 3).Packet.DestQP = 0x2aa
+	tr.IPIDs(100, 200)
+	var got [2]uint32
+	for i, workers := range []int{0, 2} {
+		sink := harness.NewSink("t")
+		var conns []*harness.Conn
+		if workers == 0 {
+			a := harness.NewAuditor(ht.Capture(), sink)
+			for _, r := range tr.Records {
+				a.Observe(r)
+			}
+			a.End()
+			conns = a.Conns()
+		} else {
+			a := harness.NewShardedAuditor(ht.Capture(), sink, workers)
+			for _, r := range tr.Records {
+				a.Observe(r)
+			}
+			a.End()
+			conns = a.Conns()
+		}
+		for _, c := range conns {
+			if c.RequesterQP == 0x2aa {
+				got[i] = c.ResponderQP
+			}
+		}
+	}
+	if got[0] == 0 || got[0] != got[1] {
+		t.Fatalf("the NAK to QP 0x2aa paired with the requests to QP %#x by a single auditor, %#x by a sharded one", got[0], got[1])
+	}
+}
