@@ -358,6 +358,45 @@ func (it *interleaved) audit() string { return it.auditWith(0) }
 // with so many workers (whose pairing model sees each record at once,
 // not after the reorder buffer).
 func (it *interleaved) auditWith(workers int) string {
+	conns, sink := auditConns(it.recs, workers)
+	if len(sink.Findings) > 0 {
+		f := sink.Findings[0]
+		msg := fmt.Sprintf("(%d connections, cut %d): a conformant exchange fails %s at frame %d: %s", it.k, it.cut, f.ID, f.Frame, f.Message)
+		if os.Getenv("INTERLEAVED_DUMP") != "" {
+			for _, c := range conns {
+				msg += fmt.Sprintf("\n conn %d rsp %#x req %#x firstReq %d", c.ID, c.ResponderQP, c.RequesterQP, c.FirstReq)
+			}
+			for _, r := range it.recs[:min(len(it.recs), 60)] {
+				msg += fmt.Sprintf("\n  %v port %#x", r, r.SrcPort)
+			}
+		}
+		return msg
+	}
+	// Each connection is one, its requests and responses together,
+	// unless the cut left it no request or no response.
+	for _, c := range conns {
+		if c.ResponderQP != 0 && c.RequesterQP != 0 && c.ResponderQP-0x100 != c.RequesterQP-0x200 {
+			dbg := ""
+			for _, c2 := range conns {
+				dbg += fmt.Sprintf("\n conn %d rsp %#x req %#x firstReq %d", c2.ID, c2.ResponderQP, c2.RequesterQP, c2.FirstReq)
+			}
+			for _, r := range it.recs[:min(len(it.recs), 400)] {
+				dbg += fmt.Sprintf("\n  %v", r)
+			}
+			return fmt.Sprintf("requests to QP %#x paired with responses to QP %#x%s", c.ResponderQP, c.RequesterQP, dbg)
+		}
+	}
+	if len(conns) > it.k {
+		return fmt.Sprintf("%d connections audited for %d", len(conns), it.k)
+	}
+	return ""
+}
+
+// auditConns audits recs as a capture with unknown settings, by a single
+// auditor (workers 0) or by a sharded one with so many workers (whose
+// pairing model sees each record at once, not after the reorder
+// buffer), and returns the connections and the sink.
+func auditConns(recs []*trace.Record, workers int) ([]*harness.Conn, *harness.Sink) {
 	sink := harness.NewSink("t")
 	var a interface {
 		Observe(*trace.Record)
@@ -369,39 +408,9 @@ func (it *interleaved) auditWith(workers int) string {
 	} else {
 		a = harness.NewShardedAuditor(ht.Capture(), sink, workers)
 	}
-	for _, r := range it.recs {
+	for _, r := range recs {
 		a.Observe(r)
 	}
 	a.End()
-	if len(sink.Findings) > 0 {
-		f := sink.Findings[0]
-		msg := fmt.Sprintf("(%d connections, cut %d): a conformant exchange fails %s at frame %d: %s", it.k, it.cut, f.ID, f.Frame, f.Message)
-		if os.Getenv("INTERLEAVED_DUMP") != "" {
-			for _, c := range a.Conns() {
-				msg += fmt.Sprintf("\n conn %d rsp %#x req %#x firstReq %d", c.ID, c.ResponderQP, c.RequesterQP, c.FirstReq)
-			}
-			for _, r := range it.recs[:min(len(it.recs), 60)] {
-				msg += fmt.Sprintf("\n  %v port %#x", r, r.SrcPort)
-			}
-		}
-		return msg
-	}
-	// Each connection is one, its requests and responses together,
-	// unless the cut left it no request or no response.
-	for _, c := range a.Conns() {
-		if c.ResponderQP != 0 && c.RequesterQP != 0 && c.ResponderQP-0x100 != c.RequesterQP-0x200 {
-			dbg := ""
-			for _, c2 := range a.Conns() {
-				dbg += fmt.Sprintf("\n conn %d rsp %#x req %#x firstReq %d", c2.ID, c2.ResponderQP, c2.RequesterQP, c2.FirstReq)
-			}
-			for _, r := range it.recs[:min(len(it.recs), 400)] {
-				dbg += fmt.Sprintf("\n  %v", r)
-			}
-			return fmt.Sprintf("requests to QP %#x paired with responses to QP %#x%s", c.ResponderQP, c.RequesterQP, dbg)
-		}
-	}
-	if len(a.Conns()) > it.k {
-		return fmt.Sprintf("%d connections audited for %d", len(a.Conns()), it.k)
-	}
-	return ""
+	return a.Conns(), sink
 }

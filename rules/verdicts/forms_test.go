@@ -404,23 +404,7 @@ func TestPairingByAnsweredRequest(t *testing.T) {
 	// A single auditor, and a sharded one (whose pairing model sees each
 	// record at once, not after the reorder buffer).
 	for _, workers := range []int{0, 2} {
-		sink := harness.NewSink("t")
-		var conns []*harness.Conn
-		if workers == 0 {
-			a := harness.NewAuditor(ht.Capture(), sink)
-			for _, r := range tr.Records {
-				a.Observe(r)
-			}
-			a.End()
-			conns = a.Conns()
-		} else {
-			a := harness.NewShardedAuditor(ht.Capture(), sink, workers)
-			for _, r := range tr.Records {
-				a.Observe(r)
-			}
-			a.End()
-			conns = a.Conns()
-		}
+		conns, sink := auditConns(tr.Records, workers)
 		for _, c := range conns {
 			if c.ResponderQP-0x100 != c.RequesterQP-0x200 {
 				t.Errorf("%d workers: requests to QP %#x paired with responses to QP %#x", workers, c.ResponderQP, c.RequesterQP)
@@ -451,23 +435,7 @@ func TestPairingByRoutingState(t *testing.T) {
 	tr.IPIDs(100, 200)
 	var got [2]uint32
 	for i, workers := range []int{0, 2} {
-		sink := harness.NewSink("t")
-		var conns []*harness.Conn
-		if workers == 0 {
-			a := harness.NewAuditor(ht.Capture(), sink)
-			for _, r := range tr.Records {
-				a.Observe(r)
-			}
-			a.End()
-			conns = a.Conns()
-		} else {
-			a := harness.NewShardedAuditor(ht.Capture(), sink, workers)
-			for _, r := range tr.Records {
-				a.Observe(r)
-			}
-			a.End()
-			conns = a.Conns()
-		}
+		conns, _ := auditConns(tr.Records, workers)
 		for _, c := range conns {
 			if c.RequesterQP == 0x2aa {
 				got[i] = c.ResponderQP
