@@ -136,31 +136,7 @@ func auditAny(t *testing.T, settings harness.Settings, exchange bool, data []byt
 	tallies, findings := ht.AuditAll(tr, settings)
 	// The connections judged on workers of their own give the same
 	// result as one auditor (harness.ShardedAuditor).
-	sink := harness.NewSink("test")
-	sa := harness.NewShardedAuditor(settings, sink, 3)
-	for _, r := range tr.Records {
-		sa.Observe(r)
-	}
-	sa.End()
-	// Positions in the capture (ReasonAt, At) order a shard's first
-	// instances for merging; only a sharded auditor's sink has them.
-	for _, tl := range sink.Tallies {
-		tl.ReasonAt = 0
-		for k := range tl.Kinds {
-			tl.Kinds[k].At = 0
-		}
-	}
-	for k := range sink.Findings {
-		sink.Findings[k].At = 0
-	}
-	one, _ := json.Marshal(tallies)
-	sharded, _ := json.Marshal(sink.Tallies)
-	if !bytes.Equal(one, sharded) {
-		t.Fatalf("the sharded auditor's tallies differ from one auditor's:\n%s\n%s", sharded, one)
-	}
-	if !reflect.DeepEqual(sink.Findings, findings) {
-		t.Fatalf("the sharded auditor's findings differ from one auditor's:\n%v\n%v", sink.Findings, findings)
-	}
+	sameSharded(t, settings, tr.Records, 3, tallies, findings)
 	for id, tl := range tallies {
 		if tl.Checked < 0 || tl.Violations < 0 || tl.Indeterminate < 0 || tl.Open < 0 || tl.Open > tl.Indeterminate {
 			t.Fatalf("%s: inconsistent tally %+v", id, *tl)
@@ -471,4 +447,35 @@ func exchangeTrace(data []byte) *ht.Trace {
 		}
 	}
 	return t
+}
+
+// sameSharded fails t unless a sharded auditor with workers workers,
+// fed recs, gives the tallies and findings one auditor gave.
+func sameSharded(t *testing.T, settings harness.Settings, recs []*trace.Record, workers int, tallies map[string]*harness.Tally, findings []reports.Finding) {
+	t.Helper()
+	sink := harness.NewSink("test")
+	sa := harness.NewShardedAuditor(settings, sink, workers)
+	for _, r := range recs {
+		sa.Observe(r)
+	}
+	sa.End()
+	// Positions in the capture (ReasonAt, At) order a shard's first
+	// instances for merging; only a sharded auditor's sink has them.
+	for _, tl := range sink.Tallies {
+		tl.ReasonAt = 0
+		for k := range tl.Kinds {
+			tl.Kinds[k].At = 0
+		}
+	}
+	for k := range sink.Findings {
+		sink.Findings[k].At = 0
+	}
+	one, _ := json.Marshal(tallies)
+	sharded, _ := json.Marshal(sink.Tallies)
+	if !bytes.Equal(one, sharded) {
+		t.Fatalf("the sharded auditor's tallies differ from one auditor's:\n%s\n%s", sharded, one)
+	}
+	if !reflect.DeepEqual(sink.Findings, findings) {
+		t.Fatalf("the sharded auditor's findings differ from one auditor's:\n%v\n%v", sink.Findings, findings)
+	}
 }
