@@ -201,7 +201,7 @@ func (s *ShardedAuditor) Observe(r *trace.Record) {
 	default:
 		return
 	}
-	if sc == nil || !sc.m.HaveResp {
+	if sc == nil || !sc.m.respRouted {
 		// Not yet paired: the model decides, and follows the connection
 		// until its first response.
 		sc = s.assign(r)
@@ -210,8 +210,9 @@ func (s *ShardedAuditor) Observe(r *trace.Record) {
 		}
 	} else if f := &ops[p.Opcode]; f.response {
 		// The model's pairing of requests with a connection its
-		// responses began (adoptRequests) follows its latest response.
-		sc.m.respPSN = p.PSN
+		// responses began (adoptRequests) follows its latest response:
+		// its PSN and its UDP source port.
+		sc.m.respPSN, sc.m.respPort = p.PSN, r.SrcPort
 	}
 	if sc.w < 0 {
 		return
@@ -293,7 +294,7 @@ func (s *ShardedAuditor) assign(r *trace.Record) *shardConn {
 		if s.reqs[k] == nil {
 			s.setRoute(0, k, sc)
 		}
-	} else if m.HaveResp {
+	} else if m.respRouted {
 		// The model returns the first connection in its list paired with
 		// this requester QP: keep the lowest ID.
 		k := connKey{m.Requester, m.Responder, m.RequesterQP}

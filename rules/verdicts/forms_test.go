@@ -446,3 +446,30 @@ func TestPairingByRoutingState(t *testing.T) {
 		t.Fatalf("the NAK to QP 0x2aa paired with the requests to QP %#x by a single auditor, %#x by a sharded one", got[0], got[1])
 	}
 }
+
+// TestAdoptionFollowsLatestPort: a capture that begins with responses
+// makes connections of them; a request then joins the one whose latest
+// response came from its UDP source port, over a nearer one. A sharded
+// auditor's router stops consulting its pairing model once a connection
+// has a response, and must still keep the latest response's port for it,
+// or the two auditors adopt the request differently.
+func TestAdoptionFollowsLatestPort(t *testing.T) {
+	tr := &ht.Trace{}
+	x1 := tr.Ack(100, 3)
+	x1.Packet.DestQP, x1.SrcPort = 0x200, 0xc001
+	x2 := tr.Ack(101, 4)
+	x2.Packet.DestQP, x2.SrcPort = 0x200, 0xc002
+	y := tr.Ack(125, 9)
+	y.Packet.DestQP, y.SrcPort = 0x201, 0xc003
+	q := tr.Req(wire.SendOnly, 120, true)
+	q.Packet.DestQP, q.SrcPort = 0x100, 0xc002
+	tr.IPIDs(100, 200)
+	for _, workers := range []int{0, 2} {
+		conns, _ := auditConns(tr.Records, workers)
+		for _, c := range conns {
+			if c.ResponderQP == 0x100 && c.RequesterQP != 0x200 {
+				t.Errorf("%d workers: the request from port 0xc002 joined the responses to QP %#x, not those whose latest came from its port (QP 0x200)", workers, c.RequesterQP)
+			}
+		}
+	}
+}
