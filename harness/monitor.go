@@ -1076,24 +1076,33 @@ func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32, keyed bool) *Conn {
 func (a *Auditor) connFor(r *trace.Record) *Conn {
 	c := a.route(r)
 	if c != nil {
-		// What the routing saw, at once (the checkers see records only
-		// after the reorder buffer, and the mirror of a ShardedAuditor
-		// at once): for adoptRequests.
-		if p := r.Packet; ops[p.Opcode].request {
-			last := c.reserved(p)
-			if !c.reqRouted || last.AtOrAfter(c.routedNext) {
-				c.routedNext = last.Next()
-			}
-			c.reqRouted = true
-			if !c.respRouted {
-				c.noteRouted(r, last)
-			}
-		} else {
-			c.respRouted, c.respPSN, c.respPort = true, r.Packet.PSN, r.SrcPort
-			a.indexResponder(c)
-		}
+		c.noteRoute(r)
+		a.indexResponder(c)
 	}
 	return c
+}
+
+// noteRoute updates the pairing's routing-time state of the connection
+// with r, a record routed to it: what the routing saw, at once (the
+// checkers see records only after the reorder buffer, and the pairing
+// model of a ShardedAuditor at once), for walkResponse and
+// adoptRequests. A ShardedAuditor's router calls it too for the records
+// it routes by table without its pairing model, so that the model's
+// state stays the single Auditor's.
+func (c *Conn) noteRoute(r *trace.Record) {
+	p := r.Packet
+	if !ops[p.Opcode].request {
+		c.respRouted, c.respPSN, c.respPort = true, p.PSN, r.SrcPort
+		return
+	}
+	last := c.reserved(p)
+	if !c.reqRouted || last.AtOrAfter(c.routedNext) {
+		c.routedNext = last.Next()
+	}
+	c.reqRouted = true
+	if !c.respRouted {
+		c.noteRouted(r, last)
+	}
 }
 
 // route is connFor's choice of connection.

@@ -208,11 +208,11 @@ func (s *ShardedAuditor) Observe(r *trace.Record) {
 		if sc == nil {
 			return
 		}
-	} else if f := &ops[p.Opcode]; f.response {
-		// The model's pairing of requests with a connection its
-		// responses began (adoptRequests) follows its latest response:
-		// its PSN and its UDP source port.
-		sc.m.respPSN, sc.m.respPort = p.PSN, r.SrcPort
+	} else {
+		// Routed by table: the model's routing-time state follows all
+		// the same (adoptRequests reads the latest response's PSN and
+		// UDP source port).
+		sc.m.noteRoute(r)
 	}
 	if sc.w < 0 {
 		return
