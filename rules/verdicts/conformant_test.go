@@ -300,12 +300,8 @@ func TestShardedPairsInterleavedAlike(t *testing.T) {
 // two hosts; requests of connection q go to QP 0x100+q, its responses to
 // QP 0x200+q.
 type interleaved struct {
-	recs       []*trace.Record
-	k, cut     int
-	seed       uint64
-	samePSN    bool
-	withPorts  bool
-	traceIndex int
+	recs   []*trace.Record
+	k, cut int // connections, and records cut from the start
 }
 
 // linuxPort is a UDP source port derived from both QP numbers alike, as
@@ -403,7 +399,7 @@ func interleavedOf(rng *rand.Rand, seed uint64, i int, samePSN, ports, whole boo
 	for f, r := range all {
 		r.Frame = f + 1
 	}
-	return &interleaved{recs: all, k: k, cut: cut, seed: seed, samePSN: samePSN, withPorts: ports, traceIndex: i}
+	return &interleaved{recs: all, k: k, cut: cut}
 }
 
 // audit audits the trace as a capture with unknown settings and says
@@ -414,7 +410,9 @@ func (it *interleaved) audit() string { return it.auditWith(0) }
 
 // auditWith is audit by a single auditor (workers 0) or by a sharded one
 // with so many workers (whose pairing model sees each record at once,
-// not after the reorder buffer).
+// not after the reorder buffer). With INTERLEAVED_DUMP set in the
+// environment, a failed clause's message also lists the connections and
+// the trace's first records.
 func (it *interleaved) auditWith(workers int) string {
 	conns, sink := auditConns(it.recs, workers)
 	if len(sink.Findings) > 0 {
