@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"testing"
 )
 
@@ -91,6 +92,12 @@ func FuzzNetwork(f *testing.F) {
 	f.Add(uint32(197), erf(21, 0, 2, 0, 12, 0, 6, 0, 18))
 	f.Add(uint32(197), erf(21|0x80, 0x81, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2))
 	f.Add(uint32(197), erf(2, 0, 0, 1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6, 0x08, 0x00, 0x45))
+	// Mirror and overlay tunnels (tunnel.go).
+	inner := etherFrame(EtherTypeIPv4, ipv4Packet(2), 0x8100, 3)
+	f.Add(uint32(1), etherFrame(EtherTypeIPv4, outerIPv4(ipProtoGRE, 0, slices.Concat(greHeader(0x1000, 0x88be), erspan2, inner))))
+	f.Add(uint32(1), etherFrame(EtherTypeIPv4, outerIPv4(ipProtoGRE, 0, slices.Concat(greHeader(0xb000, 0x22eb), erspan3(0, true), inner))))
+	f.Add(uint32(101), outerIPv4(ipProtoUDP, 0, vxlan(0x08, inner)))
+	f.Add(uint32(229), outerIPv6(ipProtoGRE, slices.Concat(greHeader(0, 0x6558), inner)))
 	f.Fuzz(func(t *testing.T, linkType uint32, data []byte) {
 		proto, off, err := Network(linkType, data)
 		proto2, off2, vlans, err2 := NetworkVLAN(linkType, data, nil)

@@ -57,6 +57,11 @@ const (
 // 802.1Q VLAN IDs crossed (through NetworkVLAN; Network itself discards
 // them so as not to allocate).
 //
+// Where the network layer is IPv4 or IPv6 carrying a mirror or overlay
+// tunnel (GRE with ERSPAN I/II/III, Ethernet or IP; VXLAN), Network
+// returns the packet inside it (tunnel.go): the headers a mirrored
+// packet's sender wrote, not the mirror path's.
+//
 // Proto 0 means the link header names no EtherType: an 802.3 frame with an
 // LLC header that is not SNAP (off is then the LLC header), a Linux cooked
 // frame with a non-EtherType protocol, or a loopback frame of an unknown
@@ -119,6 +124,16 @@ func LinkTypeName(linkType uint32) string {
 }
 
 func network(linkType uint32, data []byte, vlans []uint16, collect bool) (proto uint16, off int, vids []uint16, err error) {
+	proto, off, vids, err = link(linkType, data, vlans, collect)
+	if err == nil && (proto == EtherTypeIPv4 || proto == EtherTypeIPv6) {
+		proto, off, vids = untunnel(data, proto, off, vids, collect)
+	}
+	return proto, off, vids, err
+}
+
+// link finds the network layer inside the link-layer frame (the outer
+// one, for a tunnel).
+func link(linkType uint32, data []byte, vlans []uint16, collect bool) (proto uint16, off int, vids []uint16, err error) {
 	vids = vlans
 	switch linkType {
 	case LinkTypeEthernet:
