@@ -214,6 +214,14 @@ type Conn struct {
 	RequesterQP uint32 // DestQP of responses (0 until a response is seen)
 	Settings    Settings
 	Capture     string
+	// Follows is the connection whose addresses and responder QP this one
+	// took over (0: none): its requests jumped to PSNs that no requester
+	// of that QP could send (Auditor.reborn), so the QPs were made anew
+	// with the same numbers. FollowsAt is the frame of the request that
+	// showed it, FollowsWhy says what it showed.
+	Follows    int
+	FollowsAt  int
+	FollowsWhy string
 
 	// Requests.
 	HaveReq    bool
@@ -285,6 +293,12 @@ type Conn struct {
 	// (a READ: its range at the configured path MTU, or at the
 	// smallest), valid once reqRouted: the pairing's view of NextReq.
 	routedNext wire.PSN
+	// routedLow is the lowest PSN a routed request carried (valid once
+	// reqRouted): the requester's resends lie from there to routedNext.
+	routedLow wire.PSN
+	// replaced: a later connection took over this one's keys (Follows):
+	// routing passes it by.
+	replaced bool
 	// For walkResponse, as routed: the latest requests routed here, each
 	// with the PSNs it reserved (a READ's whole range, at the configured
 	// path MTU or at the smallest), until a response pairs the
@@ -1099,6 +1113,9 @@ func (c *Conn) noteRoute(r *trace.Record) {
 	if !c.reqRouted || last.AtOrAfter(c.routedNext) {
 		c.routedNext = last.Next()
 	}
+	if !c.reqRouted || p.PSN.Before(c.routedLow) {
+		c.routedLow = p.PSN
+	}
 	c.reqRouted = true
 	if !c.respRouted {
 		c.noteRouted(r, last)
@@ -1110,6 +1127,14 @@ func (a *Auditor) route(r *trace.Record) *Conn {
 	p := r.Packet
 	if ops[p.Opcode].request {
 		if c := a.lookup(0, connKey{r.Src, r.Dst, p.DestQP}); c != nil {
+			if why := c.reborn(r); why != "" {
+				if c.Follows != 0 {
+					if prev := a.conns[c.Follows-1]; prev.reborn(r) == "" {
+						return prev // a late request of the QPs made before
+					}
+				}
+				return a.rebirth(c, r, why)
+			}
 			return c
 		}
 		if c := a.adoptRequests(r); c != nil {
@@ -1133,6 +1158,64 @@ func (a *Auditor) route(r *trace.Record) *Conn {
 	// on which monitors needing the requests will be indeterminate.
 	c := a.newConn(r.Dst, r.Src, 0, false)
 	c.RequesterQP = p.DestQP
+	return c
+}
+
+// rebornJump is how far, in PSNs, a request may lie past the next PSN
+// of its connection's requests, or before the lowest one, and still be
+// that connection's: past it, the QPs were made anew with the same
+// numbers (reborn). A requester sends its PSNs in order and resends only
+// PSNs it sent, so a request further ahead means the capture lost that
+// many of one connection's packets in a row, and one further behind
+// means that many PSNs were outstanding before the capture began: both
+// far beyond what captures and READs show, while a new QP's random
+// starting PSN falls that far off seven times in eight.
+const rebornJump = 1 << 18
+
+// reborn says why request r, whose key is c's, cannot be c's (it jumped
+// rebornJump or more past the PSNs c's requests used), or "" when it can
+// be. It reads only routing-time state, as walkResponse does.
+func (c *Conn) reborn(r *trace.Record) string {
+	if !c.reqRouted || c.Settings.Active {
+		return "" // an active run's harness made its QPs: one key, one connection
+	}
+	p := r.Packet.PSN
+	if d := p.Diff(c.routedNext); d > rebornJump {
+		return fmt.Sprintf("its PSN %d is %d past the next PSN %d of the requests before it", p, d, c.routedNext)
+	}
+	if p.Before(c.routedNext) {
+		if d := c.routedLow.Diff(p); d > rebornJump {
+			return fmt.Sprintf("its PSN %d is %d before the lowest PSN %d the requests before it carried", p, d, c.routedLow)
+		}
+	}
+	return ""
+}
+
+// rebirth makes the connection that request r begins in place of old,
+// whose key r has but which r cannot belong to (why): old takes no more
+// records, and the responses that follow pair anew.
+func (a *Auditor) rebirth(old *Conn, r *trace.Record, why string) *Conn {
+	old.replaced = true
+	if old.respIndexed {
+		k := connKey{old.Requester, old.Responder, old.RequesterQP}
+		if a.resps[k] == old {
+			delete(a.resps, k)
+		}
+		if a.cache != nil {
+			if e := &a.cache[1][k.qp%routeCacheLen]; e.c == old {
+				*e = routeEntry[*Conn]{}
+			}
+		}
+	}
+	k := connKey{r.Src, r.Dst, r.Packet.DestQP}
+	delete(a.reqs, k)
+	if a.cache != nil {
+		if e := &a.cache[0][k.qp%routeCacheLen]; e.c == old {
+			*e = routeEntry[*Conn]{}
+		}
+	}
+	c := a.newConn(r.Src, r.Dst, r.Packet.DestQP, true)
+	c.Follows, c.FollowsAt, c.FollowsWhy = old.ID, r.Frame, why
 	return c
 }
 
@@ -1160,7 +1243,7 @@ func (a *Auditor) adoptRequests(r *trace.Record) *Conn {
 	var best *Conn
 	bestDist := 1 << 16
 	for _, c := range a.conns {
-		if c.reqRouted || c.ResponderQP != 0 || !c.respRouted || c.Requester != r.Src || c.Responder != r.Dst {
+		if c.reqRouted || c.ResponderQP != 0 || !c.respRouted || c.replaced || c.Requester != r.Src || c.Responder != r.Dst {
 			continue
 		}
 		// A request after a response of its connection is new (past the
@@ -1220,7 +1303,7 @@ func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn) {
 	p := r.Packet
 	bestDist := 1 << 30
 	for _, c := range a.conns {
-		if c.Requester != r.Dst || c.Responder != r.Src {
+		if c.Requester != r.Dst || c.Responder != r.Src || c.replaced {
 			continue
 		}
 		if c.RequesterQP == p.DestQP && c.respRouted {

@@ -201,9 +201,10 @@ func (s *ShardedAuditor) Observe(r *trace.Record) {
 	default:
 		return
 	}
-	if sc == nil || !sc.m.respRouted {
+	if sc == nil || !sc.m.respRouted || ops[p.Opcode].request && sc.m.reborn(r) != "" {
 		// Not yet paired: the model decides, and follows the connection
-		// until its first response.
+		// until its first response. A request that begins a connection
+		// in place of its key's (Auditor.rebirth) goes to the model too.
 		sc = s.assign(r)
 		if sc == nil {
 			return
@@ -284,15 +285,28 @@ func (s *ShardedAuditor) assign(r *trace.Record) *shardConn {
 		return nil
 	}
 	var sc *shardConn
-	if m.ID <= len(s.conns) {
+	fresh := m.ID > len(s.conns)
+	if !fresh {
 		sc = s.conns[m.ID-1]
 	} else {
 		sc = s.newConn(m)
 	}
 	if ops[r.Packet.Opcode].request {
 		k := connKey{r.Src, r.Dst, r.Packet.DestQP}
-		if s.reqs[k] == nil {
+		if old := s.reqs[k]; old == nil || old.m.replaced {
 			s.setRoute(0, k, sc)
+		}
+		if fresh && m.Follows != 0 {
+			// The model made m in place of the connection it follows:
+			// responses pair anew, as the model's do.
+			old := s.conns[m.Follows-1].m
+			k := connKey{old.Requester, old.Responder, old.RequesterQP}
+			if s.resps[k] != nil && s.resps[k].m == old {
+				delete(s.resps, k)
+				if e := &s.cache[1][k.qp%routeCacheLen]; e.k == k {
+					*e = routeEntry[*shardConn]{}
+				}
+			}
 		}
 	} else if m.respRouted {
 		// The model returns the first connection in its list paired with
@@ -380,7 +394,8 @@ func (s *ShardedAuditor) judge(w *shardWorker, j shardJob) {
 	n := len(k.Findings)
 	j.sc.au.Observe(j.r)
 	if cs := j.sc.au.conns; len(cs) == 1 && cs[0].ID != j.sc.id {
-		cs[0].ID = j.sc.id
+		m := j.sc.m
+		cs[0].ID, cs[0].Follows, cs[0].FollowsAt, cs[0].FollowsWhy = j.sc.id, m.Follows, m.FollowsAt, m.FollowsWhy
 	}
 	for range len(k.Findings) - n {
 		w.order = append(w.order, j.at)

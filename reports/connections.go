@@ -30,6 +30,11 @@ type Connection struct {
 	// for a refused one, with the REJ's reason code); empty when the
 	// capture holds none.
 	Handshake string `json:"handshake,omitempty"`
+	// Follows is the ID of the connection this one took over from: the
+	// same addresses and responder QP, whose requests jumped where no
+	// requester of one QP sends (the QPs were made anew with the same
+	// numbers; the capture's notes say where and why). 0: none.
+	Follows int `json:"follows,omitempty"`
 }
 
 // Endpoint is one side of a connection: its address (an IP address or

@@ -286,7 +286,14 @@ func auditReader(r *capture.Reader, a observer, progress func(read, total int64)
 	a.End()
 	s.finish()
 	if conns != nil {
-		s.info.Connections = s.cm.connections(conns())
+		cs := conns()
+		s.info.Connections = s.cm.connections(cs)
+		for _, c := range cs {
+			if c.Follows != 0 {
+				s.info.Notes = append(s.info.Notes, fmt.Sprintf("connection %d takes over the addresses and responder QP 0x%06x of connection %d at frame %d: %s, which no requester of one QP sends, so the QPs were made anew with the same numbers and are audited as two connections",
+					c.ID, c.ResponderQP, c.Follows, c.FollowsAt, c.FollowsWhy))
+			}
+		}
 	}
 	if progress != nil {
 		progress(r.BytesRead(), total)

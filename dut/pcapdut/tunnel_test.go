@@ -79,8 +79,9 @@ func readFrames(t *testing.T, path string) []capture.Frame {
 	return out
 }
 
-// auditFrames writes frames as a pcap, through wrap, and audits it.
-func auditFrames(t *testing.T, frames []capture.Frame, wrap func(i int, f []byte) []byte) (reports.CaptureInfo, *harness.Sink) {
+// auditFrames writes frames as a pcap, each through wrap (nil: as is),
+// and audits it with a single auditor (workers 0) or a sharded one.
+func auditFrames(t *testing.T, frames []capture.Frame, wrap func(i int, f []byte) []byte, workers int) (reports.CaptureInfo, *harness.Sink) {
 	t.Helper()
 	var buf bytes.Buffer
 	w := pcapgo.NewWriterNanos(&buf)
@@ -88,18 +89,25 @@ func auditFrames(t *testing.T, frames []capture.Frame, wrap func(i int, f []byte
 		t.Fatal(err)
 	}
 	for i, f := range frames {
-		d := wrap(i, f.Data)
+		d := f.Data
+		if wrap != nil {
+			d = wrap(i, d)
+		}
 		ci := gopacket.CaptureInfo{Timestamp: f.Time, CaptureLength: len(d), Length: len(d)}
 		if err := w.WritePacket(ci, d); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rd, err := capture.NewReader(bytes.NewReader(buf.Bytes()), "mirror.pcap")
+	rd, err := capture.NewReader(bytes.NewReader(buf.Bytes()), "frames.pcap")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := harness.NewSink("mirror.pcap")
-	info, err := pcapdut.AuditReader(rd, harness.NewAuditor(harness.UnknownSettings(), sink), nil, 0)
+	sink := harness.NewSink("frames.pcap")
+	var a pcapdut.Observer = harness.NewAuditor(harness.UnknownSettings(), sink)
+	if workers > 0 {
+		a = harness.NewShardedAuditor(harness.UnknownSettings(), sink, workers)
+	}
+	info, err := pcapdut.AuditReader(rd, a, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,8 +126,8 @@ func TestMirroredCaptures(t *testing.T) {
 				t.Skipf("capture absent: %v", err)
 			}
 			frames := readFrames(t, path)
-			info, sink := auditFrames(t, frames, func(_ int, f []byte) []byte { return f })
-			minfo, msink := auditFrames(t, frames, func(i int, f []byte) []byte { return mirrored(f, i%4, 0) })
+			info, sink := auditFrames(t, frames, nil, 0)
+			minfo, msink := auditFrames(t, frames, func(i int, f []byte) []byte { return mirrored(f, i%4, 0) }, 0)
 			if info.RoCEFrames == 0 || len(sink.Tallies) == 0 {
 				t.Fatalf("nothing audited in the plain capture: %+v", info)
 			}
@@ -142,7 +150,7 @@ func TestMirrorTruncates(t *testing.T) {
 		t.Skipf("capture absent: %v", err)
 	}
 	frames := readFrames(t, path)
-	info, _ := auditFrames(t, frames, func(i int, f []byte) []byte { return mirrored(f, 0, 96) })
+	info, _ := auditFrames(t, frames, func(i int, f []byte) []byte { return mirrored(f, 0, 96) }, 0)
 	if info.RoCEFrames != 2700 || info.Truncated != 2400 || info.BadICRC != 0 {
 		// 300 WRITEs of 8 packets, each with 1 KiB of payload: all 2400
 		// are cut; the 300 ACKs fit whole.
