@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -277,5 +278,58 @@ func TestAlsoAccepted(t *testing.T) {
 	}
 	if !strings.Contains(ps, "C9-150.2.1: alternative verdicts in 6.1-1500 without a why") {
 		t.Errorf("alternative without a why not refused:\n%s", ps)
+	}
+}
+
+// labFrame is an Ethernet frame holding a RoCEv2 packet (its ICRC not
+// right: only the sender matters here) from src.
+func labFrame(src [4]byte) []byte {
+	b := []byte{2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 8, 0,
+		0x45, 0, 0, 48, 0, 1, 0x40, 0, 64, 17, 0, 0, src[0], src[1], src[2], src[3], 192, 0, 2, 9,
+		0xc0, 0, 0x12, 0xb7, 0, 28, 0, 0,
+		17, 0, 0xff, 0xff, 0, 0, 0, 0x11, 0, 0, 0, 5, 0, 0, 0, 1, 0, 0, 0, 0}
+	return b
+}
+
+// TestPassive: the capture audit may blame the device only for a clause
+// the live suite fails there; findings on the harness's packets (its
+// stimuli) and findings naming no frame are reported, not judged.
+func TestPassive(t *testing.T) {
+	dir := t.TempDir()
+	exp := baseline(t, dir) // C9-95 passes everywhere, C9-150.2.1 fails
+	f, _ := os.Create(filepath.Join(dir, "in.pcap"))
+	w := pcapgo.NewWriter(f)
+	w.WriteFileHeader(65535, layers.LinkTypeEthernet)
+	for _, src := range [][4]byte{{192, 0, 2, 2}, {192, 0, 2, 1}} { // frame 1 the device's, 2 the harness's
+		fr := labFrame(src)
+		w.WritePacket(gopacket.CaptureInfo{Timestamp: time.Unix(1700000000, 0), CaptureLength: len(fr), Length: len(fr)}, fr)
+	}
+	f.Close()
+	if err := toPcapng(filepath.Join(dir, "in.pcap"), filepath.Join(dir, "capture.pcapng")); err != nil {
+		t.Fatal(err)
+	}
+	verdicts := map[string]reports.Verdict{"C9-95": reports.Fail, "C9-150.2.1": reports.Fail}
+	for _, tc := range []struct {
+		name     string
+		findings []reports.Finding
+		code     int
+		says     string
+	}{
+		{"device, a clause it fails", []reports.Finding{{ID: "C9-150.2.1", Frame: 1, Message: "m"}}, 0, "suite fails: C9-150.2.1 1; on the harness's own packets (its stimuli): none"},
+		{"harness stimulus", []reports.Finding{{ID: "C9-95", Frame: 2, Message: "m"}}, 0, "(its stimuli): C9-95 1"},
+		{"device, a clause it passes", []reports.Finding{{ID: "C9-150.2.1", Frame: 1}, {ID: "C9-95", Frame: 1, Message: "ACK goes back"}}, 1, "C9-95 at frame 1, which the live suite gives pass: ACK goes back"},
+		{"no frame", []reports.Finding{{ID: "C9-95", Frame: 0, Message: "at the end"}}, 0, "naming no frame of the capture (not judged): C9-95 (frame 0): at the end"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			writeResult(t, dir, "audit.json", verdicts, tc.findings...)
+			var out, errb bytes.Buffer
+			code := run([]string{"passive", "--expected", exp, "--device", "192.0.2.2", "6.1-1500=" + dir}, &out, &errb)
+			if code != tc.code || !strings.Contains(out.String(), tc.says) {
+				t.Errorf("exit %d (want %d), said:\n%s%s\nwant it to say %q", code, tc.code, out.String(), errb.String(), tc.says)
+			}
+		})
+	}
+	if code := run([]string{"passive", "--expected", exp, "6.1-1500=" + dir}, io.Discard, io.Discard); code != 2 {
+		t.Errorf("no --device: exit %d", code)
 	}
 }

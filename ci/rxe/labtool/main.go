@@ -2,17 +2,21 @@
 // compares the verdicts of the lab's runs with ci/rxe/expected.json, writes a
 // candidate expected.json from what was observed, checks that expected.json
 // is complete (every fail carries its evidence, the table of differences
-// between the kernels matches the verdicts), prints that table, and converts
-// the lab's tcpdump capture to pcapng.
+// between the kernels matches the verdicts), prints that table, converts
+// the lab's tcpdump capture to pcapng, and holds the audit of that capture
+// to the live verdicts (passive: the audit may blame rxe only where the
+// suite fails it).
 //
 //	labtool compare [--expected FILE] [--candidate OUT] CONFIG=result.json ...
+//	labtool passive [--expected FILE] --device ADDR CONFIG=DIR ...
 //	labtool check [FILE]
 //	labtool diff OLD NEW
 //	labtool table [FILE]
 //	labtool pcapng IN.pcap OUT.pcapng
 //
 // Exit codes: 0 as expected (or done), 1 verdicts differ, flap between runs,
-// or expected.json is incomplete, 2 bad usage or unreadable input.
+// expected.json is incomplete, or the capture audit blames rxe where the
+// suite does not, 2 bad usage or unreadable input.
 package main
 
 import (
@@ -26,7 +30,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: labtool compare|check|diff|table|pcapng ... (see the package doc)")
+		fmt.Fprintln(stderr, "usage: labtool compare|check|diff|table|pcapng|passive ... (see the package doc)")
 		return 2
 	}
 	switch args[0] {
@@ -38,6 +42,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdDiff(args[1:], stdout, stderr)
 	case "table":
 		return cmdTable(args[1:], stdout, stderr)
+	case "passive":
+		return cmdPassive(args[1:], stdout, stderr)
 	case "pcapng":
 		if len(args) != 3 {
 			fmt.Fprintln(stderr, "usage: labtool pcapng IN.pcap OUT.pcapng")
