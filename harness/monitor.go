@@ -299,6 +299,14 @@ type Conn struct {
 	// replaced: a later connection took over this one's keys (Follows):
 	// routing passes it by.
 	replaced bool
+	// adopted: the connection, begun by responses, took requests of a key
+	// (adoptRequests), the first at adoptFirst; respSinceAdopt: a
+	// response was routed to it since (which makes the adoption stick:
+	// unadopt).
+	adopted, respSinceAdopt bool
+	adoptFirst              wire.PSN
+	// lastReqFrame is the frame of the latest request routed here.
+	lastReqFrame int
 	// For walkResponse, as routed: the latest requests routed here, each
 	// with the PSNs it reserved (a READ's whole range, at the configured
 	// path MTU or at the smallest), until a response pairs the
@@ -878,6 +886,20 @@ type Auditor struct {
 	// connection first seen through a response). It runs on the
 	// goroutine that calls Observe.
 	ConnSetup func(c *Conn)
+
+	// pin, when set (a ShardedAuditor's per-connection auditor), is the
+	// one connection every record goes to, as the sharded auditor's
+	// pairing model decided: made on the first record with these keys.
+	pin *pinned
+}
+
+// pinned is the connection a per-connection auditor holds: its keys and
+// ID as the pairing model made them.
+type pinned struct {
+	id                      int
+	requester, responder    netip.Addr
+	responderQP, requesterQ uint32
+	keyed                   bool
 }
 
 // route lists, for each RC opcode, the indexes of the checkers of a
@@ -1107,9 +1129,13 @@ func (c *Conn) noteRoute(r *trace.Record) {
 	p := r.Packet
 	if !ops[p.Opcode].request {
 		c.respRouted, c.respPSN, c.respPort = true, p.PSN, r.SrcPort
+		if c.adopted {
+			c.respSinceAdopt = true
+		}
 		return
 	}
 	last := c.reserved(p)
+	c.lastReqFrame = r.Frame
 	if !c.reqRouted || last.AtOrAfter(c.routedNext) {
 		c.routedNext = last.Next()
 	}
@@ -1124,6 +1150,13 @@ func (c *Conn) noteRoute(r *trace.Record) {
 
 // route is connFor's choice of connection.
 func (a *Auditor) route(r *trace.Record) *Conn {
+	if pn := a.pin; pn != nil {
+		if len(a.conns) == 0 {
+			c := a.newConn(pn.requester, pn.responder, pn.responderQP, pn.keyed)
+			c.ID, c.RequesterQP = pn.id, pn.requesterQ
+		}
+		return a.conns[0]
+	}
 	p := r.Packet
 	if ops[p.Opcode].request {
 		if c := a.lookup(0, connKey{r.Src, r.Dst, p.DestQP}); c != nil {
@@ -1146,9 +1179,20 @@ func (a *Auditor) route(r *trace.Record) *Conn {
 		return c
 	}
 	// A response from r.Src (the responder) to r.Dst (the requester).
-	found, best := a.walkResponse(r)
+	found, best, exact := a.walkResponse(r)
 	if found != nil {
 		return found
+	}
+	// A connection that adopted requests r answers and had no response
+	// since (unadopt) against one whose request r answers exactly: the
+	// one whose request came last.
+	x := a.unadoptable(r)
+	if best != nil && exact && (x == nil || best.lastReqFrame > x.lastReqFrame) {
+		best.RequesterQP = p.DestQP
+		return best
+	}
+	if x != nil {
+		return a.unadopt(r)
 	}
 	if best != nil {
 		best.RequesterQP = p.DestQP
@@ -1274,6 +1318,7 @@ func (a *Auditor) adoptRequests(r *trace.Record) *Conn {
 		return nil
 	}
 	best.ResponderQP, best.reqKeyed = p.DestQP, true
+	best.adopted, best.adoptFirst = true, p.PSN
 	k := connKey{r.Src, r.Dst, p.DestQP}
 	if a.reqs == nil {
 		a.reqs, a.resps = map[connKey]*Conn{}, map[connKey]*Conn{}
@@ -1299,7 +1344,7 @@ func (a *Auditor) adoptRequests(r *trace.Record) *Conn {
 // routedNext, routed), never what absorbing the records does: a single
 // Auditor absorbs a record only after its reorder buffer, the pairing
 // model of a ShardedAuditor at once, and both must pair alike.
-func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn) {
+func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn, exact bool) {
 	p := r.Packet
 	bestDist := 1 << 30
 	for _, c := range a.conns {
@@ -1307,7 +1352,7 @@ func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn) {
 			continue
 		}
 		if c.RequesterQP == p.DestQP && c.respRouted {
-			return c, nil
+			return c, nil, true
 		}
 		if c.respRouted || !c.reqRouted {
 			continue
@@ -1316,7 +1361,19 @@ func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn) {
 		if d < 0 {
 			d = -d
 		}
-		if exact, port := c.answers(r); exact {
+		if p.PSN.Diff(c.routedNext) > adoptAhead || c.routedLow.Diff(p.PSN) > adoptBehind {
+			// Far ahead of its requests, or far behind the lowest: not
+			// the answer of a request in flight (a connection whose
+			// responses the capture lost does not take another's).
+			d = 1 << 30
+		}
+		exact, port, contra := c.answers(r)
+		if contra && !exact {
+			// A request of the connection carries the response's PSN
+			// and is not of the kind it answers: another connection's.
+			d = 1 << 30
+		}
+		if exact {
 			// It answers one of the connection's latest requests: its
 			// own PSN, or one of a READ's range (a long READ's answer
 			// lies far from the next request's PSN). Many connections
@@ -1330,14 +1387,60 @@ func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn) {
 				d = -2
 			}
 		}
-		if d < bestDist {
+		if d < bestDist || d == bestDist && best != nil && c.lastReqFrame > best.lastReqFrame {
+			// Equally near: the connection whose latest request came
+			// last (a response answers a request in flight; an older
+			// connection's may be one whose answers the capture lost).
 			best, bestDist = c, d
 		}
 	}
 	if bestDist < 1<<16 {
-		return nil, best
+		return nil, best, bestDist < 0
 	}
-	return nil, nil
+	return nil, nil, false
+}
+
+// unadoptable returns the connection unadopt takes r's key from (nil:
+// none), changing nothing.
+func (a *Auditor) unadoptable(r *trace.Record) *Conn {
+	var x *Conn
+	for _, c := range a.conns {
+		if c.adopted && !c.respSinceAdopt && !c.replaced && c.Requester == r.Dst && c.Responder == r.Src &&
+			r.Packet.PSN.InRange(c.adoptFirst, c.routedNext.Add(-1)) {
+			x = c // the latest adoption wins
+		}
+	}
+	return x
+}
+
+// unadopt finds, for response r that pairs with no connection, the
+// connection that adopted requests r answers (adoptRequests) and has had
+// no response since: those requests were another QP's, whose first
+// response r is (a connection of responses only, its requests lost, had
+// taken the next connection's, and each would take the next). The key
+// of those requests moves to a new connection, which r begins; the
+// requests already taken stay where they went. It returns nil when no
+// connection fits.
+func (a *Auditor) unadopt(r *trace.Record) *Conn {
+	p := r.Packet
+	x := a.unadoptable(r)
+	if x == nil {
+		return nil
+	}
+	x.adopted = false
+	k := connKey{x.Requester, x.Responder, x.ResponderQP}
+	if a.reqs[k] == x {
+		delete(a.reqs, k)
+	}
+	if a.cache != nil {
+		if e := &a.cache[0][k.qp%routeCacheLen]; e.c == x {
+			*e = routeEntry[*Conn]{}
+		}
+	}
+	c := a.newConn(x.Requester, x.Responder, x.ResponderQP, true)
+	c.RequesterQP = p.DestQP
+	x.ResponderQP, x.reqKeyed = 0, false // its own requests' key is unknown again
+	return c
 }
 
 // routedDepth is how many of a connection's latest requests the pairing
@@ -1349,6 +1452,7 @@ type routedReq struct {
 	op          wire.Opcode
 	first, last wire.PSN
 	port        uint16 // its UDP source port (0: unknown)
+	length      uint32 // a READ's DMA length
 }
 
 // reserved is the last PSN request p reserved, as the pairing sees it:
@@ -1368,7 +1472,7 @@ func (c *Conn) reserved(p *wire.Packet) wire.PSN {
 // of the connection's first response.
 func (c *Conn) noteRouted(r *trace.Record, last wire.PSN) {
 	p := r.Packet
-	q := routedReq{op: p.Opcode, first: p.PSN, last: last, port: r.SrcPort}
+	q := routedReq{op: p.Opcode, first: p.PSN, last: last, port: r.SrcPort, length: p.RETH.Length}
 	c.routed[c.nRouted%routedDepth] = q
 	c.nRouted++
 }
@@ -1379,28 +1483,47 @@ func (c *Conn) noteRouted(r *trace.Record, last wire.PSN) {
 // Acknowledge at a request's own PSN (an ACK names the newest request it
 // covers, an RNR NAK the request it refused). port reports that one such
 // request came from the response's UDP source port.
-func (c *Conn) answers(r *trace.Record) (exact, port bool) {
+//
+// contra reports that a request at the response's PSN is of a kind it
+// cannot answer: an ATOMIC acknowledgment at another request's PSN, or a
+// READ response's First or Only at a PSN a request other than a READ
+// used.
+func (c *Conn) answers(r *trace.Record) (exact, port, contra bool) {
 	p := r.Packet
+	f := &ops[p.Opcode]
 	for i := range min(c.nRouted, routedDepth) {
 		q := &c.routed[i]
 		answered := false
-		switch f := &ops[p.Opcode]; {
+		switch {
 		case f.class == wire.ClassReadResponse:
 			answered = q.op == wire.ReadRequest && p.PSN.InRange(q.first, q.last) &&
 				(f.position != wire.PosFirst && f.position != wire.PosOnly || p.PSN == q.first)
+			if c := ops[q.op].class; c != wire.ClassReadRequest && c != wire.ClassFlush && c != wire.ClassAtomicWrite &&
+				p.PSN == q.first && (f.position == wire.PosFirst || f.position == wire.PosOnly) {
+				contra = true // (FLUSH and ATOMIC WRITE are answered by a READ Response Only)
+			}
+			if q.op == wire.ReadRequest && p.PSN == q.first &&
+				(f.position == wire.PosFirst && q.length <= minMTU || f.position == wire.PosOnly && q.length > maxMTU) {
+				// A READ that fits one packet at every MTU answered by
+				// several, or one that needs several at every MTU by one.
+				answered, contra = false, true
+			}
 		case p.Opcode == wire.AtomicAcknowledge:
 			answered = ops[q.op].class == wire.ClassAtomic && p.PSN == q.first
+			if !answered && p.PSN == q.first {
+				contra = true
+			}
 		case p.Opcode == wire.Acknowledge && (p.AETH.IsACK() || p.AETH.IsRNR()):
 			answered = q.op != wire.ReadRequest && ops[q.op].class != wire.ClassAtomic && p.PSN == q.first
 		}
 		if answered {
 			exact = true
 			if r.SrcPort != 0 && q.port == r.SrcPort {
-				return true, true
+				return true, true, contra
 			}
 		}
 	}
-	return exact, false
+	return exact, false, contra
 }
 
 // Rungs converts records to ladder rungs, highlighting hi.

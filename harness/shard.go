@@ -99,6 +99,10 @@ type shardJob struct {
 	sc *shardConn
 	r  *trace.Record
 	at int64
+	// The connection's QPs as the pairing model knew them once it had
+	// routed r (a single Auditor's connection learns them at routing
+	// too): the connection's own auditor takes them before judging r.
+	reqQP, rspQP uint32
 }
 
 // shardBatchLen is how many records a worker is handed at once.
@@ -220,10 +224,10 @@ func (s *ShardedAuditor) Observe(r *trace.Record) {
 	}
 	w := s.workers[sc.w]
 	if w.in == nil {
-		s.judge(w, shardJob{sc: sc, r: r, at: s.at})
+		s.judge(w, shardJob{sc: sc, r: r, at: s.at, reqQP: sc.m.RequesterQP, rspQP: sc.m.ResponderQP})
 		return
 	}
-	w.pending = append(w.pending, shardJob{sc: sc, r: r, at: s.at})
+	w.pending = append(w.pending, shardJob{sc: sc, r: r, at: s.at, reqQP: sc.m.RequesterQP, rspQP: sc.m.ResponderQP})
 	if len(w.pending) == shardBatchLen {
 		s.send(w)
 	}
@@ -315,6 +319,12 @@ func (s *ShardedAuditor) assign(r *trace.Record) *shardConn {
 		if old := s.resps[k]; old == nil || old.id > sc.id {
 			s.setRoute(1, k, sc)
 		}
+		if fresh && m.reqKeyed {
+			// A response the model began a connection with in place of
+			// the one that had adopted its requests (Auditor.unadopt):
+			// their key is the new connection's now.
+			s.setRoute(0, connKey{m.Requester, m.Responder, m.ResponderQP}, sc)
+		}
 	}
 	return sc
 }
@@ -331,6 +341,10 @@ func (s *ShardedAuditor) newConn(m *Conn) *shardConn {
 		w := s.workers[sc.w]
 		sc.au = NewAuditor(settings, w.sink)
 		sc.au.Only = s.Only
+		// Every record routed here is this connection's, as the model
+		// decided: the auditor does not pair again.
+		sc.au.pin = &pinned{id: m.ID, requester: m.Requester, responder: m.Responder,
+			responderQP: m.ResponderQP, requesterQ: m.RequesterQP, keyed: m.reqKeyed}
 		w.conns = append(w.conns, sc)
 	}
 	s.conns = append(s.conns, sc)
@@ -392,11 +406,13 @@ func (s *ShardedAuditor) judge(w *shardWorker, j shardJob) {
 	k := w.sink
 	k.At = j.at
 	n := len(k.Findings)
-	j.sc.au.Observe(j.r)
-	if cs := j.sc.au.conns; len(cs) == 1 && cs[0].ID != j.sc.id {
-		m := j.sc.m
-		cs[0].ID, cs[0].Follows, cs[0].FollowsAt, cs[0].FollowsWhy = j.sc.id, m.Follows, m.FollowsAt, m.FollowsWhy
+	au := j.sc.au
+	au.pin.requesterQ, au.pin.responderQP = j.reqQP, j.rspQP
+	if len(au.conns) == 1 {
+		au.conns[0].RequesterQP, au.conns[0].ResponderQP = j.reqQP, j.rspQP
 	}
+	au.Observe(j.r)
+
 	for range len(k.Findings) - n {
 		w.order = append(w.order, j.at)
 	}
@@ -548,7 +564,13 @@ func (s *ShardedAuditor) Conns() []*Conn {
 	var out []*Conn
 	for _, sc := range s.conns {
 		if sc.au != nil && len(sc.au.conns) > 0 {
-			out = append(out, sc.au.conns[0])
+			// The pairing model knows what the connection's own auditor
+			// was never told: the QPs it learnt after making it, and the
+			// connection it follows.
+			c, m := sc.au.conns[0], sc.m
+			c.ResponderQP, c.RequesterQP = m.ResponderQP, m.RequesterQP
+			c.Follows, c.FollowsAt, c.FollowsWhy = m.Follows, m.FollowsAt, m.FollowsWhy
+			out = append(out, c)
 		}
 	}
 	return out

@@ -122,8 +122,14 @@ func connByScan(a *Auditor, r *trace.Record) *Conn {
 	p := r.Packet
 	if ops[p.Opcode].request {
 		for _, c := range a.conns {
-			if c.reqKeyed && c.ResponderQP == p.DestQP && c.Requester == r.Src && c.Responder == r.Dst {
-				return c
+			if c.reqKeyed && !c.replaced && c.ResponderQP == p.DestQP && c.Requester == r.Src && c.Responder == r.Dst {
+				if c.reborn(r) == "" {
+					return c
+				}
+				if c.Follows != 0 && a.conns[c.Follows-1].reborn(r) == "" {
+					return a.conns[c.Follows-1] // a late request of the QPs before
+				}
+				return nil // QPs made anew (rebirth)
 			}
 		}
 		// A connection its responses began, with no request yet: the
@@ -140,9 +146,16 @@ func connByScan(a *Auditor, r *trace.Record) *Conn {
 		}
 		return best
 	}
-	found, best := a.walkResponse(r)
+	found, best, exact := a.walkResponse(r)
 	if found != nil {
 		return found
+	}
+	x := a.unadoptable(r)
+	if best != nil && exact && (x == nil || best.lastReqFrame > x.lastReqFrame) {
+		return best
+	}
+	if x != nil {
+		return nil // a new connection takes the adopted requests' key
 	}
 	return best
 }
