@@ -1347,6 +1347,12 @@ func (a *Auditor) adoptRequests(r *trace.Record) *Conn {
 func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn, exact bool) {
 	p := r.Packet
 	bestDist := 1 << 30
+	newest := 0 // the latest request between the two hosts
+	for _, c := range a.conns {
+		if c.Requester == r.Dst && c.Responder == r.Src && c.lastReqFrame > newest {
+			newest = c.lastReqFrame
+		}
+	}
 	for _, c := range a.conns {
 		if c.Requester != r.Dst || c.Responder != r.Src || c.replaced {
 			continue
@@ -1368,9 +1374,13 @@ func (a *Auditor) walkResponse(r *trace.Record) (found, best *Conn, exact bool) 
 			d = 1 << 30
 		}
 		exact, port, contra := c.answers(r)
-		if contra && !exact {
+		if contra && !exact && c.lastReqFrame < newest {
 			// A request of the connection carries the response's PSN
-			// and is not of the kind it answers: another connection's.
+			// and is not of the kind it answers, and another connection
+			// between the hosts requested since: the answer is likelier
+			// that one's, or one whose request the capture lost, than a
+			// wrong one of this (where this connection requested last,
+			// a wrong answer stays its own, to be judged).
 			d = 1 << 30
 		}
 		if exact {

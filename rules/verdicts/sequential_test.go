@@ -117,8 +117,9 @@ func TestSequentialQPsWithLoss(t *testing.T) {
 	}
 }
 
-// TestStaleReadNotPaired: a READ whose answer the capture lost, then,
-// 150 ms later on new QPs, a READ at the same PSN whose request the
+// TestStaleReadNotPaired: a READ whose answer the capture lost, another
+// connection's exchange, then, 150 ms later on new QPs, a READ at the
+// same PSN whose request the
 // capture lost and whose answer it shows. The answer's First packet at
 // the PSN of the first READ is no answer to it (200 bytes fit one packet
 // at every MTU), so it pairs with nothing seen: no connection takes
@@ -144,13 +145,18 @@ func TestStaleReadNotPaired(t *testing.T) {
 		return p
 	}
 	ms := time.Millisecond
+	send := &wire.Packet{BTH: wire.BTH{Opcode: wire.SendOnly, DestQP: 0x102, PSN: 9000, AckReq: true}}
+	ack := &wire.Packet{BTH: wire.BTH{Opcode: wire.Acknowledge, DestQP: 0x202, PSN: 9000}, AETH: wire.AETH{Syndrome: wire.SynACK(0x1F), MSN: 1}}
 	recs := []*trace.Record{
 		rec(1, 0, trace.ToResponder, read(0x100, 200), 0),
+		// Another connection in between, answered.
+		rec(2, 70*ms, trace.ToResponder, send, 8),
+		rec(3, 70*ms+1000, trace.ToRequester, ack, 0),
 		// 150 ms later, the second READ (its request lost): 3000 bytes
 		// at MTU 1024.
-		rec(2, 150*ms, trace.ToRequester, resp(wire.ReadResponseFirst, 4000, true), 1024),
-		rec(3, 150*ms+1000, trace.ToRequester, resp(wire.ReadResponseMiddle, 4001, false), 1024),
-		rec(4, 150*ms+2000, trace.ToRequester, resp(wire.ReadResponseLast, 4002, true), 952),
+		rec(4, 150*ms, trace.ToRequester, resp(wire.ReadResponseFirst, 4000, true), 1024),
+		rec(5, 150*ms+1000, trace.ToRequester, resp(wire.ReadResponseMiddle, 4001, false), 1024),
+		rec(6, 150*ms+2000, trace.ToRequester, resp(wire.ReadResponseLast, 4002, true), 952),
 	}
 	for _, w := range []int{0, 2} {
 		conns, sink := auditConns(recs, w)
