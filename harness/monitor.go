@@ -896,10 +896,10 @@ type Auditor struct {
 // pinned is the connection a per-connection auditor holds: its keys and
 // ID as the pairing model made them.
 type pinned struct {
-	id                      int
-	requester, responder    netip.Addr
-	responderQP, requesterQ uint32
-	keyed                   bool
+	id                       int
+	requester, responder     netip.Addr
+	responderQP, requesterQP uint32
+	keyed                    bool
 }
 
 // route lists, for each RC opcode, the indexes of the checkers of a
@@ -1153,7 +1153,7 @@ func (a *Auditor) route(r *trace.Record) *Conn {
 	if pn := a.pin; pn != nil {
 		if len(a.conns) == 0 {
 			c := a.newConn(pn.requester, pn.responder, pn.responderQP, pn.keyed)
-			c.ID, c.RequesterQP = pn.id, pn.requesterQ
+			c.ID, c.RequesterQP = pn.id, pn.requesterQP
 		}
 		return a.conns[0]
 	}
@@ -1192,7 +1192,7 @@ func (a *Auditor) route(r *trace.Record) *Conn {
 		return best
 	}
 	if x != nil {
-		return a.unadopt(r)
+		return a.unadopt(r, x)
 	}
 	if best != nil {
 		best.RequesterQP = p.DestQP
@@ -1241,26 +1241,39 @@ func (c *Conn) reborn(r *trace.Record) string {
 func (a *Auditor) rebirth(old *Conn, r *trace.Record, why string) *Conn {
 	old.replaced = true
 	if old.respIndexed {
-		k := connKey{old.Requester, old.Responder, old.RequesterQP}
-		if a.resps[k] == old {
-			delete(a.resps, k)
-		}
-		if a.cache != nil {
-			if e := &a.cache[1][k.qp%routeCacheLen]; e.c == old {
-				*e = routeEntry[*Conn]{}
-			}
-		}
+		a.unroute(1, connKey{old.Requester, old.Responder, old.RequesterQP}, old)
 	}
-	k := connKey{r.Src, r.Dst, r.Packet.DestQP}
-	delete(a.reqs, k)
-	if a.cache != nil {
-		if e := &a.cache[0][k.qp%routeCacheLen]; e.c == old {
-			*e = routeEntry[*Conn]{}
-		}
-	}
+	a.unroute(0, connKey{r.Src, r.Dst, r.Packet.DestQP}, old)
 	c := a.newConn(r.Src, r.Dst, r.Packet.DestQP, true)
 	c.Follows, c.FollowsAt, c.FollowsWhy = old.ID, r.Frame, why
 	return c
+}
+
+// unroute removes key k of reqs (dir 0) or resps (dir 1) where it leads
+// to c.
+func (a *Auditor) unroute(dir int, k connKey, c *Conn) {
+	m := a.reqs
+	if dir == 1 {
+		m = a.resps
+	}
+	var cache *[routeCacheLen]routeEntry[*Conn]
+	if a.cache != nil {
+		cache = &a.cache[dir]
+	}
+	dropRoute(m, cache, k, c)
+}
+
+// dropRoute removes key k from m, and from its cache (nil: none), where
+// it leads to c (Auditor, ShardedAuditor).
+func dropRoute[C comparable](m map[connKey]C, cache *[routeCacheLen]routeEntry[C], k connKey, c C) {
+	if m[k] == c {
+		delete(m, k)
+	}
+	if cache != nil {
+		if e := &cache[k.qp%routeCacheLen]; e.c == c {
+			*e = routeEntry[C]{}
+		}
+	}
 }
 
 // adoptBehind and adoptAhead are how far behind and ahead of a
@@ -1423,32 +1436,19 @@ func (a *Auditor) unadoptable(r *trace.Record) *Conn {
 	return x
 }
 
-// unadopt finds, for response r that pairs with no connection, the
+// unadopt is for response r that pairs with no connection, and x, the
 // connection that adopted requests r answers (adoptRequests) and has had
-// no response since: those requests were another QP's, whose first
-// response r is (a connection of responses only, its requests lost, had
-// taken the next connection's, and each would take the next). The key
-// of those requests moves to a new connection, which r begins; the
-// requests already taken stay where they went. It returns nil when no
-// connection fits.
-func (a *Auditor) unadopt(r *trace.Record) *Conn {
-	p := r.Packet
-	x := a.unadoptable(r)
-	if x == nil {
-		return nil
-	}
+// no response since (unadoptable): those requests were another QP's,
+// whose first response r is (a connection of responses only, its
+// requests lost, had taken the next connection's, and each would take
+// the next). The key of those requests moves to a new connection, which
+// r begins and which it returns; the requests already taken stay where
+// they went.
+func (a *Auditor) unadopt(r *trace.Record, x *Conn) *Conn {
 	x.adopted = false
-	k := connKey{x.Requester, x.Responder, x.ResponderQP}
-	if a.reqs[k] == x {
-		delete(a.reqs, k)
-	}
-	if a.cache != nil {
-		if e := &a.cache[0][k.qp%routeCacheLen]; e.c == x {
-			*e = routeEntry[*Conn]{}
-		}
-	}
+	a.unroute(0, connKey{x.Requester, x.Responder, x.ResponderQP}, x)
 	c := a.newConn(x.Requester, x.Responder, x.ResponderQP, true)
-	c.RequesterQP = p.DestQP
+	c.RequesterQP = r.Packet.DestQP
 	x.ResponderQP, x.reqKeyed = 0, false // its own requests' key is unknown again
 	return c
 }

@@ -303,14 +303,8 @@ func (s *ShardedAuditor) assign(r *trace.Record) *shardConn {
 		if fresh && m.Follows != 0 {
 			// The model made m in place of the connection it follows:
 			// responses pair anew, as the model's do.
-			old := s.conns[m.Follows-1].m
-			k := connKey{old.Requester, old.Responder, old.RequesterQP}
-			if s.resps[k] != nil && s.resps[k].m == old {
-				delete(s.resps, k)
-				if e := &s.cache[1][k.qp%routeCacheLen]; e.k == k {
-					*e = routeEntry[*shardConn]{}
-				}
-			}
+			old := s.conns[m.Follows-1]
+			dropRoute(s.resps, &s.cache[1], connKey{old.m.Requester, old.m.Responder, old.m.RequesterQP}, old)
 		}
 	} else if m.respRouted {
 		// The model returns the first connection in its list paired with
@@ -344,7 +338,7 @@ func (s *ShardedAuditor) newConn(m *Conn) *shardConn {
 		// Every record routed here is this connection's, as the model
 		// decided: the auditor does not pair again.
 		sc.au.pin = &pinned{id: m.ID, requester: m.Requester, responder: m.Responder,
-			responderQP: m.ResponderQP, requesterQ: m.RequesterQP, keyed: m.reqKeyed}
+			responderQP: m.ResponderQP, requesterQP: m.RequesterQP, keyed: m.reqKeyed}
 		w.conns = append(w.conns, sc)
 	}
 	s.conns = append(s.conns, sc)
@@ -407,12 +401,12 @@ func (s *ShardedAuditor) judge(w *shardWorker, j shardJob) {
 	k.At = j.at
 	n := len(k.Findings)
 	au := j.sc.au
-	au.pin.requesterQ, au.pin.responderQP = j.reqQP, j.rspQP
-	if len(au.conns) == 1 {
+	if len(au.conns) == 0 {
+		au.pin.requesterQP, au.pin.responderQP = j.reqQP, j.rspQP // the connection is made of these
+	} else {
 		au.conns[0].RequesterQP, au.conns[0].ResponderQP = j.reqQP, j.rspQP
 	}
 	au.Observe(j.r)
-
 	for range len(k.Findings) - n {
 		w.order = append(w.order, j.at)
 	}
