@@ -632,7 +632,16 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 		startsAnew := opc.StartsMessage(p.Opcode) && t.ReqAt(x) != nil
 		if !startsAnew {
 			if s.EndKnown && x.After(s.End) {
-				if t.ReqAt(x) == nil {
+				if s.Resynced && s.Start.After(s.End) && !c.Complete() {
+					// The stream was placed in the READ's range while
+					// the path MTU was unknown (the range's furthest
+					// end); the MTU now known ends the range before
+					// the stream began, so it never answered that
+					// READ: on a capture that may miss requests it
+					// answers one the capture did not show (found by
+					// the sequential-QPs generator with loss).
+					s.Open = false
+				} else if t.ReqAt(x) == nil {
 					t.advance(s, r)
 					*ev = Event{Kind: EvBeyond, Stream: s, MTU: mtu}
 					return
