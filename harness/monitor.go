@@ -530,6 +530,9 @@ func (c *Conn) absorb(r *trace.Record) {
 				lastMin, lastMax = s.LastMin, s.LastMax
 			} else if fresh || c.ReadSpanAt(p.PSN) == nil {
 				s := c.newSpan(r)
+				if !fresh {
+					c.boundBySeen(s)
+				}
 				lastMin, lastMax = s.LastMin, s.LastMax
 			}
 		}

@@ -110,6 +110,33 @@ func (c *Conn) newSpan(r *trace.Record) *ReadSpan {
 	return s
 }
 
+// maxBoundScan bounds how many PSNs boundBySeen looks through.
+const maxBoundScan = 1 << 12
+
+// boundBySeen ends the open span s of a READ seen first behind newer
+// requests (a resend of a READ whose first copy the capture missed)
+// before the first request already seen after it that is no READ: the
+// requester numbered that request after the READ's last PSN. (A READ
+// there may be a partial retry of this one, inside its span.) Found by a
+// lossy conformant exchange: the resent READ's span, left open to the
+// smallest path MTU, covered the READs after it, whose own spans it hid,
+// and their resends were taken for requests beyond the expected PSN.
+func (c *Conn) boundBySeen(s *ReadSpan) {
+	if s.Known() {
+		return
+	}
+	n := min(s.LastMax.Diff(s.First), maxBoundScan)
+	for i := 1; i <= n; i++ {
+		x := s.First.Add(i)
+		if e := c.reqAt(x); e.holds(x) && e.op != wire.ReadRequest {
+			if end := x.Add(-1); end.AtOrAfter(s.LastMin) {
+				s.LastMax = end
+			}
+			return
+		}
+	}
+}
+
 // ReadSpanAt returns the newest new READ whose span may hold p (nil:
 // none). With the path MTU learnt since the READ was seen, its span is
 // narrowed first.

@@ -117,3 +117,58 @@ func TestReference(t *testing.T) {
 	bump := run("msn-dup-bump", "end")
 	rtest.WantViolation(t, bump.Trace(), bump.Settings(), ID, "too high")
 }
+
+// Lossy conformant exchanges (found by the retry generator on seeds the
+// defaults do not run). Both are legal; neither may fail.
+func TestRetriesThroughLoss(t *testing.T) {
+	t.Run("partial READ retry sent twice", func(t *testing.T) {
+		// A READ of three packets at MTU 256 (the MTU unknown until its
+		// First), its Middle and Last lost, its rest requested again
+		// twice: the second partial retry is the same message as the
+		// first, no new one (counted as new, the ATOMIC's MSN was too
+		// low for three messages).
+		var b rtest.Builder
+		b.Read(100, 768) // 100..102
+		b.Resp(wire.ReadResponseFirst, 100, 0x04, 11, 256)
+		for range 2 {
+			b.Read(101, 512).Packet.RETH.VA += 256
+		}
+		b.Atomic(103)
+		b.Atomic(104)
+		b.Resp(wire.ReadResponseLast, 102, 0x04, 11, 256) // the replay's (its First lost)
+		b.Resp(wire.AtomicAcknowledge, 103, 0x04, 12, 0)
+		b.Resp(wire.AtomicAcknowledge, 104, 0x04, 13, 0)
+		rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
+	})
+	t.Run("READ resent behind the READs after it", func(t *testing.T) {
+		// The capture missed the READ at PSN 650 and shows it first when
+		// resent after a sequence NAK, behind the requests after it; it
+		// is answered, the requests after it are resent after another
+		// sequence NAK and answered, and the READ at 655 is
+		// requested once more and answered with its original MSN
+		// (allowed). With the resent READ's span left open to MTU 256,
+		// it hid the READs after it, the READ at 655 was taken as
+		// dropped beyond the expected PSN, its last copy as new, and its
+		// answer's original MSN as the MSN going back.
+		var b rtest.Builder
+		b.Send(651, true)
+		b.Read(652, 12288) // 652..654 at MTU 4096
+		b.Read(655, 12288) // 655..657
+		b.Send(658, true)
+		b.NAK(650, 0, 20) // the READ at 650 never arrived
+		b.Read(650, 4096)
+		b.Resp(wire.ReadResponseOnly, 650, 0x04, 21, 4096)
+		b.NAK(651, 0, 21) // nor did the SEND resent after it
+		b.Send(651, true)
+		b.Read(652, 12288)
+		b.Read(655, 12288)
+		b.Send(658, true)
+		b.Ack(651, 22)
+		b.ReadStream(652, 12288, 4096, 23)
+		b.ReadStream(655, 12288, 4096, 24)
+		b.Ack(658, 25)
+		b.Read(655, 12288)
+		b.ReadStream(655, 12288, 4096, 24)
+		rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
+	})
+}

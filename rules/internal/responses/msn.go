@@ -205,6 +205,15 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 		// A partial retry inside a READ's span, as the reconstruction
 		// knows it (from the MTU, or from the READ's Last response when
 		// the MTU was not known when the READ was seen).
+	case c.ReqSends(first) > 0 && first.InRange(m.nextLo, m.nextHi):
+		// A request seen before, inside the newest READ's span as the
+		// MTU unknown at that READ left it open: its earlier copy was
+		// judged then (the same message; a partial retry of the READ,
+		// which the reconstruction no longer reports as inside the
+		// READ once the retry's own span starts at the PSN), and so is
+		// this one (found by a lossy conformant exchange: a partial
+		// READ retry sent twice, counted as a new message the second
+		// time).
 	case first.InRange(m.nextLo, m.nextHi):
 		isNew = true
 		if !complete && first.After(m.nextLo) {
