@@ -568,7 +568,7 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 			*ev = Event{Kind: EvAck, MTU: mtu}
 			return
 		case NAKKind(p):
-			*ev = t.nak(r, mtu)
+			*ev = t.nak(c, r, mtu)
 			return
 		}
 		*ev = Event{Kind: EvNone, MTU: mtu}
@@ -771,10 +771,26 @@ func (t *Tracker) fail(s *Stream, from wire.PSN, r *trace.Record) {
 // inside the open stream's range, the stream ends there (whatever PSN the
 // NAK carries, no more data may follow it). A NAK naming the first PSN of
 // a READ that no stream answered yet refuses that READ.
-func (t *Tracker) nak(r *trace.Record, mtu int) Event {
+//
+// The stream's range is taken at the path MTU when it is known by now
+// (the stream may have begun before it was), and a NAK naming a request
+// the capture shows that is no READ names no PSN of the READ's range
+// (found by a lossy conformant exchange: an RNR NAK of the SEND after a
+// READ whose Middle alone was seen, the MTU learnt from that Middle,
+// taken as ending the READ's answer, whose replay's Last then counted as
+// data after the NAK).
+func (t *Tracker) nak(c *harness.Conn, r *trace.Record, mtu int) Event {
 	x := r.Packet.PSN
 	s := t.Current()
-	if s != nil && s.Contains(x) {
+	if s != nil && !s.EndKnown && mtu != 0 {
+		s.End, s.EndKnown = s.Req.Last(mtu)
+		s.MTU = mtu
+	}
+	other := false
+	if op, _, _, ok := c.Req(x); ok && op != wire.ReadRequest {
+		other = true
+	}
+	if s != nil && !other && s.Contains(x) {
 		from := s.Next
 		t.fail(s, from, r)
 		return Event{Kind: EvNAK, Stream: s, MTU: mtu}

@@ -69,6 +69,28 @@ func MidStreamTests(t *testing.T, clause string) {
 			t.Fatalf("tally %+v, want nothing judged", tl)
 		}
 	})
+	t.Run("an RNR NAK of a later request while the READ's answer was lost", func(t *testing.T) {
+		// A lossy capture: the READ's First and Last lost, its Middle
+		// seen (the MTU learnt from it), an RNR NAK of the SEND after
+		// it, the READ requested again and its answer replayed, the
+		// replay's Middle lost. The NAK names the SEND, outside the
+		// READ's range, and ends nothing: the replay's Last is no data
+		// after a NAK (found by the retry generator, seed 3005).
+		var b Builder
+		b.Read(413, 3*1024)
+		b.Resp(wire.ReadResponseMiddle, 414, 0, 0, 1024)
+		b.Atomic(416)
+		b.Send(417, true)
+		b.Resp(wire.AtomicAcknowledge, 416, 0x04, 47, 0)
+		b.Resp(wire.Acknowledge, 417, wire.SynRNR(11), 47, 0)
+		b.Read(413, 3*1024)
+		b.Resp(wire.ReadResponseFirst, 413, 0x04, 48, 1024)
+		b.Resp(wire.ReadResponseLast, 415, 0x04, 48, 1024)
+		sink := Audit(b.Recs, Capture(0), clause)
+		if tl := Tally(sink, clause); tl.Violations != 0 {
+			t.Fatalf("%s: %s\n%s", clause, sink.Findings[0].Message, Dump(b.Recs))
+		}
+	})
 	t.Run("reference", func(t *testing.T) {
 		run := func(defect string) *Ref {
 			r := NewRef(t, defect, nil, dut.ConnConfig{MTU: 1024, ExpectedPSN: 0xFFFFF0, SetPSNs: true})
