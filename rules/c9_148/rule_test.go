@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rcconform/rcconform/harness/trace"
+
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
@@ -171,4 +173,28 @@ func TestRetriesThroughLoss(t *testing.T) {
 		b.ReadStream(655, 12288, 4096, 24)
 		rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
 	})
+}
+
+// A capture that begins during a retransmission (found by lossy
+// exchanges interleaved and cut to begin anywhere): after three new
+// requests, the requester resends from PSN 3, an ATOMIC the capture never
+// showed, which the responder executed before the capture began. Its
+// answer repeats the original one, MSN included (allowed), below the MSN
+// already sent: no MSN went back. The same answer to a new ATOMIC after
+// the first request the capture shows fails.
+func TestReplayOfAnAtomicBeforeTheCapture(t *testing.T) {
+	build := func(atomic wire.PSN) []*trace.Record {
+		var b rtest.Builder
+		b.Req(wire.WriteOnly, 4, true, 0)
+		b.Read(5, 8)
+		b.Atomic(6)
+		b.Ack(4, 53)
+		b.Resp(wire.ReadResponseOnly, 5, 0x04, 54, 8)
+		b.Resp(wire.AtomicAcknowledge, 6, 0x04, 55, 0)
+		b.Atomic(atomic)
+		b.Resp(wire.AtomicAcknowledge, atomic, 0x04, 52, 0)
+		return b.Recs
+	}
+	rtest.WantPass(t, build(3), rtest.Capture(0), ID)
+	rtest.WantViolation(t, build(7), rtest.Capture(0), ID, "went back")
 }

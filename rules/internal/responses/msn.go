@@ -407,6 +407,13 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 			replay = true // not an ATOMIC's PSN (o9-58's concern): only S bounds it
 		case c.ReqSends(p.PSN) > 1:
 			replay = true
+		case !c.Complete() && !c.FromStart() && c.HaveReq && p.PSN.Before(c.FirstReq):
+			// An ATOMIC before the first request the capture shows,
+			// resent: the responder may have executed it before the
+			// capture began, and this answers its duplicate, with the
+			// original MSN or the current one (found by interleaved
+			// lossy exchanges cut to begin during a retransmission).
+			replay = true
 		default:
 			if _, seen := c.AtomicOriginal(p.PSN); seen {
 				replay = true
