@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -74,4 +75,43 @@ func TestReference(t *testing.T) {
 	rtest.WantPass(t, clean.Trace(), clean.Settings(), ID)
 	bad := run("ack-overtakes-read")
 	rtest.WantViolation(t, bad.Trace(), bad.Settings(), ID, "was not complete")
+}
+
+// Captures that begin during a retransmission (found by lossy exchanges
+// interleaved and cut to begin anywhere). The responder had answered the
+// READ before the capture began; what the capture shows of it is a
+// resend and the replay, with the MSN of the first answer (allowed),
+// after an ACK beyond it: no ACK overtook the READ's answer.
+func TestCaptureBeginsDuringARetransmission(t *testing.T) {
+	t.Run("the first answer shown before the resend", func(t *testing.T) {
+		var b rtest.Builder
+		b.Resp(wire.ReadResponseOnly, 1, 0x04, 76, 256)
+		b.Ack(2, 77)
+		b.Send(0, true)
+		b.Read(1, 256)
+		b.Req(wire.WriteOnly, 2, true, 16)
+		b.Ack(2, 77)
+		b.Resp(wire.ReadResponseOnly, 1, 0x04, 76, 256)
+		b.Ack(2, 77)
+		wantNoViolation(t, b.Recs)
+	})
+	t.Run("the resend shown before any acknowledgment", func(t *testing.T) {
+		var b rtest.Builder
+		b.Read(4, 256)
+		b.Read(8, 256)
+		b.Send(9, true)
+		b.Ack(7, 958)
+		b.Resp(wire.ReadResponseOnly, 4, 0x04, 957, 256)
+		b.Resp(wire.ReadResponseOnly, 8, 0x04, 959, 256)
+		b.Ack(9, 960)
+		wantNoViolation(t, b.Recs)
+	})
+}
+
+func wantNoViolation(t *testing.T, recs []*trace.Record) {
+	t.Helper()
+	sink := rtest.Audit(recs, rtest.Capture(0), ID)
+	if tl := rtest.Tally(sink, ID); tl.Violations != 0 {
+		t.Fatalf("%s: %s\n%s", ID, sink.Findings[0].Message, rtest.Dump(recs))
+	}
 }

@@ -193,8 +193,70 @@ func TestReplayOfAnAtomicBeforeTheCapture(t *testing.T) {
 		b.Resp(wire.AtomicAcknowledge, 6, 0x04, 55, 0)
 		b.Atomic(atomic)
 		b.Resp(wire.AtomicAcknowledge, atomic, 0x04, 52, 0)
+		b.Send(8, true)
+		b.Ack(8, 56)
 		return b.Recs
 	}
 	rtest.WantPass(t, build(3), rtest.Capture(0), ID)
 	rtest.WantViolation(t, build(7), rtest.Capture(0), ID, "went back")
+}
+
+// Answers after an acknowledgment that already covered their PSNs (found
+// by lossy exchanges cut to begin during a retransmission): the ATOMIC
+// and the READ had completed before that ACK went out (a responder
+// answers new requests in PSN order), so the capture's first copies of
+// them were resends and these answers are replays, here with their
+// original MSNs (allowed). On a capture that may have begun during the
+// retransmission, no MSN went back. A complete trace shows them as new:
+// the ACK then names a PSN no legal responder gives it (C9-95's fault),
+// and C9-148 leaves the MSN undecided (one cause, one clause).
+func TestAnswersBehindAnEarlierACK(t *testing.T) {
+	var b rtest.Builder
+	b.Send(309, true)
+	b.Atomic(310)
+	b.Read(311, 256)
+	b.Ack(311, 27)
+	b.Resp(wire.AtomicAcknowledge, 310, 0x04, 26, 0)
+	b.Resp(wire.ReadResponseOnly, 311, 0x04, 27, 256)
+	b.Send(312, true)
+	b.Ack(312, 28)
+	rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
+	rtest.WantIndeterminate(t, b.Recs, rtest.Active(256), ID)
+}
+
+// A capture that begins while the requester resends requests the
+// responder executed before it began (found by lossy exchanges
+// interleaved and cut to begin anywhere): the ATOMIC and the READ it
+// shows before any acknowledgment are resends, and their answers
+// replays, with the current MSN (first case) or the original one
+// (second, a partial READ retry whose whole replay carries it). The
+// responder's MSN is far above what a QP made in the capture could
+// count, so the capture begins mid-connection. No MSN is too low, none
+// went back.
+func TestCaptureBeginsDuringARetransmission(t *testing.T) {
+	t.Run("replays with the current MSN", func(t *testing.T) {
+		var b rtest.Builder
+		b.Atomic(306)
+		b.Resp(wire.AtomicAcknowledge, 306, 0x04, 942, 0)
+		b.Atomic(306)
+		b.Read(307, 0)
+		b.Atomic(308)
+		b.Resp(wire.AtomicAcknowledge, 306, 0x04, 942, 0)
+		b.Resp(wire.ReadResponseOnly, 307, 0x04, 942, 0)
+		b.Resp(wire.AtomicAcknowledge, 308, 0x04, 943, 0)
+		b.Send(309, true)
+		b.Ack(309, 944)
+		rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
+	})
+	t.Run("a replay with the original MSN", func(t *testing.T) {
+		var b rtest.Builder
+		b.Read(305, 2048).Packet.RETH.VA += 1024
+		b.Ack(307, 68)
+		b.Ack(308, 69)
+		b.Resp(wire.ReadResponseFirst, 305, 0x04, 67, 1024)
+		b.Resp(wire.ReadResponseLast, 306, 0x04, 67, 1024)
+		b.Send(309, true)
+		b.Ack(309, 70)
+		rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
+	})
 }

@@ -89,6 +89,12 @@ type MSNModel struct {
 	ref           int64
 	haveRef       bool
 	initialPinned bool
+	// firstAck is the frame of the first acknowledging AETH seen (0:
+	// none yet).
+	firstAck int
+	// replayStream is the READ response stream whose first packet was
+	// found to answer a duplicate the trace does not show as one.
+	replayStream *Stream
 	// missedMax is the newest request PSN the capture missed and a
 	// response showed completed (resolve), for MissedAfter.
 	missedMax  wire.PSN
@@ -349,6 +355,28 @@ type Judgement struct {
 
 func msn24(v int64) int64 { return v & 0xFFFFFF }
 
+// cutStart reports whether the capture may have begun after the
+// connection's first requests, with response p: it does not show the
+// connection's start, as far as the trace has told, and p's MSN is more
+// than a QP the capture showed from its creation could count yet (the
+// messages shown so far).
+func (m *MSNModel) cutStart(c *harness.Conn, p *wire.Packet) bool {
+	switch {
+	case c.Complete() || c.FromStart():
+		return false
+	case c.StartKnown():
+		return true
+	}
+	return int64(p.AETH.MSN&0xFFFFFF) > int64(m.Seen())
+}
+
+// early reports whether the capture showed the request at PSN p first
+// before any acknowledging response on the connection.
+func (m *MSNModel) early(c *harness.Conn, p wire.PSN) bool {
+	_, _, frame, ok := c.Req(p)
+	return ok && (m.firstAck == 0 || frame < m.firstAck)
+}
+
 // ackReqAt reports whether the request with PSN p carried AckReq.
 func ackReqAt(c *harness.Conn, p wire.PSN) bool {
 	_, ackReq, _, ok := c.Req(p)
@@ -376,6 +404,9 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 	}
 	if !opc.Has(op, wire.HdrAETH) || !ACKKind(p) {
 		return Judgement{Skip: true}
+	}
+	if m.firstAck == 0 {
+		m.firstAck = r.Frame
 	}
 	m.pin(c)
 	if !m.started && !c.Complete() {
@@ -407,6 +438,23 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 			replay = true // not an ATOMIC's PSN (o9-58's concern): only S bounds it
 		case c.ReqSends(p.PSN) > 1:
 			replay = true
+		case !c.Complete() && m.haveCovered && p.PSN.AtOrBefore(m.covered):
+			// An earlier response already acknowledged the ATOMIC's PSN:
+			// the ATOMIC had completed and been answered before it (a
+			// responder answers new requests in PSN order), so this
+			// answers a duplicate, one the capture may not show as
+			// such (found by lossy exchanges cut to begin during a
+			// retransmission: the ATOMIC's first copy in the capture
+			// was already a resend).
+			replay = true
+		case m.cutStart(c, p) && m.early(c, p.PSN):
+			// The capture begins mid-connection and showed the ATOMIC
+			// before any acknowledgment: the capture may have begun
+			// while the requester resent it, after the responder had
+			// executed it, and this may answer the duplicate, with the
+			// original MSN or the current one (found by lossy exchanges
+			// cut to begin during a retransmission).
+			replay = true
 		case !c.Complete() && !c.FromStart() && c.HaveReq && p.PSN.Before(c.FirstReq):
 			// An ATOMIC before the first request the capture shows,
 			// resent: the responder may have executed it before the
@@ -437,8 +485,18 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 			replay = true
 		case s == nil || ev.Kind == EvOrphan || ev.Kind == EvSkip || ev.Kind == EvBeyond || ev.Kind == EvAfterNAK || s.Resynced:
 			replay = true // numbering broken (C9-96's concern): only S bounds it
-		case s.Replay, ev.MaybeReplay:
+		case s.Replay, ev.MaybeReplay, s == m.replayStream:
 			replay = true
+		case ev.Kind == EvStart && s.Req.Early && m.cutStart(c, p):
+			// As for an ATOMIC above: a READ the capture showed before
+			// any acknowledgment may resend one answered before it, and
+			// its whole answer may be the replay.
+			replay, m.replayStream = true, s
+		case ev.Kind == EvStart && !c.Complete() && m.haveCovered && s.Start.AtOrBefore(m.covered):
+			// An earlier response already acknowledged the READ's PSN:
+			// the READ had been answered before (as for an ATOMIC
+			// above), so this whole answer answers a duplicate.
+			replay, m.replayStream = true, s
 		case ev.Kind == EvStart && op == wire.ReadResponseFirst:
 			covers, incl, haveA = s.Start, false, true
 		case ev.Kind == EvStart && op == wire.ReadResponseOnly:

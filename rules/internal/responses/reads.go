@@ -42,6 +42,10 @@ type ReadReq struct {
 	// Abandoned when its stream stopped short because another stream
 	// began (a preemption, or numbering no READ explains).
 	Answered, Failed, Abandoned bool
+	// Early is set when the request came before any acknowledging
+	// response on the connection: on a capture that begins during a
+	// retransmission, it may resend a READ answered before the capture.
+	Early bool
 
 	// conn is the connection whose reconstruction holds the READ's span
 	// (harness.Conn.ReadSpanOf): where the path MTU is unknown, its last
@@ -259,6 +263,11 @@ type Tracker struct {
 	// exhaustive makes the searches walk every READ (tests: the model as
 	// it is defined, to compare with).
 	exhaustive bool
+
+	// covered is the highest PSN an acknowledging response has covered
+	// (haveCovered), whether or not the trace showed its request.
+	covered     wire.PSN
+	haveCovered bool
 
 	// A shared tracker remembers the event of the record it saw last.
 	shared  bool
@@ -557,10 +566,21 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 		} else if prev != nil {
 			q.Dup = true
 		}
+		q.Early = !t.haveCovered
+		if !q.Dup && !c.Complete() && t.haveCovered && p.PSN.AtOrBefore(t.covered) {
+			// A response before this copy of the READ already covered
+			// its PSN: the capture missed the READ's first copy (it
+			// began later, or lost it) and the responder had passed it,
+			// so this is a duplicate (found by lossy exchanges cut to
+			// begin during a retransmission: the READ's answer and an
+			// ACK beyond it came before any request).
+			q.Dup = true
+		}
 		t.addRead(q)
 		*ev = Event{Kind: EvRequest, Req: q, MTU: mtu}
 		return
 	}
+	t.cover(p)
 	switch opc.Class(op) {
 	case wire.ClassAck:
 		switch {
@@ -584,6 +604,26 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 		return
 	}
 	*ev = Event{Kind: EvNone, MTU: mtu}
+}
+
+// cover takes response p's acknowledgment into covered: an ACK, an
+// ATOMIC acknowledgment or a READ response Last or Only with an ACK-kind
+// AETH covers its own PSN, a READ response First the PSN before it.
+func (t *Tracker) cover(p *wire.Packet) {
+	if !ACKKind(p) {
+		return
+	}
+	x := p.PSN
+	switch p.Opcode {
+	case wire.ReadResponseFirst:
+		x = x.Add(-1)
+	case wire.Acknowledge, wire.AtomicAcknowledge, wire.ReadResponseLast, wire.ReadResponseOnly:
+	default:
+		return
+	}
+	if !t.haveCovered || x.After(t.covered) {
+		t.covered, t.haveCovered = x, true
+	}
 }
 
 // ends reports whether a READ response packet ends its stream: a Last or
