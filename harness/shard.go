@@ -424,6 +424,18 @@ func (s *ShardedAuditor) endAll(w *shardWorker) {
 		if n := len(sc.au.conns); n > 1 {
 			panic(fmt.Sprintf("harness: sharded auditor: connection %d split into %d on its worker", sc.id, n))
 		}
+		if len(sc.au.conns) == 1 {
+			// The model's QPs as they are at the end, as a single
+			// Auditor's connection ends with them: pairing may have
+			// changed them since the connection's last record (an
+			// adoption undone: Auditor.unadopt). Found by
+			// FuzzAuditAnyTrace's corpus entry unadopt-then-end-qp: a
+			// finding raised at the end carried the QP the single
+			// auditor had forgotten. Routing is over: End closed this
+			// worker's input after the last record was routed, which
+			// orders the model's last writes before this read.
+			sc.au.conns[0].RequesterQP, sc.au.conns[0].ResponderQP = sc.m.RequesterQP, sc.m.ResponderQP
+		}
 		k := w.sink
 		k.At = endBase + int64(sc.id)
 		n := len(k.Findings)
