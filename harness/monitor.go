@@ -249,7 +249,7 @@ type Conn struct {
 	// checkers that see its records (OpcodeFilter), in order. Connections
 	// whose checkers ask for the same opcodes share one.
 	route       *route
-	lastRecTime int64
+	lastRecTime int64 // the latest delivered record's Time (restartStep)
 	shared      []sharedValue
 
 	// The reconstruction (recon.go).
@@ -344,6 +344,9 @@ type Conn struct {
 	psnFault string
 	// respIndexed: the Auditor's resps holds the connection's key.
 	respIndexed bool
+	// rs follows a request that may have begun QPs made anew with the
+	// same numbers near the old PSNs (restart.go).
+	rs restart
 }
 
 // sharedValue is one entry of Conn.Shared.
@@ -656,6 +659,9 @@ func (c *Conn) Violation(clause string, r *trace.Record, message string, expecte
 		c.Unresolved(clause, fmt.Sprintf("frame %d %s: %s", r.Frame, what, message))
 		return
 	}
+	if c.rs.phase != restartNone && c.restartHold(clause, r, message, expected, seen) {
+		return
+	}
 	c.sink.violation(c, clause, r, message, expected, seen)
 }
 
@@ -834,6 +840,12 @@ func (s *Sink) tally(clause string) *Tally {
 func (s *Sink) Tally(clause string) *Tally { return s.Tallies[clause] }
 
 func (s *Sink) violation(c *Conn, clause string, r *trace.Record, message string, expected []string, seen string) {
+	s.violationIn(c, clause, r, message, expected, seen, c.recent)
+}
+
+// violationIn is violation with the connection's latest records as they
+// were when the violation was found (its ladder).
+func (s *Sink) violationIn(c *Conn, clause string, r *trace.Record, message string, expected []string, seen string, recent []*trace.Record) {
 	s.tally(clause).Violations++
 	s.perClause[clause]++
 	if s.MaxFindings > 0 && s.perClause[clause] > s.MaxFindings {
@@ -854,7 +866,7 @@ func (s *Sink) violation(c *Conn, clause string, r *trace.Record, message string
 	if s.Text != nil {
 		f.Clause = s.Text(clause)
 	}
-	recs := append([]*trace.Record(nil), c.recent...)
+	recs := append([]*trace.Record(nil), recent...)
 	if r != nil && (len(recs) == 0 || recs[len(recs)-1] != r) {
 		recs = append(recs, r)
 	}
@@ -1049,6 +1061,7 @@ func (c *Conn) deliver(r *trace.Record) {
 		}
 		c.staleMSN(r)
 	}
+	c.restartStep(r)
 	if op := r.Packet.Opcode; op < 32 {
 		for _, i := range c.route[op] {
 			c.checkers[i].Observe(c, r)
@@ -1071,6 +1084,7 @@ func (a *Auditor) End() {
 		for _, ch := range c.checkers {
 			ch.End(c)
 		}
+		c.restartEnd()
 	}
 }
 

@@ -3,6 +3,8 @@ package pcapdut_test
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -59,6 +61,9 @@ func mirrored(f []byte, kind, keep int) []byte {
 func readFrames(t *testing.T, path string) []capture.Frame {
 	t.Helper()
 	rd, err := capture.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("capture absent: %v", err) // a checkout without ../shared, as the other capture tests
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
