@@ -41,6 +41,8 @@ type auditOptions struct {
 	jobs               int
 	shardFlag          string
 	shard, shards      int // --shard=I/N (shards 0: judge every connection)
+	icrcFlag           string
+	icrc               pcapdut.ICRCMode
 }
 
 func runAudit(args []string, stdout, stderr io.Writer) int {
@@ -59,6 +61,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.maxFindings, "max-findings", 50, "findings kept per clause and capture (0: all); violations beyond are still counted")
 	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "captures audited at once; the cores are shared among them, each capture's connections judged on several cores")
 	fs.StringVar(&o.shardFlag, "shard", "", "judge only the connections whose hash falls in shard `I/N` (0 <= I < N; every capture is still read whole); merge the N results with `rcconform report --merge`")
+	fs.StringVar(&o.icrcFlag, "icrc", "auto", "frames whose ICRC does not match: check (left out, as their receivers dropped them), ignore (judged: the capture does not hold the wire's ICRCs, rewritten addresses say) or auto (check, unless no frame's ICRC is good while RC requests and responses went on)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the audit to `FILE` (read it with go tool pprof)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile, taken at the end of the audit, to `FILE`")
 	captures, err := parseFlags(fs, args)
@@ -167,6 +170,11 @@ func (o *auditOptions) check(captures []string) (map[string]bool, error) {
 	if o.jobs < 1 {
 		return nil, fmt.Errorf("--jobs %d: at least one capture must be audited at a time", o.jobs)
 	}
+	mode, err := pcapdut.ParseICRCMode(o.icrcFlag)
+	if err != nil {
+		return nil, fmt.Errorf("--icrc: %w", err)
+	}
+	o.icrc = mode
 	if o.shardFlag != "" {
 		i, n, err := parseShard(o.shardFlag)
 		if err != nil {
@@ -349,7 +357,7 @@ func (o *auditOptions) auditOne(path string, only map[string]bool, workers int, 
 		sharded.Shard, sharded.Shards = o.shard, o.shards
 		obs = sharded
 	}
-	c.info, c.err = pcapdut.AuditFile(path, obs, progress.forCapture(path))
+	c.info, c.err = pcapdut.AuditFileOptions(path, obs, progress.forCapture(path), pcapdut.Options{ICRC: o.icrc})
 	progress.done()
 	if sharded != nil && o.shards > 0 {
 		c.at = sharded.FindingsAt()

@@ -117,6 +117,7 @@ func TestAuditExitStatus(t *testing.T) {
 		{"bad srq", []string{"audit", "--srq", "some", cleanPath}, exitUsage, "--srq"},
 		{"bad mtu", []string{"audit", "--mtu", "1000", cleanPath}, exitUsage, "--mtu 1000"},
 		{"bad retry", []string{"audit", "--retry-cnt", "9", cleanPath}, exitUsage, "--retry-cnt 9"},
+		{"bad icrc mode", []string{"audit", "--icrc", "off", cleanPath}, exitUsage, "--icrc: ICRC mode \"off\""},
 		{"unknown flag", []string{"audit", "--bogus", cleanPath}, exitUsage, "flag provided but not defined"},
 		{"no capture", []string{"audit"}, exitUsage, "no capture given"},
 		{"flags after captures", []string{"audit", badPath, "--rules", "C9-116"}, exitOK, ""},

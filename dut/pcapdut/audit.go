@@ -66,6 +66,12 @@ type auditState struct {
 	linkSkip map[uint32]int // frames skipped per unsupported link type
 	cm       *cmTable       // the connection manager's handshakes (cm.go)
 	noVCRC   int            // native InfiniBand frames whose VCRC the capture lacks
+	// ignoreICRC: the capture did not record the ICRCs the wire carried
+	// (icrc.go); a bad one is taken as unverifiable, icrcIgnored counts
+	// them, icrcWhy says why.
+	ignoreICRC  bool
+	icrcIgnored int
+	icrcWhy     string
 }
 
 // AuditReader audits the frames r has not yet returned, in one pass, and
@@ -184,7 +190,13 @@ type batch struct {
 }
 
 func auditReader(r *capture.Reader, a observer, progress func(read, total int64), total int64) (info reports.CaptureInfo, err error) {
-	s := &auditState{}
+	return auditReaderWith(r, a, progress, total, icrcChoice{})
+}
+
+// auditReaderWith is auditReader with the capture's ICRCs judged as ic
+// says (icrc.go).
+func auditReaderWith(r *capture.Reader, a observer, progress func(read, total int64), total int64, ic icrcChoice) (info reports.CaptureInfo, err error) {
+	s := &auditState{ignoreICRC: ic.ignore, icrcWhy: ic.why}
 	s.info.File = r.Name()
 	s.info.Format = r.Format()
 	s.cm = newCMTable(r.Name())
@@ -340,13 +352,16 @@ type outcome struct {
 	fail      failKind
 	roceTrunc bool // a RoCE frame counted in Truncated
 	noVCRC    bool // a native InfiniBand frame without its VCRC
-	linkType  uint32
-	wireCRC   uint32 // failBadICRC, failBadVCRC: as on the wire,
-	computed  uint32 // and as computed
-	capLen    int    // failCut: bytes captured,
-	origLen   int    // of so many on the wire
-	err       error  // failCut, failMalformed
-	cm        *cmFound
+	// icrcIgnored: a bad ICRC taken as unverifiable (decoder.ignoreICRC)
+	icrcIgnored bool
+	icrcGood    bool // the ICRC was checked and matched
+	linkType    uint32
+	wireCRC     uint32 // failBadICRC, failBadVCRC: as on the wire,
+	computed    uint32 // and as computed
+	capLen      int    // failCut: bytes captured,
+	origLen     int    // of so many on the wire
+	err         error  // failCut, failMalformed
+	cm          *cmFound
 }
 
 // cmFound is a MAD to QP 1: a CM message, maybe.
@@ -357,7 +372,12 @@ type cmFound struct {
 }
 
 // decoder decodes frames, one at a time, into a wire.Frame of its own.
-type decoder struct{ frame wire.Frame }
+type decoder struct {
+	frame wire.Frame
+	// ignoreICRC: the capture did not record the ICRCs the wire carried
+	// (auditState.ignoreICRC).
+	ignoreICRC bool
+}
 
 // decode classifies frame cf into o and makes its record.
 func (d *decoder) decode(cf *capture.Frame, o *outcome) {
@@ -386,11 +406,22 @@ func (d *decoder) decode(cf *capture.Frame, o *outcome) {
 		return
 	}
 	o.roceTrunc = f.Truncated
-	st := f.CheckICRC()
+	st := d.checkICRC(o)
 	if !d.crcOK(st, o) {
 		return
 	}
 	o.rec = d.record(cf, st)
+}
+
+// checkICRC checks the frame's ICRC; where the capture did not record the
+// ICRCs (ignoreICRC), a bad one is unverifiable, noted in o.
+func (d *decoder) checkICRC(o *outcome) wire.ICRCStatus {
+	st := d.frame.CheckICRC()
+	o.icrcGood = st == wire.ICRCOK
+	if st == wire.ICRCBad && d.ignoreICRC {
+		st, o.icrcIgnored = wire.ICRCUnverifiable, true
+	}
+	return st
 }
 
 // crcOK notes a bad ICRC (st) or VCRC in o, and a VCRC the capture does
@@ -421,7 +452,7 @@ func (d *decoder) badRoCE(cf *capture.Frame, err error, o *outcome) {
 		// UC, UD, RD/DC or CNP: RoCE, but not RC. Check the ICRC all the
 		// same; the transport is outside the monitors' reach.
 		o.roceTrunc = f.Truncated
-		if d.crcOK(f.CheckICRC(), o) && f.Opcode == wire.UDSendOnly && f.DestQP == wire.GSIQP {
+		if d.crcOK(d.checkICRC(o), o) && f.Opcode == wire.UDSendOnly && f.DestQP == wire.GSIQP {
 			// A MAD: the CM handshake, maybe.
 			c := &cmFound{src: f.Src.Unmap(), dst: f.Dst.Unmap()}
 			c.msg, c.err = wire.DecodeCMPacket(&f.Packet)
@@ -481,6 +512,9 @@ func (s *auditState) apply(o *outcome, num int) *trace.Record {
 	}
 	if o.noVCRC {
 		s.noVCRC++
+	}
+	if o.icrcIgnored {
+		s.icrcIgnored++
 	}
 	if c := o.cm; c != nil {
 		s.cm.observeMsg(&c.msg, c.err, c.src, c.dst, num)
@@ -589,7 +623,7 @@ func (s *auditState) read(r *capture.Reader, progress bool, out chan<- batch, fr
 			e.send(batch{items: e.items, last: true, panicked: true, value: p, stack: debug.Stack()})
 		}
 	}()
-	var d decoder
+	d := decoder{ignoreICRC: s.ignoreICRC}
 	var o outcome
 	for {
 		f, err := r.Next()
@@ -651,7 +685,7 @@ func (s *auditState) readParallel(r *capture.Reader, e *emitter, n int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var d decoder
+			d := decoder{ignoreICRC: s.ignoreICRC}
 			for b := range jobs {
 				d.decodeBatch(b)
 				b.done <- struct{}{}
@@ -802,6 +836,9 @@ func (s *auditState) finish() {
 			parts = append(parts, fmt.Sprintf("%d cut inside their headers", u.cut))
 		}
 		s.info.Errors = append(s.info.Errors, fmt.Sprintf("… and %d more frame errors not listed (%s)", n, strings.Join(parts, ", ")))
+	}
+	if s.icrcIgnored > 0 {
+		s.info.Notes = append(s.info.Notes, fmt.Sprintf("%d RoCE frames carry an ICRC that does not match their headers, judged as if the ICRC were not recorded: %s", s.icrcIgnored, s.icrcWhy))
 	}
 	if s.noVCRC > 0 {
 		s.info.Notes = append(s.info.Notes, fmt.Sprintf("%d native InfiniBand frames end without their VCRC in the capture: VCRC unverifiable", s.noVCRC))

@@ -18,7 +18,6 @@ package pcapdut
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
@@ -69,7 +68,9 @@ func (d *DUT) Audit(a *harness.Auditor) (reports.CaptureInfo, error) {
 	return AuditFile(d.path, a, nil)
 }
 
-// AuditFile audits the capture at path in one streaming pass; see Audit
+// AuditFile audits the capture at path in one streaming pass, its ICRCs
+// checked unless the capture holds none that is good (ICRCAuto; see
+// AuditFileOptions); see Audit
 // for what it does with each frame. progress, when not nil, is called now
 // and then with the bytes read so far and the file's size (both counted
 // in compressed bytes for a gzip file), and once more at the end.
@@ -83,18 +84,5 @@ func (d *DUT) Audit(a *harness.Auditor) (reports.CaptureInfo, error) {
 // wraps the capture package's (capture.ErrTruncated, capture.ErrCorrupt),
 // naming the file and the frame.
 func AuditFile(path string, a Observer, progress func(read, total int64)) (reports.CaptureInfo, error) {
-	info := reports.CaptureInfo{File: path}
-	r, err := capture.Open(path)
-	if err != nil {
-		info.Errors = append(info.Errors, err.Error())
-		return info, err
-	}
-	defer r.Close()
-	var total int64
-	if progress != nil {
-		if st, err := os.Stat(path); err == nil {
-			total = st.Size()
-		}
-	}
-	return AuditReader(r, a, progress, total)
+	return AuditFileOptions(path, a, progress, Options{})
 }
