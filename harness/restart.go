@@ -30,7 +30,9 @@ import (
 // messages sent since makes QPs made anew the explanation, and every
 // finding of the connection from the request on is left undecided, with
 // the reason (Conn.Unresolved), for a violation remains possible but no
-// longer is the only explanation. A request that may begin new QPs is one
+// longer is the only explanation; and no instance is counted as checked
+// from then on (Conn.Checked): the model that checked it took the new
+// QPs' records for resends. A request that may begin new QPs is one
 // that begins a message, at least minRestartGap after the connection's
 // previous packet, while the responder had acknowledged every request
 // before it, at a PSN other than the next: one the responder
