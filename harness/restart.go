@@ -184,8 +184,8 @@ func (c *Conn) restartStep(r *trace.Record) {
 			c.restartRelease()
 		}
 	}
-	if c.IsLate(r) {
-		return
+	if maybe && k != maybeCopy {
+		return // late (IsLate, from the lookup above): it moves nothing
 	}
 	var through wire.PSN
 	switch f.class {

@@ -8,10 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
-	"github.com/google/gopacket/pcapgo"
-
 	"github.com/rcconform/rcconform/dut/pcapdut"
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/reports"
@@ -39,21 +35,7 @@ func spoilICRC(frames []capture.Frame, keep func(d []byte) bool) []capture.Frame
 func auditFileOpts(t *testing.T, frames []capture.Frame, opt pcapdut.Options) (reports.CaptureInfo, *harness.Sink) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "c.pcap")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := pcapgo.NewWriterNanos(f)
-	if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
-		t.Fatal(err)
-	}
-	for _, fr := range frames {
-		ci := gopacket.CaptureInfo{Timestamp: fr.Time, CaptureLength: len(fr.Data), Length: len(fr.Data)}
-		if err := w.WritePacket(ci, fr.Data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.Close(); err != nil {
+	if err := os.WriteFile(path, pcapOf(t, frames, nil), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	sink := harness.NewSink("c.pcap")

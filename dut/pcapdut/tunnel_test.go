@@ -84,9 +84,9 @@ func readFrames(t *testing.T, path string) []capture.Frame {
 	return out
 }
 
-// auditFrames writes frames as a pcap, each through wrap (nil: as is),
-// and audits it with a single auditor (workers 0) or a sharded one.
-func auditFrames(t *testing.T, frames []capture.Frame, wrap func(i int, f []byte) []byte, workers int) (reports.CaptureInfo, *harness.Sink) {
+// pcapOf writes frames as a pcap file's bytes, each through wrap (nil:
+// as is).
+func pcapOf(t *testing.T, frames []capture.Frame, wrap func(i int, f []byte) []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w := pcapgo.NewWriterNanos(&buf)
@@ -103,7 +103,15 @@ func auditFrames(t *testing.T, frames []capture.Frame, wrap func(i int, f []byte
 			t.Fatal(err)
 		}
 	}
-	rd, err := capture.NewReader(bytes.NewReader(buf.Bytes()), "frames.pcap")
+	return buf.Bytes()
+}
+
+// auditFrames writes frames as a pcap, each through wrap (nil: as is),
+// and audits it with a single auditor (workers 0) or a sharded one.
+func auditFrames(t *testing.T, frames []capture.Frame, wrap func(i int, f []byte) []byte, workers int) (reports.CaptureInfo, *harness.Sink) {
+	t.Helper()
+	buf := pcapOf(t, frames, wrap)
+	rd, err := capture.NewReader(bytes.NewReader(buf), "frames.pcap")
 	if err != nil {
 		t.Fatal(err)
 	}
