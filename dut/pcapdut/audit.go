@@ -97,7 +97,11 @@ type auditState struct {
 //   - a malformed RoCE frame (too short for its opcode's headers, a
 //     reserved RC opcode, a pad count larger than the payload, a UDP length
 //     that does not fit) is listed in Errors with its frame number and not
-//     analysed.
+//     analysed; so is a frame whose network header gives a length past its
+//     end where the capture recorded every byte the wire carried (captured
+//     length = original length, no tunnel or ERF record around it): its
+//     sender left out its pad bytes or ICRC, and its receiver drops it
+//     (senderCut).
 //
 // Frames of other InfiniBand transports (UC, UD, RD and DC, CNP) count as
 // RoCE frames and are checked for their ICRC, but they are not RC, so no
@@ -405,6 +409,10 @@ func (d *decoder) decode(cf *capture.Frame, o *outcome) {
 		d.badRoCE(cf, err, o)
 		return
 	}
+	if f.Truncated && senderCut(cf) {
+		o.fail, o.err = failMalformed, errSenderCut(cf)
+		return
+	}
 	o.roceTrunc = f.Truncated
 	st := d.checkICRC(o)
 	if !d.crcOK(st, o) {
@@ -444,6 +452,23 @@ func (d *decoder) crcOK(st wire.ICRCStatus, o *outcome) bool {
 	return true
 }
 
+// senderCut reports whether a frame that ends before its network header
+// says (wire.Frame.Truncated) holds all the capture point saw of it: the
+// capture recorded as many bytes as were on the wire, and no mirror tunnel
+// (which may cut a packet without the frame's length saying so) or ERF
+// record (whose own wire length the pcap length does not carry) lies
+// around it. Such a packet left its sender short (without its pad bytes
+// or ICRC, or with a length field too large): the sender's malformed
+// packet, which its receiver drops, never one the capture cut.
+func senderCut(cf *capture.Frame) bool {
+	return !cf.Truncated() && cf.LinkType != capture.LinkTypeERF && !capture.Tunnelled(cf.LinkType, cf.Data)
+}
+
+// errSenderCut describes a frame senderCut found.
+func errSenderCut(cf *capture.Frame) error {
+	return fmt.Errorf("its network header gives a length past the frame's end, though the capture did not cut the frame (%d bytes captured of %d on the wire): the sender's malformed packet (missing pad bytes or ICRC, or a length field too large), which its receiver drops: %w", len(cf.Data), cf.OrigLen, wire.ErrMalformed)
+}
+
 // badRoCE classifies a RoCE frame whose transport headers did not decode.
 func (d *decoder) badRoCE(cf *capture.Frame, err error, o *outcome) {
 	f := &d.frame
@@ -458,6 +483,8 @@ func (d *decoder) badRoCE(cf *capture.Frame, err error, o *outcome) {
 			c.msg, c.err = wire.DecodeCMPacket(&f.Packet)
 			o.cm = c
 		}
+	case f.Truncated && senderCut(cf):
+		o.fail, o.err = failMalformed, fmt.Errorf("%w: %w", errSenderCut(cf), err)
 	case (f.Truncated || cf.Truncated()) && errors.Is(err, wire.ErrShort):
 		o.roceTrunc = true
 		o.fail, o.capLen, o.origLen, o.err = failCut, len(cf.Data), cf.OrigLen, err

@@ -226,6 +226,47 @@ func TestSnaplen(t *testing.T) {
 	}
 }
 
+// TestSenderCut: a frame whose IP length runs past its end, though the
+// capture recorded every byte the wire carried (captured = original
+// length), left its sender short: a malformed packet its receiver drops,
+// listed as such and not judged, never counted as cut by the capture. The
+// same bytes with an original length that says the capture cut them are
+// judged as a cut frame (TestSnaplen).
+func TestSenderCut(t *testing.T) {
+	full := eth(sendOnly(9, 1000, true), 1)
+	noICRC := full[:len(full)-4]
+	const hdrs = 14 + 20 + 8
+	for _, tc := range []struct {
+		name      string
+		f         capFrame
+		malformed bool
+	}{
+		{"no ICRC, not cut", capFrame{data: noICRC}, true},
+		{"no pad or ICRC, not cut", capFrame{data: full[:len(full)-7]}, true},
+		{"BTH short, not cut", capFrame{data: full[:hdrs+4]}, true},
+		{"no ICRC, cut by the snaplen", capFrame{data: noICRC, orig: len(full)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			info, rec, err := auditBytes(t, writePcap(t, layers.LinkTypeEthernet, []capFrame{tc.f}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.malformed {
+				if info.Truncated != 1 || len(rec.recs) != 1 || len(info.Errors) != 0 {
+					t.Errorf("cut frame: info %+v, %d records", info, len(rec.recs))
+				}
+				return
+			}
+			if info.RoCEFrames != 1 || info.Truncated != 0 || len(rec.recs) != 0 || len(info.Errors) != 1 {
+				t.Fatalf("info %+v, %d records", info, len(rec.recs))
+			}
+			if e := info.Errors[0]; !strings.HasPrefix(e, "frame 1: malformed RoCE frame, not analysed:") || !strings.Contains(e, "the sender's malformed packet") {
+				t.Errorf("error %q", e)
+			}
+		})
+	}
+}
+
 func TestMalformed(t *testing.T) {
 	reserved := eth(sendOnly(1, 8, true), 1)
 	reserved[14+20+8] = 0x15 // a reserved RC opcode

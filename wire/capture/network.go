@@ -76,6 +76,19 @@ func Network(linkType uint32, data []byte) (proto uint16, off int, err error) {
 	return proto, off, err
 }
 
+// Tunnelled reports whether the frame's network layer is the inner packet
+// of a tunnel (Network looked through GRE, ERSPAN or VXLAN to find it):
+// then the mirror, not only the capture's snaplen, may have cut the packet
+// short without the frame's original length saying so.
+func Tunnelled(linkType uint32, data []byte) bool {
+	_, outer, _, err := link(linkType, data, nil, false)
+	if err != nil {
+		return false
+	}
+	_, off, _, err := network(linkType, data, nil, false)
+	return err == nil && off != outer
+}
+
 // NetworkVLAN is Network that also appends the VLAN IDs (the 12-bit VID of
 // each 802.1Q/802.1ad tag, outermost first) to vlans and returns the
 // extended slice; pass a reused slice with room to avoid allocations.

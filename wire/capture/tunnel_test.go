@@ -103,6 +103,9 @@ func TestTunnels(t *testing.T) {
 			if err != nil || proto != tc.proto || off != tc.off {
 				t.Fatalf("Network = %#04x, %d, %v; want %#04x, %d", proto, off, err, tc.proto, tc.off)
 			}
+			if got, want := Tunnelled(LinkTypeEthernet, tc.data), off != 14; got != want {
+				t.Errorf("Tunnelled = %v, want %v", got, want)
+			}
 			_, _, vlans, err := NetworkVLAN(LinkTypeEthernet, tc.data, nil)
 			if err != nil || !slices.Equal(vlans, tc.vlans) {
 				t.Errorf("NetworkVLAN vlans = %v, %v; want %v", vlans, err, tc.vlans)
