@@ -1,7 +1,7 @@
 // Package c9_119 registers C9-119, whose text is not public: the suite reports
 // it as text-unavailable and checks nothing under it. Its content is not
 // known to the project, so no check is attributed to it and none is
-// invented (RULES.md Part 5, item 1).
+// invented (docs/interpretations.md, "Text not public").
 //
 // The AETH format facts that response-generation.txt states for §9.7.5.2
 // without a clause number (syndrome bit 7 reserved and zero, syndrome kind

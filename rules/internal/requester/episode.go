@@ -89,7 +89,8 @@ func (r *Responder) ExpectRound(round []*trace.Record, wait time.Duration, what 
 		// first PSN again is a second go-back-N (startedOver): round[0]
 		// is the oldest unacknowledged PSN, and the harness acknowledges
 		// nothing while the round is resent, so that is the only PSN a
-		// go-back-N may start from (RULES.md §2.5); going back to the
+		// go-back-N may start from (§9.7.6; docs/interpretations.md,
+		// "Go-back-N"); going back to the
 		// middle of the round is a wrong resend.
 		if k := rec.Packet; i > 0 && k.Opcode.IsRequest() && k.PSN == round[0].Packet.PSN {
 			r.startedOver("the device resends the round to its end", k, func() {

@@ -254,7 +254,8 @@ func (r *Responder) ExpectPSN(what string, within time.Duration, psn wire.PSN) *
 // startsOver reports whether request k, sent where a resend of psn was
 // expected, after the trace before, goes back to where a second go-back-N
 // may legally start: the oldest PSN the device has not seen acknowledged
-// (RULES.md §2.5; C9-140's timer firing again is the legal cause). That
+// (§9.7.6, docs/interpretations.md "Go-back-N"; C9-140's timer firing
+// again is the legal cause). That
 // is the PSN its current round began at (its latest going back: a request
 // whose PSN does not follow on from the one before; without one, its
 // first request), or the whole READ that round began inside (a partial
@@ -299,7 +300,8 @@ func (r *Responder) startsOver(before []*trace.Record, k *wire.Packet, psn wire.
 // unacknowledged after the harness's answer q: the PSN a sequence-error
 // or RNR NAK names (the NAK acknowledges only what precedes it), the one
 // after a positive acknowledgment's, a READ response's or an ATOMIC
-// acknowledgment's PSN (RULES.md §2.3, §2.6). A NAK of the other kinds
+// acknowledgment's PSN (§9.7.5.1.2, §9.7.6; docs/interpretations.md,
+// "What a response acknowledges"). A NAK of the other kinds
 // leaves nothing to resend (§9.9.2.2): no PSN (the invalid 2^24).
 func restartAfter(q *wire.Packet) wire.PSN {
 	switch {
