@@ -75,7 +75,6 @@ var (
 	ErrShort         = errors.New("packet too short")
 	ErrUnknownOpcode = errors.New("unknown or reserved opcode")
 	ErrPad           = errors.New("pad count larger than the payload")
-	ErrBadICRC       = errors.New("ICRC mismatch")
 	ErrNotRoCE       = errors.New("not a RoCE packet")
 	ErrMalformed     = errors.New("malformed header")
 )

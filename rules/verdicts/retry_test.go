@@ -456,15 +456,6 @@ func (v captureView) String() string {
 	return [...]string{"at the responder", "at the requester", "in the middle", "complete"}[v]
 }
 
-func indexOf[T comparable](s []T, v T) int {
-	for i, e := range s {
-		if e == v {
-			return i
-		}
-	}
-	return -1
-}
-
 // TestRetryExchangesPass: no clause may fail on a lossy exchange between
 // a requester and a responder that follow the rules, captured anywhere
 // (audited as a capture), and where --complete holds (also audited as

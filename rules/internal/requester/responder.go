@@ -603,11 +603,6 @@ func (r *Responder) ExpectState(want dut.QPState, why string) {
 	}
 }
 
-// IsPSN matches a request with PSN psn.
-func IsPSN(psn wire.PSN) func(*wire.Packet) bool {
-	return func(k *wire.Packet) bool { return k.Opcode.IsRequest() && k.PSN == psn }
-}
-
 // Same reports whether a resent packet repeats the original: the same
 // opcode, PSN, headers and payload. It returns what differs.
 func Same(orig, again *wire.Packet) (bool, string) {
