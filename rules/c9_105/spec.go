@@ -20,7 +20,7 @@ import (
 // receive completion appears, and that memory changed by the device after
 // the original WRITE is not overwritten again.
 //
-// Without AckReq on the duplicate the source chapters do not say whether
+// Without AckReq on the duplicate the public text does not say whether
 // an ACK is owed (docs/interpretations.md, "Duplicate SEND or WRITE
 // without AckReq"): there, no ACK is acceptable,
 // but an ACK that comes must still carry the newest completed PSN.

@@ -1,9 +1,9 @@
-// Package c9_97 checks C9-97 (§9.7.5.1.3): the first packet of an RDMA
-// READ response, or its only packet, carries an AETH, and that AETH also
-// acknowledges every earlier SEND or WRITE still outstanding.
-// response-generation.txt gives C9-97 and C9-98 one joint meaning (the
-// first and the last READ response packets both carry an AETH); taking
-// the first-packet half as C9-97's follows its word order and is
+// Package c9_97 checks C9-97 (§9.7.5.1.3): the first packet of an RDMA READ
+// response, or its only packet, carries an AETH, and that AETH also
+// acknowledges every earlier SEND or WRITE still outstanding. The
+// specification's Response Generation text gives C9-97 and C9-98 one joint
+// meaning (the first and the last READ response packets both carry an AETH);
+// taking the first-packet half as C9-97's follows its word order and is
 // inferred. rules/c9_98 checks the other half.
 package c9_97
 

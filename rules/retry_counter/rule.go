@@ -1,8 +1,8 @@
-// Package retry_counter checks the transport retry counter (no public
-// clause number; its content comes from retry-and-rnr-timeouts.txt, so
-// the rule is keyed "retry-counter"): the requester keeps one 3-bit
-// transport retry counter, and each local ACK timeout and each
-// PSN-sequence-error NAK costs one retry from it; when none remain, the
+// Package retry_counter checks the transport retry counter (no public clause
+// number; its content comes from the specification's Retry and RNR Timeout
+// State Machines text, so the rule is keyed "retry-counter"): the requester
+// keeps one 3-bit transport retry counter, and each local ACK timeout and
+// each PSN-sequence-error NAK costs one retry from it; when none remain, the
 // WQE completes with "transport retry counter exceeded" and the QP goes to
 // ERROR. RNR NAKs are charged to a different counter and never touch this
 // one.

@@ -6,7 +6,7 @@
 // the active harness's responder role toward a device requester; and
 // helpers to build traces for the monitors' tests.
 //
-// The model follows the requester machinery of §9.7.6 as
+// The model follows the requester's retry machinery as
 // docs/interpretations.md ("Go-back-N", "What a response acknowledges") reads
 // it: a transport retry (a timeout or a PSN-sequence-error NAK) goes back to
 // the oldest unacknowledged PSN (or the NAK's PSN) and resends in order with
