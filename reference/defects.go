@@ -22,15 +22,15 @@ var also = map[string]map[string]string{
 	DefAckOldestPSN: {"C9-116": "the ACK answering AckReq on p+k carries p, earlier than the request that asked for it: no response is scheduled at that request's PSN or later"},
 	DefDupMovesEPSN: {
 		"C9-105": "with the expected PSN moved to the duplicate's PSN + 1, the duplicate is answered with an ACK carrying its own PSN instead of the most recently completed request's",
-		"C9-148": "with the expected PSN moved back to the duplicate's PSN + 1, a later duplicate arrives at the moved expected PSN and is executed as a new request: the MSN rises for a duplicate, which it never does (RULES.md C9-148)",
-		"C9-116": "the request at the true expected PSN, valid and carrying AckReq, lies beyond the moved expected PSN: the device drops it and never schedules a response for it (RULES.md C9-116; C9-103 is visible on the wire only so)",
+		"C9-148": "with the expected PSN moved back to the duplicate's PSN + 1, a later duplicate arrives at the moved expected PSN and is executed as a new request: the MSN rises for a duplicate, which it never does (C9-148, §9.7.7.1)",
+		"C9-116": "the request at the true expected PSN, valid and carrying AckReq, lies beyond the moved expected PSN: the device drops it and never schedules a response for it (C9-116, §9.7.5.1.6; C9-103 is visible on the wire only so)",
 	},
 	DefDupSendReexecuted: {"C9-148": "executing the duplicate again completes a message: the MSN rises for a duplicate"},
 	DefGBNNewPSN:         {"§9.7.5.1.2": "the READ re-issued after an implied NAK also takes a fresh PSN instead of its first unreceived PSN"},
-	DefReadReplayMiddle:  {"C9-97": "a replay that opens with Response Middle has no AETH in its first packet, which every READ answer's First (or Only) carries (RULES.md Part 5, item 6)"},
+	DefReadReplayMiddle:  {"C9-97": "a replay that opens with Response Middle has no AETH in its first packet, which every READ answer's First (or Only) carries (docs/interpretations.md, \"Opcodes of a partial READ replay\")"},
 	DefNAKInReadResponse: {
-		"C9-100": "the refused response packet must go out as an Acknowledge (0x11) carrying the NAK; sending it as a READ Response opcode breaks that part of the rule (RULES.md, C9-100: rule and wire form)",
-		"C9-112": "shares C9-100's one meaning (RULES.md, C9-112: same as C9-100): the refused packet must be an Acknowledge",
+		"C9-100": "the refused response packet must go out as an Acknowledge (0x11) carrying the NAK; sending it as a READ Response opcode breaks that part of the rule (C9-100, §9.7.5.1.3: rule and wire form; docs/interpretations.md, \"A READ that fails mid-stream\")",
+		"C9-112": "shares C9-100's one meaning (C9-112, §9.7.5.1.3: one meaning with C9-100): the refused packet must be an Acknowledge",
 	},
 	DefUnsolicitedNAKRepeat: {
 		"C9-114": "the repeated sequence NAK is a further sequence NAK while the responder is latched",

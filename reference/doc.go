@@ -1,10 +1,11 @@
 // Package reference is rcconform's reference RC transport: a complete
 // requester and responder for InfiniBand/RoCEv2 Reliable Connection QPs,
-// driven by a deterministic virtual clock and joined by a simulated link.
-// It is the default device under test and the yardstick every rule of the
-// suite is proven against, so it follows every rule of
-// shared/spec/RULES.md, makes each choice the specification leaves open
-// configurable, and carries named defects that break one rule each.
+// driven by a deterministic virtual clock and joined by a simulated link. It
+// is the default device under test and the yardstick every rule of the suite
+// is proven against, so it follows every rule of the catalogue
+// (rules/catalog) as docs/interpretations.md reads it, makes each choice the
+// specification leaves open configurable, and carries named defects that
+// break one rule each.
 //
 // # Pieces
 //

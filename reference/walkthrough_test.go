@@ -8,10 +8,11 @@ import (
 	"github.com/rcconform/rcconform/wire"
 )
 
-// TestWalkResponseGeneration replays the 17 steps of response-generation.txt
-// packet for packet: SEND 300 and WRITE 301 without AckReq, an 8 KiB READ
-// at MTU 4096 (PSNs 302–303, MSN bumped when the READ finishes), SEND 304
-// lost, 305 with AckReq, the sequence NAK, the resend, and the final ACK.
+// TestWalkResponseGeneration replays the 17 steps of the specification's
+// Response Generation text packet for packet: SEND 300 and WRITE 301 without
+// AckReq, an 8 KiB READ at MTU 4096 (PSNs 302–303, MSN bumped when the READ
+// finishes), SEND 304 lost, 305 with AckReq, the sequence NAK, the resend,
+// and the final ACK.
 func TestWalkResponseGeneration(t *testing.T) {
 	p := newPeer(t, func(c *Config) {
 		c.ExpectedPSN = 300
@@ -62,9 +63,9 @@ func (s *stepNameT) Errorf(format string, args ...any) {
 	s.TB.Errorf("%s: "+format, append([]any{s.name}, args...)...)
 }
 
-// TestWalkRetryExhaustion replays the retry walk of
-// retry-and-rnr-timeouts.txt: retry count 2, PSN 1000 lost, the timer
-// expires (go-back-N, one retry spent), a sequence NAK arrives (another
+// TestWalkRetryExhaustion replays the retry walk of the specification's Retry
+// and RNR Timeout State Machines text: retry count 2, PSN 1000 lost, the
+// timer expires (go-back-N, one retry spent), a sequence NAK arrives (another
 // go-back-N, the count reaches zero), the next expiry ends the WQE with
 // retry-exceeded and the QP in ERROR, with the RNR count untouched.
 func TestWalkRetryExhaustion(t *testing.T) {

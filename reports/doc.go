@@ -10,8 +10,9 @@
 // packet.
 //
 // JSON is the source of truth: [Result.WriteJSON] and [ReadJSON] follow the
-// contract in docs/DESIGN.md (captures, clauses and findings are always
-// present, as empty lists when there are none). The other formats render
+// contract users' tools rely on, which TestJSONContract pins (captures,
+// clauses and findings are always present, as empty lists when there are
+// none). The other formats render
 // from the same Result:
 //
 //   - [WriteJUnit]: JUnit XML keyed to clause numbers (testcase classname =

@@ -38,7 +38,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 }
 
-// TestJSONContract checks the keys docs/DESIGN.md promises to users of
+// TestJSONContract checks the keys rcconform promises to users of
 // `audit --format json`, and that the lists are present even when empty.
 func TestJSONContract(t *testing.T) {
 	t.Run("audit", func(t *testing.T) {

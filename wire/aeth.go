@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// AETH is the ACK Extended Transport Header (IBTA Vol 1 §9.7.5.2,
-// RULES.md §3.4–3.5): an 8-bit syndrome and a 24-bit MSN.
+// AETH is the ACK Extended Transport Header (IBTA Vol 1 §9.7.5.2, Tables
+// 43 and 44): an 8-bit syndrome and a 24-bit MSN.
 //
 //	 0                   1                   2                   3
 //	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
@@ -43,7 +43,7 @@ const (
 )
 
 // CreditInvalid is the ACK credit code meaning "no valid credit count"
-// (11111, §9.7.7.2; RULES.md §3.6).
+// (11111, §9.7.7.2; docs/interpretations.md, "Credit table and rounding").
 const CreditInvalid uint8 = 0x1F
 
 // Syndrome byte constructors.
@@ -99,7 +99,8 @@ func SyndromeString(s uint8) string {
 }
 
 // creditTable maps credit codes 0x00–0x1E to numbers of credits
-// (§9.7.7.2 credit encoding; RULES.md §3.6, rdmavt's reading of it).
+// (§9.7.7.2 credit encoding, as Linux rdmavt reads it:
+// docs/interpretations.md, "Credit table and rounding").
 var creditTable = [31]int{
 	0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
 	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768,
@@ -115,8 +116,8 @@ func CreditCount(code uint8) (n int, ok bool) {
 }
 
 // CreditCode returns the code for n available receive WQEs: the largest
-// table entry not above n (RULES.md §3.6; the rounding is inferred from
-// rdmavt). Negative n encodes as 0.
+// table entry not above n (§9.7.7.2; the rounding is inferred from
+// rdmavt: docs/interpretations.md, "Credit table and rounding"). Negative n encodes as 0.
 func CreditCode(n int) uint8 {
 	code := uint8(0)
 	for i, v := range creditTable {
@@ -128,7 +129,8 @@ func CreditCode(n int) uint8 {
 }
 
 // rnrTable gives the minimum RNR NAK delay per timer code in microseconds
-// (§9.7.5.2 Table 45 encoding; RULES.md §3.8). Code 0 is the largest.
+// (§9.7.5.2 Table 45 encoding; docs/interpretations.md, "RNR timer
+// table"). Code 0 is the largest.
 var rnrTable = [32]int64{
 	655360, 10, 20, 30, 40, 60, 80, 120,
 	160, 240, 320, 480, 640, 960, 1280, 1920,
@@ -143,7 +145,8 @@ func RNRDelay(code uint8) time.Duration {
 
 // AckTimeout returns the transport (local ACK) timer interval for a 5-bit
 // timeout value: 4.096 µs × 2^timeout, and 0 when timeout is 0, which
-// disables the timer (C9-140; RULES.md §3.9).
+// disables the timer (C9-140, §9.7.6; docs/interpretations.md, "Transport
+// timer").
 // Only the low five bits of timeout count.
 func AckTimeout(timeout uint8) time.Duration {
 	timeout &= 0x1F

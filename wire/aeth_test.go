@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// TestSyndromeAll256 classifies every syndrome byte (RULES.md §3.5).
+// TestSyndromeAll256 classifies every syndrome byte (§9.7.5.2, Tables 43
+// and 44).
 func TestSyndromeAll256(t *testing.T) {
 	for i := range 256 {
 		s := uint8(i)
@@ -98,18 +99,20 @@ func TestSyndromeConstructors(t *testing.T) {
 			t.Errorf("SynNAK(%#x) = %#x", v, got)
 		}
 	}
-	// The syndrome bytes RULES.md §3.5 lists.
+	// The NAK syndrome bytes of §9.7.5.2 (codes 0 to 3 for RC; 4, invalid
+	// RD request, is RD's).
 	if SynNAK(NAKPSNSequence) != 0x60 || SynNAK(NAKInvalidRequest) != 0x61 ||
 		SynNAK(NAKRemoteAccess) != 0x62 || SynNAK(NAKRemoteOp) != 0x63 || SynNAK(NAKInvalidRD) != 0x64 {
-		t.Error("NAK syndrome bytes differ from RULES.md §3.5")
+		t.Error("NAK syndrome bytes differ from §9.7.5.2's 0x60 to 0x64")
 	}
 	if SynACK(CreditInvalid) != 0x1F {
 		t.Error("SynACK(CreditInvalid) != 0x1F")
 	}
 }
 
-// creditTableRULES is RULES.md §3.6, copied from the document.
-var creditTableRULES = map[uint8]int{
+// creditTableDoc is the credit table of docs/interpretations.md ("Credit
+// table and rounding"), written out apart from the code's creditTable.
+var creditTableDoc = map[uint8]int{
 	0x00: 0, 0x01: 1, 0x02: 2, 0x03: 3, 0x04: 4, 0x05: 6, 0x06: 8, 0x07: 12,
 	0x08: 16, 0x09: 24, 0x0A: 32, 0x0B: 48, 0x0C: 64, 0x0D: 96, 0x0E: 128, 0x0F: 192,
 	0x10: 256, 0x11: 384, 0x12: 512, 0x13: 768, 0x14: 1024, 0x15: 1536, 0x16: 2048, 0x17: 3072,
@@ -120,7 +123,7 @@ func TestCreditTable(t *testing.T) {
 	for c := range 256 {
 		code := uint8(c)
 		n, ok := CreditCount(code)
-		want, wantOK := creditTableRULES[code]
+		want, wantOK := creditTableDoc[code]
 		if ok != wantOK || n != want {
 			t.Errorf("CreditCount(%#02x) = %d, %v; want %d, %v", code, n, ok, want, wantOK)
 		}
@@ -157,8 +160,10 @@ func TestCreditTable(t *testing.T) {
 	}
 }
 
-// rnrTableRULES is RULES.md §3.8 in milliseconds × 100.
-var rnrTableRULES = [32]int64{
+// rnrTableDoc is the RNR timer table of docs/interpretations.md ("RNR
+// timer table", Table 45) in milliseconds × 100, written out apart from
+// the code's rnrTable.
+var rnrTableDoc = [32]int64{
 	65536, 1, 2, 3, 4, 6, 8, 12,
 	16, 24, 32, 48, 64, 96, 128, 192,
 	256, 384, 512, 768, 1024, 1536, 2048, 3072,
@@ -167,7 +172,7 @@ var rnrTableRULES = [32]int64{
 
 func TestRNRDelay(t *testing.T) {
 	for code := range 32 {
-		want := time.Duration(rnrTableRULES[code]) * 10 * time.Microsecond
+		want := time.Duration(rnrTableDoc[code]) * 10 * time.Microsecond
 		if got := RNRDelay(uint8(code)); got != want {
 			t.Errorf("RNRDelay(%d) = %v, want %v", code, got, want)
 		}

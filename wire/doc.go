@@ -6,8 +6,9 @@
 // AtomicAckETH, ImmDt, IETH), the RC opcode table saying which headers each
 // opcode carries, the AETH syndrome, credit and RNR-timer tables, and the
 // invariant CRC (ICRC) over IPv4 and IPv6. Sources for every constant are
-// IBTA Volume 1 Release 1.2.1 chapter 9 and Annex A17 (RoCEv2), as
-// paraphrased in the project's RULES.md, Part 3.
+// IBTA Volume 1 Release 1.2.1 chapter 9 and Annex A17 (RoCEv2); the
+// project's account of them, with the public implementations each fact
+// can be checked against, is docs/interpretations.md, "Wire formats".
 //
 // Two representations exist on purpose: Packet and Frame are builder
 // structs, used to write stimuli and to hold a decoded packet; decoding

@@ -6,7 +6,7 @@ import (
 	"net/netip"
 )
 
-// RoCE constants (Annex A17; RULES.md §3.1).
+// RoCE constants (Annex A17; docs/interpretations.md, "Wire formats").
 const (
 	// UDPPort is the well-known RoCEv2 UDP destination port.
 	UDPPort = 4791
@@ -262,7 +262,7 @@ func (f *Frame) decodeTransport(b []byte, start, end int) error {
 	return f.Packet.DecodeTransport(b[start : end-ICRCLen])
 }
 
-// CheckICRC verifies the decoded frame's ICRC (RULES.md §3.7) and returns
+// CheckICRC verifies the decoded frame's ICRC (§7.8.1, §A17.4.3.4) and returns
 // ICRCOK, ICRCBad, or ICRCUnverifiable for a frame cut short. It reads the
 // decoded bytes, so call it before the input buffer is reused.
 func (f *Frame) CheckICRC() ICRCStatus {

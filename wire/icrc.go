@@ -5,7 +5,7 @@ import (
 	"hash/crc32"
 )
 
-// The ICRC (RULES.md §3.7; IBTA Vol 1 §7.8.1 and Annex A17 §A17.4.3.4) is
+// The ICRC (IBTA Vol 1 §7.8.1 and Annex A17 §A17.4.3.4) is
 // CRC-32 (the Ethernet polynomial, as hash/crc32's IEEE table computes it)
 // over: eight 0xFF bytes standing in for the masked LRH; the IP header or
 // GRH with its variant fields forced to ones; the UDP header with its

@@ -10,7 +10,7 @@ import (
 )
 
 // gopacket integration: the InfiniBand transport that RoCEv2 carries on UDP
-// destination port 4791 (RULES.md §3.1), from the BTH through the ICRC, as
+// destination port 4791 (Annex A17), from the BTH through the ICRC, as
 // one gopacket layer.
 //
 //	+--------------------+--------------------+---------+-----+------+
@@ -59,7 +59,7 @@ var LayerTypeBTH = gopacket.RegisterLayerType(1791, gopacket.LayerTypeMetadata{
 var layerClassBTH gopacket.LayerClass = LayerTypeBTH
 
 func init() {
-	// RoCEv2 is UDP destination port 4791 (RULES.md §3.1).
+	// RoCEv2 is UDP destination port 4791 (Annex A17).
 	layers.RegisterUDPPortLayerType(layers.UDPPort(UDPPort), LayerTypeBTH)
 }
 
@@ -214,7 +214,7 @@ func decodeRoCE(data []byte, p gopacket.PacketBuilder) error {
 // SerializeFrame serializes a RoCE frame into buf: eth (nil for none), ip
 // (a *layers.IPv4 or *layers.IPv6; for RoCEv1, a *layers.IPv6 standing for
 // the GRH, with NextHeader 0x1B), udp (nil for RoCEv1) and roce, and
-// writes the ICRC (RULES.md §3.7) over what was serialized, setting
+// writes the ICRC (§7.8.1, §A17.4.3.4) over what was serialized, setting
 // roce.ICRC to it.
 //
 // With opts.ComputeChecksums, SerializeFrame points udp's checksum at ip

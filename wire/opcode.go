@@ -4,10 +4,10 @@ import "fmt"
 
 // Opcode is the BTH OpCode byte: bits 7:5 select the transport (000 RC,
 // 001 UC, 010 RD, 011 UD, 100 CNP), bits 4:0 the operation (IBTA Vol 1
-// §9.2.1, Table 34; RULES.md §3.3).
+// §9.2.1, Table 34).
 type Opcode uint8
 
-// RC opcodes (transport 000), RULES.md §3.3.
+// RC opcodes (transport 000), IBTA Vol 1 Table 34.
 const (
 	SendFirst          Opcode = 0x00
 	SendMiddle         Opcode = 0x01
@@ -57,7 +57,8 @@ const (
 	HdrFETH                            // 4 bytes: FLUSH extended header (extension)
 )
 
-// Header sizes in bytes (RULES.md §3.2, §3.4).
+// Header sizes in bytes (§9.2 and the extension headers' layouts;
+// docs/interpretations.md, "Wire formats").
 const (
 	BTHLen          = 12
 	RETHLen         = 16
@@ -112,8 +113,8 @@ type OpInfo struct {
 	Extension bool
 }
 
-// rcOps is the RC opcode table, RULES.md §3.3 (IBTA Vol 1 Table 34 and
-// the per-opcode header layout of §9.2).
+// rcOps is the RC opcode table (IBTA Vol 1 Table 34 and the per-opcode
+// header layout of §9.2).
 var rcOps = [32]OpInfo{
 	0x00: {"SEND First", 0, true, ClassSend, PosFirst, false},
 	0x01: {"SEND Middle", 0, true, ClassSend, PosMiddle, false},
@@ -190,7 +191,7 @@ func (o Opcode) Has(h Header) bool { info, _ := o.Info(); return info.Headers&h 
 
 // ConsumesRWQE reports whether a message with this opcode needs a receive
 // WQE at the responder: every SEND, and RDMA WRITE with immediate
-// (RULES.md §3.3 notes; C9-113).
+// (C9-113; docs/interpretations.md, "RNR NAK for a multi-packet SEND").
 func (o Opcode) ConsumesRWQE() bool {
 	switch o {
 	case WriteLastImm, WriteOnlyImm:
@@ -245,7 +246,8 @@ var shortNames = [32]string{
 
 // ReadResponsePackets returns how many READ response packets (and so PSNs)
 // a READ of length bytes takes at path MTU mtu: ceil(length/mtu), at least
-// one (C9-96; RULES.md §3.3 "reserves ceil(len/PMTU) PSNs (at least 1)").
+// one (C9-96; a READ reserves one PSN per path MTU of its length, and at
+// least one).
 func ReadResponsePackets(length uint32, mtu int) int {
 	if length == 0 || mtu <= 0 {
 		return 1

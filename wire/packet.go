@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// BTH is the Base Transport Header (IBTA Vol 1 §9.2; RULES.md §3.2).
+// BTH is the Base Transport Header (IBTA Vol 1 §9.2).
 //
 //	 0                   1                   2                   3
 //	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
@@ -75,7 +75,6 @@ var (
 	ErrShort         = errors.New("packet too short")
 	ErrUnknownOpcode = errors.New("unknown or reserved opcode")
 	ErrPad           = errors.New("pad count larger than the payload")
-	ErrBadICRC       = errors.New("ICRC mismatch")
 	ErrNotRoCE       = errors.New("not a RoCE packet")
 	ErrMalformed     = errors.New("malformed header")
 )

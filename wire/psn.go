@@ -3,7 +3,7 @@ package wire
 // PSN is a 24-bit packet sequence number (BTH bits 23:0 of the third word).
 // All comparisons are modulo 2^24: a PSN is "after" another when the
 // forward distance from the other is less than half the space (2^23), the
-// serial-number arithmetic IBTA §9.7.1 and RULES.md Part 1 "Notation" use.
+// serial-number arithmetic of IBTA §9.7.1.
 type PSN uint32
 
 const (

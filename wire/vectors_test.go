@@ -315,7 +315,8 @@ func packetsEqual(a, b *Packet) bool {
 }
 
 // TestICRCSeed: the CRC register after the eight 0xFF bytes standing in
-// for the LRH is rxe's seed 0xdebb20e3, complemented (RULES.md §3.7).
+// for the LRH is rxe's seed 0xdebb20e3, complemented (§7.8.1,
+// §A17.4.3.4; docs/interpretations.md, "Wire formats").
 func TestICRCSeed(t *testing.T) {
 	if crcAfterLRH != ^uint32(0xdebb20e3) {
 		t.Errorf("CRC after eight 0xFF bytes = %#08x, want ^0xdebb20e3", crcAfterLRH)

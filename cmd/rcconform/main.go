@@ -26,7 +26,7 @@ import (
 	"strings"
 )
 
-// Exit statuses (the command-line contract of DESIGN.md).
+// Exit statuses (the command-line contract the README states).
 const (
 	exitOK        = 0 // no violation
 	exitViolation = 1 // at least one clause failed

@@ -141,7 +141,8 @@ func TestAuditExitStatus(t *testing.T) {
 	}
 }
 
-// contract is the JSON shape DESIGN.md promises for `audit --format json`.
+// contract is the JSON shape `audit --format json` promises its users:
+// these keys, which tools reading the JSON rely on, are its written form.
 type contract struct {
 	Kind     string `json:"kind"`
 	Captures []struct {

@@ -18,7 +18,7 @@ import (
 // carried: captures published with their addresses rewritten (to hide
 // them) or made by a path that changed a covered header field show every
 // frame with a bad ICRC, while the responders plainly answered the
-// requests. Five of the public captures in shared/captures are such.
+// requests. Five of the public captures the team audits are such.
 type ICRCMode uint8
 
 const (

@@ -16,7 +16,9 @@ import (
 	"github.com/rcconform/rcconform/wire/capture"
 )
 
-// capturesDir holds the project's real captures (shared/captures).
+// capturesDir is where the team's real captures sit when a checkout has
+// them beside the repository (they are not part of it); the tests that
+// read them skip when they are absent.
 const capturesDir = "../../../shared/captures"
 
 // realCaptures are the expected counts: frames and RoCE frames from the

@@ -62,7 +62,7 @@ func readFrames(t *testing.T, path string) []capture.Frame {
 	t.Helper()
 	rd, err := capture.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("capture absent: %v", err) // a checkout without ../shared, as the other capture tests
+		t.Skipf("capture absent: %v", err) // a checkout without the team's captures beside it, as the other capture tests
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -216,7 +216,8 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *responses.Str
 			}
 			if dup := m.t.DupSince(h.read, h.read.MaxLast()); dup != nil {
 				// A replay for a duplicate may carry the MSN of the
-				// READ's first answer (RULES.md Part 5, item 5), so a low
+				// READ's first answer (docs/interpretations.md, "MSN of a
+				// replayed answer"), so a low
 				// MSN does not date the packet before the ACK (found by a
 				// conformant exchange whose responder replays so).
 				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d), but the READ was requested again (frame %d) and the capture may have lost the start of its replay, which may carry the MSN of the first answer", h.ack.Packet.PSN, h.read.PSN, r.Frame, dup.Rec.Frame))

@@ -20,8 +20,9 @@ import (
 // receive completion appears, and that memory changed by the device after
 // the original WRITE is not overwritten again.
 //
-// Without AckReq on the duplicate the source chapters do not say whether
-// an ACK is owed (RULES.md Part 5, item 4): there, no ACK is acceptable,
+// Without AckReq on the duplicate the public text does not say whether
+// an ACK is owed (docs/interpretations.md, "Duplicate SEND or WRITE
+// without AckReq"): there, no ACK is acceptable,
 // but an ACK that comes must still carry the newest completed PSN.
 
 var _ = rulekit.Rule(ID, func(r *rulekit.R) {

@@ -21,8 +21,8 @@ import (
 // requester retrying the missing part does). The replay must carry the
 // new data, in exactly the packets the duplicate's length needs, numbered
 // from the duplicate's PSN, opcodes First … Last (or Only) as for a new
-// READ (the opcodes of a partial replay are inferred: RULES.md Part 5,
-// item 6).
+// READ (the opcodes of a partial replay are the project's reading:
+// docs/interpretations.md, "Opcodes of a partial READ replay").
 
 var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 	type tc struct {

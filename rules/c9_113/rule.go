@@ -29,13 +29,13 @@ func needsRWQE(op wire.Opcode) bool {
 	return false
 }
 
-// judge: an RNR NAK's PSN must name a request the responder received at
-// its expected PSN (on complete traces: a request the model accepted in
-// sequence within the window of the NAK; elsewhere: a request the capture
-// shows), not one it had already acknowledged, and a packet where a
-// receive WQE is taken: a SEND's First or Only packet, or a WRITE's
-// packet with immediate data (RULES.md C9-113: a multi-packet SEND is
-// refused at its First). An RNR NAK naming a READ or ATOMIC is judged
+// judge: an RNR NAK's PSN must name a request the responder received at its
+// expected PSN (on complete traces: a request the model accepted in sequence
+// within the window of the NAK; elsewhere: a request the capture shows), not
+// one it had already acknowledged, and a packet where a receive WQE is taken:
+// a SEND's First or Only packet, or a WRITE's packet with immediate data
+// (docs/interpretations.md, "RNR NAK for a multi-packet SEND": a multi-packet
+// SEND is refused at its First). An RNR NAK naming a READ or ATOMIC is judged
 // under Table 58 (running out of READ/ATOMIC resources is not an RNR
 // condition). Whether the receive queue really was empty no capture shows.
 //

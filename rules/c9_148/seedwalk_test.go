@@ -8,10 +8,10 @@ import (
 	"github.com/rcconform/rcconform/wire"
 )
 
-// seedWalk is the walk of response-generation.txt: SEND 300, WRITE 301,
-// READ 302–303 (8 KiB at MTU 4096), 304 lost before the capture point
-// (or seen, when !lost), SEND 305, a sequence NAK naming 304, 304 and 305
-// resent, ACK 305 with MSN 5.
+// seedWalk is the walk of the specification's Response Generation text: SEND
+// 300, WRITE 301, READ 302–303 (8 KiB at MTU 4096), 304 lost before the
+// capture point (or seen, when !lost), SEND 305, a sequence NAK naming 304,
+// 304 and 305 resent, ACK 305 with MSN 5.
 func seedWalk(lost bool, lastMSN uint32) []*trace.Record {
 	var b rtest.Builder
 	b.Send(300, false)

@@ -13,7 +13,8 @@ import (
 // C9-150.2.1, in our words: on a QP without an SRQ an HCA puts end-to-end
 // credits in every ACK syndrome: the number of receive WQEs still posted,
 // encoded as the largest table value not above it (the rounding follows
-// rdmavt and is inferred, RULES.md Part 5, item 11), never 0x1F. The
+// rdmavt and is inferred: docs/interpretations.md, "Credit table and
+// rounding"), never 0x1F. The
 // scenarios post a known number of receive WQEs, consume them one SEND at
 // a time, mix in WRITEs (which consume none), post more part-way, and
 // check each ACK's credit code.

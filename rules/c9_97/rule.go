@@ -1,9 +1,9 @@
-// Package c9_97 checks C9-97 (§9.7.5.1.3): the first packet of an RDMA
-// READ response, or its only packet, carries an AETH, and that AETH also
-// acknowledges every earlier SEND or WRITE still outstanding.
-// response-generation.txt gives C9-97 and C9-98 one joint meaning (the
-// first and the last READ response packets both carry an AETH); taking
-// the first-packet half as C9-97's follows its word order and is
+// Package c9_97 checks C9-97 (§9.7.5.1.3): the first packet of an RDMA READ
+// response, or its only packet, carries an AETH, and that AETH also
+// acknowledges every earlier SEND or WRITE still outstanding. The
+// specification's Response Generation text gives C9-97 and C9-98 one joint
+// meaning (the first and the last READ response packets both carry an AETH);
+// taking the first-packet half as C9-97's follows its word order and is
 // inferred. rules/c9_98 checks the other half.
 package c9_97
 
@@ -38,8 +38,9 @@ func init() {
 //
 // The answer to a duplicate READ, partial or whole, is a READ response
 // like any other: it opens at the duplicate's PSN with First (or Only) and
-// its AETH (RULES.md Part 5, item 6, settled; C9-107 requires the same of
-// the replay, so a replay opening with Middle fails both). Streams whose
+// its AETH (docs/interpretations.md, "Opcodes of a partial READ
+// replay"; C9-107 requires the same of the replay, so a replay opening
+// with Middle fails both). Streams whose
 // numbering is broken are C9-96's concern.
 type monitor struct {
 	t      *responses.Tracker
@@ -76,7 +77,8 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	if !opc.Has(p.Opcode, wire.HdrAETH) {
 		if q.Dup {
-			// RULES.md Part 5, item 6 (settled): the answer to a
+			// docs/interpretations.md, "Opcodes of a partial READ
+			// replay": the answer to a
 			// duplicate READ, partial or whole, is a READ response like
 			// any other, opening with First (or Only) and its AETH.
 			c.Violation(ID, r, fmt.Sprintf("the replay answering the duplicate READ at PSN %d (frame %d) begins with %s, which carries no AETH: a replay, partial or whole, starts at the duplicate's PSN with First (or Only)",

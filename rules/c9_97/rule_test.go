@@ -43,7 +43,8 @@ func TestNAKSyndromeInFirstIsFlagged(t *testing.T) {
 // A retry of the tail of a READ answered from the middle of the original
 // sequence (a Middle first, as Linux rxe's responder does): a violation of
 // C9-97 (no AETH where the replay begins) and of C9-107, which agree
-// (RULES.md Part 5, item 6, settled). Opening with First is right.
+// (docs/interpretations.md, "Opcodes of a partial READ replay"). Opening with
+// First is right.
 func TestPartialReplayStartingWithMiddle(t *testing.T) {
 	for _, first := range []bool{false, true} {
 		var b rtest.Builder

@@ -1,10 +1,10 @@
-// Package c9_98 checks C9-98 (§9.7.5.1.3): the last packet of a
-// multi-packet RDMA READ response carries an AETH as well, and that AETH
-// acknowledges the READ itself; Middle packets carry none.
-// response-generation.txt gives C9-97 and C9-98 one joint meaning (the
-// first and the last READ response packets both carry an AETH); taking
-// the last-packet half as C9-98's follows its word order and is inferred.
-// rules/c9_97 checks the other half.
+// Package c9_98 checks C9-98 (§9.7.5.1.3): the last packet of a multi-packet
+// RDMA READ response carries an AETH as well, and that AETH acknowledges the
+// READ itself; Middle packets carry none. The specification's Response
+// Generation text gives C9-97 and C9-98 one joint meaning (the first and the
+// last READ response packets both carry an AETH); taking the last-packet half
+// as C9-98's follows its word order and is inferred. rules/c9_97 checks the
+// other half.
 package c9_98
 
 import (

@@ -1,7 +1,7 @@
 // Package c9_99 registers C9-99, whose text is not public: the suite reports
 // it as text-unavailable and checks nothing under it. Its content is not
 // known to the project, so no check is attributed to it and none is
-// invented (RULES.md Part 5, item 1).
+// invented (docs/interpretations.md, "Text not public").
 package c9_99
 
 import "github.com/rcconform/rcconform/rules/rulekit"

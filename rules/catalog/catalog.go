@@ -4,11 +4,13 @@
 // behaviours that have no public clause number and are therefore keyed by
 // section, table or topic.
 //
-// The catalogue follows the project's paraphrase in shared/spec/RULES.md.
-// Entries appear in catalogue order: first the Part 1 clauses in the order
-// of RULES.md's index table (C9-95 … o9-95.2.2), then the section-keyed
-// rules and the requester machinery of Part 2 (including C9-140, the only
-// public clause number in that area).
+// The catalogue is the project's own paraphrase of those clauses; where
+// the text is not public or leaves a choice open, docs/interpretations.md
+// says what the suite reads into it. Entries appear in catalogue order:
+// first the clauses of §9.7.5 and §9.7.7 in the order they stand in
+// their sections (C9-95 … o9-95.2.2), then the section-keyed rules and
+// the requester's retry machinery (including C9-140, the only public
+// clause number in that area).
 //
 // Two rules govern the data:
 //
@@ -36,7 +38,7 @@ const (
 	Responder Side = "responder"
 	Requester Side = "requester"
 	// Unknown is used for clauses whose text is not public and whose side
-	// RULES.md does not even presume.
+	// not even their section's topic suggests.
 	Unknown Side = "unknown"
 )
 
@@ -122,7 +124,7 @@ func unavailable(id, section string, side Side, topic string) Entry {
 
 // entries is the catalogue, in catalogue order. Never hand it out directly.
 var entries = []Entry{
-	// ---- Part 1: clauses, in the order of RULES.md's index table ----
+	// ---- Clauses of §9.7.5 and §9.7.7, in the order of their sections ----
 
 	// §9.7.5.1.1 response PSNs
 	{
@@ -348,7 +350,7 @@ var entries = []Entry{
 		Needs: []string{NeedSRQ},
 	},
 
-	// ---- Section-keyed rules and the requester machinery (Part 2) ----
+	// ---- Section-keyed rules and the requester's retry machinery ----
 	{
 		ID: "§9.7.5.2", Section: "§9.7.5.2", Side: Responder, Level: Mandatory, Status: SectionKeyed,
 		Summary: "AETH format: syndrome bit 7 is reserved zero, syndrome kind 10 is reserved, NAK codes 4–31 are reserved on RC.",

@@ -9,7 +9,12 @@ import (
 	"testing"
 )
 
-// rulesPath is RULES.md relative to this package's directory.
+// rulesPath is where the team's working paraphrase of the clauses
+// (RULES.md, kept beside the repository, not part of it) sits when a
+// checkout has it, relative to this package's directory. The catalogue is
+// the project's source; the tests that read this file only cross-check
+// the catalogue against the team's notes when both are at hand, and skip
+// otherwise.
 const rulesPath = "../../../shared/spec/RULES.md"
 
 // clauseID matches a public clause number ("C9-95", "o9-66", "C9-113.a1",
@@ -19,17 +24,18 @@ var clauseID = regexp.MustCompile(`^[Co]\d+-\d+(\.[0-9a-z]+)*$`)
 // folderName is the shape every folder name must have.
 var folderName = regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)*$`)
 
-// indexRow is one row of RULES.md's Part 1 index table.
+// indexRow is one row of the team paraphrase's index table of clauses.
 type indexRow struct {
 	id, section, binds, level, status string
 }
 
-// readRules returns the lines of RULES.md, skipping the test if it is absent.
+// readRules returns the lines of the team's paraphrase, skipping the test
+// if it is absent (a checkout of the repository alone).
 func readRules(t *testing.T) []string {
 	t.Helper()
 	f, err := os.Open(rulesPath)
 	if os.IsNotExist(err) {
-		t.Skipf("%s not present", rulesPath)
+		t.Skipf("%s not present (the team's clause notes, outside the repository): cross-check of the catalogue against them skipped", rulesPath)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -47,12 +53,13 @@ func readRules(t *testing.T) []string {
 	return lines
 }
 
-// parseIndex extracts the Part 1 index table ("### Index") from RULES.md.
+// parseIndex extracts the index table of clauses ("### Index") from the
+// team's paraphrase.
 func parseIndex(t *testing.T, lines []string) []indexRow {
 	t.Helper()
 	start := slices.Index(lines, "### Index")
 	if start < 0 {
-		t.Fatal("RULES.md has no \"### Index\" heading")
+		t.Fatalf("%s has no \"### Index\" heading", rulesPath)
 	}
 	var rows []indexRow
 	inTable, header := false, true
@@ -82,7 +89,7 @@ func parseIndex(t *testing.T, lines []string) []indexRow {
 		rows = append(rows, indexRow{cells[0], cells[1], cells[2], cells[3], cells[4]})
 	}
 	if len(rows) == 0 {
-		t.Fatal("RULES.md index table is empty")
+		t.Fatalf("%s: index table is empty", rulesPath)
 	}
 	return rows
 }
@@ -354,10 +361,11 @@ func TestAllAndLookupReturnCopies(t *testing.T) {
 	}
 }
 
-// TestPart1MatchesRULES checks the Part 1 entries against RULES.md's index:
-// same IDs in the same order at the head of the catalogue, and the same
-// section, side, level, status and shared-meaning group.
-func TestPart1MatchesRULES(t *testing.T) {
+// TestClausesMatchTeamIndex cross-checks the catalogue's clause entries
+// against the team paraphrase's index, when present: same IDs in the same
+// order at the head of the catalogue, and the same section, side, level,
+// status and shared-meaning group.
+func TestClausesMatchTeamIndex(t *testing.T) {
 	rows := parseIndex(t, readRules(t))
 	all := All()
 	if len(all) < len(rows) {
@@ -414,8 +422,8 @@ func TestPart1MatchesRULES(t *testing.T) {
 }
 
 // TestNoUnlistedClauseNumbers checks that every catalogue ID shaped like a
-// clause number has its own entry in RULES.md (a "### ID:" heading, in
-// Part 1 or Part 2), so no clause number is invented.
+// clause number has its own entry in the team's paraphrase, when present
+// (a "### ID:" heading), so no clause number is invented.
 func TestNoUnlistedClauseNumbers(t *testing.T) {
 	lines := readRules(t)
 	listed := map[string]bool{}
@@ -438,7 +446,7 @@ func TestNoUnlistedClauseNumbers(t *testing.T) {
 		}
 		n++
 		if !listed[e.ID] {
-			t.Errorf("%s is not listed in RULES.md", e.ID)
+			t.Errorf("%s is not listed in %s", e.ID, rulesPath)
 		}
 	}
 	if n == 0 {

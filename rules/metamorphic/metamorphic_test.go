@@ -32,7 +32,9 @@ import (
 // METAMORPHIC_TRANSFORM (a substring of the transform's name),
 // METAMORPHIC_OUT (a folder receiving each transformed trace that failed).
 
-// capturesDir holds the project's shared captures.
+// capturesDir is where the team's real captures sit when a checkout has
+// them beside the repository (not part of it; without them only the
+// generated sources are transformed).
 const capturesDir = "../../../shared/captures"
 
 // A source is a trace to transform, with the settings it is audited with.

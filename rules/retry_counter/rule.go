@@ -1,8 +1,8 @@
-// Package retry_counter checks the transport retry counter (no public
-// clause number; its content comes from retry-and-rnr-timeouts.txt, so
-// the rule is keyed "retry-counter"): the requester keeps one 3-bit
-// transport retry counter, and each local ACK timeout and each
-// PSN-sequence-error NAK costs one retry from it; when none remain, the
+// Package retry_counter checks the transport retry counter (no public clause
+// number; its content comes from the specification's Retry and RNR Timeout
+// State Machines text, so the rule is keyed "retry-counter"): the requester
+// keeps one 3-bit transport retry counter, and each local ACK timeout and
+// each PSN-sequence-error NAK costs one retry from it; when none remain, the
 // WQE completes with "transport retry counter exceeded" and the QP goes to
 // ERROR. RNR NAKs are charged to a different counter and never touch this
 // one.
@@ -39,13 +39,13 @@ func init() {
 // resends are not counted here.
 //
 // Indeterminate: the count is unknown; the count is 7 and an episode went
-// past seven retries (whether 7 means seven or unlimited for this counter
-// is open, RULES.md Part 5, item 8); a retry that could be a network
-// duplicate would make the difference; in a capture, a resend after an
-// RNR NAK that the requester may not have received could be a timeout
-// charged to this counter; in a capture, more retries than allowed only
-// when counting the timeout-driven ones (an RNR NAK the capture dropped
-// may explain them).
+// past seven retries (whether 7 means seven or unlimited for this counter is
+// open: docs/interpretations.md, "Retry count 7"); a retry that could be a
+// network duplicate would make the difference; in a capture, a resend after
+// an RNR NAK that the requester may not have received could be a timeout
+// charged to this counter; in a capture, more retries than allowed only when
+// counting the timeout-driven ones (an RNR NAK the capture dropped may
+// explain them).
 type monitor struct {
 	t      *requester.Tracker
 	feeder bool // the shared tracker's feeder (requester.Join)
@@ -89,7 +89,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		c.Indeterminate(ID, "transport retries were seen but the retry count is unknown; --retry-cnt=N would decide whether they exceed it")
 	case n >= 7:
 		if ev.Transport+ev.TransportUnsure > 7 {
-			c.Indeterminate(ID, "more than seven transport retries with retry count 7: whether 7 means seven retries or unlimited for this counter is not settled (RULES.md Part 5, item 8)")
+			c.Indeterminate(ID, "more than seven transport retries with retry count 7: whether 7 means seven retries or unlimited for this counter is not settled (docs/interpretations.md, \"Retry count 7\")")
 		} else {
 			c.Checked(ID)
 		}

@@ -1,12 +1,12 @@
 // Package rnr_retry checks the RNR retry counter and RNR timer (no public
-// clause number; content from retry-and-rnr-timeouts.txt, so the rule is
-// keyed "rnr-retry"): each RNR NAK costs one retry from a separate 3-bit
-// RNR retry counter, in which 7 means unlimited, and timeouts and
-// sequence-error NAKs never touch it; after an RNR NAK the requester
-// waits at least the delay its timer code advertises (the Table 45
+// clause number; content from the specification's Retry and RNR Timeout State
+// Machines text, so the rule is keyed "rnr-retry"): each RNR NAK costs one
+// retry from a separate 3-bit RNR retry counter, in which 7 means unlimited,
+// and timeouts and sequence-error NAKs never touch it; after an RNR NAK the
+// requester waits at least the delay its timer code advertises (the Table 45
 // encoding, 0 being the longest, 655.36 ms) before resending; when no RNR
-// retry remains, the WQE completes with "RNR retry counter exceeded" and
-// the QP goes to ERROR.
+// retry remains, the WQE completes with "RNR retry counter exceeded" and the
+// QP goes to ERROR.
 package rnr_retry
 
 import (

@@ -1,10 +1,10 @@
-// Package s9_7_5_2 checks the AETH format facts of §9.7.5.2 (Tables 43
-// and 44), which response-generation.txt states without tying them to a
-// clause number: bit 7 of the syndrome is reserved and zero, the syndrome
-// kind 10 (bits 6:5) is reserved, and on an RC QP a NAK may carry only
-// the codes 0–3 (4 is for RD, 5–31 are reserved). The rule is keyed by
-// its section, never by a clause number; in particular it is not C9-119,
-// whose text is not public.
+// Package s9_7_5_2 checks the AETH format facts of §9.7.5.2 (Tables 43 and
+// 44), which the specification's Response Generation text states without
+// tying them to a clause number: bit 7 of the syndrome is reserved and zero,
+// the syndrome kind 10 (bits 6:5) is reserved, and on an RC QP a NAK may
+// carry only the codes 0–3 (4 is for RD, 5–31 are reserved). The rule is
+// keyed by its section, never by a clause number; in particular it is not
+// C9-119, whose text is not public.
 package s9_7_5_2
 
 import (

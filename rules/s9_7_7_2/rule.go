@@ -1,9 +1,9 @@
-// Package s9_7_7_2 checks the unsolicited acknowledgment of §9.7.7.2,
-// which response-generation.txt describes without a clause number (so it
-// is keyed by its section): with nothing new to acknowledge, a responder
-// may send its most recent positive ACK again with a refreshed credit
-// field, but it must never repeat a NAK that way, since a duplicate NAK is
-// not allowed. A repeated ACK with the same PSN and a different credit
+// Package s9_7_7_2 checks the unsolicited acknowledgment of §9.7.7.2, which
+// the specification's Response Generation text describes without a clause
+// number (so it is keyed by its section): with nothing new to acknowledge, a
+// responder may send its most recent positive ACK again with a refreshed
+// credit field, but it must never repeat a NAK that way, since a duplicate
+// NAK is not allowed. A repeated ACK with the same PSN and a different credit
 // code is therefore legal.
 package s9_7_7_2
 

@@ -23,7 +23,8 @@ import (
 // turns a copy into a new packet, so findings are legal there.)
 //
 // Half the traces answer replays with the original MSN, half with the
-// current one (RULES.md Part 5, item 5, allows both). What it found: a
+// current one (docs/interpretations.md, "MSN of a replayed answer":
+// both are allowed). What it found: a
 // capture that begins during a go-back-N retransmission, whose first
 // requests are resends of requests the responder executed before the
 // capture began, and their answers replays. C9-148 counted them as new

@@ -40,7 +40,7 @@ import (
 //
 // origMSN makes the responder answer a duplicate READ or ATOMIC with the
 // MSN of its first answer, not the current one (either is allowed:
-// RULES.md Part 5, item 5).
+// docs/interpretations.md, "MSN of a replayed answer").
 func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, fromStart, origMSN bool) *ht.Trace {
 	type msg struct {
 		op       wire.Opcode
@@ -361,7 +361,7 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 		}
 		switch {
 		case rnr:
-			// The RNR NAK's delay (RULES.md §3.8), and a little more.
+			// The RNR NAK's delay (Table 45, §9.7.5.2), and a little more.
 			delay := []time.Duration{0, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960}[rnrCode] * time.Microsecond
 			t.Wait(delay + time.Duration(rng.IntN(200))*time.Microsecond)
 		case !nak:
@@ -456,15 +456,6 @@ func (v captureView) String() string {
 	return [...]string{"at the responder", "at the requester", "in the middle", "complete"}[v]
 }
 
-func indexOf[T comparable](s []T, v T) int {
-	for i, e := range s {
-		if e == v {
-			return i
-		}
-	}
-	return -1
-}
-
 // TestRetryExchangesPass: no clause may fail on a lossy exchange between
 // a requester and a responder that follow the rules, captured anywhere
 // (audited as a capture), and where --complete holds (also audited as
@@ -487,7 +478,8 @@ func TestRetryExchangesPass(t *testing.T) {
 
 // TestRetryExchangesOrigMSNPass is TestRetryExchangesPass with a
 // responder that answers a duplicate READ or ATOMIC with the MSN of its
-// first answer (RULES.md Part 5, item 5, allows it or the current one).
+// first answer (docs/interpretations.md, "MSN of a replayed answer": it or the
+// current one).
 // Each default seed made a clause fail falsely before its fix: a replay's
 // Last, its First lost, dated before an ACK by its low MSN (C9-101), and
 // taken for the original answer's Last, whose MSN went back (C9-148);

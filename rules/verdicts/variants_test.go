@@ -185,8 +185,8 @@ func always(fail string) func(variant) verdict {
 
 var vclasses = []vclass{
 	{
-		// The seed's walk (response-generation.txt), shifted past warm:
-		// every capture of it is clean.
+		// The seed's walk (the specification's Response Generation text),
+		// shifted past warm: every capture of it is clean.
 		name: "seed walk", mtu: 4096, want: always(""),
 		build: func(t *ht.Trace, v variant) {
 			t.Req(wire.SendOnly, 100, false)

@@ -43,10 +43,10 @@ func active(mtu int, start wire.PSN) harness.Settings {
 	return s
 }
 
-// seedWalk is the 17-step walk of response-generation.txt: SEND 300,
-// WRITE 301, READ 302–303 (8 KiB at a 4 KiB MTU), SEND 304 lost before
-// the capture point when lost, SEND 305 answered by a sequence NAK naming
-// 304, 304 and 305 resent, ACK 305 with MSN 5.
+// seedWalk is the 17-step walk of the specification's Response Generation
+// text: SEND 300, WRITE 301, READ 302–303 (8 KiB at a 4 KiB MTU), SEND 304
+// lost before the capture point when lost, SEND 305 answered by a sequence
+// NAK naming 304, 304 and 305 resent, ACK 305 with MSN 5.
 func seedWalk(lost bool) func(t *ht.Trace) {
 	return func(t *ht.Trace) {
 		t.Req(wire.SendOnly, 300, false)

@@ -13,8 +13,9 @@ import (
 	"testing"
 )
 
-// sharedCaptures is the shared folder of real captures, relative to this
-// package's directory.
+// sharedCaptures is where the team's real captures sit when a checkout has
+// them beside the repository (not part of it; the tests that read them
+// skip when absent), relative to this package's directory.
 const sharedCaptures = "../../../shared/captures"
 
 // rxeFrames are the frame counts of rxe/README.md.

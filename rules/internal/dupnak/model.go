@@ -11,8 +11,9 @@ import (
 )
 
 // ReqClass is how the responder classified a request packet against its
-// expected PSN (the PSN check of §9.7.4, as response-generation.txt
-// describes its verdicts), as the connection's reconstruction sees it.
+// expected PSN (the PSN check of §9.7.4, as the specification's Response
+// Generation text describes its verdicts), as the connection's reconstruction
+// sees it.
 type ReqClass = harness.ReqClass
 
 // Request classes.

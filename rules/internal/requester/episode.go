@@ -84,13 +84,13 @@ func (r *Responder) ExpectRound(round []*trace.Record, wait time.Duration, what 
 			return out
 		}
 		// What is resent is go-back-n's: unless the scenario is one of
-		// go-back-n, a wrong resend is a finding of go-back-n and leaves
-		// the scenario's clause undecided. Going back to the round's
-		// first PSN again is a second go-back-N (startedOver): round[0]
-		// is the oldest unacknowledged PSN, and the harness acknowledges
-		// nothing while the round is resent, so that is the only PSN a
-		// go-back-N may start from (RULES.md §2.5); going back to the
-		// middle of the round is a wrong resend.
+		// go-back-n, a wrong resend is a finding of go-back-n and leaves the
+		// scenario's clause undecided. Going back to the round's first PSN
+		// again is a second go-back-N (startedOver): round[0] is the oldest
+		// unacknowledged PSN, and the harness acknowledges nothing while the
+		// round is resent, so that is the only PSN a go-back-N may start from
+		// (docs/interpretations.md, "Go-back-N"); going back to the middle of
+		// the round is a wrong resend.
 		if k := rec.Packet; i > 0 && k.Opcode.IsRequest() && k.PSN == round[0].Packet.PSN {
 			r.startedOver("the device resends the round to its end", k, func() {
 				r.Fail([]string{fmt.Sprintf("%s within %v, before anything else", want, within)}, k.String(), rec)

@@ -6,23 +6,24 @@
 // the active harness's responder role toward a device requester; and
 // helpers to build traces for the monitors' tests.
 //
-// The model follows RULES.md Part 2: a transport retry (a timeout or a
-// PSN-sequence-error NAK) goes back to the oldest unacknowledged PSN (or
-// the NAK's PSN) and resends in order with the same PSNs; an RNR NAK
-// makes the requester wait its advertised delay and resend; an
-// acknowledgment whose PSN passes an outstanding READ (or ATOMIC) is an
-// implied NAK (§9.7.5.1.2); invalid-request, remote-access and
+// The model follows the requester's retry machinery as
+// docs/interpretations.md ("Go-back-N", "What a response acknowledges") reads
+// it: a transport retry (a timeout or a PSN-sequence-error NAK) goes back to
+// the oldest unacknowledged PSN (or the NAK's PSN) and resends in order with
+// the same PSNs; an RNR NAK makes the requester wait its advertised delay and
+// resend; an acknowledgment whose PSN passes an outstanding READ (or ATOMIC)
+// is an implied NAK (§9.7.5.1.2); invalid-request, remote-access and
 // remote-operational NAKs end the QP (§9.9.2.2).
 //
 // What requests were sent is the connection's reconstruction's
-// (harness.Conn, DESIGN.md "Verdict precision"): the model reads from it
-// which PSN is new and which a resend (Conn.NextReq, counting the PSNs of
-// a READ whose span was learnt after it was sent) and the PSN range a
-// READ reserves (Conn.ReadSpanAt: from the MTU, the next new request or
-// the READ's Last response). It keeps what is the requester's own: what
-// each PSN carried (to compare resends with), what the responses told
-// the requester is complete, the retry episodes with their causes and
-// counters, and the transmissions the timers are measured from.
+// (harness.Conn): the model reads from it which PSN is new and which a
+// resend (Conn.NextReq, counting the PSNs of a READ whose span was learnt
+// after it was sent) and the PSN range a READ reserves (Conn.ReadSpanAt:
+// from the MTU, the next new request or the READ's Last response). It keeps
+// what is the requester's own: what each PSN carried (to compare resends
+// with), what the responses told the requester is complete, the retry
+// episodes with their causes and counters, and the transmissions the timers
+// are measured from.
 package requester
 
 import (
@@ -1027,7 +1028,8 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 	if ev.Positive || ev.Progress {
 		// Any positive response, and a NAK that acknowledges something,
 		// may reload the retry counters (when the specification reloads
-		// them is not settled: RULES.md Part 5, item 9), so an episode of
+		// them is not settled: docs/interpretations.md, "When the retry
+		// counters reload"), so an episode of
 		// retries ends here.
 		t.resetEpisode()
 	}

@@ -252,18 +252,18 @@ func (r *Responder) ExpectPSN(what string, within time.Duration, psn wire.PSN) *
 }
 
 // startsOver reports whether request k, sent where a resend of psn was
-// expected, after the trace before, goes back to where a second go-back-N
-// may legally start: the oldest PSN the device has not seen acknowledged
-// (RULES.md §2.5; C9-140's timer firing again is the legal cause). That
-// is the PSN its current round began at (its latest going back: a request
-// whose PSN does not follow on from the one before; without one, its
-// first request), or the whole READ that round began inside (a partial
-// re-request's READ may be re-requested whole). Later in the round, only
-// a PSN an answer of the harness moved the oldest unacknowledged one to
+// expected, after the trace before, goes back to where a second go-back-N may
+// legally start: the oldest PSN the device has not seen acknowledged
+// (docs/interpretations.md, "Go-back-N"; C9-140's timer firing again is the
+// legal cause). That is the PSN its current round began at (its latest going
+// back: a request whose PSN does not follow on from the one before; without
+// one, its first request), or the whole READ that round began inside (a
+// partial re-request's READ may be re-requested whole). Later in the round,
+// only a PSN an answer of the harness moved the oldest unacknowledged one to
 // (restartAfter), an acknowledgment (even one that crossed the device's
-// timer) moving it on. Anything else is no legal restart: a PSN
-// before the round (acknowledged), never sent, or in the round's middle
-// with nothing acknowledged there is a wrong resend, go-back-n's finding.
+// timer) moving it on. Anything else is no legal restart: a PSN before the
+// round (acknowledged), never sent, or in the round's middle with nothing
+// acknowledged there is a wrong resend, go-back-n's finding.
 func (r *Responder) startsOver(before []*trace.Record, k *wire.Packet, psn wire.PSN) bool {
 	if !k.Opcode.IsRequest() || !k.PSN.Before(psn) {
 		return false
@@ -296,11 +296,12 @@ func (r *Responder) startsOver(before []*trace.Record, k *wire.Packet, psn wire.
 }
 
 // restartAfter returns the oldest PSN a requester may still hold
-// unacknowledged after the harness's answer q: the PSN a sequence-error
-// or RNR NAK names (the NAK acknowledges only what precedes it), the one
-// after a positive acknowledgment's, a READ response's or an ATOMIC
-// acknowledgment's PSN (RULES.md §2.3, §2.6). A NAK of the other kinds
-// leaves nothing to resend (§9.9.2.2): no PSN (the invalid 2^24).
+// unacknowledged after the harness's answer q: the PSN a sequence-error or
+// RNR NAK names (the NAK acknowledges only what precedes it), the one after a
+// positive acknowledgment's, a READ response's or an ATOMIC acknowledgment's
+// PSN (§9.7.5.1.2; docs/interpretations.md, "What a response acknowledges").
+// A NAK of the other kinds leaves nothing to resend (§9.9.2.2): no PSN (the
+// invalid 2^24).
 func restartAfter(q *wire.Packet) wire.PSN {
 	switch {
 	case q.Opcode != wire.Acknowledge:
@@ -599,11 +600,6 @@ func (r *Responder) ExpectState(want dut.QPState, why string) {
 	if s := r.State(); s != want {
 		r.Fail([]string{fmt.Sprintf("the device QP in state %v (%s)", want, why)}, fmt.Sprintf("state %v", s), nil)
 	}
-}
-
-// IsPSN matches a request with PSN psn.
-func IsPSN(psn wire.PSN) func(*wire.Packet) bool {
-	return func(k *wire.Packet) bool { return k.Opcode.IsRequest() && k.PSN == psn }
 }
 
 // Same reports whether a resent packet repeats the original: the same

@@ -14,21 +14,19 @@ import (
 	"github.com/rcconform/rcconform/wire"
 )
 
-// These tests show the "started over" refinement of ExpectPSN and
-// ExpectRound able to fail both ways. A device that, while resending a
-// go-back-N round, goes back to where that round began, or to where an
-// answer of the harness left its oldest unacknowledged PSN (rxe's stale
-// retransmit timer sent PSN 1000 twice, 80 µs apart, where the step
-// expected 1001) starts a second go-back-N: legal for go-back-n if its
-// transport timer fired, which is C9-140's to judge on the trace, so the
-// step blames no clause and leaves the scenario indeterminate. Anything
-// else in the expected PSN's place (a skip, a later PSN sent again, a
-// PSN never sent, acknowledged or before the round, a go-back to the
-// middle of the round, silence with the work request completed) is still
-// a finding:
-// of go-back-n (RULES.md §2.5: a go-back-N resends from the oldest
-// unacknowledged PSN, in order, with the same PSNs) or, for silence, of
-// the scenario's own clause.
+// These tests show the "started over" refinement of ExpectPSN and ExpectRound
+// able to fail both ways. A device that, while resending a go-back-N round,
+// goes back to where that round began, or to where an answer of the harness
+// left its oldest unacknowledged PSN (rxe's stale retransmit timer sent PSN
+// 1000 twice, 80 µs apart, where the step expected 1001) starts a second
+// go-back-N: legal for go-back-n if its transport timer fired, which is
+// C9-140's to judge on the trace, so the step blames no clause and leaves the
+// scenario indeterminate. Anything else in the expected PSN's place (a skip,
+// a later PSN sent again, a PSN never sent, acknowledged or before the round,
+// a go-back to the middle of the round, silence with the work request
+// completed) is still a finding: of go-back-n (docs/interpretations.md,
+// "Go-back-N": a go-back-N resends from the oldest unacknowledged PSN, in
+// order, with the same PSNs) or, for silence, of the scenario's own clause.
 
 // scripted is a device requester that sends a fixed list of packets,
 // each at its time on a virtual clock, and takes in the harness's
@@ -467,13 +465,13 @@ func read(psn wire.PSN, length uint32, at int) *trace.Record {
 	return r
 }
 
-// TestExpectPSNStartedOverRead: a 4 KiB READ at 1000 (responses 1000 ..
-// 1003) and a SEND at 1004; the harness returns the first two responses
-// and stays silent; the device re-requests the READ's missing part from
-// 1002 (a partial retry, RULES.md §2.5). Going back, where the resend of
-// 1004 is expected next, to the partial re-request at 1002 or to the whole READ
-// at 1000 (which a go-back-N may re-request whole) starts over; a READ at
-// 1000 that does not reach the round's start, or a PSN inside the READ's
+// TestExpectPSNStartedOverRead: a 4 KiB READ at 1000 (responses 1000 .. 1003)
+// and a SEND at 1004; the harness returns the first two responses and stays
+// silent; the device re-requests the READ's missing part from 1002 (a partial
+// retry, docs/interpretations.md "Go-back-N"). Going back, where the resend
+// of 1004 is expected next, to the partial re-request at 1002 or to the whole
+// READ at 1000 (which a go-back-N may re-request whole) starts over; a READ
+// at 1000 that does not reach the round's start, or a PSN inside the READ's
 // answered part, does not.
 func TestExpectPSNStartedOverRead(t *testing.T) {
 	for _, tc := range []struct {

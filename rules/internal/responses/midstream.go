@@ -9,12 +9,12 @@ import (
 	"github.com/rcconform/rcconform/wire"
 )
 
-// C9-100 and C9-112 share one meaning (response-generation.txt does not
-// split it): when a READ fails after part of its response went out, the
-// responder sends none of the faulty data; the packet that would have
-// carried it goes out as an Acknowledge with a NAK syndrome, at that
-// packet's PSN, and the stream ends there. One monitor checks it and is
-// registered once under each clause number.
+// C9-100 and C9-112 share one meaning (the specification's Response
+// Generation text does not split it): when a READ fails after part of its
+// response went out, the responder sends none of the faulty data; the packet
+// that would have carried it goes out as an Acknowledge with a NAK syndrome,
+// at that packet's PSN, and the stream ends there. One monitor checks it and
+// is registered once under each clause number.
 
 // RegisterMidStreamMonitor registers the shared monitor under clause.
 func RegisterMidStreamMonitor(clause string) {

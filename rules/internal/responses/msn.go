@@ -27,12 +27,12 @@ import (
 //     reaches the responder only after passing the capture point), so
 //     MSN0 ≥ m − S.
 //
-// An AETH whose bounds leave no MSN0 is one no legal responder could
-// send. Responses that repeat an earlier answer (a READ or ATOMIC answered
-// again for a duplicate) may carry the current MSN or the original one
-// (RULES.md Part 5, item 5), so they bound MSN0 only through S, and they
-// are exempt from the rule that the MSN never goes back. NAKs are checked
-// against the model (C9-149) but never shape it.
+// An AETH whose bounds leave no MSN0 is one no legal responder could send.
+// Responses that repeat an earlier answer (a READ or ATOMIC answered again
+// for a duplicate) may carry the current MSN or the original one
+// (docs/interpretations.md, "MSN of a replayed answer"), so they bound MSN0
+// only through S, and they are exempt from the rule that the MSN never goes
+// back. NAKs are checked against the model (C9-149) but never shape it.
 
 // maxEnds bounds how many message ends the model keeps.
 const maxEnds = 1 << 16

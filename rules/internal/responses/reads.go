@@ -214,8 +214,8 @@ type Event struct {
 	// known complete): the stream's READ was requested again since, from
 	// a PSN at or before this one, so the packet may belong to the
 	// replay for that duplicate, whose first packets the capture lost
-	// (and a replay may carry the MSN of the first answer: RULES.md
-	// Part 5, item 5).
+	// (and a replay may carry the MSN of the first answer:
+	// docs/interpretations.md, "MSN of a replayed answer").
 	MaybeReplay bool
 }
 

@@ -18,7 +18,7 @@
 //     re-requested as an exact subset (go-back-n, §9.7.5.1.2).
 //   - Upper bounds only as liveness, with a bound generous enough for a
 //     loaded machine: how late a timer may fire is not public text
-//     (RULES.md, C9-140).
+//     (C9-140; docs/interpretations.md, "Transport timer").
 //
 // Timeouts are small (10 to 14, 4.2 ms to 67 ms) and counts few, so the
 // whole set takes seconds on a live device. Each rule's spec file calls

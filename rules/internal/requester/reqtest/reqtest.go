@@ -284,6 +284,7 @@ func CaptureFile(t *testing.T, path, clause string, s harness.Settings) Result {
 	return res
 }
 
-// Captures is where the project's real captures are (shared/captures,
-// beside the module), relative to a rule package's directory.
+// Captures is where the team's real captures sit when a checkout has them
+// beside the module (they are not part of the repository; tests that read
+// them skip when absent), relative to a rule package's directory.
 const Captures = "../../../shared/captures"
