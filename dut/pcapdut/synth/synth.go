@@ -5,8 +5,9 @@
 // several QPs at once: SEND, SEND with immediate, RDMA WRITE (with and
 // without immediate), RDMA READ and both ATOMICs, split at the path MTU
 // into First/Middle/Last packets, answered by ACKs (some coalesced, with
-// real credit counts), READ responses (AETH on First and Last, the MSN
-// moved at validation) and ATOMIC acknowledgments. Several requests are in
+// real credit counts, or the invalid-credit code of QPs with an SRQ),
+// READ responses (AETH on First and Last, the MSN moved at validation)
+// and ATOMIC acknowledgments. Several requests are in
 // flight per QP; the QPs' packets are interleaved; some QPs start just
 // before the PSN wrap. Every frame carries a valid ICRC and a fresh IPv4
 // Identification. An audit of such a capture must find no violation.
@@ -33,6 +34,10 @@ type Options struct {
 	QPs    int    // RC connections (default 8); half run each way
 	MTU    int    // path MTU (default 1024)
 	Seed   uint64 // seeds PSNs, QPNs and the operation mix (default 1)
+	// SRQ makes every responder QP take its receive WQEs from a shared
+	// receive queue: its AETHs carry the invalid-credit code (0x1F), not
+	// a count. The capture is otherwise the same as without.
+	SRQ bool
 	// Start is the timestamp of the first frame (default 2026-01-01 UTC).
 	Start time.Time
 }
@@ -308,6 +313,9 @@ func (g *gen) respond(c *conn, m *message) {
 	base.p.PKey = 0xFFFF
 	c.msn = (c.msn + 1) & 0xFFFFFF
 	credit := uint8(8 + g.rng.IntN(8))
+	if g.opts.SRQ {
+		credit = wire.CreditInvalid
+	}
 	switch m.op {
 	case wire.ReadRequest:
 		n := wire.ReadResponsePackets(uint32(m.length), g.opts.MTU)

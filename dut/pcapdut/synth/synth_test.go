@@ -2,6 +2,7 @@ package synth
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 
 	"github.com/rcconform/rcconform/wire"
@@ -62,5 +63,50 @@ func TestWrite(t *testing.T) {
 	var again bytes.Buffer
 	if _, err := Write(&again, Options{Frames: 5000, QPs: 4, Seed: 9}); err != nil || !bytes.Equal(again.Bytes(), buf.Bytes()) {
 		t.Errorf("the same options gave a different capture (%v)", err)
+	}
+}
+
+// TestSRQ: with SRQ every acknowledgment carries the invalid-credit code,
+// without it none does, and the frames are otherwise the same.
+func TestSRQ(t *testing.T) {
+	credits := func(srq bool) (invalid, counted int, frames []wire.Opcode) {
+		var buf bytes.Buffer
+		if _, err := Write(&buf, Options{Frames: 2000, QPs: 3, Seed: 4, SRQ: srq}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := capture.NewReader(bytes.NewReader(buf.Bytes()), "synth")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f wire.Frame
+		for {
+			cf, err := r.Next()
+			if err != nil {
+				break
+			}
+			if err := f.DecodeEthernet(cf.Data); err != nil {
+				t.Fatalf("SRQ %v, frame %d: %v", srq, cf.Num, err)
+			}
+			frames = append(frames, f.Opcode)
+			if f.Opcode.Has(wire.HdrAETH) && f.AETH.IsACK() {
+				if f.AETH.Value() == wire.CreditInvalid {
+					invalid++
+				} else {
+					counted++
+				}
+			}
+		}
+		return invalid, counted, frames
+	}
+	inv, cnt, plain := credits(false)
+	if inv != 0 || cnt == 0 {
+		t.Errorf("without SRQ: %d invalid-credit codes, %d counts", inv, cnt)
+	}
+	inv, cnt, srq := credits(true)
+	if inv == 0 || cnt != 0 {
+		t.Errorf("with SRQ: %d invalid-credit codes, %d counts", inv, cnt)
+	}
+	if !slices.Equal(plain, srq) {
+		t.Error("SRQ changed the traffic, not only the credit codes")
 	}
 }
