@@ -12,22 +12,37 @@ import (
 	"github.com/rcconform/rcconform/reports"
 )
 
-// shardCaptures returns the captures the shard tests audit: two of
-// ci/testdata/audit (one with a violation), a synthetic one of 16
-// connections between two hosts, a synthetic one whose responders use an
-// SRQ (every acknowledgment fails under --srq none, past any findings
-// cap), and, when they are beside the repository, every shared capture
-// (with -short, the rxe ones).
+// shardCaptures returns the captures the shard tests audit: the
+// project's own (ownCaptures) and, when they are beside the repository,
+// every shared capture (with -short, the rxe ones).
 func shardCaptures(t *testing.T) []string {
 	t.Helper()
-	pattern := "../../../shared/captures/*/*.pcap*"
+	dir := "*"
 	if testing.Short() {
-		pattern = "../../../shared/captures/rxe/*.pcap*"
+		dir = "rxe"
 	}
+	return append(sharedCaptures(t, dir), ownCaptures(t)...)
+}
+
+// sharedCaptures returns the shared captures in dir ("*": every folder),
+// saying so when there are none.
+func sharedCaptures(t *testing.T, dir string) []string {
+	t.Helper()
+	pattern := filepath.Join("..", "..", "..", "shared", "captures", dir, "*.pcap*")
 	paths, _ := filepath.Glob(pattern)
 	if len(paths) == 0 {
 		t.Logf("no shared captures match %s: the project's own captures only", pattern)
 	}
+	return paths
+}
+
+// ownCaptures returns the project's own captures: two of ci/testdata/audit
+// (one with a violation), a synthetic one of 16 connections between two
+// hosts, and a synthetic one whose responders use an SRQ (every
+// acknowledgment fails under --srq none, past any findings cap).
+func ownCaptures(t *testing.T) []string {
+	t.Helper()
+	var paths []string
 	for _, name := range []string{"clean.pcap", "ack-psn-backwards.pcap"} {
 		paths = append(paths, filepath.Join(testdataDir, name))
 	}
