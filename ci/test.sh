@@ -17,11 +17,12 @@ go vet ./...
 
 echo "== tests (the README's test command), on the committed tree with nothing beside it"
 # What a user gets from `git clone`: the committed files alone, in a
-# folder with no shared captures beside it, so no test may need files
-# outside the repository (tests that also use them skip that part with a
-# message). It reuses the module and build caches. It takes the place of
-# a plain `go test ./...` in the checkout: the race step below runs the
-# same tests there, with the shared captures when they are beside it.
+# fresh folder with nothing beside it, so no test may need files outside
+# the repository (tests that also read real captures kept beside the
+# checkout skip that part, saying so). It reuses the module and build
+# caches. It takes the place of a plain `go test ./...` in the checkout,
+# to keep CI's time: the race step below runs the same tests there, with
+# those captures when they are beside it.
 fresh=$(mktemp -d)
 trap 'rm -rf "$fresh"' EXIT
 mkdir "$fresh/rcconform"
