@@ -23,10 +23,11 @@ var standIns = map[string]synth.Options{
 	"rxe/write-8k-mtu1024.pcap": {Frames: 1500, QPs: 1, Seed: 32, Whole: true, Ops: []wire.Opcode{wire.WriteFirst}},
 	"rxe/read-8k-mtu1024.pcap":  {Frames: 1500, QPs: 1, Seed: 33, Whole: true, Ops: []wire.Opcode{wire.ReadRequest}},
 	"rxe/atomic-cas.pcap":       {Frames: 1500, QPs: 1, Seed: 34, Whole: true, Ops: []wire.Opcode{wire.CompareSwap}},
-	// Several QPs at once, every operation (the shared captures of four
-	// QPs with loss, of IPv6, of errors and of 32 ConnectX QPs).
-	"": {Frames: 4000, QPs: 8, Seed: 35},
 }
+
+// severalQPs stands in for the other shared captures (four QPs with loss,
+// IPv6, errors, 32 ConnectX QPs): several QPs at once, every operation.
+var severalQPs = synth.Options{Frames: 4000, QPs: 8, Seed: 35}
 
 // source is a capture's frames under a name.
 type source struct {
@@ -35,7 +36,7 @@ type source struct {
 }
 
 // sources returns, for each shared capture rel, its synthetic stand-in
-// (standIns[rel], or the one of several QPs) and, when the shared
+// (standIns[rel], else severalQPs, each once) and, when the shared
 // captures are beside the repository, the capture itself; it says so when
 // they are not.
 func sources(t *testing.T, rels ...string) []source {
@@ -44,17 +45,13 @@ func sources(t *testing.T, rels ...string) []source {
 	made := map[string]bool{}
 	missing := 0
 	for _, rel := range rels {
-		key := rel
-		if _, ok := standIns[rel]; !ok {
-			key = ""
+		name, o := "synthetic, "+filepath.Base(rel), standIns[rel]
+		if o.Frames == 0 {
+			name, o = "synthetic, several QPs", severalQPs
 		}
-		if !made[key] {
-			made[key] = true
-			name := "synthetic, " + filepath.Base(key)
-			if key == "" {
-				name = "synthetic, several QPs"
-			}
-			out = append(out, source{name, synthFrames(t, standIns[key])})
+		if !made[name] {
+			made[name] = true
+			out = append(out, source{name, synthFrames(t, o)})
 		}
 		rd, err := capture.Open(filepath.Join(capturesDir, rel))
 		if errors.Is(err, fs.ErrNotExist) {
