@@ -7,10 +7,10 @@
 // into First/Middle/Last packets, answered by ACKs (some coalesced, with
 // real credit counts, or the invalid-credit code of QPs with an SRQ),
 // READ responses (AETH on First and Last, the MSN moved at validation)
-// and ATOMIC acknowledgments. Several requests are in
-// flight per QP; the QPs' packets are interleaved; some QPs start just
-// before the PSN wrap. Every frame carries a valid ICRC and a fresh IPv4
-// Identification. An audit of such a capture must find no violation.
+// and ATOMIC acknowledgments. Several requests are in flight per QP; the
+// QPs' packets are interleaved; some QPs start just before the PSN wrap.
+// Every frame carries a valid ICRC and a fresh IPv4 Identification. An
+// audit of such a capture must find no violation.
 package synth
 
 import (
