@@ -47,10 +47,16 @@ func ack(psn wire.PSN, msn uint32) wire.Packet {
 		AETH: wire.AETH{Syndrome: wire.SynACK(wire.CreditInvalid), MSN: msn}}
 }
 
-func encode(p wire.Packet, ipid uint16) []byte {
+// encode encodes p as the requester's host (10.0.0.2) sends it, or the
+// responder's (10.0.0.1) when p is a response.
+func encode(p wire.Packet, ipid uint16) []byte { return encodeFrom(p, ipid, p.Opcode.IsResponse()) }
+
+// encodeFrom encodes p as the responder's host sends it (fromResponder)
+// or the requester's.
+func encodeFrom(p wire.Packet, ipid uint16, fromResponder bool) []byte {
 	f := wire.Frame{Encap: wire.RoCEv2IPv4, TTL: 64, IPID: ipid, SrcPort: 49152, DstPort: wire.UDPPort, Packet: p,
 		Src: reqAddr, Dst: rspAddr, SrcMAC: [6]byte{2, 0, 0, 0, 0, 2}, DstMAC: [6]byte{2, 0, 0, 0, 0, 1}}
-	if p.Opcode.IsResponse() {
+	if fromResponder {
 		f.Src, f.Dst, f.SrcMAC, f.DstMAC = f.Dst, f.Src, f.DstMAC, f.SrcMAC
 	}
 	return f.AppendEthernet(nil)
@@ -59,14 +65,23 @@ func encode(p wire.Packet, ipid uint16) []byte {
 // pcapOf writes packets as a pcap, one microsecond apart.
 func pcapOf(t *testing.T, pkts ...wire.Packet) []byte {
 	t.Helper()
+	frames := make([][]byte, len(pkts))
+	for i, p := range pkts {
+		frames[i] = encode(p, uint16(i+1))
+	}
+	return pcapOfFrames(t, frames...)
+}
+
+// pcapOfFrames writes Ethernet frames as a pcap, one microsecond apart.
+func pcapOfFrames(t *testing.T, frames ...[]byte) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	w := pcapgo.NewWriterNanos(&buf)
 	if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i, p := range pkts {
-		data := encode(p, uint16(i+1))
+	for i, data := range frames {
 		ci := gopacket.CaptureInfo{Timestamp: t0.Add(time.Duration(i) * time.Microsecond), CaptureLength: len(data), Length: len(data)}
 		if err := w.WritePacket(ci, data); err != nil {
 			t.Fatal(err)

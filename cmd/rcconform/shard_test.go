@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,27 +12,60 @@ import (
 	"github.com/rcconform/rcconform/reports"
 )
 
-// shardCaptures returns the captures the shard tests audit: every shared
-// capture (with -short, the rxe ones), and a synthetic one of 16
-// connections between two hosts.
+// shardCaptures returns the captures the shard tests audit: the
+// project's own (ownCaptures) and, when they are beside the repository,
+// every shared capture (with -short, the rxe ones).
 func shardCaptures(t *testing.T) []string {
 	t.Helper()
-	pattern := "../../../shared/captures/*/*.pcap*"
+	dir := "*"
 	if testing.Short() {
-		pattern = "../../../shared/captures/rxe/*.pcap*"
+		dir = "rxe"
 	}
+	return append(sharedCaptures(t, dir), ownCaptures(t)...)
+}
+
+// sharedCaptures returns the shared captures in dir ("*": every folder),
+// saying so when there are none.
+func sharedCaptures(t *testing.T, dir string) []string {
+	t.Helper()
+	pattern := filepath.Join("..", "..", "..", "shared", "captures", dir, "*.pcap*")
 	paths, _ := filepath.Glob(pattern)
-	f, err := os.Create(filepath.Join(t.TempDir(), "synthetic-16.pcap"))
-	if err != nil {
-		t.Fatal(err)
+	if len(paths) == 0 {
+		t.Logf("no shared captures match %s: the project's own captures only", pattern)
 	}
-	if _, err := synth.Write(f, synth.Options{Frames: 5000, QPs: 16, MTU: 1024, Seed: 9}); err != nil {
-		t.Fatal(err)
+	return paths
+}
+
+// ownCaptures returns the project's own captures: two of ci/testdata/audit
+// (one with a violation), a synthetic one of 16 connections between two
+// hosts, and a synthetic one whose responders use an SRQ (every
+// acknowledgment fails under --srq none, past any findings cap).
+func ownCaptures(t *testing.T) []string {
+	t.Helper()
+	var paths []string
+	for _, name := range []string{"clean.pcap", "ack-psn-backwards.pcap"} {
+		paths = append(paths, filepath.Join(testdataDir, name))
 	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
+	for _, s := range []struct {
+		name string
+		o    synth.Options
+	}{
+		{"synthetic-16.pcap", synth.Options{Frames: 5000, QPs: 16, MTU: 1024, Seed: 9}},
+		{"synthetic-srq.pcap", synth.Options{Frames: 3000, QPs: 6, MTU: 1024, Seed: 10, SRQ: true}},
+	} {
+		f, err := os.Create(filepath.Join(t.TempDir(), s.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := synth.Write(f, s.o); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, f.Name())
 	}
-	return append(paths, f.Name())
+	return paths
 }
 
 // auditOut runs the audit and returns its JSON and exit status.
@@ -46,9 +80,9 @@ func auditOut(t *testing.T, args ...string) (string, int) {
 
 // TestShardMerge: the results of `audit --shard=I/N` for every I, merged
 // by `report --merge`, are byte for byte the result of one audit, with the
-// same exit status, for N = 1, 2, 3 and 7, on every shared capture and a
-// synthetic one of 16 connections, with settings that make clauses fail
-// past the findings cap, and others stay indeterminate.
+// same exit status, for N = 1, 2, 3 and 7, on the captures of
+// shardCaptures, with settings that make clauses fail past the findings
+// cap, and others stay indeterminate.
 func TestShardMerge(t *testing.T) {
 	captures := shardCaptures(t)
 	dir := t.TempDir()
@@ -65,6 +99,9 @@ func TestShardMerge(t *testing.T) {
 		counts := res.Counts()
 		if counts[reports.Fail] == 0 || counts[reports.Indeterminate] == 0 || counts[reports.Pass] == 0 || len(res.Findings) == 0 {
 			t.Fatalf("flags %v: %v, %d findings: too little to compare", flags, counts, len(res.Findings))
+		}
+		if slices.Contains(flags, "--max-findings") && !slices.ContainsFunc(reports.GroupFindings(res), func(c reports.ClauseFindings) bool { return c.NotKept > 0 }) {
+			t.Fatalf("flags %v: no clause failed past the findings cap", flags)
 		}
 		for _, n := range []int{1, 2, 3, 7} {
 			var files []string

@@ -1,22 +1,19 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rcconform/rcconform/reports"
 )
 
-// TestUndecidedShown: on the shared captures, every clause result's
-// undecided instances are all accounted for by kind (the counts add up to
+// TestUndecidedShown: on the project's own captures and, when they are
+// beside the repository, the shared ones, every clause result's undecided
+// instances are all accounted for by kind (the counts add up to
 // undecided, each kind with a reason and its first frame), and the text
 // output lists them.
 func TestUndecidedShown(t *testing.T) {
-	caps, _ := filepath.Glob("../../../shared/captures/*/*.pcap*")
-	if len(caps) == 0 {
-		t.Skip("no shared captures")
-	}
+	caps := append(sharedCaptures(t, "*"), ownCaptures(t)...)
 	out, _ := auditOut(t, caps...)
 	res, err := reports.ReadJSON(strings.NewReader(out))
 	if err != nil {
@@ -37,7 +34,7 @@ func TestUndecidedShown(t *testing.T) {
 		undecided += c.Undecided
 	}
 	if undecided == 0 {
-		t.Fatal("no undecided instance in the shared captures: nothing to show")
+		t.Fatal("no undecided instance in the captures: nothing to show")
 	}
 	_, text, _ := invoke(t, append([]string{"audit"}, caps...)...)
 	if !strings.Contains(text, "== Undecided ==") {

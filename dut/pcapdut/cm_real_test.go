@@ -36,13 +36,14 @@ var handshakeCaptures = []struct {
 }
 
 // auditShared audits a shared capture (capturesDir/rel) with every
-// monitor and no flags; it skips when the capture is absent and fails on
-// an audit error.
-func auditShared(t *testing.T, rel string) (reports.CaptureInfo, *harness.Auditor, *harness.Sink) {
+// monitor and no flags; it skips when the capture is absent, naming the
+// tests that run the same paths on the project's own captures, and fails
+// on an audit error.
+func auditShared(t *testing.T, rel, own string) (reports.CaptureInfo, *harness.Auditor, *harness.Sink) {
 	t.Helper()
 	path := filepath.Join(capturesDir, rel)
 	if _, err := os.Stat(path); err != nil {
-		t.Skipf("capture absent: %v", err)
+		t.Skipf("capture absent (%v); %s", err, own)
 	}
 	sink := harness.NewSink(path)
 	a := harness.NewAuditor(harness.UnknownSettings(), sink)
@@ -56,7 +57,7 @@ func auditShared(t *testing.T, rel string) (reports.CaptureInfo, *harness.Audito
 func TestPublicHandshakes(t *testing.T) {
 	for _, c := range handshakeCaptures {
 		t.Run(c.file, func(t *testing.T) {
-			info, _, sink := auditShared(t, filepath.Join("public", c.file))
+			info, _, sink := auditShared(t, filepath.Join("public", c.file), "TestCMHandshake and TestCMFlags run the handshake, in every encapsulation, on built captures")
 			if len(info.Notes) != 0 {
 				t.Errorf("notes %q", info.Notes)
 			}
@@ -95,7 +96,7 @@ func TestPublicNativeIB(t *testing.T) {
 		{"srinivaskoritala-wireshark-sample-infiniband.pcap", 43, 19},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			info, a, sink := auditShared(t, filepath.Join("public", c.file))
+			info, a, sink := auditShared(t, filepath.Join("public", c.file), "TestCMHandshake and TestNativeIBVCRC run native InfiniBand on built captures")
 			if info.Frames != c.frames || info.RoCEFrames != c.frames || info.Skipped != 0 || info.BadICRC != 0 ||
 				info.Truncated != 0 || len(info.Errors) != 0 || len(info.Notes) != 0 {
 				t.Errorf("info %+v", info)

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/google/gopacket/layers"
+
 	"github.com/rcconform/rcconform/dut/pcapdut/synth"
 	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire/capture"
@@ -68,29 +70,45 @@ func auditWith(t *testing.T, n int, open func() (*capture.Reader, error)) decode
 	return run
 }
 
-// TestParallelDecodeSame: every shared capture, and the synthetic one cut
-// part-way, give the auditor the same records and the same CaptureInfo
-// with 1, 2 and 5 decoding goroutines as with none.
+// TestParallelDecodeSame: synthetic captures (one cut part-way), the CM
+// handshake in every encapsulation, the committed captures of
+// ci/testdata/audit and, when they are beside the repository, every
+// shared capture give the auditor the same records and the same
+// CaptureInfo with 1, 2 and 5 decoding goroutines as with none.
 func TestParallelDecodeSame(t *testing.T) {
-	files, _ := filepath.Glob("../../../shared/captures/*/*.pcap*")
-	if len(files) == 0 {
-		t.Fatal("no shared captures found")
-	}
 	type input struct {
 		name string
 		open func() (*capture.Reader, error)
 	}
 	var inputs []input
-	for _, f := range files {
+	const shared = "../../../shared/captures"
+	files, _ := filepath.Glob(filepath.Join(shared, "*", "*.pcap*"))
+	if len(files) == 0 {
+		t.Logf("no shared captures in %s: the project's own captures only", shared)
+	}
+	committed, _ := filepath.Glob("../../ci/testdata/audit/*.pcap")
+	if len(committed) == 0 {
+		t.Fatal("no captures in ci/testdata/audit")
+	}
+	for _, f := range append(files, committed...) {
 		inputs = append(inputs, input{filepath.Base(f), func() (*capture.Reader, error) { return capture.Open(f) }})
 	}
-	var buf bytes.Buffer
-	if _, err := synth.Write(&buf, synth.Options{Frames: 3000, QPs: 3, Seed: 7}); err != nil {
-		t.Fatal(err)
+	made := map[string][]byte{}
+	for _, o := range []synth.Options{{Frames: 3000, QPs: 3, Seed: 7}, {Frames: 8000, QPs: 16, MTU: 4096, Seed: 8}} {
+		var buf bytes.Buffer
+		if _, err := synth.Write(&buf, o); err != nil {
+			t.Fatal(err)
+		}
+		made[fmt.Sprintf("synthetic-%d-qps", o.QPs)] = buf.Bytes()
 	}
-	whole := buf.Bytes()
-	cut := whole[:len(whole)*2/3]
-	for name, b := range map[string][]byte{"synthetic": whole, "synthetic-cut": cut} {
+	whole := made["synthetic-3-qps"]
+	made["synthetic-cut"] = whole[:len(whole)*2/3]
+	withARP := append([]capFrame{{data: arp()}}, roceFrames(handshake(100), withVLAN(7))...)
+	made["cm-rocev2-vlan"] = writePcap(t, layers.LinkTypeEthernet, withARP)
+	made["cm-rocev1"] = writePcap(t, layers.LinkTypeEthernet, roceFrames(handshake(100), withRoCEv1()))
+	made["cm-ipv6"] = writePcap(t, layers.LinkTypeEthernet, roceFrames(handshake(100), withIPv6()))
+	made["cm-native-ib"] = writePcap(t, layers.LinkType(capture.LinkTypeInfiniBand), ibFrames(handshake(100)))
+	for name, b := range made {
 		inputs = append(inputs, input{name, func() (*capture.Reader, error) {
 			return capture.NewReader(bytes.NewReader(b), name)
 		}})

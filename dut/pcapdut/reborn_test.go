@@ -3,7 +3,6 @@ package pcapdut_test
 import (
 	"bytes"
 	"encoding/binary"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -67,9 +66,9 @@ func failing(s *harness.Sink) []string {
 // a single and a sharded auditor agree, and a deviation in the second run
 // is still caught.
 func TestQPsMadeAnew(t *testing.T) {
-	for _, rel := range []string{"rxe/send-4k-mtu1024.pcap", "rxe/read-8k-mtu1024.pcap", "rxe/write-8k-mtu1024.pcap", "rxe/atomic-cas.pcap"} {
-		t.Run(filepath.Base(rel), func(t *testing.T) {
-			frames := readFrames(t, filepath.Join(capturesDir, rel))
+	for _, src := range sources(t, "rxe/send-4k-mtu1024.pcap", "rxe/read-8k-mtu1024.pcap", "rxe/write-8k-mtu1024.pcap", "rxe/atomic-cas.pcap") {
+		t.Run(src.name, func(t *testing.T) {
+			frames := src.frames
 			_, once := auditFrames(t, frames, nil, 0)
 			for _, shift := range []uint32{0x345678, 0xffffff - 0x50000} { // ahead, behind
 				both := rerun(frames, shift)
@@ -90,9 +89,17 @@ func TestQPsMadeAnew(t *testing.T) {
 			}
 		})
 	}
-	// A request of the first run recorded late, among the second run's
-	// first packets, goes back to the first run's connection: still two.
-	late := rerun(readFrames(t, filepath.Join(capturesDir, "rxe/send-4k-mtu1024.pcap")), 0x345678)
+	for _, src := range sources(t, "rxe/send-4k-mtu1024.pcap") {
+		t.Run(src.name+", late and deviant", func(t *testing.T) { madeAnewLateAndDeviant(t, src.frames) })
+	}
+}
+
+// madeAnewLateAndDeviant: in two runs of the SEND capture frames, a
+// request of the first run recorded late, among the second run's first
+// packets, goes back to the first run's connection (still two); an ACK of
+// the second run whose MSN went back fails C9-148.
+func madeAnewLateAndDeviant(t *testing.T, frames []capture.Frame) {
+	late := rerun(frames, 0x345678)
 	for i := len(late)/2 - 1; i > 0; i-- {
 		if d := late[i].Data; rocev2(d) && d[42] != byte(wire.Acknowledge) {
 			r := late[i]
@@ -111,7 +118,7 @@ func TestQPsMadeAnew(t *testing.T) {
 		t.Errorf("a late request of the first run: a sharded auditor differs: %s", harness.DiffSinks(sink, ssink))
 	}
 	// A deviation in the second run: an ACK whose MSN went back.
-	frames := rerun(readFrames(t, filepath.Join(capturesDir, "rxe/send-4k-mtu1024.pcap")), 0x345678)
+	frames = rerun(frames, 0x345678)
 	acks := 0
 	for i := len(frames) / 2; i < len(frames); i++ {
 		if d := frames[i].Data; rocev2(d) && d[42] == byte(wire.Acknowledge) {

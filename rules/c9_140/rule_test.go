@@ -138,9 +138,9 @@ func TestMonitorHandBuilt(t *testing.T) {
 	}
 }
 
-// TestMonitorReference audits traces of the reference device left
-// without an answer: clean, it passes; with the defects that break
-// C9-140, the monitor finds the violation.
+// TestMonitorReference audits traces, and captures, of the reference
+// device left without an answer: clean, it passes; with the defects that
+// break C9-140, the monitor finds the violation.
 func TestMonitorReference(t *testing.T) {
 	silent := func(rs *requester.Responder) {
 		rs.Post(requester.SendWR(1, 100), requester.SendWR(2, 3000))
@@ -158,8 +158,10 @@ func TestMonitorReference(t *testing.T) {
 		{"retry-before-timeout", 16, reqtest.Fail},
 		{"retry-timeout-zero", 0, reqtest.Fail},
 	} {
-		recs, s := reqtest.Reference(t, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 0xFFFFFE, SetPSNs: true, Timeout: tc.timeout, RetryCnt: 5, RNRRetry: 7}, silent)
-		reqtest.Expect(t, fmt.Sprintf("reference, defect %q, timeout %d", tc.defect, tc.timeout), reqtest.Audit(ID, s, recs), tc.want)
+		active, captured := reqtest.AuditReference(t, ID, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 0xFFFFFE, SetPSNs: true, Timeout: tc.timeout, RetryCnt: 5, RNRRetry: 7}, silent)
+		name := fmt.Sprintf("reference, defect %q, timeout %d", tc.defect, tc.timeout)
+		reqtest.Expect(t, name, active, tc.want)
+		reqtest.Expect(t, name+", its capture", captured, tc.want)
 	}
 }
 

@@ -202,8 +202,8 @@ func TestMonitorHandBuilt(t *testing.T) {
 	}
 }
 
-// TestMonitorReference audits traces of the reference device whose first
-// packets are NAKed as lost.
+// TestMonitorReference audits traces, and captures, of the reference
+// device whose first packets are NAKed as lost.
 func TestMonitorReference(t *testing.T) {
 	for _, tc := range []struct {
 		defect string
@@ -213,7 +213,7 @@ func TestMonitorReference(t *testing.T) {
 		{"gbn-skip-one", reqtest.Fail},
 		{"gbn-new-psn", reqtest.Fail},
 	} {
-		recs, s := reqtest.Reference(t, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 0xFFFFFE, SetPSNs: true, Timeout: timeout, RetryCnt: 7, RNRRetry: 7},
+		active, captured := reqtest.AuditReference(t, ID, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 0xFFFFFE, SetPSNs: true, Timeout: timeout, RetryCnt: 7, RNRRetry: 7},
 			func(rs *requester.Responder) {
 				rs.Post(requester.SendWR(1, 3000), requester.SendWR(2, 10))
 				rs.Collect(requester.ActiveReaction) // all four on their way
@@ -222,7 +222,9 @@ func TestMonitorReference(t *testing.T) {
 					rs.Answer(rec)
 				}
 			})
-		reqtest.Expect(t, fmt.Sprintf("reference, defect %q", tc.defect), reqtest.Audit(ID, s, recs), tc.want)
+		name := fmt.Sprintf("reference, defect %q", tc.defect)
+		reqtest.Expect(t, name, active, tc.want)
+		reqtest.Expect(t, name+", its capture", captured, tc.want)
 	}
 }
 

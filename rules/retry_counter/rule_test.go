@@ -149,8 +149,8 @@ func TestMonitorHandBuilt(t *testing.T) {
 	}
 }
 
-// TestMonitorReference audits traces of the reference device whose
-// requests go unanswered until its retry count is spent.
+// TestMonitorReference audits traces, and captures, of the reference
+// device whose requests go unanswered until its retry count is spent.
 func TestMonitorReference(t *testing.T) {
 	for _, tc := range []struct {
 		defect string
@@ -162,12 +162,14 @@ func TestMonitorReference(t *testing.T) {
 		{"retry-count-plus-one", 0, reqtest.Fail},
 		{"retry-count-plus-one", 3, reqtest.Fail},
 	} {
-		recs, s := reqtest.Reference(t, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 500, SetPSNs: true, Timeout: 10, RetryCnt: tc.retry, RNRRetry: 7},
+		active, captured := reqtest.AuditReference(t, ID, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 500, SetPSNs: true, Timeout: 10, RetryCnt: tc.retry, RNRRetry: 7},
 			func(rs *requester.Responder) {
 				rs.Post(requester.SendWR(1, 100), requester.SendWR(2, 2000))
 				rs.Collect(time.Second)
 			})
-		reqtest.Expect(t, fmt.Sprintf("reference, defect %q, retry count %d", tc.defect, tc.retry), reqtest.Audit(ID, s, recs), tc.want)
+		name := fmt.Sprintf("reference, defect %q, retry count %d", tc.defect, tc.retry)
+		reqtest.Expect(t, name, active, tc.want)
+		reqtest.Expect(t, name+", its capture", captured, tc.want)
 	}
 }
 

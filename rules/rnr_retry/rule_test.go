@@ -116,8 +116,8 @@ func TestMonitorHandBuilt(t *testing.T) {
 	}
 }
 
-// TestMonitorReference audits traces of the reference device answered
-// with RNR NAKs.
+// TestMonitorReference audits traces, and captures, of the reference
+// device answered with RNR NAKs.
 func TestMonitorReference(t *testing.T) {
 	for _, tc := range []struct {
 		defect string
@@ -129,7 +129,7 @@ func TestMonitorReference(t *testing.T) {
 		{"rnr-resend-early", 12, reqtest.Fail},
 		{"rnr-resend-early", 0, reqtest.Fail},
 	} {
-		recs, s := reqtest.Reference(t, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 0xFFFFFE, SetPSNs: true, Timeout: 14, RetryCnt: 7, RNRRetry: 7},
+		active, captured := reqtest.AuditReference(t, ID, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 0xFFFFFE, SetPSNs: true, Timeout: 14, RetryCnt: 7, RNRRetry: 7},
 			func(rs *requester.Responder) {
 				round := rs.PostAndReceive(0xFFFFFE, requester.SendWR(1, 100), requester.SendWR(2, 10))
 				for i := 0; i < 3; i++ {
@@ -139,7 +139,9 @@ func TestMonitorReference(t *testing.T) {
 				rs.Answer(round[len(round)-1])
 				rs.ExpectStatus(2, dut.StatusSuccess, requester.Liveness, "acknowledged")
 			})
-		reqtest.Expect(t, fmt.Sprintf("reference, defect %q, RNR code %d", tc.defect, tc.code), reqtest.Audit(ID, s, recs), tc.want)
+		name := fmt.Sprintf("reference, defect %q, RNR code %d", tc.defect, tc.code)
+		reqtest.Expect(t, name, active, tc.want)
+		reqtest.Expect(t, name+", its capture", captured, tc.want)
 	}
 }
 

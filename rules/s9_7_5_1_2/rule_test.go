@@ -127,8 +127,8 @@ func passedRead(s *reqtest.Script, answered int) {
 	s.ACK(54)
 }
 
-// TestMonitorReference audits traces of the reference device whose READ
-// is passed by the acknowledgment of the SEND after it.
+// TestMonitorReference audits traces, and captures, of the reference
+// device whose READ is passed by the acknowledgment of the SEND after it.
 func TestMonitorReference(t *testing.T) {
 	for _, tc := range []struct {
 		defect string
@@ -137,7 +137,7 @@ func TestMonitorReference(t *testing.T) {
 		{"", reqtest.Pass},
 		{"implied-nak-ignored", reqtest.Fail},
 	} {
-		recs, s := reqtest.Reference(t, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 0xFFFFFE, SetPSNs: true, Timeout: timeout, RetryCnt: 7, RNRRetry: 7},
+		active, captured := reqtest.AuditReference(t, ID, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 0xFFFFFE, SetPSNs: true, Timeout: timeout, RetryCnt: 7, RNRRetry: 7},
 			func(rs *requester.Responder) {
 				round := rs.PostAndReceive(0xFFFFFE, rs.ReadWR(1, 2000, 0), requester.SendWR(2, 10))
 				rs.ACK(round[1].Packet.PSN)
@@ -150,7 +150,9 @@ func TestMonitorReference(t *testing.T) {
 				rs.Post(requester.SendWR(3, 10))
 				answerAll()
 			})
-		reqtest.Expect(t, fmt.Sprintf("reference, defect %q", tc.defect), reqtest.Audit(ID, s, recs), tc.want)
+		name := fmt.Sprintf("reference, defect %q", tc.defect)
+		reqtest.Expect(t, name, active, tc.want)
+		reqtest.Expect(t, name+", its capture", captured, tc.want)
 	}
 }
 

@@ -101,8 +101,8 @@ func TestMonitorHandBuilt(t *testing.T) {
 	}
 }
 
-// TestMonitorReference audits traces of the reference device answered
-// with each non-retryable NAK.
+// TestMonitorReference audits traces, and captures, of the reference
+// device answered with each non-retryable NAK.
 func TestMonitorReference(t *testing.T) {
 	for _, defect := range []string{"", "retry-after-fatal-nak"} {
 		for _, code := range []uint8{wire.NAKInvalidRequest, wire.NAKRemoteAccess, wire.NAKRemoteOp} {
@@ -110,13 +110,15 @@ func TestMonitorReference(t *testing.T) {
 			if defect != "" {
 				want = reqtest.Fail
 			}
-			recs, s := reqtest.Reference(t, defect, dut.ConnConfig{MTU: 1024, DevicePSN: 77, SetPSNs: true, Timeout: timeout, RetryCnt: 7, RNRRetry: 7},
+			active, captured := reqtest.AuditReference(t, ID, defect, dut.ConnConfig{MTU: 1024, DevicePSN: 77, SetPSNs: true, Timeout: timeout, RetryCnt: 7, RNRRetry: 7},
 				func(rs *requester.Responder) {
 					rs.PostAndReceive(77, requester.SendWR(1, 10), requester.SendWR(2, 10))
 					rs.NAK(77, code)
 					rs.Collect(time.Second)
 				})
-			reqtest.Expect(t, fmt.Sprintf("reference, defect %q, NAK code %d", defect, code), reqtest.Audit(ID, s, recs), want)
+			name := fmt.Sprintf("reference, defect %q, NAK code %d", defect, code)
+			reqtest.Expect(t, name, active, want)
+			reqtest.Expect(t, name+", its capture", captured, want)
 		}
 	}
 }

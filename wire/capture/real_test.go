@@ -137,7 +137,7 @@ func (s fileStats) String() string {
 
 func TestRealCaptures(t *testing.T) {
 	if _, err := os.Stat(sharedCaptures); err != nil {
-		t.Skipf("no shared captures: %v", err)
+		t.Skipf("no shared captures (%v); TestPcapVariants, TestPcapng and TestOpen read files built here", err)
 	}
 	t.Run("rxe", func(t *testing.T) {
 		files, _ := filepath.Glob(filepath.Join(sharedCaptures, "rxe", "*.pcap"))

@@ -5,11 +5,12 @@
 // several QPs at once: SEND, SEND with immediate, RDMA WRITE (with and
 // without immediate), RDMA READ and both ATOMICs, split at the path MTU
 // into First/Middle/Last packets, answered by ACKs (some coalesced, with
-// real credit counts), READ responses (AETH on First and Last, the MSN
-// moved at validation) and ATOMIC acknowledgments. Several requests are in
-// flight per QP; the QPs' packets are interleaved; some QPs start just
-// before the PSN wrap. Every frame carries a valid ICRC and a fresh IPv4
-// Identification. An audit of such a capture must find no violation.
+// real credit counts, or the invalid-credit code of QPs with an SRQ),
+// READ responses (AETH on First and Last, the MSN moved at validation)
+// and ATOMIC acknowledgments. Several requests are in flight per QP; the
+// QPs' packets are interleaved; some QPs start just before the PSN wrap.
+// Every frame carries a valid ICRC and a fresh IPv4 Identification. An
+// audit of such a capture must find no violation.
 package synth
 
 import (
@@ -18,6 +19,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/google/gopacket"
@@ -33,6 +35,21 @@ type Options struct {
 	QPs    int    // RC connections (default 8); half run each way
 	MTU    int    // path MTU (default 1024)
 	Seed   uint64 // seeds PSNs, QPNs and the operation mix (default 1)
+	// SRQ makes every responder QP take its receive WQEs from a shared
+	// receive queue: its AETHs carry the invalid-credit code (0x1F), not
+	// a count. The capture is otherwise the same as without.
+	SRQ bool
+	// Ops limits the operations to those whose first opcode it lists
+	// (SendFirst, WriteFirst, ReadRequest, CompareSwap, FetchAdd), as a
+	// benchmark of one operation sends them (default: all of them).
+	Ops []wire.Opcode
+	// Whole makes the capture hold each connection whole, as a program
+	// that creates its QPs, runs and ends shows it: the responders' MSNs
+	// count from zero, as a new QP's do, and after Frames frames no new
+	// message begins, every request is answered and every SEND and WRITE
+	// acknowledged (a few more frames). Default: a capture begun and ended
+	// mid-connection, the MSNs from a random value.
+	Whole bool
 	// Start is the timestamp of the first frame (default 2026-01-01 UTC).
 	Start time.Time
 }
@@ -48,6 +65,9 @@ type Stats struct {
 // Write writes a classic pcap (nanosecond timestamps, Ethernet) to w.
 func Write(w io.Writer, o Options) (Stats, error) {
 	g := newGen(o)
+	if g.mixTotal == 0 {
+		return Stats{}, fmt.Errorf("writing synthetic capture: no operation begins with an opcode of %v", o.Ops)
+	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	pw := pcapgo.NewWriterNanos(bw)
 	if err := pw.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
@@ -55,7 +75,8 @@ func Write(w io.Writer, o Options) (Stats, error) {
 	}
 	var st Stats
 	ts := g.opts.Start
-	for st.Frames < g.opts.Frames {
+	for st.Frames < g.opts.Frames || g.opts.Whole && g.pending() {
+		g.ending = st.Frames >= g.opts.Frames
 		frame, isReq := g.next()
 		ts = ts.Add(time.Duration(300+g.rng.IntN(900)) * time.Nanosecond)
 		ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(frame), Length: len(frame)}
@@ -110,6 +131,7 @@ type conn struct {
 	nextPSN      wire.PSN // requester's next PSN
 	msn          uint32   // responder's MSN
 	lastDone     wire.PSN // PSN of the newest completed SEND/WRITE
+	unacked      bool     // lastDone's ACK coalesced into a later one
 	reqQ, rspQ   []pkt
 	atomicVal    uint64
 }
@@ -123,6 +145,9 @@ type gen struct {
 	buf      []byte
 	frame    wire.Frame
 	messages int
+	ending   bool     // Options.Whole, past Frames: no new message
+	mix      []opKind // the operations of Options.Ops
+	mixTotal int      // their weights' sum
 }
 
 func newGen(o Options) *gen {
@@ -142,6 +167,12 @@ func newGen(o Options) *gen {
 		o.Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
 	g := &gen{opts: o, rng: rand.New(rand.NewPCG(o.Seed, 0x5eed)), data: make([]byte, 16<<10)}
+	for _, k := range mix {
+		if len(o.Ops) == 0 || slices.Contains(o.Ops, k.first) {
+			g.mix = append(g.mix, k)
+			g.mixTotal += k.weight
+		}
+	}
 	for i := range g.data {
 		g.data[i] = byte(i*7 + 3)
 	}
@@ -160,6 +191,9 @@ func newGen(o Options) *gen {
 		}
 		c.lastDone = c.nextPSN.Add(-1)
 		c.msn = g.rng.Uint32() & 0xFFFFFF
+		if o.Whole {
+			c.msn = 0
+		}
 		g.conns = append(g.conns, c)
 	}
 	return g
@@ -169,9 +203,12 @@ func newGen(o Options) *gen {
 // whether it is a request.
 func (g *gen) next() ([]byte, bool) {
 	c := g.conns[g.rng.IntN(len(g.conns))]
+	for g.ending && len(c.reqQ)+len(c.rspQ) == 0 {
+		c = g.conns[g.rng.IntN(len(g.conns))]
+	}
 	var q *[]pkt
 	switch {
-	case len(c.rspQ) > 0 && (len(c.reqQ) == 0 && len(c.rspQ) > 24 || g.rng.IntN(2) == 0):
+	case len(c.rspQ) > 0 && (len(c.reqQ) == 0 && (g.ending || len(c.rspQ) > 24) || g.rng.IntN(2) == 0):
 		q = &c.rspQ
 	default:
 		if len(c.reqQ) == 0 {
@@ -209,20 +246,12 @@ var mix = []opKind{
 	{wire.FetchAdd, false, 5, 8, 8},
 }
 
-var mixTotal = func() int {
-	n := 0
-	for _, k := range mix {
-		n += k.weight
-	}
-	return n
-}()
-
 // newMessage queues the request packets of a new operation on c.
 func (g *gen) newMessage(c *conn) {
 	g.messages++
-	x := g.rng.IntN(mixTotal)
+	x := g.rng.IntN(g.mixTotal)
 	var k opKind
-	for _, k = range mix {
+	for _, k = range g.mix {
 		if x < k.weight {
 			break
 		}
@@ -307,9 +336,10 @@ func (g *gen) respond(c *conn, m *message) {
 	base.p.DestQP = c.reqQP
 	base.p.PKey = 0xFFFF
 	c.msn = (c.msn + 1) & 0xFFFFFF
-	credit := uint8(8 + g.rng.IntN(8))
+	credit := g.credit()
 	switch m.op {
 	case wire.ReadRequest:
+		c.unacked = false // the response acknowledges the SENDs and WRITEs before it
 		n := wire.ReadResponsePackets(uint32(m.length), g.opts.MTU)
 		for i := range n {
 			p := base
@@ -330,6 +360,7 @@ func (g *gen) respond(c *conn, m *message) {
 		}
 		return
 	case wire.CompareSwap, wire.FetchAdd:
+		c.unacked = false
 		p := base
 		p.p.Opcode = wire.AtomicAcknowledge
 		p.p.PSN = m.firstPSN
@@ -341,13 +372,45 @@ func (g *gen) respond(c *conn, m *message) {
 	}
 	c.lastDone = m.lastPSN
 	if !m.ackReq && g.rng.IntN(3) != 0 {
-		return // coalesced into a later acknowledgment
+		c.unacked = true // coalesced into a later acknowledgment
+		return
 	}
-	p := base
+	g.ack(c, credit)
+}
+
+// credit returns the credit code of a responder's next AETH.
+func (g *gen) credit() uint8 {
+	credit := uint8(8 + g.rng.IntN(8))
+	if g.opts.SRQ {
+		credit = wire.CreditInvalid
+	}
+	return credit
+}
+
+// ack queues c's acknowledgment of every SEND and WRITE done.
+func (g *gen) ack(c *conn, credit uint8) {
+	p := pkt{from: c.rsp, to: c.req}
+	p.p.DestQP = c.reqQP
+	p.p.PKey = 0xFFFF
 	p.p.Opcode = wire.Acknowledge
 	p.p.PSN = c.lastDone
 	p.p.AETH = wire.AETH{Syndrome: wire.SynACK(credit), MSN: c.msn}
 	c.rspQ = append(c.rspQ, p)
+	c.unacked = false
+}
+
+// pending reports whether a connection has packets left to send once no
+// new message begins; a connection that coalesced its last
+// acknowledgments sends them now.
+func (g *gen) pending() bool {
+	left := false
+	for _, c := range g.conns {
+		if len(c.reqQ)+len(c.rspQ) == 0 && c.unacked {
+			g.ack(c, g.credit())
+		}
+		left = left || len(c.reqQ)+len(c.rspQ) > 0
+	}
+	return left
 }
 
 // encode builds the frame of p on c into the reused buffer.

@@ -1,12 +1,16 @@
 // Package reqtest helps the requester rules' plain go tests: it builds
 // traces by hand (Script), records traces of the reference device driven
-// by the harness as responder (Reference), and runs one clause's passive
-// monitor over a trace (Audit).
+// by the harness as responder and audits them (AuditReference), and runs
+// one clause's passive monitor over a trace (Audit) or a capture file
+// (CaptureFile).
 package reqtest
 
 import (
 	"fmt"
+	"io"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -195,10 +199,15 @@ func (s *Script) ReadResp(op wire.Opcode, psn wire.PSN, n int) *trace.Record {
 	return s.add(p, false)
 }
 
-// Reference drives the reference device as requester with defect on
-// (""): body plays the responder. It returns the connection's trace and
-// the settings its audit uses (as the suite's active runs do).
-func Reference(t *testing.T, defect string, cfg dut.ConnConfig, body func(rs *requester.Responder)) ([]*trace.Record, harness.Settings) {
+// AuditReference drives the reference device as requester with defect
+// on (""), body playing the responder, and runs the clause's monitor over
+// the connection twice: over its trace as the suite's active runs audit
+// it, and over a pcapng capture of what crossed its link (both
+// directions, as the suite's --trace-dir writes a scenario's) audited as
+// a complete capture told the connection's settings, which takes the
+// capture audit's path (reading, decoding, pairing) on the reference's
+// own traffic.
+func AuditReference(t *testing.T, clause, defect string, cfg dut.ConnConfig, body func(rs *requester.Responder)) (active, captured Result) {
 	t.Helper()
 	d, err := refdut.New(dut.Options{Defect: defect, Seed: 1})
 	if err != nil {
@@ -214,7 +223,24 @@ func Reference(t *testing.T, defect string, cfg dut.ConnConfig, body func(rs *re
 	})
 	body(rs)
 	info := conn.Info()
-	return conn.Trace(), Active(info.MTU, int(info.Config.Timeout), int(info.Config.RetryCnt), int(info.Config.RNRRetry))
+	mtu, timeout, retry, rnr := info.MTU, int(info.Config.Timeout), int(info.Config.RetryCnt), int(info.Config.RNRRetry)
+	active = Audit(clause, Active(mtu, timeout, retry, rnr), conn.Trace())
+	w, ok := conn.(interface{ WritePcapng(io.Writer) error })
+	if !ok {
+		t.Fatalf("the reference's connection (%T) writes no capture", conn)
+	}
+	path := filepath.Join(t.TempDir(), "reference.pcapng")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WritePcapng(f); err != nil {
+		t.Fatalf("writing the reference's capture: %v", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return active, CaptureFile(t, path, clause, Capture(mtu, timeout, retry, rnr, true))
 }
 
 // Verdict is what a test expects a monitor to make of a trace.
@@ -260,12 +286,13 @@ func Expect(t *testing.T, name string, res Result, want Verdict) {
 }
 
 // CaptureFile runs the monitor of clause over the capture at path with
-// settings s; a capture that is not there skips the test.
+// settings s; a capture that is not there (the shared ones, on a clone
+// with nothing beside it) skips the test.
 func CaptureFile(t *testing.T, path, clause string, s harness.Settings) Result {
 	t.Helper()
 	r, err := capture.Open(path)
 	if err != nil {
-		t.Skipf("capture not available: %v", err)
+		t.Skipf("capture not available (%v); TestMonitorReference audits the reference's own captures", err)
 	}
 	defer r.Close()
 	sink := harness.NewSink(path)
