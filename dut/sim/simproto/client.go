@@ -205,6 +205,13 @@ func (c *Client) Do(req *Request) (*Response, error) {
 // time, or that exited; the caller holds c.mu.
 func (c *Client) lost(op, doing string, err error) error {
 	var why string
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		// A closed pipe: most likely the simulator is exiting.
+		select {
+		case <-c.exited:
+		case <-time.After(time.Second):
+		}
+	}
 	select {
 	case <-c.exited:
 		why = fmt.Sprintf("exited (%v) instead of %s", c.exit, doing)
