@@ -327,6 +327,8 @@ func Result() *reports.Result {
 		switch {
 		case e.Status == catalog.TextUnavailable:
 			c.Verdict, c.Reason = reports.TextUnavailable, "the clause's text is not public; nothing is checked under it"
+		case (a == nil || !a.ran) && broken != nil:
+			c.Verdict, c.Reason = reports.NotExercised, "the run stopped before this clause: "+broken.Error()
 		case a == nil || !a.ran:
 			c.Verdict, c.Reason = reports.NotExercised, "no spec of this clause ran (filtered out, or none applies)"
 		default:
