@@ -13,6 +13,8 @@
 // excepted: the sim adapter's wire has it). --timer-early=D makes the
 // transport and RNR timers fire D before their intervals, as a model's
 // timer counter that stops a cycle short would: C9-140 fails on it.
+// --caps declares fewer capabilities than the reference has, as a model
+// lacking them would.
 // Exit status: 0 at the end of its input, 1 when the protocol could not
 // go on, 2 for bad usage.
 package main
@@ -41,6 +43,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	settings := fs.String("settings", "", "the reference's open choices, key=value,… (as --dut=reference takes them, latency excepted)")
 	fs.DurationVar(&o.TimerEarly, "timer-early", 0, "the transport and RNR timers fire this much before their intervals")
 	addr := fs.String("addr", "10.0.0.1", "the device's IP address")
+	caps := fs.String("caps", strings.Join(simproto.AllCaps, ","), "the capabilities hello declares (a model lacking some)")
 	verbose := fs.Bool("v", false, "log the frames the device drops on standard error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -66,6 +69,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *verbose {
 		o.Log = stderr
+	}
+	o.Caps = []string{}
+	for _, c := range strings.Split(*caps, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			o.Caps = append(o.Caps, c)
+		}
 	}
 	s, err := refsim.New(o)
 	if err != nil {

@@ -1,17 +1,13 @@
 package sim_test
 
 import (
-	"bytes"
-	"context"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/rcconform/rcconform/internal/suiterun"
 	"github.com/rcconform/rcconform/reference"
 	"github.com/rcconform/rcconform/reports"
 )
@@ -34,38 +30,8 @@ func build(t *testing.T, args ...string) {
 
 func (r *suiteRun) run(bin, dir string) {
 	jsonPath := filepath.Join(dir, strings.NewReplacer(" ", "_", "/", "_").Replace(r.name)+".json")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"-ginkgo.no-color", "--seed=7", "--json=" + jsonPath}, r.args...)...)
-	cmd.Dir = "../../rules"
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	r.err = cmd.Run()
-	r.out = buf.String()
-	f, err := os.Open(jsonPath)
-	if err != nil {
-		r.err = fmt.Errorf("the suite wrote no JSON result (%v): %w", r.err, err)
-		return
-	}
-	defer f.Close()
-	if r.res, err = reports.ReadJSON(f); err != nil {
-		r.err = fmt.Errorf("reading the suite's JSON result: %w", err)
-	}
-}
-
-func runAll(bin string, runs []*suiteRun, dir string) {
-	sem := make(chan struct{}, 2)
-	var wg sync.WaitGroup
-	for _, r := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			r.run(bin, dir)
-		}()
-	}
-	wg.Wait()
+	args := append([]string{"-ginkgo.no-color", "--seed=7", "--json=" + jsonPath}, r.args...)
+	r.res, r.out, r.err = suiterun.Exec(bin, "../../rules", jsonPath, args)
 }
 
 func tail(s string) string {
@@ -105,7 +71,7 @@ func TestSuiteThroughSim(t *testing.T) {
 	early := &suiteRun{name: "sim timer-early", args: []string{"--dut=sim", "--sim=" + refsim + " --timer-early=4ns"}}
 	runs = append(runs, early)
 	start := time.Now()
-	runAll(bin, runs, dir)
+	suiterun.Parallel(len(runs), 2, func(i int) { runs[i].run(bin, dir) })
 	t.Logf("%d suite runs in %v", len(runs), time.Since(start).Round(time.Second))
 	for i, d := range defects {
 		ref, sim := runs[2*i], runs[2*i+1]

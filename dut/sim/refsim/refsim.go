@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/rcconform/rcconform/dut/live/agentproto"
@@ -26,6 +27,10 @@ type Options struct {
 	TimerEarly time.Duration
 	// Log, when set, receives a line for every frame the device drops.
 	Log io.Writer
+	// Caps, when not nil, are the capabilities hello declares instead of
+	// all of them: a model that lacks some, for seeing what the suite
+	// then leaves unsupported.
+	Caps []string
 }
 
 // Sim is the reference on its virtual clock.
@@ -35,6 +40,7 @@ type Sim struct {
 	sess  agentproto.Session
 	out   [][]byte // frames sent and not yet reported
 	log   io.Writer
+	caps  []string
 }
 
 var _ simproto.Simulator = (*Sim)(nil)
@@ -47,7 +53,15 @@ func New(o Options) (*Sim, error) {
 	if o.TimerEarly < 0 {
 		return nil, fmt.Errorf("timer-early %v: must not be negative: %w", o.TimerEarly, serve.ErrUsage)
 	}
-	s := &Sim{clock: reference.NewClock(), log: o.Log}
+	s := &Sim{clock: reference.NewClock(), log: o.Log, caps: simproto.AllCaps}
+	if o.Caps != nil {
+		for _, c := range o.Caps {
+			if !slices.Contains(simproto.AllCaps, c) {
+				return nil, fmt.Errorf("capability %q: want some of %v: %w", c, simproto.AllCaps, serve.ErrUsage)
+			}
+		}
+		s.caps = o.Caps
+	}
 	var err error
 	s.v, err = serve.NewVirtual(s.clock, o.Addr, o.Defect, o.Settings, func(frame []byte) { s.out = append(s.out, append([]byte(nil), frame...)) })
 	if err != nil {
@@ -63,8 +77,8 @@ func New(o Options) (*Sim, error) {
 // Info describes the device.
 func (s *Sim) Info() agentproto.DeviceInfo { return s.v.Device().Info() }
 
-// Caps: the reference can do everything.
-func (s *Sim) Caps() []string { return simproto.AllCaps }
+// Caps are the capabilities declared: all of them unless Options.Caps.
+func (s *Sim) Caps() []string { return s.caps }
 
 // Session serves the verbs.
 func (s *Sim) Session() agentproto.Session { return s.sess }
