@@ -39,6 +39,7 @@ type broken struct {
 	*refsim.Sim
 	mode     string
 	advances int
+	last     []byte // flood: the frame emitted again and again
 }
 
 func runFake(mode string) int {
@@ -76,6 +77,13 @@ func (b *broken) Advance(until time.Duration) (time.Duration, []byte, error) {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "model: assertion failed in rx_fifo")
 		os.Exit(3)
+	case "flood":
+		if b.last != nil {
+			return b.Now(), b.last, nil
+		}
+		at, f, err := b.Sim.Advance(until)
+		b.last = f
+		return at, f, err
 	case "clean":
 	default:
 		return 0, nil, errors.New("unknown fake mode " + b.mode)

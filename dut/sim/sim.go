@@ -69,6 +69,11 @@ const (
 	defaultRecvSize = refdut.DefaultRecvSize
 )
 
+// MaxFramesAtOnce bounds the frames a device may emit at one simulated
+// time: a simulator whose time stops while it emits frames would hold the
+// suite forever.
+const MaxFramesAtOnce = 1 << 16
+
 // Sim is the sim adapter: one simulator process for the run.
 type Sim struct {
 	opts   dut.Options
@@ -86,6 +91,8 @@ type Sim struct {
 	toPeer   []inFlight       // the device's frames on the wire, in order
 	drained  bool             // the simulator has run everything at its current time
 	stray    int              // device frames for no open connection
+	lastAt   time.Duration    // the time of the latest frame emitted
+	atOnce   int              // frames emitted at lastAt
 	// Emitted counts the frames the device emitted, Advances the
 	// advance requests: the run's cost in round trips.
 	Emitted, Advances int
@@ -346,6 +353,13 @@ func (s *Sim) advance(until time.Duration) {
 	s.drained = false
 	s.Emitted++
 	at := time.Duration(*resp.Time)
+	if at != s.lastAt {
+		s.lastAt, s.atOnce = at, 0
+	}
+	if s.atOnce++; s.atOnce > MaxFramesAtOnce {
+		s.c.Close()
+		s.broken(fmt.Errorf("%w: the simulator emitted more than %d frames at %d ns without time moving", simproto.ErrProtocol, MaxFramesAtOnce, int64(at)))
+	}
 	var f wire.Frame
 	if err := f.DecodeEthernet(resp.Frame); err != nil && !errors.Is(err, wire.ErrUnknownOpcode) {
 		s.c.Close()

@@ -56,6 +56,7 @@ func TestBrokenSimulator(t *testing.T) {
 		{"past-until", "a time no later than until"},
 		{"stuck", "a frame, or the time until"},
 		{"bad-frame", "a frame that is not RoCEv2 over Ethernet"},
+		{"flood", "the simulator emitted more than 65536 frames at"},
 		{"hang", "sent nothing answering within 2s of wall-clock time (a hang, or a model too slow for the setting timeout); its standard error ended with: model: waiting for a clock edge"},
 		{"exit", "exited (exit status 3) instead of answering; its standard error ended with: model: assertion failed in rx_fifo"},
 	} {
