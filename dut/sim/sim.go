@@ -160,7 +160,7 @@ func (s *Sim) Capabilities() dut.Capabilities { return s.caps }
 func (s *Sim) Environment() map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return map[string]string{"sim": s.opts.Settings[SetSim], "sim.device": s.dev.Agent + " " + s.dev.Name,
+	return map[string]string{"sim": s.opts.Settings[SetSim], "sim.device": s.dev.Name + " (" + s.dev.Agent + ")",
 		"sim.latency": s.lat.String(), "sim.time": s.c.Now().String(),
 		"sim.frames": fmt.Sprint(s.Emitted), "sim.advances": fmt.Sprint(s.Advances), "sim.stray-frames": fmt.Sprint(s.stray)}
 }
