@@ -65,6 +65,12 @@ type Capabilities struct {
 // cannot do; specs turn it into the "unsupported" verdict.
 var ErrUnsupported = errors.New("not supported by this device adapter")
 
+// ErrBroken is wrapped by the value an adapter panics with when it lost
+// its device mid-run (a simulator that broke its protocol): nothing the
+// device did since can be judged, so the suite stops, naming the adapter's
+// error, and blames no clause.
+var ErrBroken = errors.New("the device adapter broke")
+
 // ConnConfig is the configuration of the device's QP for one connection.
 // Zero values mean the adapter's defaults.
 type ConnConfig struct {
@@ -254,6 +260,20 @@ type Conn interface {
 	// Trace returns every packet exchanged on the connection so far.
 	Trace() []*trace.Record
 	Close() error
+}
+
+// Addressed returns a copy of p as Conn.Send sends it to the device's QP
+// deviceQPN: DestQP filled in when zero, and the default P_Key (0xFFFF)
+// when zero.
+func Addressed(p *wire.Packet, deviceQPN uint32) *wire.Packet {
+	q := *p
+	if q.DestQP == 0 {
+		q.DestQP = deviceQPN
+	}
+	if q.PKey == 0 {
+		q.PKey = 0xFFFF
+	}
+	return &q
 }
 
 // LossReporter is implemented by a Conn whose own receive path can lose

@@ -81,6 +81,11 @@ type Config struct {
 	UnsolicitedACK       bool          // re-send the latest ACK with updated credits when receive WQEs are posted (§9.7.7.2)
 	UnsolicitedNAKRepeat time.Duration // with defect unsolicited-nak-repeat: delay before the repeat
 	Defect               string        // "" or a name from Defects()
+	// TimerEarly makes the requester's transport timer and RNR timer
+	// fire this much before their intervals: a device model whose timer
+	// counter stops one clock cycle short (cmd/rcconform-refsim
+	// --timer-early). 0 for a conforming QP.
+	TimerEarly time.Duration
 }
 
 // DefaultConfig returns a valid configuration: QPN 0x11 talking to 0x12
@@ -146,8 +151,8 @@ func (c *Config) Validate() error {
 		return bad("ACK policy every-n needs AckEveryN ≥ 1")
 	case c.AckPolicy == AckAfterDelay && c.AckDelay <= 0:
 		return bad("ACK policy delay needs AckDelay > 0")
-	case c.AckReqEvery < 0 || c.ResponseDelay < 0 || c.PacketGap < 0 || c.MaxUnacked < 0:
-		return bad("AckReqEvery, ResponseDelay, PacketGap and MaxUnacked must not be negative")
+	case c.AckReqEvery < 0 || c.ResponseDelay < 0 || c.PacketGap < 0 || c.MaxUnacked < 0 || c.TimerEarly < 0:
+		return bad("AckReqEvery, ResponseDelay, PacketGap, MaxUnacked and TimerEarly must not be negative")
 	}
 	if c.Defect != "" {
 		if _, ok := LookupDefect(c.Defect); !ok {

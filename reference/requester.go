@@ -323,6 +323,9 @@ func (q *QP) ackInterval() time.Duration {
 	if q.has(DefRetryBeforeTimeout) {
 		d /= 2
 	}
+	if d > 0 {
+		d = max(d-q.cfg.TimerEarly, 0)
+	}
 	return d
 }
 
@@ -667,6 +670,7 @@ func (q *QP) onRNR(psn wire.PSN, code uint8) {
 	if q.has(DefRNRResendEarly) {
 		d /= 2
 	}
+	d = max(d-q.cfg.TimerEarly, 0)
 	s.rnrTimer = q.clock.AfterFunc(d, func() {
 		s.rnrWait = false
 		q.kick()

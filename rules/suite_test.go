@@ -11,6 +11,7 @@ import (
 	_ "github.com/rcconform/rcconform/dut/live"
 	_ "github.com/rcconform/rcconform/dut/pcapdut"
 	_ "github.com/rcconform/rcconform/dut/refdut"
+	_ "github.com/rcconform/rcconform/dut/sim"
 	_ "github.com/rcconform/rcconform/rules"
 	"github.com/rcconform/rcconform/rules/rulekit"
 )

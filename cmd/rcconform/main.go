@@ -43,6 +43,7 @@ const usageText = `usage:
   rcconform audit   [flags] CAPTURE...        audit pcap/pcapng captures (gzip allowed)
   rcconform report  --in RESULT.json [--html FILE] [--markdown FILE] [--junit FILE]
   rcconform serve   [flags]                   the reference transport as a live RoCEv2 endpoint (loopback)
+  rcconform sim-check --sim='COMMAND'         check a simulator's side of the sim adapter's protocol
 
 Run "rcconform COMMAND --help" for a command's flags.
 Exit status: 0 no violation, 1 at least one violation, 2 unusable input or usage.
@@ -68,6 +69,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runReport(rest, stdout, stderr)
 	case "serve":
 		return serve.ServeMain(rest, stdout, stderr)
+	case "sim-check":
+		return runSimCheck(rest, stdout, stderr)
 	case "gen-bench-capture": // hidden: for ci/bench-audit.sh
 		return runGenBench(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":

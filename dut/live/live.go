@@ -534,14 +534,7 @@ func (c *Conn) arrive(at time.Time, rec *trace.Record) {
 
 // Send implements dut.Conn.
 func (c *Conn) Send(p *wire.Packet) error {
-	q := *p
-	if q.DestQP == 0 {
-		q.DestQP = c.info.DeviceQPN
-	}
-	if q.PKey == 0 {
-		q.PKey = 0xFFFF
-	}
-	return c.SendRaw(&q)
+	return c.SendRaw(dut.Addressed(p, c.info.DeviceQPN))
 }
 
 // SendRaw implements dut.Conn.

@@ -2,18 +2,17 @@ package live_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rcconform/rcconform/dut/live/serve"
+	"github.com/rcconform/rcconform/internal/suiterun"
 	"github.com/rcconform/rcconform/reference"
 	"github.com/rcconform/rcconform/reports"
 )
@@ -90,25 +89,7 @@ func prepare(t *testing.T, r *suiteRun) {
 }
 
 func runSuite(bin string, r *suiteRun) {
-	args := r.args
-	jsonPath := strings.TrimPrefix(args[2], "--json=")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = "../../rules"
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	r.err = cmd.Run()
-	r.out = buf.String()
-	f, err := os.Open(jsonPath)
-	if err != nil {
-		r.err = fmt.Errorf("the suite wrote no JSON result (%v): %w", r.err, err)
-		return
-	}
-	defer f.Close()
-	if r.res, err = reports.ReadJSON(f); err != nil {
-		r.err = fmt.Errorf("reading the suite's JSON result: %w", err)
-	}
+	r.res, r.out, r.err = suiterun.Exec(bin, "../../rules", strings.TrimPrefix(r.args[2], "--json="), r.args)
 }
 
 func tail(s string) string {
@@ -257,18 +238,7 @@ func labelFilter(ids []string) string {
 // each wrote its result.
 func runAll(t *testing.T, bin string, runs []*suiteRun) {
 	t.Helper()
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
-	for _, r := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			runSuite(bin, r)
-		}()
-	}
-	wg.Wait()
+	suiterun.Parallel(len(runs), 2, func(i int) { runSuite(bin, runs[i]) })
 	for _, r := range runs {
 		if r.res == nil {
 			t.Fatalf("%s: %v\n%s", r.name, r.err, tail(r.out))

@@ -63,6 +63,7 @@ var (
 // Defaults for a connection.
 const (
 	DefaultLatency    = time.Microsecond
+	DefaultPacketGap  = 500 * time.Nanosecond // the device's transmit serialization per packet
 	DefaultMemorySize = 1 << 20
 	DefaultRecvWQEs   = 64
 	DefaultRecvSize   = 1 << 16
@@ -96,7 +97,7 @@ type Ref struct {
 // choices (see the Set* keys).
 func New(o dut.Options) (dut.DUT, error) {
 	r := &Ref{opts: o, base: reference.DefaultConfig(), lat: DefaultLatency}
-	r.base.PacketGap = 500 * time.Nanosecond
+	r.base.PacketGap = DefaultPacketGap
 	if o.Defect != "" {
 		if _, ok := reference.LookupDefect(o.Defect); !ok {
 			return nil, fmt.Errorf("unknown reference defect %q (known: %s)", o.Defect,
@@ -290,18 +291,6 @@ func (c *Conn) Info() dut.ConnInfo {
 	}
 }
 
-func dirOf(op wire.Opcode, fromHarness bool) trace.Dir {
-	switch {
-	case op.IsRequest():
-		return trace.ToResponder
-	case op.IsResponse():
-		return trace.ToRequester
-	case fromHarness:
-		return trace.ToResponder
-	}
-	return trace.ToRequester
-}
-
 // onTransmit records every frame entering the link.
 func (c *Conn) onTransmit(from reference.Side, _ int, frame []byte) {
 	f := &c.dec
@@ -312,7 +301,7 @@ func (c *Conn) onTransmit(from reference.Side, _ int, frame []byte) {
 	rec := &trace.Record{
 		Frame:      len(c.records) + 1,
 		Time:       c.clock.Now(),
-		Dir:        dirOf(f.Opcode, from == reference.SideB),
+		Dir:        trace.DirOf(f.Opcode, from == reference.SideB),
 		Src:        f.Src,
 		Dst:        f.Dst,
 		IPID:       f.IPID,
@@ -346,14 +335,7 @@ func (c *Conn) deliver(frame []byte) {
 // Send injects a packet from the harness, filling in DestQP when zero
 // and the default P_Key (0xFFFF) when zero.
 func (c *Conn) Send(p *wire.Packet) error {
-	q := *p
-	if q.DestQP == 0 {
-		q.DestQP = c.qp.Config().QPN
-	}
-	if q.PKey == 0 {
-		q.PKey = 0xFFFF
-	}
-	return c.SendRaw(&q)
+	return c.SendRaw(dut.Addressed(p, c.qp.Config().QPN))
 }
 
 // SendRaw injects the packet exactly as given; only the Ethernet, IP and

@@ -42,6 +42,22 @@ func (d Dir) Arrow() string {
 	return "<--"
 }
 
+// DirOf is the direction of a packet with opcode op: requests go to the
+// responder, responses to the requester, and a packet with neither kind
+// of opcode (a reserved one) goes the way its sender's packets go: from
+// the harness, a stimulus for the device's responder.
+func DirOf(op wire.Opcode, fromHarness bool) Dir {
+	switch {
+	case op.IsRequest():
+		return ToResponder
+	case op.IsResponse():
+		return ToRequester
+	case fromHarness:
+		return ToResponder
+	}
+	return ToRequester
+}
+
 // Record is one packet of a trace.
 //
 // The small fields sit together (a capture audit makes a Record, with

@@ -1,8 +1,6 @@
 package matrix
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +15,7 @@ import (
 
 	"github.com/rcconform/rcconform/dut/pcapdut"
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/internal/suiterun"
 	"github.com/rcconform/rcconform/reference"
 	"github.com/rcconform/rcconform/reports"
 	_ "github.com/rcconform/rcconform/rules"
@@ -57,22 +55,9 @@ func runSuite(bin string, r *run, dir string) {
 	jsonPath := filepath.Join(dir, base+".json")
 	ginkgoPath := filepath.Join(dir, base+".ginkgo.json")
 	args := append([]string{"-ginkgo.no-color", "--json=" + jsonPath, "-ginkgo.json-report=" + ginkgoPath}, r.args...)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	r.err = cmd.Run()
-	r.out = buf.String()
-	f, err := os.Open(jsonPath)
-	if err != nil {
-		r.err = fmt.Errorf("suite wrote no JSON result (%v): %w", r.err, err)
-		return
-	}
-	defer f.Close()
-	r.res, err = reports.ReadJSON(f)
-	if err != nil {
-		r.err = fmt.Errorf("reading %s: %w", jsonPath, err)
+	wd, _ := os.Getwd()
+	r.res, r.out, r.err = suiterun.Exec(bin, wd, jsonPath, args)
+	if r.res == nil {
 		return
 	}
 	b, err := os.ReadFile(ginkgoPath)
@@ -89,18 +74,7 @@ func runSuite(bin string, r *run, dir string) {
 
 func runAll(t *testing.T, bin string, runs []*run) {
 	dir := t.TempDir()
-	sem := make(chan struct{}, 2)
-	var wg sync.WaitGroup
-	for _, r := range runs {
-		wg.Add(1)
-		go func(r *run) {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			runSuite(bin, r, dir)
-		}(r)
-	}
-	wg.Wait()
+	suiterun.Parallel(len(runs), 2, func(i int) { runSuite(bin, runs[i], dir) })
 }
 
 func verdicts(res *reports.Result) map[string]reports.ClauseResult {

@@ -31,6 +31,7 @@ type Config struct {
 	DUT      string
 	Device   string // live DUT: the device's RoCEv2 address
 	Agent    string // live DUT: the control agent, HOST:PORT
+	Sim      string // sim DUT: the simulator's command
 	Defect   string
 	Capture  string
 	Seed     int64
@@ -60,6 +61,7 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&Cfg.DUT, "dut", Cfg.DUT, "device adapter: "+strings.Join(dut.Names(), ", "))
 	fs.StringVar(&Cfg.Device, "device", "", "live DUT: the device's RoCEv2 address, IP or IP:port")
 	fs.StringVar(&Cfg.Agent, "agent", "", "live DUT: the control agent on the device's host, HOST:PORT")
+	fs.StringVar(&Cfg.Sim, "sim", "", "sim DUT: the simulator's command, run with sh -c (see dut/sim/PROTOCOL.md)")
 	fs.StringVar(&Cfg.Defect, "defect", "", "reference DUT: the defect to switch on (see `rcconform defects`)")
 	fs.StringVar(&Cfg.Capture, "capture", "", "pcap DUT: the capture file to audit")
 	fs.Int64Var(&Cfg.Seed, "seed", Cfg.Seed, "seed for PSNs, QPNs and impairments; failures print it")
@@ -151,6 +153,9 @@ var (
 	findings []reports.Finding
 	// activeRan: at least one active scenario ran (its trace audited).
 	activeRan bool
+	// broken: the adapter lost its device (dut.ErrBroken); the suite
+	// stopped there.
+	broken error
 
 	env struct {
 		dut      dut.DUT
@@ -267,6 +272,9 @@ func Setup() error {
 	if Cfg.Agent != "" {
 		settings["agent"] = Cfg.Agent
 	}
+	if Cfg.Sim != "" {
+		settings["sim"] = Cfg.Sim
+	}
 	d, err := dut.New(Cfg.DUT, dut.Options{Defect: Cfg.Defect, Capture: Cfg.Capture, Seed: Cfg.Seed,
 		Settings: settings})
 	if err != nil {
@@ -319,6 +327,8 @@ func Result() *reports.Result {
 		switch {
 		case e.Status == catalog.TextUnavailable:
 			c.Verdict, c.Reason = reports.TextUnavailable, "the clause's text is not public; nothing is checked under it"
+		case (a == nil || !a.ran) && broken != nil:
+			c.Verdict, c.Reason = reports.NotExercised, "the run stopped before this clause: "+broken.Error()
 		case a == nil || !a.ran:
 			c.Verdict, c.Reason = reports.NotExercised, "no spec of this clause ran (filtered out, or none applies)"
 		default:

@@ -65,6 +65,7 @@ type Scenario struct {
 func (r *R) Active(name string, sc Scenario, body func(p *harness.Peer)) {
 	id := r.Entry.ID
 	ginkgo.It(name, func() {
+		defer stopIfBroken()
 		d := env.dut
 		caps := env.caps
 		needs := sc.Needs
@@ -116,6 +117,33 @@ func (r *R) Active(name string, sc Scenario, body func(p *harness.Peer)) {
 	})
 }
 
+// stopIfBroken, deferred, turns an adapter's panic with dut.ErrBroken
+// (it lost its device: a simulator that broke its protocol) into the end
+// of the suite, naming the adapter's error and blaming no clause. Other
+// panics go on.
+func stopIfBroken() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if err, ok := r.(error); ok && errors.Is(err, dut.ErrBroken) {
+		mu.Lock()
+		if broken == nil {
+			broken = err
+		}
+		mu.Unlock()
+		ginkgo.AbortSuite(err.Error())
+	}
+	panic(r)
+}
+
+// brokenAdapter returns the error that broke the adapter, or nil.
+func brokenAdapter() error {
+	mu.Lock()
+	defer mu.Unlock()
+	return broken
+}
+
 // abortDrain is how long the device's answers are taken in after a
 // scenario stopped early (the responder scenarios' liveness wait).
 const abortDrain = 100 * time.Millisecond
@@ -126,6 +154,10 @@ const abortDrain = 100 * time.Millisecond
 // for each clause's "findings from every scenario's trace" spec: the
 // scenario's spec fails only for its own clause.
 func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.Peer) {
+	defer stopIfBroken()
+	if brokenAdapter() != nil {
+		return // nothing the device did can be judged
+	}
 	id := r.Entry.ID
 	rep := ginkgo.CurrentSpecReport()
 	settings := harness.UnknownSettings()

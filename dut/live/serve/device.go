@@ -35,6 +35,9 @@ type device struct {
 	// dropEvery (ServeOptions.TxDropEvery): every dropEvery-th packet is
 	// counted as sent but never put on the wire.
 	dropEvery, sent int
+	// out, when set, takes the frames the QPs send instead of the socket,
+	// on a clock the caller drives (Virtual).
+	out func(frame []byte)
 }
 
 // servedQP is one reference QP and what was registered for it.
@@ -73,6 +76,9 @@ func (d *device) now() time.Duration { return time.Since(d.t0) - d.slip }
 // event really ran: a device catching up never sends two timer-driven
 // retransmissions back to back.
 func (d *device) advance() {
+	if d.out != nil {
+		return // Virtual: the caller drives the clock
+	}
 	for {
 		target := d.now()
 		next, ok := d.clock.NextEvent()
@@ -183,6 +189,11 @@ func (d *device) transmit(q *servedQP, frame []byte) {
 	if len(frame) < 14 {
 		return
 	}
+	if d.out != nil {
+		d.counters["tx_packets"]++
+		d.out(frame)
+		return
+	}
 	pl, err := udpframe.Rewrite(frame[14:], d.local, q.remote)
 	if err != nil {
 		d.counters["tx_errors"]++
@@ -207,7 +218,11 @@ func (d *device) transmit(q *servedQP, frame []byte) {
 func (d *device) Info() agentproto.DeviceInfo {
 	a := d.local.Addr()
 	gid := netip.AddrFrom16(a.As16())
-	return agentproto.DeviceInfo{Agent: "rcconform serve (reference transport)", Name: "reference", Port: 1,
+	agent := "rcconform serve (reference transport)"
+	if d.out != nil {
+		agent = "reference transport on a virtual clock"
+	}
+	return agentproto.DeviceInfo{Agent: agent, Name: "reference", Port: 1,
 		Address: a.String(), GIDs: []agentproto.GID{{Index: 0, GID: gid.String(), Address: a.String()}},
 		UDPPort: int(d.local.Port()), MTU: 4096, PKey: 0xFFFF, Atomics: true, SRQ: true,
 		MaxRd: 16, MaxInit: 16, AnyPeerPort: true, Defect: d.defect}
@@ -452,15 +467,24 @@ func (s *session) PostSend(qh uint32, w agentproto.WR) error {
 
 // PollCQ implements agentproto.Session.
 func (s *session) PollCQ(qh uint32) ([]agentproto.Completion, error) {
-	var out []agentproto.Completion
+	cs, err := s.pollCQ(qh)
+	out := make([]agentproto.Completion, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, agentproto.FromDUTCompletion(c))
+	}
+	return out, err
+}
+
+// pollCQ returns and clears the QP's completions, each with the clock's
+// time it was produced at.
+func (s *session) pollCQ(qh uint32) ([]dut.Completion, error) {
+	var out []dut.Completion
 	err := s.do(func() error {
 		q, err := s.qp(qh)
 		if err != nil {
 			return err
 		}
-		for _, c := range q.qp.PollCQ() {
-			out = append(out, agentproto.FromDUTCompletion(c))
-		}
+		out = q.qp.PollCQ()
 		return nil
 	})
 	return out, err

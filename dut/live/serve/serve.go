@@ -9,7 +9,9 @@
 // The reference runs on a virtual clock; here that clock follows the wall
 // clock: one goroutine advances it to the elapsed real time whenever an
 // event is due, a packet arrives or a request changes something, all under
-// one mutex.
+// one mutex. Virtual is the same device on a virtual clock its caller
+// drives, taking and giving frames instead of datagrams: the simulator
+// wrapper of dut/sim (cmd/rcconform-refsim).
 package serve
 
 import (
