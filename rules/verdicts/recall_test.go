@@ -1151,9 +1151,16 @@ func (rc *recall) render() string {
 	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-42s %-30s %7s %6s %6s %9s %10s\n", "injection", "capture", "decided", "caught", "missed", "undecided", "false pass")
-	for _, k := range keys {
+	var sum recallCell
+	for i, k := range keys {
 		c := rc.table[k]
 		fmt.Fprintf(&b, "%-42s %-30s %7d %6d %6d %9d %10d\n", k[0], k[1], c.decided, c.caught, c.missed, c.undecided, c.falsePass)
+		sum.decided, sum.caught, sum.missed = sum.decided+c.decided, sum.caught+c.caught, sum.missed+c.missed
+		sum.undecided, sum.falsePass = sum.undecided+c.undecided, sum.falsePass+c.falsePass
+		if i == len(keys)-1 || keys[i+1][0] != k[0] {
+			fmt.Fprintf(&b, "%-42s %-30s %7d %6d %6d %9d %10d\n\n", k[0], "all", sum.decided, sum.caught, sum.missed, sum.undecided, sum.falsePass)
+			sum = recallCell{}
+		}
 	}
 	return b.String()
 }
