@@ -42,6 +42,25 @@ import (
 // MSN of its first answer, not the current one (either is allowed:
 // docs/interpretations.md, "MSN of a replayed answer").
 func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, fromStart, origMSN bool) *ht.Trace {
+	t := retryExchangeSent(rng, mtu, loss, view, fromStart, origMSN)
+	for i := len(t.Records) - 1; i >= 0; i-- {
+		if t.Records[i].Note == noteLost {
+			t.Remove(i)
+		}
+	}
+	return t
+}
+
+// Notes retryExchangeSent leaves on its records.
+const (
+	noteLost    = "lost"                // lost before the capture point: not in the capture
+	noteDupSend = "answers a duplicate" // an ACK answering a duplicate SEND or WRITE
+)
+
+// retryExchangeSent is retryExchange before the capture: every packet
+// sent, those lost before the capture point still in the trace with the
+// note noteLost, the IPv4 IDs numbered over all of them.
+func retryExchangeSent(rng *rand.Rand, mtu int, loss float64, view captureView, fromStart, origMSN bool) *ht.Trace {
 	type msg struct {
 		op       wire.Opcode
 		psn      wire.PSN
@@ -82,7 +101,7 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 		}
 		switch {
 		case view == viewResponder && request, view == viewRequester && !request, view == viewMiddle && rng.IntN(2) == 0:
-			r.Note = "lost" // before the capture point: not in the trace
+			r.Note = noteLost // before the capture point: not in the trace
 		}
 		return true
 	}
@@ -205,6 +224,7 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 				if ackReq {
 					flush()
 					out = append(out, t.Ack(lastDone, msn))
+					out[len(out)-1].Note = noteDupSend
 				}
 			}
 		}
@@ -429,11 +449,6 @@ func retryExchange(rng *rand.Rand, mtu int, loss float64, view captureView, from
 		// seen again at the end.
 		for range 1 + rng.IntN(3) {
 			t.Recopy(rng.IntN(len(t.Records)))
-		}
-	}
-	for i := len(t.Records) - 1; i >= 0; i-- {
-		if t.Records[i].Note == "lost" {
-			t.Remove(i)
 		}
 	}
 	return t

@@ -1,0 +1,1302 @@
+package verdicts
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rcconform/rcconform/harness"
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// Recall: does the audit find a violation where the trace's evidence
+// decides it? The generator here takes a lossy conformant exchange
+// (retryExchangeSent: every packet sent, those the capture point did not
+// see marked), injects ONE violation of one clause from the catalogue
+// below, captures it at the responder, at the requester, in the middle or
+// completely, puts it on the wire with IPv4 Identifications counting per
+// sender, fixed, or IPv6 (none), and decides from its own knowledge (what
+// it injected, what the capture missed and where, the ID scheme), never
+// from the monitors, whether the evidence left in the trace rules out
+// every legal explanation of the injected packet. The test then holds:
+//
+//   - a trace whose evidence decides the violation fails the injected
+//     clause or an alternative the catalogue names for it (a miss otherwise);
+//   - no trace passes the injected clause without failing an alternative
+//     (the instance is a violation unless something unseen happened: at
+//     best indeterminate);
+//   - no other clause fails (else printed: a second consequence of the
+//     same root cause, or a blame on the wrong clause).
+//
+// What the current engine does not yet meet is listed in recallKnown with
+// the count observed at the default seed; the test fails when a count
+// differs, so that the list shrinks as the engine improves.
+
+// injection is one violation the generator knows how to inject.
+type injection struct {
+	key    string   // the clause and the form of the violation
+	clause string   // the clause it breaks
+	alts   []string // clauses that say the same thing of this packet (a failure of one is a catch)
+	// inject picks a place in the sent trace s and injects the violation
+	// there; it returns what decides it, or nil when s offers no place.
+	inject func(rng *rand.Rand, s *sent) *injected
+}
+
+// injected is an injection made: the packet that breaks the clause and
+// the evidence that decides it.
+type injected struct {
+	at *trace.Record // the violating packet (in s.recs)
+	// decides says whether the captured trace's evidence rules out every
+	// legal explanation of at; a complete capture always does.
+	decides func(e *evidence) bool
+}
+
+// The catalogue, each clause in our words and the reasoning that decides
+// the trace. "Unbroken(X, p)" (evidence.unbroken) means that sender X's
+// IDs count one by one in the trace and show no packet of X missed from
+// the start of the trace up to X's first packet after p: nothing X sent
+// before p escaped the capture, and X's next packet was recorded (so that
+// the capture did not stop before something X sent just before p).
+var recallCatalogue = []injection{
+	{
+		// C9-95: an ACK carries the PSN of the newest request it
+		// covers. Injected: a positive ACK naming a PSN past every
+		// packet the requester ever sent. Only a request the capture
+		// missed could make it legal: decided when Unbroken(requester).
+		key: "C9-95 ahead of every request", clause: "C9-95",
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			a := s.pick(rng, func(i int, r *trace.Record) bool { return isPosACK(r) })
+			if a == nil {
+				return nil
+			}
+			a.Packet.PSN = s.maxPSN().Add(1 + rng.IntN(16))
+			return &injected{at: a, decides: func(e *evidence) bool { return e.unbroken(trace.ToResponder, a) }}
+		},
+	},
+	{
+		// C9-95 (and C9-105 when the ACK answers a duplicate): a
+		// positive ACK names the PSN of a request 1 to 3 behind one the
+		// responder already acknowledged (its newest completed request
+		// only moves on). Only ACKs whose requests a later captured
+		// response acknowledges again, so that no request is left
+		// unanswered (C9-116). Legal only if the ACK is older than it
+		// looks (late, or a copy of an older one): decided when the
+		// responder's IDs count, which date every response, and an ACK
+		// past the new PSN was captured before it.
+		key: "C9-95 behind an earlier ACK", clause: "C9-95", alts: []string{"C9-105"},
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			d := 1 + rng.IntN(3)
+			a := s.pick(rng, func(i int, r *trace.Record) bool {
+				b := s.prevACK(i)
+				return isPosACK(r) && r.Note != noteDupSend && b != nil && s.requestAt(b.Packet.PSN.Add(-d), anyRequest) && s.acknowledgedAfter(i)
+			})
+			if a == nil {
+				return nil
+			}
+			a.Packet.PSN = s.prevACK(s.index(a)).Packet.PSN.Add(-d)
+			return &injected{at: a, decides: func(e *evidence) bool { return e.datedBehindACK(a) }}
+		},
+	},
+	{
+		// C9-105: a duplicate SEND or WRITE is answered by an ACK of
+		// the newest completed request. Injected: the ACK answering a
+		// duplicate names an older PSN. Decided as the one above: an
+		// ACK past it was captured before it and the responder's IDs
+		// date them.
+		// A PSN behind the duplicate's own leaves it unanswered too
+		// (C9-116), the same fault.
+		key: "C9-105 duplicate answered behind", clause: "C9-105", alts: []string{"C9-95", "C9-116"},
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			a := s.pick(rng, func(i int, r *trace.Record) bool { return isPosACK(r) && r.Note == noteDupSend })
+			if a == nil {
+				return nil
+			}
+			a.Packet.PSN = a.Packet.PSN.Add(-1 - rng.IntN(3))
+			return &injected{at: a, decides: func(e *evidence) bool { return e.datedBehindACK(a) }}
+		},
+	},
+	{
+		// C9-95 / C9-101: an ACK inside the range of PSNs a READ of
+		// three or more response packets reserved, strictly before its
+		// last (no request and no completion ever has that PSN), sent
+		// right after the READ request. Which PSNs the READ reserved
+		// depends on the path MTU: decided only on a complete capture,
+		// whose MTU is given.
+		key: "C9-95 inside a READ's range", clause: "C9-95", alts: []string{"C9-101"},
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			rd := s.pick(rng, func(i int, r *trace.Record) bool {
+				return r.Packet.Opcode == wire.ReadRequest && r.Note != noteLost && s.readPackets(r) >= 3 && s.msnBefore(i) >= 0
+			})
+			if rd == nil {
+				return nil
+			}
+			i := s.index(rd)
+			a := s.insertResponse(i, func(t *ht.Trace) *trace.Record {
+				return t.Ack(rd.Packet.PSN.Add(1+rng.IntN(s.readPackets(rd)-2)), uint32(s.msnBefore(i)))
+			})
+			return &injected{at: a, decides: func(e *evidence) bool { return e.complete }}
+		},
+	},
+	{
+		// C9-96: a READ's response packets take consecutive PSNs.
+		// Injected: from a Middle or Last on, the stream skips one PSN.
+		// Legal only if the capture missed the responder's packet at
+		// the skipped PSN: decided when Unbroken(responder). When the
+		// stream answers a duplicate READ, C9-107 (a duplicate READ is
+		// answered afresh from its PSN) says the same.
+		key: "C9-96 READ response skips a PSN", clause: "C9-96", alts: []string{"C9-107"},
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			x := s.pick(rng, func(i int, r *trace.Record) bool {
+				op := r.Packet.Opcode
+				if op != wire.ReadResponseMiddle && op != wire.ReadResponseLast {
+					return false
+				}
+				y := s.prevOf(i, trace.ToRequester)
+				return y != nil && y.Note != noteLost && y.Packet.PSN.Next() == r.Packet.PSN &&
+					(y.Packet.Opcode == wire.ReadResponseFirst || y.Packet.Opcode == wire.ReadResponseMiddle)
+			})
+			if x == nil {
+				return nil
+			}
+			for _, r := range s.recs[s.index(x):] {
+				if r.Dir != trace.ToRequester {
+					continue
+				}
+				op := r.Packet.Opcode
+				if op != wire.ReadResponseMiddle && op != wire.ReadResponseLast {
+					break
+				}
+				r.Packet.PSN = r.Packet.PSN.Next()
+				if op == wire.ReadResponseLast {
+					break
+				}
+			}
+			return &injected{at: x, decides: func(e *evidence) bool { return e.unbroken(trace.ToRequester, x) }}
+		},
+	},
+	{
+		// C9-97: the first (or only) packet of a READ's response
+		// carries an AETH. Injected: it is sent as a Middle (no AETH)
+		// at the READ's own PSN. A READ request at that PSN was
+		// captured before it, so that PSN begins a READ's answer
+		// whatever was missed: always decided. When the stream answers
+		// a duplicate READ, C9-107 says the same.
+		key: "C9-97 READ answer begins with a Middle", clause: "C9-97", alts: []string{"C9-107"},
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			x := s.pick(rng, func(i int, r *trace.Record) bool {
+				op := r.Packet.Opcode
+				return (op == wire.ReadResponseFirst || op == wire.ReadResponseOnly) && s.readAt(i, r.Packet.PSN)
+			})
+			if x == nil {
+				return nil
+			}
+			x.Packet.Opcode, x.Packet.AETH = wire.ReadResponseMiddle, wire.AETH{}
+			return &injected{at: x, decides: func(e *evidence) bool { return true }}
+		},
+	},
+	{
+		// C9-148: the MSN counts completed new messages, one each.
+		// Injected: an ACK or ATOMIC acknowledgment whose MSN jumps 3
+		// to 7 ahead (one request recorded late, and a READ counted at
+		// either moment, account for no more than 2). Only requests the
+		// capture missed could make it legal: decided when a response
+		// before it shows the count and Unbroken(requester).
+		key: "C9-148 MSN skips ahead", clause: "C9-148",
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			a := s.pick(rng, func(i int, r *trace.Record) bool { return isCountedAck(r) })
+			if a == nil {
+				return nil
+			}
+			a.Packet.AETH.MSN = (a.Packet.AETH.MSN + 3 + uint32(rng.IntN(5))) & 0xFFFFFF
+			return &injected{at: a, decides: func(e *evidence) bool {
+				return e.complete || e.unbroken(trace.ToResponder, a) && e.prevWithMSN(a) != nil
+			}}
+		},
+	},
+	{
+		// C9-148: the MSN never goes back. Injected: a positive ACK
+		// whose MSN is 2 to 4 behind the current count (not an ATOMIC
+		// acknowledgment, which may repeat a replayed ATOMIC's first
+		// MSN).
+		// Legal only if the packet is older than it looks (late, or a
+		// copy): decided when the responder's IDs count and a response
+		// with a higher MSN was captured before it.
+		key: "C9-148 MSN goes back", clause: "C9-148",
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			d := uint32(2 + rng.IntN(3))
+			a := s.pick(rng, func(i int, r *trace.Record) bool { return isPosACK(r) && r.Packet.AETH.MSN >= d+1 })
+			if a == nil {
+				return nil
+			}
+			a.Packet.AETH.MSN -= d
+			return &injected{at: a, decides: func(e *evidence) bool {
+				if e.complete {
+					return true
+				}
+				p := e.prevWithMSN(a)
+				return p != nil && e.dates(trace.ToRequester) && p.Packet.AETH.MSN > a.Packet.AETH.MSN
+			}}
+		},
+	},
+	{
+		// o9-58: an ATOMIC acknowledgment carries its ATOMIC's PSN.
+		// Injected: one PSN later, where the requester never sent an
+		// ATOMIC. Legal only if an ATOMIC at that PSN escaped the
+		// capture: decided when a request of another kind at that PSN
+		// was captured (the requester gives each PSN one request), or
+		// Unbroken(requester).
+		key: "o9-58 ATOMIC ack one PSN late", clause: "o9-58", alts: []string{"o9-66"},
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			x := s.pick(rng, func(i int, r *trace.Record) bool {
+				return r.Packet.Opcode == wire.AtomicAcknowledge && !s.requestAt(r.Packet.PSN.Next(), isAtomic)
+			})
+			if x == nil {
+				return nil
+			}
+			x.Packet.PSN = x.Packet.PSN.Next()
+			return &injected{at: x, decides: func(e *evidence) bool {
+				return e.complete || e.unbroken(trace.ToResponder, x) || e.requestAt(x.Packet.PSN)
+			}}
+		},
+	},
+	{
+		// C9-114 / C9-122: after a sequence NAK the responder sends no
+		// other until a request at the PSN it named arrives. Injected:
+		// the same NAK again after the next out-of-sequence request
+		// (none at the named PSN between). Legal only if the second NAK
+		// is a copy of the first, or a request at the named PSN reached
+		// the responder between them and was refused (an RNR NAK: a
+		// request it took would move its expected PSN past the one
+		// named): decided when the responder's IDs count and show that
+		// nothing it sent between the two escaped the capture.
+		key: "C9-114 second sequence NAK while latched", clause: "C9-114", alts: []string{"C9-122", "§9.7.7.2"},
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			n := s.pick(rng, func(i int, r *trace.Record) bool { return s.outOfSequenceAfter(i) != nil })
+			if n == nil {
+				return nil
+			}
+			q := s.outOfSequenceAfter(s.index(n))
+			a := s.insertResponse(s.index(q), func(t *ht.Trace) *trace.Record {
+				return t.NAK(n.Packet.PSN, wire.NAKPSNSequence, n.Packet.AETH.MSN)
+			})
+			return &injected{at: a, decides: func(e *evidence) bool { return e.complete || e.noGap(trace.ToRequester, n, a) }}
+		},
+	},
+	{
+		// §9.7.7.2: a responder may repeat its latest positive ACK,
+		// never a NAK. Injected: a sequence NAK sent again at once, no
+		// request between. Decided as the one above.
+		key: "§9.7.7.2 NAK repeated unprompted", clause: "§9.7.7.2", alts: []string{"C9-114", "C9-122"},
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			n := s.pick(rng, func(i int, r *trace.Record) bool { return isSeqNAK(r) })
+			if n == nil {
+				return nil
+			}
+			a := s.insertResponse(s.index(n), func(t *ht.Trace) *trace.Record {
+				return t.NAK(n.Packet.PSN, wire.NAKPSNSequence, n.Packet.AETH.MSN)
+			})
+			return &injected{at: a, decides: func(e *evidence) bool { return e.complete || e.noGap(trace.ToRequester, n, a) }}
+		},
+	},
+	{
+		// C9-113: an RNR NAK names the request it refuses, which the
+		// responder has not completed. Injected: it names 1 or 2 PSNs
+		// earlier, a SEND already acknowledged (not a READ or ATOMIC,
+		// which no RNR NAK may refuse: Table-58). Legal only if the
+		// responder stood elsewhere than the trace shows (a request or
+		// a response the capture missed): decided when a positive
+		// acknowledgment at or past the named PSN was captured before
+		// it, both senders' IDs count, and Unbroken(requester).
+		key: "C9-113 RNR NAK names an acknowledged PSN", clause: "C9-113",
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			d := 1 + rng.IntN(2)
+			x := s.pick(rng, func(i int, r *trace.Record) bool {
+				return isRNR(r) && s.requestAt(r.Packet.PSN.Add(-d), sendStart)
+			})
+			if x == nil {
+				return nil
+			}
+			x.Packet.PSN = x.Packet.PSN.Add(-d)
+			return &injected{at: x, decides: func(e *evidence) bool {
+				return e.complete || e.dates(trace.ToRequester) && e.unbroken(trace.ToResponder, x) && e.acknowledgedBefore(x)
+			}}
+		},
+	},
+}
+
+func isPosACK(r *trace.Record) bool {
+	return r.Dir == trace.ToRequester && r.Packet.Opcode == wire.Acknowledge && r.Packet.AETH.IsACK()
+}
+
+func isSeqNAK(r *trace.Record) bool {
+	return r.Dir == trace.ToRequester && r.Packet.Opcode == wire.Acknowledge && r.Packet.AETH.IsNAK(wire.NAKPSNSequence)
+}
+
+func isRNR(r *trace.Record) bool {
+	return r.Dir == trace.ToRequester && r.Packet.Opcode == wire.Acknowledge && r.Packet.AETH.IsRNR()
+}
+
+// isCountedAck: a positive ACK or an ATOMIC acknowledgment (whose MSN
+// is the responder's count at the time it is sent).
+func isCountedAck(r *trace.Record) bool {
+	return isPosACK(r) || r.Dir == trace.ToRequester && r.Packet.Opcode == wire.AtomicAcknowledge
+}
+
+func isAtomic(op wire.Opcode) bool { return op == wire.FetchAdd || op == wire.CompareSwap }
+
+// sent is an exchange as sent, before the capture: recs holds every
+// packet, those lost before the capture point marked noteLost; copyOf
+// maps a record the network or the capture copied to its original (the
+// generator gives both one IPv4 ID).
+type sent struct {
+	recs   []*trace.Record
+	copyOf map[*trace.Record]*trace.Record
+	mtu    int
+}
+
+// newSent takes the exchange retryExchangeSent made.
+func newSent(t *ht.Trace, mtu int) *sent {
+	s := &sent{recs: t.Records, copyOf: map[*trace.Record]*trace.Record{}, mtu: mtu}
+	first := map[[2]int]*trace.Record{}
+	for _, r := range s.recs {
+		k := [2]int{int(r.Dir), int(r.IPID)}
+		if o, ok := first[k]; ok {
+			s.copyOf[r] = o
+			continue
+		}
+		first[k] = r
+	}
+	return s
+}
+
+// pick returns, at random, one of the captured packets sent once (not
+// copied) for which ok holds, nil when none.
+func (s *sent) pick(rng *rand.Rand, ok func(i int, r *trace.Record) bool) *trace.Record {
+	copied := map[*trace.Record]bool{}
+	for _, o := range s.copyOf {
+		copied[o] = true
+	}
+	var c []*trace.Record
+	for i, r := range s.recs {
+		if r.Note != noteLost && s.copyOf[r] == nil && !copied[r] && ok(i, r) {
+			c = append(c, r)
+		}
+	}
+	if len(c) == 0 {
+		return nil
+	}
+	return c[rng.IntN(len(c))]
+}
+
+func (s *sent) index(r *trace.Record) int { return slices.Index(s.recs, r) }
+
+// maxPSN is the newest PSN of any packet sent.
+func (s *sent) maxPSN() wire.PSN {
+	m := s.recs[0].Packet.PSN
+	for _, r := range s.recs {
+		if r.Packet.PSN.After(m) {
+			m = r.Packet.PSN
+		}
+	}
+	return m
+}
+
+// prevACK is the positive ACK with the newest PSN sent before record i.
+func (s *sent) prevACK(i int) *trace.Record {
+	var b *trace.Record
+	for _, r := range s.recs[:i] {
+		if isPosACK(r) && (b == nil || r.Packet.PSN.After(b.Packet.PSN)) {
+			b = r
+		}
+	}
+	return b
+}
+
+// prevOf is the packet dir sent last before record i.
+func (s *sent) prevOf(i int, dir trace.Dir) *trace.Record {
+	for j := i - 1; j >= 0; j-- {
+		if s.recs[j].Dir == dir {
+			return s.recs[j]
+		}
+	}
+	return nil
+}
+
+// msnBefore is the MSN of the last response sent before record i, -1
+// when none.
+func (s *sent) msnBefore(i int) int {
+	for j := i - 1; j >= 0; j-- {
+		if r := s.recs[j]; r.Dir == trace.ToRequester && r.Packet.Opcode.Has(wire.HdrAETH) {
+			return int(r.Packet.AETH.MSN)
+		}
+	}
+	return -1
+}
+
+// readPackets is the number of response packets READ request r asks for.
+func (s *sent) readPackets(r *trace.Record) int {
+	return wire.ReadResponsePackets(r.Packet.RETH.Length, s.mtu)
+}
+
+// readAt: a READ request at psn was captured before record i.
+func (s *sent) readAt(i int, psn wire.PSN) bool {
+	for _, r := range s.recs[:i] {
+		if r.Note != noteLost && r.Packet.Opcode == wire.ReadRequest && r.Packet.PSN == psn {
+			return true
+		}
+	}
+	return false
+}
+
+// acknowledgedAfter: a captured response after record i (an ACK, an
+// ATOMIC acknowledgment, or a READ response's Last or Only) acknowledges
+// i's PSN again.
+func (s *sent) acknowledgedAfter(i int) bool {
+	for _, r := range s.recs[i+1:] {
+		op := r.Packet.Opcode
+		if r.Note != noteLost && r.Dir == trace.ToRequester && (isCountedAck(r) || op == wire.ReadResponseLast || op == wire.ReadResponseOnly) &&
+			r.Packet.PSN.AtOrAfter(s.recs[i].Packet.PSN) {
+			return true
+		}
+	}
+	return false
+}
+
+// requestAt: a request whose opcode is of kind was sent at psn.
+func (s *sent) requestAt(psn wire.PSN, kind func(wire.Opcode) bool) bool {
+	for _, r := range s.recs {
+		if r.Dir == trace.ToResponder && r.Packet.PSN == psn && kind(r.Packet.Opcode) {
+			return true
+		}
+	}
+	return false
+}
+
+// Kinds of request for sent.requestAt.
+func anyRequest(wire.Opcode) bool { return true }
+
+func sendStart(op wire.Opcode) bool { return op == wire.SendOnly || op == wire.SendFirst }
+
+// outOfSequenceAfter: for a captured sequence NAK at record i naming
+// PSN e, the first captured request after it past e, when no request at
+// e was captured in between: the responder was still latched when that
+// one came (a request at e lost before the capture point reached
+// nobody); nil otherwise.
+func (s *sent) outOfSequenceAfter(i int) *trace.Record {
+	n := s.recs[i]
+	if !isSeqNAK(n) {
+		return nil
+	}
+	e := n.Packet.PSN
+	for _, r := range s.recs[i+1:] {
+		if r.Dir != trace.ToResponder {
+			continue
+		}
+		if r.Packet.PSN == e && r.Note != noteLost {
+			return nil
+		}
+		if r.Note != noteLost && r.Packet.PSN.After(e) {
+			return r
+		}
+	}
+	return nil
+}
+
+// insertResponse inserts a response made by mk right after record i,
+// its time between i's and the next one's, and returns it.
+func (s *sent) insertResponse(i int, mk func(t *ht.Trace) *trace.Record) *trace.Record {
+	var scratch ht.Trace
+	r := mk(&scratch)
+	r.Time = s.recs[i].Time + 1
+	if i+1 < len(s.recs) {
+		r.Time = s.recs[i].Time + (s.recs[i+1].Time-s.recs[i].Time)/2
+	}
+	s.recs = slices.Insert(s.recs, i+1, r)
+	return r
+}
+
+// capture numbers the IPv4 IDs of every packet sent, each sender
+// counting from a random base (a copy keeping its original's), and
+// returns what the capture point saw, with its evidence.
+func (s *sent) capture(rng *rand.Rand, complete bool) *evidence {
+	e := &evidence{complete: complete, seq: map[*trace.Record]int{}}
+	next := [2]int{}
+	base := [2]uint16{uint16(rng.Uint32()), uint16(rng.Uint32())}
+	for _, r := range s.recs {
+		d := r.Dir & 1
+		if o := s.copyOf[r]; o != nil {
+			e.seq[r] = e.seq[o]
+		} else {
+			e.seq[r] = next[d]
+			next[d]++
+		}
+		r.HasIPID, r.IPID = true, base[d]+uint16(e.seq[r])
+		if r.Note != noteLost {
+			e.recs = append(e.recs, r)
+		}
+	}
+	for f, r := range e.recs {
+		r.Frame = f + 1
+	}
+	return e
+}
+
+// evidence is what a captured trace shows, as the generator knows it:
+// which packets it holds and, for each, its sender's count of packets
+// sent (seq) before any ID scheme hides it.
+type evidence struct {
+	complete bool
+	counting bool // the IDs on the wire count one by one per sender
+	recs     []*trace.Record
+	seq      map[*trace.Record]int
+}
+
+// minCountSteps is how many steps of one a sender's IDs must show
+// before they prove it counts: a few consecutive IDs from a counter
+// shared with other flows can be chance.
+const minCountSteps = 8
+
+// dates says the packets of the sender of dir (trace.ToResponder: the
+// requester) carry IDs that count, which dates each against the others
+// and tells a copy (same ID) from a second transmission.
+func (e *evidence) dates(dir trace.Dir) bool {
+	if !e.counting {
+		return false
+	}
+	steps, last := 0, -1
+	for _, r := range e.recs {
+		if r.Dir != dir {
+			continue
+		}
+		if last >= 0 && e.seq[r] == last+1 {
+			steps++
+		}
+		last = max(last, e.seq[r])
+	}
+	return steps >= minCountSteps
+}
+
+// unbroken says the sender of dir counts its IDs, and the trace shows
+// every packet it sent from the trace's start through its first packet
+// after p (which the trace must hold): no packet of it sent before p,
+// nor between p and that next one, escaped the capture.
+func (e *evidence) unbroken(dir trace.Dir, p *trace.Record) bool {
+	if e.complete {
+		return true
+	}
+	var first, next *trace.Record
+	top, past := -1, false
+	for _, r := range e.recs {
+		if r.Dir == dir {
+			if first == nil {
+				first = r
+			}
+			if past && e.seq[r] > top {
+				next = r // not a copy of one before
+				break
+			}
+			top = max(top, e.seq[r])
+		}
+		past = past || r == p
+	}
+	// Its first packets missed, or none after p (it may have sent one
+	// the capture missed): not unbroken.
+	return first != nil && next != nil && e.seq[first] == 0 && e.noGap(dir, first, next)
+}
+
+// prevWithMSN is the last response with an AETH captured before p.
+func (e *evidence) prevWithMSN(p *trace.Record) *trace.Record {
+	var b *trace.Record
+	for _, r := range e.recs {
+		if r == p {
+			return b
+		}
+		if r.Dir == trace.ToRequester && r.Packet.Opcode.Has(wire.HdrAETH) {
+			b = r
+		}
+	}
+	return b
+}
+
+// datedBehindACK: ACK a's PSN lies behind that of a positive ACK
+// captured before it, and the responder's IDs date them (so a is
+// neither a late packet nor a copy).
+func (e *evidence) datedBehindACK(a *trace.Record) bool {
+	if e.complete {
+		return true
+	}
+	if !e.dates(trace.ToRequester) {
+		return false
+	}
+	for _, r := range e.recs {
+		if r == a {
+			return false
+		}
+		if isPosACK(r) && r.Packet.PSN.After(a.Packet.PSN) {
+			return true
+		}
+	}
+	return false
+}
+
+// noGap says the sender of dir counts its IDs and the trace holds
+// every packet it sent from a to b.
+func (e *evidence) noGap(dir trace.Dir, a, b *trace.Record) bool {
+	if !e.dates(dir) {
+		return false
+	}
+	last, in := -1, false
+	for _, r := range e.recs {
+		if r == a {
+			in = true
+		}
+		if !in || r.Dir != dir || last >= 0 && e.seq[r] <= last {
+			continue // before a, the other sender, or a copy
+		}
+		if last >= 0 && e.seq[r] != last+1 {
+			return false
+		}
+		last = e.seq[r]
+		if r == b {
+			return true
+		}
+	}
+	return false
+}
+
+// requestAt: the trace holds a request at psn that is not an ATOMIC.
+func (e *evidence) requestAt(psn wire.PSN) bool {
+	for _, r := range e.recs {
+		if r.Dir == trace.ToResponder && r.Packet.PSN == psn && !isAtomic(r.Packet.Opcode) {
+			return true
+		}
+	}
+	return false
+}
+
+// acknowledgedBefore: a positive acknowledgment at or past x's PSN (an
+// ACK, an ATOMIC acknowledgment, or a READ response's Last or Only) was
+// captured before x.
+func (e *evidence) acknowledgedBefore(x *trace.Record) bool {
+	for _, r := range e.recs {
+		if r == x {
+			return false
+		}
+		op := r.Packet.Opcode
+		if r.Dir == trace.ToRequester && (isCountedAck(r) || op == wire.ReadResponseLast || op == wire.ReadResponseOnly) &&
+			r.Packet.PSN.AtOrAfter(x.Packet.PSN) {
+			return true
+		}
+	}
+	return false
+}
+
+// wireIDs is how the IPv4 Identification goes on the wire.
+type wireIDs int
+
+const (
+	idsCount wireIDs = iota // each sender counts (the generator's numbering)
+	idsFixed                // each sender sends one fixed value
+	idsNone                 // IPv6: no Identification
+)
+
+func (w wireIDs) String() string { return [...]string{"counting", "fixed", "IPv6"}[w] }
+
+// onWire returns a copy of the captured records with IDs put in form w.
+func onWire(rng *rand.Rand, recs []*trace.Record, w wireIDs) []*trace.Record {
+	out := cloneRecords(recs)
+	switch w {
+	case idsFixed:
+		form{ids: idsZero}.apply(rng, &ht.Trace{Records: out})
+	case idsNone:
+		form{ids: idsIPv6}.apply(rng, &ht.Trace{Records: out})
+	}
+	return out
+}
+
+// recallKey names one cell of the recall table: an injection captured
+// one way, and (for a second failure) the other clause.
+type recallKey struct {
+	inj, capture, what string
+}
+
+// The outcomes counted per cell.
+const (
+	outMiss      = "miss"       // decided, neither the clause nor an alternative failed
+	outFalsePass = "false pass" // undecided, and the clause passed with no alternative failing
+)
+
+// recallKnown lists the outcomes the current engine gives that the test
+// wants gone, with their counts at the default seed and count: misses
+// (a decided violation not failed), false passes (an undecided one
+// passed) and other clauses failed ("also <clause>"). The test fails
+// when the counts differ either way: a new miss, or a listed one that no
+// longer occurs (then shrink the list; the failure prints it anew).
+var recallKnown = map[recallKey]int{
+	// Everywhere: "false pass" counts undecided traces (fixed IDs,
+	// IPv6, or a gap before the violation) whose injected clause
+	// passed: an instance that is a violation unless something unseen
+	// happened must leave it indeterminate.
+
+	// Misses: the ACK answering a duplicate goes behind an earlier ACK
+	// the responder's IDs date before it, but names a PSN before the
+	// first request the capture shows, and C9-105 is "not exercised".
+	{"C9-105 duplicate answered behind", "at the requester, IDs IPv6", "false pass"}:     4,
+	{"C9-105 duplicate answered behind", "at the requester, IDs counting", "false pass"}: 2,
+	{"C9-105 duplicate answered behind", "at the requester, IDs counting", "miss"}:       3,
+	{"C9-105 duplicate answered behind", "at the requester, IDs fixed", "false pass"}:    4,
+	{"C9-105 duplicate answered behind", "at the responder, IDs IPv6", "false pass"}:     2,
+	{"C9-105 duplicate answered behind", "at the responder, IDs counting", "false pass"}: 1,
+	{"C9-105 duplicate answered behind", "at the responder, IDs counting", "miss"}:       1,
+	{"C9-105 duplicate answered behind", "at the responder, IDs fixed", "false pass"}:    2,
+	{"C9-105 duplicate answered behind", "in the middle, IDs IPv6", "false pass"}:        4,
+	{"C9-105 duplicate answered behind", "in the middle, IDs counting", "miss"}:          4,
+	{"C9-105 duplicate answered behind", "in the middle, IDs fixed", "false pass"}:       4,
+
+	// Misses: an RNR NAK names a SEND already acknowledged, both senders'
+	// IDs unbroken: left indeterminate ("behind the PSN the expected PSN
+	// had already reached"). Complete: caught, but the next (correct)
+	// sequence NAK is also blamed (C9-111, C9-121): the RNR moved the
+	// engine's expected PSN back.
+	{"C9-113 RNR NAK names an acknowledged PSN", "at the requester, IDs IPv6", "false pass"}:     11,
+	{"C9-113 RNR NAK names an acknowledged PSN", "at the requester, IDs counting", "miss"}:       23,
+	{"C9-113 RNR NAK names an acknowledged PSN", "at the requester, IDs fixed", "false pass"}:    11,
+	{"C9-113 RNR NAK names an acknowledged PSN", "at the responder, IDs IPv6", "false pass"}:     15,
+	{"C9-113 RNR NAK names an acknowledged PSN", "at the responder, IDs counting", "false pass"}: 5,
+	{"C9-113 RNR NAK names an acknowledged PSN", "at the responder, IDs counting", "miss"}:       16,
+	{"C9-113 RNR NAK names an acknowledged PSN", "at the responder, IDs fixed", "false pass"}:    15,
+	{"C9-113 RNR NAK names an acknowledged PSN", "complete", "also C9-111"}:                      17,
+	{"C9-113 RNR NAK names an acknowledged PSN", "complete", "also C9-121"}:                      17,
+	{"C9-113 RNR NAK names an acknowledged PSN", "in the middle, IDs IPv6", "false pass"}:        7,
+	{"C9-113 RNR NAK names an acknowledged PSN", "in the middle, IDs counting", "false pass"}:    2,
+	{"C9-113 RNR NAK names an acknowledged PSN", "in the middle, IDs counting", "miss"}:          17,
+	{"C9-113 RNR NAK names an acknowledged PSN", "in the middle, IDs fixed", "false pass"}:       7,
+
+	// Misses: a second sequence NAK after an out-of-sequence request,
+	// the responder's IDs consecutive between the two NAKs (no RNR NAK
+	// between, which alone could make it legal): passed as "a resend
+	// the capture missed would have cleared the latch"; the engine
+	// reads the requester's IDs only, not the responder's.
+	{"C9-114 second sequence NAK while latched", "at the responder, IDs IPv6", "false pass"}:  25,
+	{"C9-114 second sequence NAK while latched", "at the responder, IDs counting", "miss"}:    25,
+	{"C9-114 second sequence NAK while latched", "at the responder, IDs fixed", "false pass"}: 25,
+	{"C9-114 second sequence NAK while latched", "in the middle, IDs IPv6", "false pass"}:     25,
+	{"C9-114 second sequence NAK while latched", "in the middle, IDs counting", "false pass"}: 1,
+	{"C9-114 second sequence NAK while latched", "in the middle, IDs counting", "miss"}:       24,
+	{"C9-114 second sequence NAK while latched", "in the middle, IDs fixed", "false pass"}:    25,
+
+	// Misses: an ACK whose MSN is below a response the responder's IDs
+	// date before it, passed ("the first MSN a capture shows only fixes
+	// where the count starts"). Also: the next (correct) NAK blamed
+	// under C9-149.
+	{"C9-148 MSN goes back", "at the requester, IDs IPv6", "also C9-149"}:     2,
+	{"C9-148 MSN goes back", "at the requester, IDs counting", "also C9-149"}: 2,
+	{"C9-148 MSN goes back", "at the requester, IDs fixed", "also C9-149"}:    2,
+	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "also C9-149"}:     2,
+	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "false pass"}:      1,
+	{"C9-148 MSN goes back", "at the responder, IDs counting", "also C9-149"}: 3,
+	{"C9-148 MSN goes back", "at the responder, IDs counting", "false pass"}:  1,
+	{"C9-148 MSN goes back", "at the responder, IDs fixed", "also C9-149"}:    2,
+	{"C9-148 MSN goes back", "at the responder, IDs fixed", "false pass"}:     1,
+	{"C9-148 MSN goes back", "in the middle, IDs IPv6", "also C9-149"}:        1,
+	{"C9-148 MSN goes back", "in the middle, IDs IPv6", "false pass"}:         2,
+	{"C9-148 MSN goes back", "in the middle, IDs counting", "also C9-149"}:    2,
+	{"C9-148 MSN goes back", "in the middle, IDs counting", "false pass"}:     1,
+	{"C9-148 MSN goes back", "in the middle, IDs counting", "miss"}:           1,
+	{"C9-148 MSN goes back", "in the middle, IDs fixed", "also C9-149"}:       1,
+	{"C9-148 MSN goes back", "in the middle, IDs fixed", "false pass"}:        2,
+
+	// Misses: an MSN 3 or more ahead with the requester's IDs unbroken
+	// (no request can account for it), passed. Also: the next
+	// (correct) NAK blamed under C9-149.
+	{"C9-148 MSN skips ahead", "at the requester, IDs IPv6", "false pass"}:     2,
+	{"C9-148 MSN skips ahead", "at the requester, IDs counting", "false pass"}: 3,
+	{"C9-148 MSN skips ahead", "at the requester, IDs fixed", "false pass"}:    2,
+	{"C9-148 MSN skips ahead", "at the responder, IDs IPv6", "false pass"}:     4,
+	{"C9-148 MSN skips ahead", "at the responder, IDs counting", "false pass"}: 4,
+	{"C9-148 MSN skips ahead", "at the responder, IDs counting", "miss"}:       2,
+	{"C9-148 MSN skips ahead", "at the responder, IDs fixed", "false pass"}:    4,
+	{"C9-148 MSN skips ahead", "in the middle, IDs IPv6", "also C9-149"}:       2,
+	{"C9-148 MSN skips ahead", "in the middle, IDs IPv6", "false pass"}:        2,
+	{"C9-148 MSN skips ahead", "in the middle, IDs counting", "also C9-149"}:   2,
+	{"C9-148 MSN skips ahead", "in the middle, IDs counting", "false pass"}:    3,
+	{"C9-148 MSN skips ahead", "in the middle, IDs counting", "miss"}:          1,
+	{"C9-148 MSN skips ahead", "in the middle, IDs fixed", "also C9-149"}:      2,
+	{"C9-148 MSN skips ahead", "in the middle, IDs fixed", "false pass"}:       2,
+
+	// Misses: an ACK past every PSN ever sent, the requester's IDs
+	// unbroken through its next request: passed as "a PSN the capture
+	// had not yet shown a request for" (the issue's class). Also: the
+	// next NAK's MSN blamed (C9-149); complete: C9-101.
+	{"C9-95 ahead of every request", "at the requester, IDs IPv6", "false pass"}:      11,
+	{"C9-95 ahead of every request", "at the requester, IDs counting", "false pass"}:  2,
+	{"C9-95 ahead of every request", "at the requester, IDs counting", "miss"}:        11,
+	{"C9-95 ahead of every request", "at the requester, IDs fixed", "false pass"}:     11,
+	{"C9-95 ahead of every request", "at the responder, IDs IPv6", "also C9-149"}:     3,
+	{"C9-95 ahead of every request", "at the responder, IDs IPv6", "false pass"}:      16,
+	{"C9-95 ahead of every request", "at the responder, IDs counting", "also C9-149"}: 3,
+	{"C9-95 ahead of every request", "at the responder, IDs counting", "false pass"}:  13,
+	{"C9-95 ahead of every request", "at the responder, IDs counting", "miss"}:        6,
+	{"C9-95 ahead of every request", "at the responder, IDs fixed", "also C9-149"}:    3,
+	{"C9-95 ahead of every request", "at the responder, IDs fixed", "false pass"}:     16,
+	{"C9-95 ahead of every request", "complete", "also C9-101"}:                       6,
+	{"C9-95 ahead of every request", "in the middle, IDs IPv6", "also C9-149"}:        5,
+	{"C9-95 ahead of every request", "in the middle, IDs IPv6", "false pass"}:         16,
+	{"C9-95 ahead of every request", "in the middle, IDs counting", "also C9-149"}:    5,
+	{"C9-95 ahead of every request", "in the middle, IDs counting", "false pass"}:     8,
+	{"C9-95 ahead of every request", "in the middle, IDs counting", "miss"}:           8,
+	{"C9-95 ahead of every request", "in the middle, IDs fixed", "also C9-149"}:       5,
+	{"C9-95 ahead of every request", "in the middle, IDs fixed", "false pass"}:        16,
+
+	// Misses: an ACK behind an earlier ACK the responder's IDs date
+	// before it.
+	{"C9-95 behind an earlier ACK", "at the requester, IDs IPv6", "false pass"}:     2,
+	{"C9-95 behind an earlier ACK", "at the requester, IDs counting", "false pass"}: 1,
+	{"C9-95 behind an earlier ACK", "at the requester, IDs counting", "miss"}:       1,
+	{"C9-95 behind an earlier ACK", "at the requester, IDs fixed", "false pass"}:    2,
+	{"C9-95 behind an earlier ACK", "in the middle, IDs IPv6", "false pass"}:        2,
+	{"C9-95 behind an earlier ACK", "in the middle, IDs counting", "false pass"}:    1,
+	{"C9-95 behind an earlier ACK", "in the middle, IDs counting", "miss"}:          1,
+	{"C9-95 behind an earlier ACK", "in the middle, IDs fixed", "false pass"}:       2,
+
+	// False passes: an ACK inside an unanswered READ's range on a capture
+	// (MTU unknown): passed, though legal only if requests escaped the
+	// capture. Also: later correct ACKs blamed (C9-105, C9-111/C9-121,
+	// C9-148): the engine took the injected ACK as the responder's
+	// position.
+	{"C9-95 inside a READ's range", "at the requester, IDs IPv6", "also C9-105"}:     2,
+	{"C9-95 inside a READ's range", "at the requester, IDs IPv6", "also C9-111"}:     1,
+	{"C9-95 inside a READ's range", "at the requester, IDs IPv6", "also C9-121"}:     1,
+	{"C9-95 inside a READ's range", "at the requester, IDs IPv6", "also C9-148"}:     1,
+	{"C9-95 inside a READ's range", "at the requester, IDs IPv6", "false pass"}:      10,
+	{"C9-95 inside a READ's range", "at the requester, IDs counting", "also C9-105"}: 2,
+	{"C9-95 inside a READ's range", "at the requester, IDs counting", "also C9-111"}: 1,
+	{"C9-95 inside a READ's range", "at the requester, IDs counting", "also C9-121"}: 1,
+	{"C9-95 inside a READ's range", "at the requester, IDs counting", "also C9-148"}: 1,
+	{"C9-95 inside a READ's range", "at the requester, IDs counting", "false pass"}:  10,
+	{"C9-95 inside a READ's range", "at the requester, IDs fixed", "also C9-105"}:    2,
+	{"C9-95 inside a READ's range", "at the requester, IDs fixed", "also C9-111"}:    1,
+	{"C9-95 inside a READ's range", "at the requester, IDs fixed", "also C9-121"}:    1,
+	{"C9-95 inside a READ's range", "at the requester, IDs fixed", "also C9-148"}:    1,
+	{"C9-95 inside a READ's range", "at the requester, IDs fixed", "false pass"}:     10,
+	{"C9-95 inside a READ's range", "at the responder, IDs IPv6", "also C9-103"}:     1,
+	{"C9-95 inside a READ's range", "at the responder, IDs IPv6", "also C9-105"}:     3,
+	{"C9-95 inside a READ's range", "at the responder, IDs IPv6", "also C9-111"}:     3,
+	{"C9-95 inside a READ's range", "at the responder, IDs IPv6", "also C9-121"}:     3,
+	{"C9-95 inside a READ's range", "at the responder, IDs IPv6", "also C9-148"}:     1,
+	{"C9-95 inside a READ's range", "at the responder, IDs IPv6", "false pass"}:      5,
+	{"C9-95 inside a READ's range", "at the responder, IDs counting", "also C9-103"}: 1,
+	{"C9-95 inside a READ's range", "at the responder, IDs counting", "also C9-105"}: 4,
+	{"C9-95 inside a READ's range", "at the responder, IDs counting", "also C9-111"}: 3,
+	{"C9-95 inside a READ's range", "at the responder, IDs counting", "also C9-121"}: 3,
+	{"C9-95 inside a READ's range", "at the responder, IDs counting", "also C9-148"}: 1,
+	{"C9-95 inside a READ's range", "at the responder, IDs counting", "false pass"}:  6,
+	{"C9-95 inside a READ's range", "at the responder, IDs fixed", "also C9-103"}:    1,
+	{"C9-95 inside a READ's range", "at the responder, IDs fixed", "also C9-105"}:    3,
+	{"C9-95 inside a READ's range", "at the responder, IDs fixed", "also C9-111"}:    3,
+	{"C9-95 inside a READ's range", "at the responder, IDs fixed", "also C9-121"}:    3,
+	{"C9-95 inside a READ's range", "at the responder, IDs fixed", "also C9-148"}:    1,
+	{"C9-95 inside a READ's range", "at the responder, IDs fixed", "false pass"}:     5,
+	{"C9-95 inside a READ's range", "in the middle, IDs IPv6", "also C9-105"}:        2,
+	{"C9-95 inside a READ's range", "in the middle, IDs IPv6", "also C9-111"}:        1,
+	{"C9-95 inside a READ's range", "in the middle, IDs IPv6", "also C9-121"}:        1,
+	{"C9-95 inside a READ's range", "in the middle, IDs IPv6", "also C9-148"}:        2,
+	{"C9-95 inside a READ's range", "in the middle, IDs IPv6", "false pass"}:         13,
+	{"C9-95 inside a READ's range", "in the middle, IDs counting", "also C9-105"}:    2,
+	{"C9-95 inside a READ's range", "in the middle, IDs counting", "also C9-111"}:    1,
+	{"C9-95 inside a READ's range", "in the middle, IDs counting", "also C9-121"}:    1,
+	{"C9-95 inside a READ's range", "in the middle, IDs counting", "also C9-148"}:    2,
+	{"C9-95 inside a READ's range", "in the middle, IDs counting", "false pass"}:     13,
+	{"C9-95 inside a READ's range", "in the middle, IDs fixed", "also C9-105"}:       2,
+	{"C9-95 inside a READ's range", "in the middle, IDs fixed", "also C9-111"}:       1,
+	{"C9-95 inside a READ's range", "in the middle, IDs fixed", "also C9-121"}:       1,
+	{"C9-95 inside a READ's range", "in the middle, IDs fixed", "also C9-148"}:       2,
+	{"C9-95 inside a READ's range", "in the middle, IDs fixed", "false pass"}:        13,
+
+	// Misses: a READ's stream skips a PSN, the responder's IDs
+	// consecutive across the skip: the shifted Last is taken for the
+	// start of the next READ's answer (indeterminate). Complete: found,
+	// but the next ACK is also blamed under C9-101.
+	{"C9-96 READ response skips a PSN", "at the requester, IDs IPv6", "false pass"}:     5,
+	{"C9-96 READ response skips a PSN", "at the requester, IDs counting", "false pass"}: 1,
+	{"C9-96 READ response skips a PSN", "at the requester, IDs counting", "miss"}:       4,
+	{"C9-96 READ response skips a PSN", "at the requester, IDs fixed", "false pass"}:    5,
+	{"C9-96 READ response skips a PSN", "at the responder, IDs IPv6", "false pass"}:     8,
+	{"C9-96 READ response skips a PSN", "at the responder, IDs counting", "false pass"}: 1,
+	{"C9-96 READ response skips a PSN", "at the responder, IDs counting", "miss"}:       8,
+	{"C9-96 READ response skips a PSN", "at the responder, IDs fixed", "false pass"}:    8,
+	{"C9-96 READ response skips a PSN", "complete", "also C9-101"}:                      7,
+	{"C9-96 READ response skips a PSN", "complete", "also C9-148"}:                      1,
+	{"C9-96 READ response skips a PSN", "in the middle, IDs IPv6", "also C9-148"}:       1,
+	{"C9-96 READ response skips a PSN", "in the middle, IDs IPv6", "false pass"}:        5,
+	{"C9-96 READ response skips a PSN", "in the middle, IDs counting", "also C9-148"}:   1,
+	{"C9-96 READ response skips a PSN", "in the middle, IDs counting", "false pass"}:    1,
+	{"C9-96 READ response skips a PSN", "in the middle, IDs counting", "miss"}:          7,
+	{"C9-96 READ response skips a PSN", "in the middle, IDs fixed", "also C9-148"}:      1,
+	{"C9-96 READ response skips a PSN", "in the middle, IDs fixed", "false pass"}:       5,
+
+	// All found; once the READ's requester is blamed too (C9-116).
+	{"C9-97 READ answer begins with a Middle", "complete", "also C9-116"}: 3,
+
+	// Misses: an ATOMIC acknowledgment at the PSN of a later request of
+	// another kind (captured after it), or with the requester's IDs
+	// unbroken: passed as "a PSN the capture shows no request for".
+	// Also: the RNR NAK or sequence NAK at the PSN it took blamed
+	// (C9-113, C9-111/C9-121).
+	{"o9-58 ATOMIC ack one PSN late", "at the requester, IDs IPv6", "false pass"}:      4,
+	{"o9-58 ATOMIC ack one PSN late", "at the requester, IDs IPv6", "miss"}:            8,
+	{"o9-58 ATOMIC ack one PSN late", "at the requester, IDs counting", "false pass"}:  4,
+	{"o9-58 ATOMIC ack one PSN late", "at the requester, IDs counting", "miss"}:        8,
+	{"o9-58 ATOMIC ack one PSN late", "at the requester, IDs fixed", "false pass"}:     4,
+	{"o9-58 ATOMIC ack one PSN late", "at the requester, IDs fixed", "miss"}:           8,
+	{"o9-58 ATOMIC ack one PSN late", "at the responder, IDs IPv6", "also C9-111"}:     1,
+	{"o9-58 ATOMIC ack one PSN late", "at the responder, IDs IPv6", "also C9-121"}:     1,
+	{"o9-58 ATOMIC ack one PSN late", "at the responder, IDs IPv6", "false pass"}:      2,
+	{"o9-58 ATOMIC ack one PSN late", "at the responder, IDs IPv6", "miss"}:            6,
+	{"o9-58 ATOMIC ack one PSN late", "at the responder, IDs counting", "also C9-103"}: 1,
+	{"o9-58 ATOMIC ack one PSN late", "at the responder, IDs counting", "also C9-111"}: 1,
+	{"o9-58 ATOMIC ack one PSN late", "at the responder, IDs counting", "also C9-121"}: 1,
+	{"o9-58 ATOMIC ack one PSN late", "at the responder, IDs counting", "false pass"}:  2,
+	{"o9-58 ATOMIC ack one PSN late", "at the responder, IDs counting", "miss"}:        6,
+	{"o9-58 ATOMIC ack one PSN late", "at the responder, IDs fixed", "also C9-111"}:    1,
+	{"o9-58 ATOMIC ack one PSN late", "at the responder, IDs fixed", "also C9-121"}:    1,
+	{"o9-58 ATOMIC ack one PSN late", "at the responder, IDs fixed", "false pass"}:     2,
+	{"o9-58 ATOMIC ack one PSN late", "at the responder, IDs fixed", "miss"}:           6,
+	{"o9-58 ATOMIC ack one PSN late", "complete", "also C9-113"}:                       2,
+	{"o9-58 ATOMIC ack one PSN late", "in the middle, IDs IPv6", "false pass"}:         4,
+	{"o9-58 ATOMIC ack one PSN late", "in the middle, IDs IPv6", "miss"}:               5,
+	{"o9-58 ATOMIC ack one PSN late", "in the middle, IDs counting", "false pass"}:     4,
+	{"o9-58 ATOMIC ack one PSN late", "in the middle, IDs counting", "miss"}:           5,
+	{"o9-58 ATOMIC ack one PSN late", "in the middle, IDs fixed", "false pass"}:        4,
+	{"o9-58 ATOMIC ack one PSN late", "in the middle, IDs fixed", "miss"}:              5,
+
+	// Misses: a sequence NAK sent twice in a row, the responder's IDs
+	// consecutive (a second transmission, nothing between): passed.
+	{"§9.7.7.2 NAK repeated unprompted", "at the requester, IDs IPv6", "false pass"}:     25,
+	{"§9.7.7.2 NAK repeated unprompted", "at the requester, IDs counting", "false pass"}: 2,
+	{"§9.7.7.2 NAK repeated unprompted", "at the requester, IDs counting", "miss"}:       23,
+	{"§9.7.7.2 NAK repeated unprompted", "at the requester, IDs fixed", "false pass"}:    25,
+	{"§9.7.7.2 NAK repeated unprompted", "at the responder, IDs IPv6", "false pass"}:     25,
+	{"§9.7.7.2 NAK repeated unprompted", "at the responder, IDs counting", "false pass"}: 1,
+	{"§9.7.7.2 NAK repeated unprompted", "at the responder, IDs counting", "miss"}:       24,
+	{"§9.7.7.2 NAK repeated unprompted", "at the responder, IDs fixed", "false pass"}:    25,
+	{"§9.7.7.2 NAK repeated unprompted", "in the middle, IDs IPv6", "false pass"}:        25,
+	{"§9.7.7.2 NAK repeated unprompted", "in the middle, IDs counting", "false pass"}:    3,
+	{"§9.7.7.2 NAK repeated unprompted", "in the middle, IDs counting", "miss"}:          22,
+	{"§9.7.7.2 NAK repeated unprompted", "in the middle, IDs fixed", "false pass"}:       25,
+}
+
+// recallTraces is the default number of traces per injection and
+// capture point.
+const recallTraces = 25
+
+// TestRecallOneViolation measures and holds the audit's recall on
+// single injected violations (see the top of this file). RECALL_SEED
+// and RECALL_N run another seed or count: recallKnown's counts then do
+// not apply, but an outcome of a kind it does not list still fails.
+func TestRecallOneViolation(t *testing.T) {
+	if raceEnabled {
+		// The counts hold for the default run only, and the monitors'
+		// races are the other tests' to find.
+		t.Skip("a measurement: run without the race detector")
+	}
+	seeds, n := seedsFromEnv(t, "RECALL", []uint64{1}, recallTraces)
+	exact := len(seeds) == 1 && seeds[0] == 1 && n == recallTraces
+	rc := &recall{table: map[[2]string]*recallCell{}, got: map[recallKey]int{}, examples: map[recallKey]string{}}
+	for _, seed := range seeds {
+		rng := rand.New(rand.NewPCG(seed, 31))
+		for _, inj := range recallCatalogue {
+			for view := range captureView(4) {
+				made := 0
+				for try := 0; made < n && try < 50*n; try++ {
+					mtu := []int{256, 1024, 4096}[rng.IntN(3)]
+					loss := []float64{0, 0.05, 0.15}[rng.IntN(3)]
+					tr := retryExchangeSent(rng, mtu, loss, view, view == viewComplete, false)
+					if len(tr.Records) == 0 {
+						continue
+					}
+					clean := cloneRecords(tr.Records)
+					s := newSent(tr, mtu)
+					in := inj.inject(rng, s)
+					if in == nil {
+						continue
+					}
+					made++
+					ev := s.capture(rng, view == viewComplete)
+					schemes := []wireIDs{idsCount, idsFixed, idsNone}
+					if view == viewComplete {
+						schemes = schemes[:1] // every scheme alike: nothing is missed
+					}
+					for _, w := range schemes {
+						where := fmt.Sprintf("seed %d, injection %q, try %d, %v, IDs %v, MTU %d, loss %.2f", seed, inj.key, try, view, w, mtu, loss)
+						rc.judge(rng, inj, in, ev, clean, view, w, mtu, where)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("recall, seeds %v, %d traces per injection and capture point:\n%s", seeds, n, rc.render())
+	// Every injection is measured on traces that decide it.
+	for _, inj := range recallCatalogue {
+		decided := 0
+		for k, c := range rc.table {
+			if k[0] == inj.key {
+				decided += c.decided
+			}
+		}
+		if decided == 0 {
+			t.Errorf("%s: no trace decided it: nothing measured", inj.key)
+		}
+	}
+	rc.against(t, recallKnown, exact)
+}
+
+// recall accumulates the outcomes of TestRecallOneViolation.
+type recall struct {
+	table    map[[2]string]*recallCell // by injection and capture
+	got      map[recallKey]int         // outcomes to hold against recallKnown
+	examples map[recallKey]string      // the first trace of each
+}
+
+// recallCell counts, for one injection and capture, the traces whose
+// evidence decides the violation, those of them failed (caught) or not
+// (missed), the undecided traces and those of them that passed the
+// clause.
+type recallCell struct{ decided, caught, missed, undecided, falsePass int }
+
+// judge audits the captured trace ev with its IDs in form w and counts
+// the outcome; clean is the exchange sent before the injection.
+func (rc *recall) judge(rng *rand.Rand, inj injection, in *injected, ev *evidence, clean []*trace.Record, view captureView, w wireIDs, mtu int, where string) {
+	ev.counting = w == idsCount
+	capture := view.String()
+	settings := ht.Capture()
+	if view == viewComplete {
+		settings = ht.Complete()
+		settings.MTU = mtu
+	} else {
+		capture += ", IDs " + w.String()
+	}
+	recs := onWire(rng, ev.recs, w)
+	tallies, findings := ht.AuditAll(&ht.Trace{Records: recs}, settings)
+	named := append([]string{inj.clause}, inj.alts...)
+	caught := false
+	for _, c := range named {
+		caught = caught || tallies[c].Verdict() == reports.Fail
+	}
+	c := rc.table[[2]string{inj.key, capture}]
+	if c == nil {
+		c = &recallCell{}
+		rc.table[[2]string{inj.key, capture}] = c
+	}
+	note := func(what, msg string) {
+		k := recallKey{inj.key, capture, what}
+		rc.got[k]++
+		if _, ok := rc.examples[k]; !ok {
+			rc.examples[k] = fmt.Sprintf("%s\n%s, injected at frame %d\n%s", msg, where, in.at.Frame, dump(&ht.Trace{Records: recs}))
+		}
+	}
+	tl := tallies[inj.clause]
+	switch {
+	case in.decides(ev):
+		c.decided++
+		if caught {
+			c.caught++
+		} else {
+			c.missed++
+			note(outMiss, fmt.Sprintf("%s: %s %s", inj.clause, verdictOf(tl), reasonOf(tl)))
+		}
+	default:
+		c.undecided++
+		if !caught && tl.Verdict() == reports.Pass {
+			c.falsePass++
+			note(outFalsePass, fmt.Sprintf("%s passes %s", inj.clause, reasonOf(tl)))
+		}
+	}
+	// Other clauses failed, each counted once a trace. The same
+	// exchange without the injection, captured alike, tells a second
+	// consequence of the injected fault from a false violation on the
+	// generator's own exchange.
+	also := map[string]bool{}
+	var cleanFails map[string]bool
+	for _, f := range findings {
+		if slices.Contains(named, f.ID) || also[f.ID] {
+			continue
+		}
+		also[f.ID] = true
+		if cleanFails == nil {
+			cleanFails = auditClean(clean, mtu, view, w, settings)
+		}
+		what := "also " + f.ID
+		if cleanFails[f.ID] {
+			what += " (without the injection too)"
+		}
+		note(what, fmt.Sprintf("%s fails at frame %d: %s", f.ID, f.Frame, f.Message))
+	}
+}
+
+// render is the recall table.
+func (rc *recall) render() string {
+	keys := make([][2]string, 0, len(rc.table))
+	for k := range rc.table {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		return keys[a][0] < keys[b][0] || keys[a][0] == keys[b][0] && keys[a][1] < keys[b][1]
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-42s %-30s %7s %6s %6s %9s %10s\n", "injection", "capture", "decided", "caught", "missed", "undecided", "false pass")
+	var sum recallCell
+	for i, k := range keys {
+		c := rc.table[k]
+		fmt.Fprintf(&b, "%-42s %-30s %7d %6d %6d %9d %10d\n", k[0], k[1], c.decided, c.caught, c.missed, c.undecided, c.falsePass)
+		sum.decided, sum.caught, sum.missed = sum.decided+c.decided, sum.caught+c.caught, sum.missed+c.missed
+		sum.undecided, sum.falsePass = sum.undecided+c.undecided, sum.falsePass+c.falsePass
+		if i == len(keys)-1 || keys[i+1][0] != k[0] {
+			fmt.Fprintf(&b, "%-42s %-30s %7d %6d %6d %9d %10d\n\n", k[0], "all", sum.decided, sum.caught, sum.missed, sum.undecided, sum.falsePass)
+			sum = recallCell{}
+		}
+	}
+	return b.String()
+}
+
+// against holds the outcomes against the known ones: exactly (the
+// default seed and count), or by kind only (another run).
+func (rc *recall) against(t *testing.T, known map[recallKey]int, exact bool) {
+	t.Helper()
+	all := map[recallKey]bool{}
+	for k := range rc.got {
+		all[k] = true
+	}
+	for k := range known {
+		all[k] = true
+	}
+	ks := make([]recallKey, 0, len(all))
+	for k := range all {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(a, b int) bool { return fmt.Sprint(ks[a]) < fmt.Sprint(ks[b]) })
+	differ := false
+	for _, k := range ks {
+		got, want := rc.got[k], known[k]
+		switch {
+		case got == want, !exact && want > 0:
+		case want == 0:
+			differ = true
+			t.Errorf("%s captured %s: %s %d times, not in recallKnown; the first:\n%s", k.inj, k.capture, k.what, got, rc.examples[k])
+		default:
+			differ = true
+			t.Errorf("%s captured %s: %s %d times, recallKnown says %d", k.inj, k.capture, k.what, got, want)
+		}
+	}
+	if differ {
+		var l strings.Builder
+		for _, k := range ks {
+			if rc.got[k] > 0 {
+				fmt.Fprintf(&l, "\t{%q, %q, %q}: %d,\n", k.inj, k.capture, k.what, rc.got[k])
+			}
+		}
+		t.Logf("the outcomes observed, as recallKnown lists them:\n%s", l.String())
+	}
+}
+
+// cloneRecords copies records and their packets.
+func cloneRecords(recs []*trace.Record) []*trace.Record {
+	out := make([]*trace.Record, len(recs))
+	for i, r := range recs {
+		c := *r
+		c.Packet = r.Packet.Clone()
+		out[i] = &c
+	}
+	return out
+}
+
+// auditClean captures the exchange sent (before any injection) as the
+// recall test captures it and returns the clauses that fail on it.
+func auditClean(sentRecs []*trace.Record, mtu int, view captureView, w wireIDs, settings harness.Settings) map[string]bool {
+	rng := rand.New(rand.NewPCG(1, 1))
+	ev := newSent(&ht.Trace{Records: cloneRecords(sentRecs)}, mtu).capture(rng, view == viewComplete)
+	_, findings := ht.AuditAll(&ht.Trace{Records: onWire(rng, ev.recs, w)}, settings)
+	fails := map[string]bool{}
+	for _, f := range findings {
+		fails[f.ID] = true
+	}
+	return fails
+}
+
+// reasonOf is a tally's first undecided reason, in parentheses.
+func reasonOf(tl *harness.Tally) string {
+	if tl == nil || tl.Reason == "" {
+		return ""
+	}
+	return "(" + tl.Reason + ")"
+}
+
+// TestRecallEvidence: the generator's own reading of the evidence (what
+// decides a trace) says "decided" only where the IDs show every packet
+// of the sender up to its next one after the violation.
+func TestRecallEvidence(t *testing.T) {
+	// 12 SENDs, each acknowledged; the ACK of the 7th is the packet
+	// judged.
+	build := func(lost int) (*sent, *trace.Record) {
+		var tr ht.Trace
+		var at *trace.Record
+		for i := range 12 {
+			r := tr.Req(wire.SendOnly, wire.PSN(100+i), true)
+			if i == lost {
+				r.Note = noteLost
+			}
+			a := tr.Ack(wire.PSN(100+i), uint32(i+1))
+			if i == 6 {
+				at = a
+			}
+		}
+		tr.IPIDs(7, 900) // as the generator numbers them (newSent tells copies by them)
+		return newSent(&tr, 1024), at
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, c := range []struct {
+		name     string
+		lost     int // the request lost before the capture point (-1: none)
+		counting bool
+		want     bool
+	}{
+		{"nothing missed, IDs counting", -1, true, true},
+		{"a request missed before it", 3, true, false},
+		{"its next request missed", 7, true, false},
+		{"a request missed after the next", 9, true, true},
+		{"nothing missed, IDs fixed", -1, false, false},
+	} {
+		s, at := build(c.lost)
+		e := s.capture(rng, false)
+		e.counting = c.counting
+		if got := e.unbroken(trace.ToResponder, at); got != c.want {
+			t.Errorf("%s: the requester's packets before the ACK unbroken %v, want %v", c.name, got, c.want)
+		}
+	}
+	// The last ACK: no request after it, so a request just before it may
+	// have escaped the capture.
+	s, _ := build(-1)
+	e := s.capture(rng, false)
+	e.counting = true
+	if e.unbroken(trace.ToResponder, e.recs[len(e.recs)-1]) {
+		t.Error("a trace that ends with the ACK judged unbroken")
+	}
+	// Consecutive responses dated and unbroken; a response lost between
+	// two breaks them.
+	if !e.noGap(trace.ToRequester, e.recs[1], e.recs[5]) {
+		t.Error("two ACKs with every ACK between them captured judged broken")
+	}
+	s, _ = build(-1)
+	s.recs[3].Note = noteLost // the second ACK
+	e = s.capture(rng, false)
+	e.counting = true
+	if e.noGap(trace.ToRequester, e.recs[1], e.recs[4]) {
+		t.Error("two ACKs with one between them missed judged unbroken")
+	}
+}
