@@ -264,6 +264,13 @@ type Conn struct {
 	exp       ExpectedPSN
 	win       Window
 	ids       [2]idOrder
+	// seq numbers the records delivered to the checkers (Seq); runs
+	// follows each direction's IPv4 Identifications in that order, and
+	// missed holds the instances waiting for a sender's next record
+	// (evidence.go).
+	seq    uint64
+	runs   [2]idRun
+	missed []unlessMissed
 	// held is a ring of the records held back to restore the senders'
 	// order: nHeld of them from held[heldHead] on (Conn.heldAt).
 	held     [heldRing]*trace.Record
@@ -911,6 +918,9 @@ type Auditor struct {
 	// one connection every record goes to, as the sharded auditor's
 	// pairing model decided: made on the first record with these keys.
 	pin *pinned
+	// skew measures the reordering the trace shows (evidence.go); a
+	// pinned auditor takes its records' Skew as the sharded auditor set it.
+	skew skewMeter
 }
 
 // pinned is the connection a per-connection auditor holds: its keys and
@@ -1040,6 +1050,9 @@ func (a *Auditor) Observe(r *trace.Record) {
 	if !r.Usable() || r.Packet == nil {
 		return
 	}
+	if a.pin == nil {
+		a.skew.note(r)
+	}
 	op := r.Packet.Opcode
 	if !ops[op].request && !ops[op].response {
 		return
@@ -1060,6 +1073,10 @@ func (a *Auditor) Observe(r *trace.Record) {
 // deliver shows r to the connection's checkers, then absorbs it.
 func (c *Conn) deliver(r *trace.Record) {
 	c.cur = r
+	c.seq++
+	if own := c.runs[r.Dir&1].step(r, c.seq); own && len(c.missed) > 0 {
+		c.decideMissed(r)
+	}
 	if r.Dir == trace.ToRequester {
 		if r.HasIPID {
 			c.lateResponse(r)
@@ -1089,6 +1106,7 @@ func (a *Auditor) End() {
 		for _, ch := range c.checkers {
 			ch.End(c)
 		}
+		c.endMissed()
 		c.restartEnd()
 	}
 }

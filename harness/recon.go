@@ -12,7 +12,7 @@ import (
 )
 
 // This file is the connection's reconstruction that every monitor reads
-// (DESIGN.md, "Verdict precision"): what the trace proves about the
+// (docs/verdicts.md): what the trace proves about the
 // responder's expected PSN, the PSN ranges READ requests reserve (learnt
 // from the requests and from the responses that close them), which
 // requests the responder dropped as out of sequence, and in what order

@@ -76,6 +76,7 @@ type ShardedAuditor struct {
 	ended   bool
 	ending  bool // End, not Abort, closed the workers' inputs
 	order   []int64
+	skew    skewMeter // the reordering the trace shows (evidence.go)
 }
 
 // connKey names one direction of a connection: the requests' (requester,
@@ -195,6 +196,7 @@ func (s *ShardedAuditor) Observe(r *trace.Record) {
 	if !r.Usable() || r.Packet == nil {
 		return
 	}
+	s.skew.note(r)
 	p := r.Packet
 	var sc *shardConn
 	switch f := &ops[p.Opcode]; {

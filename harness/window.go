@@ -22,7 +22,8 @@ import (
 // (monitors then leave their instances undecided) rather than guess.
 const maxWindowReqs = 4096 // requests since the latest proven point
 
-// String names a request class as response-generation.txt does.
+// String names a request class as the specification's Response Generation
+// text does.
 func (k ReqClass) String() string {
 	return [...]string{"unknown", "new", "ahead", "duplicate"}[k&3]
 }

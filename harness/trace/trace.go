@@ -89,6 +89,12 @@ type Record struct {
 	PayloadLen int
 	// Note is free text (for example the defect that shaped this packet).
 	Note string
+	// Skew is the largest time by which the trace showed, before this
+	// record, a packet recorded after one its sender sent later (their
+	// IPv4 Identifications tell): how far the capture or the network is
+	// seen to reorder packets. The auditor sets it as it takes the
+	// record in.
+	Skew time.Duration
 }
 
 // Usable reports whether monitors should analyse the record: a frame

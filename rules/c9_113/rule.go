@@ -87,7 +87,8 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 		k.Violation(c, ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, but no request with that PSN reached the responder while PSN %d was its expected PSN (when it built the NAK it could only have expected %s)", x, x, dupnak.FormatPSNs(ev.Window)),
 			expected, dupnak.Seen(ev.Rec))
 	case !k.T.Complete() && ev.HaveLower && ev.Behind:
-		k.Indeterminate(c, fmt.Sprintf("an RNR NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it): either the wrong request, or a resend the capture missed (refusing a duplicate is not a matter of its PSN)", x, ev.Lower))
+		dupnak.WrongUnlessResendMissed(k, c, ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it), and the requester resent none: it refuses nothing it had not executed", x, ev.Lower),
+			expected, fmt.Sprintf("an RNR NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it): either the wrong request, or a resend the capture missed (refusing a duplicate is not a matter of its PSN)", x, ev.Lower))
 	case !ev.NamedSeen && k.T.Complete() && ev.Exact:
 		k.Violation(c, ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, which no request carried", x), expected, dupnak.Seen(ev.Rec))
 	case !ev.NamedSeen && c.SeesEveryRequest():

@@ -13,6 +13,15 @@ func TestMonitor(t *testing.T) {
 		b.Req(wire.WriteOnly, s-1, true)
 		b.Ack(s-1, 1)
 	}
+	// behind: eight SENDs acknowledged, then an RNR NAK naming the
+	// fourth of them.
+	behind := func(b *dupnak.TraceBuilder) {
+		for i := range 8 {
+			b.Req(wire.SendOnly, s.Add(i-7), i == 7)
+		}
+		b.Ack(s, 8)
+		b.RNR(s.Add(-4), 8)
+	}
 	cases := []struct {
 		name      string
 		build     func(b *dupnak.TraceBuilder)
@@ -63,6 +72,22 @@ func TestMonitor(t *testing.T) {
 		{"capture: RNR for a request the capture missed is undecided", func(b *dupnak.TraceBuilder) {
 			b.Send(s)
 			b.RNR(s.Add(5), 1)
+		}, false, false, false},
+		// Behind the expected PSN the trace proves: only a resend the
+		// capture missed explains it, which a requester numbering its
+		// packets one by one rules out with its next packet.
+		{"capture: RNR naming an acknowledged request is undecided", func(b *dupnak.TraceBuilder) {
+			behind(b)
+		}, false, false, false},
+		{"capture, IDs unbroken: RNR naming an acknowledged request", func(b *dupnak.TraceBuilder) {
+			b.PerSender = true
+			behind(b)
+			b.Send(s.Add(1))
+		}, false, true, false},
+		{"capture, IDs unbroken, the next packet resends the PSN (undecided)", func(b *dupnak.TraceBuilder) {
+			b.PerSender = true
+			behind(b)
+			b.Send(s.Add(-4))
 		}, false, false, false},
 	}
 	for _, tc := range cases {

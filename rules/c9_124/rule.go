@@ -74,9 +74,11 @@ func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	case !ev.NamedSeen:
 		k.Indeterminate(c, fmt.Sprintf("a remote access NAK names PSN %d, a request the capture does not show", x))
 	case ev.AckedAlready:
-		k.Indeterminate(c, fmt.Sprintf("a remote access NAK names PSN %d, already acknowledged: either the wrong packet, or a resend the capture missed", x))
+		dupnak.WrongUnlessResendMissed(k, c, ev.Rec, fmt.Sprintf("the remote access NAK names PSN %d, a request the responder had already acknowledged (through PSN %d), and the requester resent none", x, ev.AckedPSN),
+			expected, fmt.Sprintf("a remote access NAK names PSN %d, already acknowledged: either the wrong packet, or a resend the capture missed", x))
 	case ev.HaveLower && ev.Behind:
-		k.Indeterminate(c, fmt.Sprintf("a remote access NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it): either the wrong packet, or a resend the capture missed", x, ev.Lower))
+		dupnak.WrongUnlessResendMissed(k, c, ev.Rec, fmt.Sprintf("the remote access NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it), and the requester resent none", x, ev.Lower),
+			expected, fmt.Sprintf("a remote access NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it): either the wrong packet, or a resend the capture missed", x, ev.Lower))
 	default:
 		k.Checked(c)
 	}

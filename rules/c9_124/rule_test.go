@@ -67,6 +67,30 @@ func TestMonitor(t *testing.T) {
 			overrun(b)
 			b.NAK(wire.NAKRemoteAccess, e.Add(2), 1)
 		}, false, false, true},
+		// A requester numbering its packets one by one shows, with its
+		// next packet, that the capture missed no resend.
+		{"capture, IDs unbroken: the NAK names an acknowledged packet", func(b *dupnak.TraceBuilder) {
+			b.PerSender = true
+			idRun(b, e-9)
+			idOverrun(b)
+			b.NAK(wire.NAKRemoteAccess, e, 1)
+			b.Send(e.Add(4))
+		}, false, true, false},
+		{"capture, IDs unbroken, the next packet resends the PSN (undecided)", func(b *dupnak.TraceBuilder) {
+			b.PerSender = true
+			idRun(b, e-9)
+			idOverrun(b)
+			b.NAK(wire.NAKRemoteAccess, e, 1)
+			b.Req(wire.WriteFirst, e, false)
+		}, false, false, false},
+		{"capture, a requester packet missed: the NAK names an acknowledged packet (undecided)", func(b *dupnak.TraceBuilder) {
+			b.PerSender = true
+			idRun(b, e-9)
+			b.SkipID = true
+			idOverrun(b)
+			b.NAK(wire.NAKRemoteAccess, e, 1)
+			b.Send(e.Add(4))
+		}, false, false, false},
 	}
 	for _, tc := range cases {
 		b := dupnak.NewTraceBuilder(1024)
@@ -80,4 +104,27 @@ func TestMonitor(t *testing.T) {
 			t.Errorf("%s: want checked, got %+v", tc.name, tl)
 		}
 	}
+}
+
+// idRun sends requests from PSN first on (no AckReq: the ACK that follows
+// covers them), enough for the requester's IDs to count as evidence.
+func idRun(b *dupnak.TraceBuilder, first wire.PSN) {
+	for i := range 8 {
+		b.Req(wire.SendOnly, first.Add(i), false)
+	}
+}
+
+// idOverrun is TestMonitor's overrun after idRun: its ACKs carry the MSNs
+// of a new QP that took idRun's eight requests first, so the trace shows
+// the connection's beginning.
+func idOverrun(b *dupnak.TraceBuilder) {
+	const e = wire.PSN(0xFFFFFE)
+	b.Send(e - 1)
+	b.Ack(e-1, 9)
+	b.Req(wire.WriteFirst, e, true)
+	b.Req(wire.WriteMiddle, e.Add(1), true)
+	b.Req(wire.WriteMiddle, e.Add(2), true)
+	b.Req(wire.WriteLast, e.Add(3), true)
+	b.Ack(e, 9)
+	b.Ack(e.Add(1), 9)
 }

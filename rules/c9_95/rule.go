@@ -87,9 +87,17 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		if m.pending != nil && c.HaveReq {
 			// Without --complete a capture may miss requests or show
 			// packets out of the order they crossed the wire (capture
-			// order is not processing order), so an ACK for a PSN the
-			// capture showed no request for stays undecided.
-			c.Indeterminate(ID, "an ACK named a PSN the capture had not yet shown a request for (capture loss or capture reordering); --complete decides it")
+			// order is not processing order). A request recorded after
+			// the ACK within the reordering the capture itself shows
+			// (harness.MayBeReordered) explains it; further behind, the
+			// ACK is legal only if the capture dropped the request, or
+			// began while the requester resent requests executed before
+			// it: nothing the capture shows, so the instance stays open.
+			if harness.MayBeReordered(m.pending, r) {
+				c.Indeterminate(ID, "an ACK named a PSN the capture had not yet shown a request for, and a request came within the reordering between packets the capture shows elsewhere: capture reordering explains it; --complete decides it")
+			} else {
+				c.Unresolved(ID, "an ACK named a PSN the capture had not yet shown a request for: legal only if the capture dropped that request or began during a resend of requests already executed (the request came later than the reordering the capture shows elsewhere explains); --complete decides it")
+			}
 			m.pending = nil
 		}
 		return

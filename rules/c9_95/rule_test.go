@@ -2,6 +2,7 @@ package c9_95
 
 import (
 	"testing"
+	"time"
 
 	"github.com/rcconform/rcconform/harness"
 	ht "github.com/rcconform/rcconform/harness/harnesstest"
@@ -31,6 +32,40 @@ func TestMonitor(t *testing.T) {
 			tr.Ack(11, 1)
 			tr.Req(wire.SendOnly, 12, true)
 		}, reports.Indeterminate},
+		{"ACK covering requests the capture shows 50 µs later: open, so no pass", ht.Capture(), func(tr *ht.Trace) {
+			// Legal only if the capture dropped the requests or began
+			// during their resend (the capture shows no reordering that
+			// long): nothing it shows.
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Ack(12, 3)
+			tr.Wait(50 * time.Microsecond)
+			tr.Req(wire.SendOnly, 11, false)
+			tr.Req(wire.SendOnly, 12, true)
+		}, reports.Indeterminate},
+		{"ACK covering requests the capture shows within its timestamps' precision: capture reordering", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Ack(11, 2)
+			tr.Req(wire.SendOnly, 11, true)
+		}, reports.Pass},
+		{"ACK covering requests the capture shows 50 µs later, within reordering it shows elsewhere", ht.Capture(), func(tr *ht.Trace) {
+			// The requester's IDs show a packet recorded 60 µs after
+			// one it sent later: the capture reorders that far.
+			for p := range wire.PSN(9) {
+				tr.Req(wire.SendOnly, p, false)
+			}
+			tr.Wait(60 * time.Microsecond)
+			tr.Req(wire.SendOnly, 9, false)
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 11)
+			tr.Ack(12, 13)
+			tr.Wait(50 * time.Microsecond)
+			tr.Req(wire.SendOnly, 11, false)
+			tr.Req(wire.SendOnly, 12, true)
+			tr.IPIDs(100, 500)
+			tr.Records[8].IPID, tr.Records[9].IPID = tr.Records[9].IPID, tr.Records[8].IPID
+		}, reports.Pass},
 		{"ACK PSN going backwards", ht.Capture(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, true)
 			tr.Req(wire.SendOnly, 11, true)

@@ -39,7 +39,9 @@ const maxReqs = 4096
 // A NAK beyond that count repeats an earlier NAK unprompted. Repeated ACKs
 // are legal whatever their credits and are counted as checked. In a
 // capture not known to be complete a request the capture missed could
-// have prompted the NAK, so the verdict there is indeterminate.
+// have prompted the NAK: such a repeat stays open (the clause cannot pass)
+// unless the requester's IPv4 Identifications show the capture missed none
+// of its packets, and then it fails.
 type monitor struct {
 	reqs []wire.PSN
 	naks map[nakKey]int
@@ -50,24 +52,26 @@ type nakKey struct {
 	psn wire.PSN
 }
 
+// prompts counts the requests seen that could have drawn the NAK k.
 func (m *monitor) prompts(k nakKey) int {
-	a := wire.AETH{Syndrome: k.syn}
 	n := 0
 	for _, p := range m.reqs {
-		switch {
-		case a.Kind() == wire.KindNAK && a.Value() == wire.NAKPSNSequence:
-			if p.After(k.psn) {
-				n++
-			}
-		case a.Kind() == wire.KindRNR:
-			if p == k.psn {
-				n++
-			}
-		default:
+		if prompts(k, p) {
 			n++
 		}
 	}
 	return n
+}
+
+// prompts reports whether a request with PSN p could have drawn the NAK k.
+func prompts(k nakKey, p wire.PSN) bool {
+	switch a := (wire.AETH{Syndrome: k.syn}); {
+	case a.Kind() == wire.KindNAK && a.Value() == wire.NAKPSNSequence:
+		return p.After(k.psn)
+	case a.Kind() == wire.KindRNR:
+		return p == k.psn
+	}
+	return true
 }
 
 // Opcodes implements harness.OpcodeFilter: the monitor judges Acknowledges and
@@ -117,15 +121,23 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	if have := m.prompts(k); n > have {
+		msg := fmt.Sprintf("the responder sent the NAK %s with PSN %d for the %d%s time, but only %d request packets could have prompted it: a NAK is never repeated unsolicited",
+			p.AETH, p.PSN, n, ordinal(n), have)
+		expected := []string{"no repeat of a NAK without a new request to answer (an unsolicited acknowledgment repeats only the latest positive ACK)"}
+		m.naks[k] = have
 		if !c.Complete() {
-			c.Indeterminate(ID, "a NAK repeated with no request the capture shows to prompt it: a request the capture missed could have (--complete decides)")
+			// Only a request the capture missed explains it: decided by
+			// the requester's next packet, where its IPv4
+			// Identifications show whether the capture missed one (a
+			// next request that could have prompted the NAK may have
+			// passed the capture point first, where the capture's order
+			// between the directions is not certain).
+			c.ViolationUnlessMissed(ID, trace.ToResponder, 0, r, msg, expected, p.String(),
+				"a NAK repeated with no request the capture shows to prompt it: only a request the capture missed makes it legal (--complete decides)",
+				func(next *trace.Record) bool { return prompts(k, next.Packet.PSN) })
 			return
 		}
-		c.Violation(ID, r, fmt.Sprintf("the responder sent the NAK %s with PSN %d for the %d%s time, but only %d request packets could have prompted it: a NAK is never repeated unsolicited",
-			p.AETH, p.PSN, n, ordinal(n), have),
-			[]string{"no repeat of a NAK without a new request to answer (an unsolicited acknowledgment repeats only the latest positive ACK)"},
-			p.String())
-		m.naks[k] = have
+		c.Violation(ID, r, msg, expected, p.String())
 		return
 	}
 	c.Checked(ID)

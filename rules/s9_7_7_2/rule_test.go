@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -19,6 +20,33 @@ func TestRepeatedNAKUnprompted(t *testing.T) {
 	rtest.WantViolation(t, b.Recs, rtest.Active(1024), ID, "for the 2nd time")
 	// A capture may have missed a request that prompted it.
 	rtest.WantIndeterminate(t, b.Recs, rtest.Capture(0), ID)
+}
+
+// TestRepeatedNAKUnpromptedByIDs: on a capture, a requester numbering its
+// packets one by one shows, with its next packet, whether the capture
+// missed a request that could have prompted the repeat.
+func TestRepeatedNAKUnpromptedByIDs(t *testing.T) {
+	build := func(skip bool, next wire.PSN) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		for p := range wire.PSN(10) {
+			b.Send(p, false)
+		}
+		b.Ack(9, 10)
+		b.Send(12, true)
+		b.NAK(10, wire.NAKPSNSequence, 10)
+		if skip {
+			b.Recs[len(b.Recs)-2].IPID++ // the capture missed a packet before the request
+		}
+		b.NAK(10, wire.NAKPSNSequence, 10) // nothing new arrived
+		b.Send(next, true)
+		return b.Recs
+	}
+	rtest.WantViolation(t, build(false, 10), rtest.Capture(0), ID, "for the 2nd time", "ran on unbroken")
+	// The capture missed a requester packet: it may have prompted the NAK.
+	rtest.WantIndeterminate(t, build(true, 10), rtest.Capture(0), ID)
+	// The next request could have prompted the NAK itself, had the
+	// capture recorded it out of order.
+	rtest.WantIndeterminate(t, build(false, 13), rtest.Capture(0), ID)
 }
 
 func TestRepeatedNAKsEachPrompted(t *testing.T) {

@@ -8,6 +8,7 @@ package dupnak
 import (
 	"testing"
 
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -124,6 +125,49 @@ func CheckLatchMonitor(t *testing.T, ID string) {
 			gap(b)
 			b.NAK(wire.NAKPSNSequence, e, 1)
 		}, false, false, false},
+		// A requester numbering its packets one by one (PerSender) shows
+		// whether the capture missed a resend of PSN e, once its next
+		// packet comes.
+		{"capture, IDs unbroken: a second NAK fails", func(b *TraceBuilder) {
+			b.PerSender = true
+			idGap(b)
+			b.NAK(wire.NAKPSNSequence, e, 1)
+			b.Send(e.Add(4))
+		}, false, true, false},
+		{"capture, IDs broken before the second NAK: undecided", func(b *TraceBuilder) {
+			b.PerSender = true
+			idGap(b)
+			b.SkipID = true
+			b.Send(e.Add(4))
+			b.NAK(wire.NAKPSNSequence, e, 1)
+			b.Send(e.Add(5))
+		}, false, false, false},
+		{"capture, IDs unbroken but the next request resends PSN e: undecided", func(b *TraceBuilder) {
+			b.PerSender = true
+			idGap(b)
+			b.NAK(wire.NAKPSNSequence, e, 1)
+			b.Send(e)
+		}, false, false, false},
+		{"capture, IDs unbroken, only a copy of the requester's latest packet comes next: undecided", func(b *TraceBuilder) {
+			// The copy (its ID repeated) was sent before the NAK: it
+			// shows nothing of what the requester sent after.
+			b.PerSender = true
+			idGap(b)
+			b.NAK(wire.NAKPSNSequence, e, 1)
+			b.Copy(b.Recs[len(b.Recs)-3])
+		}, false, false, false},
+		{"capture, IDs unbroken, the trace ends before the requester's next packet: undecided", func(b *TraceBuilder) {
+			b.PerSender = true
+			idGap(b)
+			b.NAK(wire.NAKPSNSequence, e, 1)
+		}, false, false, false},
+		{"capture, IDs unbroken, one NAK per gap: no violation", func(b *TraceBuilder) {
+			b.PerSender = true
+			idGap(b)
+			b.Send(e)
+			b.Send(e.Add(1))
+			b.Ack(e.Add(1), 3)
+		}, false, false, true},
 	}
 	for _, tc := range cases {
 		b := NewTraceBuilder(1024)
@@ -136,7 +180,27 @@ func CheckLatchMonitor(t *testing.T, ID string) {
 		if tc.checked && tl.Checked == 0 {
 			t.Errorf("%s: want checked, got %+v", tc.name, tl)
 		}
+		if !tc.violation && !tc.checked && tl.Verdict() == reports.Pass {
+			t.Errorf("%s: an instance only a missed packet explains passed: %+v", tc.name, tl)
+		}
 	}
+}
+
+// idGap is the latch trace's gap after ten more requests (no AckReq: the
+// ACK that follows covers them, with the MSN of a new QP, so the trace
+// shows the connection's beginning), enough for the requester's IDs to
+// count as evidence.
+func idGap(b *TraceBuilder) {
+	const e = wire.PSN(0xFFFFFF)
+	for i := range 10 {
+		b.Req(wire.SendOnly, e.Add(i-11), false)
+	}
+	b.Send(e - 1)
+	b.Ack(e-1, 11)
+	b.Send(e.Add(1))
+	b.Send(e.Add(2))
+	b.Send(e.Add(3))
+	b.NAK(wire.NAKPSNSequence, e, 11)
 }
 
 // CheckDupErrorMonitor tests the duplicate-error monitor shared by C9-106 and C9-115, registered under ID.

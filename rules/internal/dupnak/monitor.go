@@ -105,6 +105,26 @@ func (k *Checker) Violation(c *harness.Conn, r *trace.Record, msg string, expect
 	c.Violation(k.ID, r, msg, expected, seen)
 }
 
+// ViolationUnlessMissed raises an instance on r that is a violation unless
+// the capture missed a packet of direction dir (harness.Conn.ViolationUnlessMissed).
+func (k *Checker) ViolationUnlessMissed(c *harness.Conn, dir trace.Dir, since uint64, r *trace.Record, msg string, expected []string, seen, reason string, excuse func(next *trace.Record) bool) {
+	c.ViolationUnlessMissed(k.ID, dir, since, r, msg, expected, seen, reason, excuse)
+}
+
+// WrongUnlessResendMissed judges a NAK (r) that names a PSN the responder
+// had left behind, which only a resend of that PSN the capture missed
+// explains (a refused duplicate is judged elsewhere): a violation once the
+// requester's next packet shows, by its IPv4 Identifications, that the
+// capture missed none of its packets over the connection (a next packet
+// that resends the PSN may have passed the capture point first, where the
+// capture's order between the directions is not certain); open, with
+// reason, otherwise.
+func WrongUnlessResendMissed(k *Checker, c *harness.Conn, r *trace.Record, msg string, expected []string, reason string) {
+	x := r.Packet.PSN
+	k.ViolationUnlessMissed(c, trace.ToResponder, 0, r, msg, expected, Seen(r), reason,
+		func(next *trace.Record) bool { return next.Packet.PSN == x })
+}
+
 // Checked counts a held instance of the checker's clause.
 func (k *Checker) Checked(c *harness.Conn) { c.Checked(k.ID) }
 
@@ -311,7 +331,19 @@ func (j *LatchJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 			[]string{fmt.Sprintf("no further sequence NAK until a request with PSN %d arrives (later out-of-sequence requests are dropped silently)", prev.PSN)},
 			Seen(ev.Rec))
 	case !prev.Cleared:
-		k.Indeterminate(c, fmt.Sprintf("a second sequence NAK followed the one with PSN %d with no resend of that PSN in the capture: a resend the capture missed would have cleared the latch", prev.PSN))
+		// Only a resend of prev.PSN the capture missed explains it: once
+		// the requester's next packet shows its IPv4 Identifications ran
+		// on unbroken over the whole connection, none was missed (one
+		// that carries prev.PSN may have passed the capture point before
+		// this NAK, where the capture's order between the directions is
+		// not certain).
+		x := prev.PSN
+		k.ViolationUnlessMissed(c, trace.ToResponder, 0, ev.Rec,
+			fmt.Sprintf("a second PSN sequence error NAK (PSN %d) while the NAK latch had to hold: no request with PSN %d reached the responder since its sequence NAK with that PSN", y, x),
+			[]string{fmt.Sprintf("no further sequence NAK until a request with PSN %d arrives (later out-of-sequence requests are dropped silently)", x)},
+			Seen(ev.Rec),
+			fmt.Sprintf("a second sequence NAK followed the one with PSN %d with no resend of that PSN in the capture: only a resend the capture missed, which would have cleared the latch, makes it legal", x),
+			func(next *trace.Record) bool { return next.Packet.PSN == x })
 	case y == prev.PSN && prev.Exact:
 		k.Violation(c, ev.Rec, fmt.Sprintf("a second PSN sequence error NAK names PSN %d again after the request with PSN %d reached the responder: it was either built before that request arrived, while the latch held, or names an expected PSN the responder had already passed", y, y),
 			[]string{fmt.Sprintf("one sequence NAK with PSN %d per gap; a new NAK only for a new gap after the request with PSN %d arrived", y, y)},

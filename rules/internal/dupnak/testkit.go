@@ -16,8 +16,16 @@ import (
 type TraceBuilder struct {
 	Recs []*trace.Record
 	MTU  int
-	now  time.Duration
-	ipid uint16
+	// PerSender gives each side its own IPv4 Identification counter (a
+	// sender numbering its packets one by one); otherwise the two sides
+	// take turns on one counter.
+	PerSender bool
+	// SkipID leaves the next request's ID out, as if the capture missed
+	// a packet the requester sent.
+	SkipID bool
+	now    time.Duration
+	ipid   uint16
+	rspID  uint16
 }
 
 // Addresses and QPs of built traces.
@@ -37,8 +45,16 @@ func NewTraceBuilder(mtu int) *TraceBuilder { return &TraceBuilder{MTU: mtu} }
 
 func (b *TraceBuilder) add(p *wire.Packet, req bool) *trace.Record {
 	b.now += time.Microsecond
-	b.ipid++
-	r := &trace.Record{Frame: len(b.Recs) + 1, Time: b.now, Packet: p, IPID: b.ipid, HasIPID: true,
+	id := &b.ipid
+	if b.PerSender && !req {
+		id = &b.rspID
+	}
+	if b.SkipID && req {
+		*id++
+		b.SkipID = false
+	}
+	*id++
+	r := &trace.Record{Frame: len(b.Recs) + 1, Time: b.now, Packet: p, IPID: *id, HasIPID: true,
 		ICRC: wire.ICRCOK, PayloadLen: len(p.Payload)}
 	p.PKey = 0xFFFF
 	if req {
@@ -71,6 +87,16 @@ func (b *TraceBuilder) Req(op wire.Opcode, psn wire.PSN, ackReq bool) *trace.Rec
 		p.Atomic = wire.AtomicETH{VA: 0x2000, RKey: 0x77, SwapAdd: 1}
 	}
 	return b.add(p, true)
+}
+
+// Copy adds a copy of r, its IPv4 Identification kept (the network or
+// the capture recorded it twice).
+func (b *TraceBuilder) Copy(r *trace.Record) *trace.Record {
+	b.now += time.Microsecond
+	c := *r
+	c.Frame, c.Time = len(b.Recs)+1, b.now
+	b.Recs = append(b.Recs, &c)
+	return &c
 }
 
 // Send adds a SEND Only with AckReq.

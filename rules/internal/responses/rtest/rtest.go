@@ -36,13 +36,23 @@ const (
 // Builder builds a trace by hand.
 type Builder struct {
 	Recs []*trace.Record
-	now  time.Duration
+	// PerSender gives each side its own IPv4 Identification counter (a
+	// sender numbering its packets one by one); otherwise a record's ID
+	// is its frame number.
+	PerSender bool
+	now       time.Duration
+	ids       [2]uint16
 }
 
 func (b *Builder) add(dir trace.Dir, p *wire.Packet, payload int) *trace.Record {
 	b.now += time.Microsecond
+	id := uint16(len(b.Recs) + 1)
+	if b.PerSender {
+		b.ids[dir&1]++
+		id = b.ids[dir&1]
+	}
 	r := &trace.Record{Frame: len(b.Recs) + 1, Time: b.now, Dir: dir, Packet: p, ICRC: wire.ICRCOK, PayloadLen: payload,
-		HasIPID: true, IPID: uint16(len(b.Recs) + 1)}
+		HasIPID: true, IPID: id}
 	if dir == trace.ToResponder {
 		r.Src, r.Dst = RequesterIP, ResponderIP
 		p.DestQP = ResponderQPN

@@ -1,0 +1,234 @@
+package harness
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/rcconform/rcconform/harness/trace"
+)
+
+// This file is the evidence a connection's IPv4 Identifications give
+// about loss. A sender that numbers its packets one by one leaves no
+// doubt about what the capture missed between two of its packets: where
+// their IDs are consecutive it sent nothing in between (nothing was lost
+// before the capture point, and the capture dropped none of its packets
+// there); where they are not, something it sent went unrecorded, or other
+// traffic took IDs from the same counter. An instance of a clause that
+// is a violation unless the capture missed a packet of one sender can
+// therefore be decided once that sender's next packet shows whether its
+// IDs ran on unbroken (Conn.ViolationUnlessMissed).
+
+// idRun follows one direction's IPv4 Identifications in the order the
+// checkers see its records (the sender's own order, after the reorder
+// buffer): the run of consecutive IDs the latest record ends.
+type idRun struct {
+	last  uint16
+	have  bool
+	start uint64 // Conn.seq of the run's first record
+	first uint64 // Conn.seq of the direction's first record
+	// byOne counts the steps of exactly one seen, other the steps of
+	// more than one or backwards (a copy's repeated ID is neither).
+	byOne, other int
+}
+
+// trustedRun is how many steps of exactly one a sender must have shown,
+// and at least twice as many as other steps, before consecutive IDs count
+// as evidence: a sender that draws IDs at random makes a step of one by
+// chance, and a host whose one counter serves other flows too makes
+// steps of more than one.
+const trustedRun = 8
+
+// step takes the record with sequence number seq into the run and
+// reports whether it is a packet of its own, not a copy of the latest
+// (the same ID again).
+func (u *idRun) step(r *trace.Record, seq uint64) bool {
+	if u.first == 0 {
+		u.first = seq
+	}
+	if !r.HasIPID {
+		u.have = false
+		return true
+	}
+	repeat := u.have && r.IPID == u.last
+	switch d := r.IPID - u.last; {
+	case !u.have:
+		u.start = seq
+	case d == 0:
+		// The same packet recorded twice, or copied by the network: it
+		// says nothing about what was sent between.
+	case d == 1:
+		u.byOne++
+	default:
+		u.other++
+		u.start = seq
+	}
+	u.last, u.have = r.IPID, true
+	return !repeat
+}
+
+// countsByOne reports whether the sender is seen to number its packets
+// one by one on this connection.
+func (u *idRun) countsByOne() bool { return u.byOne >= trustedRun && u.other*2 <= u.byOne }
+
+// Seq returns the sequence number of the record being judged: the
+// position of it among the records the connection's checkers saw, for
+// SentAllSince.
+func (c *Conn) Seq() uint64 { return c.seq }
+
+// SentAllSince reports whether the trace holds every packet the sender of
+// direction d sent between its latest packet at or before the record
+// with sequence number since (Seq) and its latest packet so far: the
+// sender numbers its packets one by one, and their IDs ran on unbroken
+// over that stretch. Since 0 asks for every packet it sent on the
+// connection: the trace must also show the connection's beginning
+// (FromStart), for a capture that began mid-connection says nothing of
+// what was sent before it.
+func (c *Conn) SentAllSince(d trace.Dir, since uint64) bool {
+	u := &c.runs[d&1]
+	if since == 0 && !c.FromStart() {
+		return false
+	}
+	return u.have && u.countsByOne() && u.start <= max(since, u.first)
+}
+
+// unlessMissed is an instance held by ViolationUnlessMissed.
+type unlessMissed struct {
+	clause   string
+	dir      trace.Dir
+	since    uint64
+	at       uint64 // Seq of the record it was raised on
+	rec      *trace.Record
+	message  string
+	expected []string
+	seen     string
+	reason   string
+	excuse   func(next *trace.Record) bool
+}
+
+// maxUnlessMissed bounds the instances a connection holds for
+// ViolationUnlessMissed; one raised beyond it is left open at once.
+const maxUnlessMissed = 64
+
+// ViolationUnlessMissed raises an instance of clause on r that is a
+// violation unless the capture missed a packet the sender of direction
+// dir sent after the record with sequence number since (Seq) and before
+// r. It is held until that sender's next record: where its IDs ran on
+// unbroken since then (SentAllSince), nothing was missed and the
+// violation stands, unless excuse (nil: none) accepts that next record
+// as one that, had it passed the capture point before r, would make r
+// legal, and it was recorded within the reordering the trace shows
+// (MayBeReordered); otherwise, and at the end
+// of the trace, the instance stays open (Unresolved) with reason: the
+// only legal explanation left is a packet nothing shows lost, so the
+// clause cannot pass while it stands.
+func (c *Conn) ViolationUnlessMissed(clause string, dir trace.Dir, since uint64, r *trace.Record, message string, expected []string, seen, reason string, excuse func(next *trace.Record) bool) {
+	if c.Settings.Active || len(c.missed) >= maxUnlessMissed {
+		c.Unresolved(clause, reason)
+		return
+	}
+	c.missed = append(c.missed, unlessMissed{clause: clause, dir: dir & 1, since: since, at: c.seq, rec: r,
+		message: message, expected: expected, seen: seen, reason: reason, excuse: excuse})
+}
+
+// decideMissed decides the instances held by ViolationUnlessMissed that
+// the record being delivered (next, with sequence number c.seq) settles:
+// those raised before it that wait for its sender. A copy of the sender's
+// latest packet settles nothing: it was sent before, not after.
+func (c *Conn) decideMissed(next *trace.Record) {
+	k := 0
+	for _, m := range c.missed {
+		if m.dir != next.Dir&1 || m.at >= c.seq {
+			c.missed[k] = m
+			k++
+			continue
+		}
+		excused := m.excuse != nil && m.excuse(next) && MayBeReordered(m.rec, next)
+		c.decideOne(&m, c.SentAllSince(m.dir, m.since) && !excused)
+	}
+	clear(c.missed[k:])
+	c.missed = c.missed[:k]
+}
+
+// decideOne reports a held instance as a violation (proved) or leaves it
+// open, judged as of the record it was raised on.
+func (c *Conn) decideOne(m *unlessMissed, proved bool) {
+	cur := c.cur
+	c.cur = m.rec
+	if proved {
+		c.Violation(m.clause, m.rec, m.message+" (the sender's IPv4 Identifications ran on unbroken: the capture missed none of its packets)", m.expected, m.seen)
+	} else {
+		c.Unresolved(m.clause, m.reason)
+	}
+	c.cur = cur
+}
+
+// endMissed leaves the instances still held at the end of the trace
+// open: no later packet of their sender showed whether the capture
+// missed one.
+func (c *Conn) endMissed() {
+	for i := range c.missed {
+		c.decideOne(&c.missed[i], false)
+	}
+	c.missed = nil
+}
+
+// skewMeter measures, across the whole trace, how far packets are seen
+// out of their senders' order: for each sending host that counts its IPv4
+// Identifications up (one counter for all its flows), a packet recorded
+// after one with a later ID shows the capture (or the network) reordered
+// them by at least the time between the two. The largest such time is
+// the bound on reordering the trace itself gives (trace.Record.Skew); a
+// capture that never shows any is taken to keep its order to within its
+// timestamps' precision.
+type skewMeter struct {
+	hosts map[netip.Addr]*hostIDs
+	skew  time.Duration
+}
+
+// hostIDs is one sending host's IDs, for skewMeter.
+type hostIDs struct {
+	order   idOrder
+	newest  uint16        // the latest ID in the host's order
+	newestT time.Duration // when the packet with it was recorded
+}
+
+// maxSkewHosts bounds the hosts a skewMeter follows.
+const maxSkewHosts = 4096
+
+// note takes r into the meter and sets r.Skew.
+func (m *skewMeter) note(r *trace.Record) {
+	if r.HasIPID {
+		h := m.hosts[r.Src]
+		if h == nil && len(m.hosts) < maxSkewHosts {
+			if m.hosts == nil {
+				m.hosts = map[netip.Addr]*hostIDs{}
+			}
+			h = &hostIDs{newest: r.IPID, newestT: r.Time}
+			m.hosts[r.Src] = h
+		}
+		if h != nil {
+			h.order.learn(r)
+			switch d := r.IPID - h.newest; {
+			case d != 0 && d < idStep:
+				h.newest, h.newestT = r.IPID, r.Time
+			case d > 0xFFFF-idStep && h.order.countsUp():
+				m.skew = max(m.skew, r.Time-h.newestT)
+			}
+		}
+	}
+	r.Skew = m.skew
+}
+
+// reorderPrecision is the order a capture that shows no reordering is
+// taken to keep: packets recorded within it of each other may have
+// passed the capture point the other way round (timestamps of a
+// microsecond's precision).
+const reorderPrecision = time.Microsecond
+
+// MayBeReordered reports whether later, recorded after earlier, may have
+// passed the capture point first: their times lie within the reordering
+// the trace has shown so far (trace.Record.Skew) or the timestamps'
+// precision.
+func MayBeReordered(earlier, later *trace.Record) bool {
+	return later.Time-earlier.Time <= max(later.Skew, reorderPrecision)
+}
