@@ -42,6 +42,9 @@ type Frame struct {
 	Data      []byte    // captured bytes
 	OrigLen   int       // original length on the wire (> len(Data) when cut by snaplen)
 	Interface int       // pcapng interface index (0 for pcap)
+	// Comments are the packet's comments (pcapng opt_comment), as
+	// Wireshark shows them; like Data, valid until the next call to Next.
+	Comments []string
 }
 
 // Truncated reports whether the frame was cut short by the capture's
@@ -79,11 +82,13 @@ type Reader struct {
 	br      *bufio.Reader
 	format  format
 
-	started bool  // the file header has been read
-	err     error // sticky: returned by every Next after the first error
-	frame   Frame
-	buf     []byte   // frame data, reused
-	hdr     [32]byte // record / block header scratch
+	started  bool  // the file header has been read
+	err      error // sticky: returned by every Next after the first error
+	frame    Frame
+	buf      []byte   // frame data, reused
+	opts     []byte   // a packet block's options, reused
+	comments []string // a packet block's comments, reused
+	hdr      [32]byte // record / block header scratch
 
 	// pcap
 	order    byteOrder
