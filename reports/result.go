@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 )
 
 // Verdict is the outcome of one clause in one run (or, for audits of several
@@ -162,6 +163,20 @@ type Finding struct {
 	// the capture ended. Merge orders findings by it, as a single run
 	// makes them.
 	At int64 `json:"at,omitempty"`
+}
+
+// Evidence is the finding in one line: its message, and what was
+// acceptable against what was seen when the finding says.
+func (f Finding) Evidence() string {
+	var b strings.Builder
+	b.WriteString(f.Message)
+	if len(f.Expected) > 0 {
+		fmt.Fprintf(&b, "; expected %s", strings.Join(f.Expected, " or "))
+	}
+	if f.Seen != "" {
+		fmt.Fprintf(&b, "; seen %s", f.Seen)
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
 }
 
 // Rung is one packet of the exchange around a finding.

@@ -16,6 +16,7 @@ import (
 	"github.com/rcconform/rcconform/dut/pcapdut"
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/reports"
+	"github.com/rcconform/rcconform/reports/annotate"
 	_ "github.com/rcconform/rcconform/rules" // registers every passive monitor
 	"github.com/rcconform/rcconform/rules/catalog"
 	"github.com/rcconform/rcconform/rules/rulekit"
@@ -43,6 +44,7 @@ type auditOptions struct {
 	shard, shards      int // --shard=I/N (shards 0: judge every connection)
 	icrcFlag           string
 	icrc               pcapdut.ICRCMode
+	annotate           string // --annotate: the pcapng file to write
 }
 
 func runAudit(args []string, stdout, stderr io.Writer) int {
@@ -62,6 +64,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "captures audited at once; the cores are shared among them, each capture's connections judged on several cores")
 	fs.StringVar(&o.shardFlag, "shard", "", "judge only the connections whose hash falls in shard `I/N` (0 <= I < N; every capture is still read whole); merge the N results with `rcconform report --merge`")
 	fs.StringVar(&o.icrcFlag, "icrc", "auto", "frames whose ICRC does not match: check (left out, as their receivers dropped them), ignore (judged: the capture does not hold the wire's ICRCs, rewritten addresses say) or auto (check, unless no frame's ICRC is good while RC requests and responses went on)")
+	fs.StringVar(&o.annotate, "annotate", "", "also write the captures to the pcapng `FILE`, with a comment on each frame that carries a finding or an undecided instance (up to --max-findings per clause) and on each connection's first frame")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the audit to `FILE` (read it with go tool pprof)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile, taken at the end of the audit, to `FILE`")
 	captures, err := parseFlags(fs, args)
@@ -98,8 +101,13 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "rcconform audit: %v\n", err)
 		}
 	}
+	var annotated []annotate.Capture
 	for i, path := range captures {
 		au := audits[i]
+		if o.annotate != "" && (au.err == nil || au.info.Frames > 0) {
+			annotated = append(annotated, annotate.Capture{Path: path, Findings: au.sink.Findings,
+				Connections: au.info.Connections, Undecided: au.undecided})
+		}
 		res.Connections = append(res.Connections, au.info.Connections...)
 		au.info.Connections = nil
 		res.Captures = append(res.Captures, au.info)
@@ -137,6 +145,13 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "rcconform audit: %v\n", err)
 		return exitUsage
+	}
+	if o.annotate != "" {
+		comment := fmt.Sprintf("rcconform audit of %s: the frames of each capture follow those of the one before", strings.Join(captures, ", "))
+		if err := annotate.Write(o.annotate, comment, annotated, res.Clauses); err != nil {
+			fmt.Fprintf(stderr, "rcconform audit: %v\n", err)
+			return exitUsage
+		}
 	}
 	return status
 }
@@ -181,6 +196,9 @@ func (o *auditOptions) check(captures []string) (map[string]bool, error) {
 			return nil, err
 		}
 		o.shard, o.shards = i, n
+	}
+	if o.annotate != "" && o.shardFlag != "" {
+		return nil, errors.New("--annotate needs the whole audit: it cannot be given with --shard")
 	}
 	if o.maxFindings < 0 {
 		return nil, fmt.Errorf("--max-findings %d is negative (0 keeps every finding)", o.maxFindings)
@@ -289,7 +307,9 @@ type captureAudit struct {
 	err  error
 	sink *harness.Sink
 	at   []int64 // the position of each finding (sharded audits only)
-	keep any     // the auditor, alive for --memprofile
+	// undecided collects the undecided instances for --annotate.
+	undecided *annotate.Undecided
+	keep      any // the auditor, alive for --memprofile
 }
 
 // findings returns the capture's findings, with their positions in a
@@ -341,6 +361,10 @@ func (o *auditOptions) auditOne(path string, only map[string]bool, workers int, 
 	sink.Text = rulekit.ClauseText
 	sink.MaxFindings = o.maxFindings
 	c := &captureAudit{sink: sink}
+	if o.annotate != "" {
+		c.undecided = &annotate.Undecided{Max: o.maxFindings}
+		sink.Undecided = c.undecided.Add
+	}
 	var obs pcapdut.Observer
 	var sharded *harness.ShardedAuditor
 	if workers == 1 && o.shards == 0 {
