@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -377,4 +378,46 @@ func TestAnnotateTshark(t *testing.T) {
 		t.Errorf("tshark: frame %d has finding comments %q, the JSON names none there", fr, g)
 	}
 	t.Logf("tshark found the %d findings' comments on the %d frames the JSON names (%d captures, %d frames)", len(res.Findings), len(want), len(inputs), n)
+}
+
+// TestAuditCertificate: an audit's result names the suite's commit, its
+// date (SOURCE_DATE_EPOCH, see TestMain), each capture's SHA-256 (a gzip
+// file's of its compressed bytes, as sha256sum gives it) and the settings
+// that decide verdicts; every clause not passed has its evidence.
+func TestAuditCertificate(t *testing.T) {
+	plain := backwards(t)
+	gz := file(t, "clean.pcap.gz", gzipBytes(pcapOf(t, send(10), ack(10, 1))))
+	code, out, stderr := invoke(t, "audit", "--format", "json", "--mtu", "1024", "--rules", "C9-95,C9-96", plain, gz)
+	if code != exitViolation {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var raw struct {
+		Run      reports.Run
+		Captures []struct{ File, SHA256 string }
+		Clauses  []struct{ ID, Verdict, Evidence, Capture string }
+	}
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range raw.Captures {
+		b, _ := os.ReadFile(c.File)
+		if want := fmt.Sprintf("%x", sha256.Sum256(b)); c.SHA256 != want {
+			t.Errorf("%s: SHA-256 %q, want %s", c.File, c.SHA256, want)
+		}
+	}
+	r := raw.Run
+	if r.Date != "2026-01-01T00:00:00Z" || r.Suite.Commit == "" || r.Settings["mtu"] != "1024" || r.Settings["rules"] != "C9-95,C9-96" || r.Settings["srq"] != "unknown" {
+		t.Errorf("certificate %+v", r)
+	}
+	if _, ok := r.Settings["jobs"]; ok {
+		t.Error("--jobs, which decides no verdict, is among the settings")
+	}
+	for _, c := range raw.Clauses {
+		if (c.Verdict == "pass") != (c.Evidence == "") {
+			t.Errorf("%s on %s: %s with evidence %q", c.ID, c.Capture, c.Verdict, c.Evidence)
+		}
+		if c.ID == "C9-95" && c.Capture == plain && !strings.HasPrefix(c.Evidence, "frame 4: ACK PSN 10 goes back") {
+			t.Errorf("C9-95's evidence %q", c.Evidence)
+		}
+	}
 }

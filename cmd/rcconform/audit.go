@@ -89,7 +89,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		progress = newProgress(io.Discard) // bars of captures read at once would mix
 	}
 	res := &reports.Result{Kind: reports.KindAudit, DUT: "pcap", Captures: []reports.CaptureInfo{},
-		Clauses: []reports.ClauseResult{}, Findings: []reports.Finding{}}
+		Clauses: []reports.ClauseResult{}, Findings: []reports.Finding{}, Run: reports.NewRun(nil, o.settings())}
 	if o.shards > 0 {
 		res.Shard = &reports.ShardInfo{Index: o.shard, Count: o.shards, MaxFindings: o.maxFindings}
 	}
@@ -147,13 +147,26 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if o.annotate != "" {
-		comment := fmt.Sprintf("rcconform audit of %s: the frames of each capture follow those of the one before", strings.Join(captures, ", "))
+		comment := fmt.Sprintf("rcconform audit (%s, %s) of %s: the frames of each capture follow those of the one before",
+			res.Run.Suite, res.Run.Date, strings.Join(captures, ", "))
 		if err := annotate.Write(o.annotate, comment, annotated, res.Clauses); err != nil {
 			fmt.Fprintf(stderr, "rcconform audit: %v\n", err)
 			return exitUsage
 		}
 	}
 	return status
+}
+
+// settings are the settings the audit's result records: those that
+// decide verdicts (not --jobs, nor --shard, which leave them as they are).
+func (o *auditOptions) settings() map[string]string {
+	m := map[string]string{"srq": o.cfg.SRQ, "mtu": strconv.Itoa(o.cfg.MTU), "ack-timeout": strconv.Itoa(o.cfg.AckTimeout),
+		"retry-cnt": strconv.Itoa(o.cfg.RetryCnt), "rnr-retry": strconv.Itoa(o.cfg.RNRRetry),
+		"complete": strconv.FormatBool(o.cfg.Complete), "icrc": o.icrcFlag, "max-findings": strconv.Itoa(o.maxFindings)}
+	if o.rules != "" {
+		m["rules"] = o.rules
+	}
+	return m
 }
 
 // check validates the options and returns the clauses --rules selects
