@@ -39,7 +39,7 @@ func (r *Result) Certificate() Certificate {
 	if r.DUT != "" {
 		c.Device = append(c.Device, Field{"DUT", r.DUT})
 	}
-	if r.Defect != "" {
+	if _, said := r.Run.declared()["defect"]; r.Defect != "" && !said {
 		c.Device = append(c.Device, Field{"defect", r.Defect})
 	}
 	c.Suite, c.Date = notRecorded, notRecorded
@@ -70,4 +70,12 @@ func sortedFields(m map[string]string) []Field {
 		out = append(out, Field{k, m[k]})
 	}
 	return out
+}
+
+// declared is run's Declared (nil for a nil run).
+func (run *Run) declared() map[string]string {
+	if run == nil {
+		return nil
+	}
+	return run.Declared
 }

@@ -107,7 +107,7 @@ type htmlPage struct {
 const htmlSummaryMost = 60
 
 // htmlEvidenceLen bounds one clause's evidence in the summary.
-const htmlEvidenceLen = 400
+const htmlEvidenceLen = 200
 
 type verdictCount struct {
 	Verdict Verdict
