@@ -286,6 +286,15 @@ func (d *DUT) Declared() map[string]string {
 	if dev.TimerNS > 0 {
 		m["timer-granularity"] = time.Duration(dev.TimerNS).String()
 	}
+	for k, v := range map[string]string{"firmware": dev.Firmware, "driver": dev.Driver, "kernel": dev.Kernel} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	if dev.VendorID != 0 || dev.VendorPartID != 0 {
+		m["vendor-id"], m["vendor-part-id"] = fmt.Sprintf("0x%04x", dev.VendorID), fmt.Sprintf("0x%04x", dev.VendorPartID)
+		m["hw-version"] = fmt.Sprintf("0x%x", dev.HWVersion)
+	}
 	return m
 }
 
