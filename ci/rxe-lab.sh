@@ -22,7 +22,8 @@
 #   - the whole suite with --dut=live; tcpdump on the tap inside the namespace;
 #   - out/rxe/<kernel>-<mtu>/: result.json, junit.xml (keyed by clause), report.html, report.md,
 #     capture.pcapng (the RoCEv2 traffic on the tap), console.log (the VM's serial console), suite.log,
-#     audit.json (`rcconform audit` of capture.pcapng: the capture audit on a real device's traffic).
+#     audit.json (`rcconform audit` of capture.pcapng: the capture audit on a real device's traffic),
+#     capture-annotated.pcapng (capture.pcapng with that audit's findings as packet comments).
 # Everything (VM, tcpdump, tap, namespace) is torn down on exit, whatever happened.
 #
 # Verdicts: compared with ci/rxe/expected.json (`go run ./ci/rxe/labtool compare`); differences are
@@ -298,7 +299,8 @@ run_config() {
   fi
   out/rxe/labtool pcapng "$dir/capture.pcap" "$dir/capture.pcapng" && rm -f "$dir/capture.pcap"
   local arc=0
-  out/rxe/rcconform audit --max-findings 0 --format json --out "$dir/audit.json" "$dir/capture.pcapng" >/dev/null 2>"$dir/audit.log" || arc=$?
+  out/rxe/rcconform audit --max-findings 0 --format json --out "$dir/audit.json" --annotate "$dir/capture-annotated.pcapng" \
+    "$dir/capture.pcapng" >/dev/null 2>"$dir/audit.log" || arc=$?
   [ "$arc" -le 1 ] || log "$series-$mtu: the capture audit failed (exit $arc): $(tail -3 "$dir/audit.log")"
   out/rxe/rcconform report --in "$dir/result.json" --html "$dir/report.html" --markdown "$dir/report.md" >/dev/null \
     || log "$series-$mtu: rendering the report failed"

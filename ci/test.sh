@@ -32,6 +32,19 @@ git archive --format=tar HEAD | tar -x -C "$fresh/rcconform"
 echo "== the same tests under the race detector"
 go test -race -timeout 40m ./...
 
+echo "== an annotated capture as Wireshark reads it (tshark finds each finding's comment on the frame the JSON names)"
+# Debian's tshark; the test skips, saying so, without the shared soft-RoCE captures beside the clone.
+if ! command -v tshark >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections 2>/dev/null || true
+  apt-get install -y -q tshark >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q tshark >/dev/null; } || true
+fi
+if command -v tshark >/dev/null; then
+  RCCONFORM_TSHARK=require go test -count=1 -run 'TestAnnotateTshark' -v ./cmd/rcconform
+else
+  echo "tshark check: skipped: tshark could not be installed"
+fi
+
 echo "== the suite against the reference DUT, with clause-keyed reports"
 mkdir -p out
 go tool ginkgo run --no-color --junit-report=out/ginkgo-junit.xml ./rules -- --junit="$PWD/out/junit.xml" --json="$PWD/out/result.json"

@@ -222,6 +222,9 @@ type Conn struct {
 	Follows    int
 	FollowsAt  int
 	FollowsWhy string
+	// FirstFrame is the capture frame of the first record the auditor
+	// gave the connection (0 on an active run, whose records have none).
+	FirstFrame int
 
 	// Requests.
 	HaveReq    bool
@@ -684,7 +687,11 @@ func (c *Conn) Unresolved(clause, reason string) {
 	if t.Reason == "" || t.Open == 1 {
 		t.Reason, t.ReasonAt = reason, c.sink.At
 	}
-	t.addKind(reason, true, c.frameNow(), c.sink.At)
+	frame := c.frameNow()
+	t.addKind(reason, true, frame, c.sink.At)
+	if c.sink.Undecided != nil {
+		c.sink.Undecided(clause, reason, true, frame)
+	}
 }
 
 // Checked counts one instance of clause that was checked and held.
@@ -702,7 +709,11 @@ func (c *Conn) Indeterminate(clause, reason string) {
 	if t.Reason == "" {
 		t.Reason, t.ReasonAt = reason, c.sink.At
 	}
-	t.addKind(reason, false, c.frameNow(), c.sink.At)
+	frame := c.frameNow()
+	t.addKind(reason, false, frame, c.sink.At)
+	if c.sink.Undecided != nil {
+		c.sink.Undecided(clause, reason, false, frame)
+	}
 }
 
 // frameNow is the capture frame of the record the connection's monitors
@@ -810,6 +821,13 @@ type Sink struct {
 	// it, so that merged tallies keep the reason a single auditor would
 	// have kept (the first one given). Zero when unused.
 	At int64
+	// Undecided, when set, is told of every undecided instance as it is
+	// counted: its clause, its reason, whether it is open (Unresolved)
+	// and the capture frame it was seen at (0 on an active run), as the
+	// tally's Kinds record the first of each kind. A ShardedAuditor's
+	// workers call it from their goroutines: it must be safe for
+	// concurrent use.
+	Undecided func(clause, reason string, open bool, frame int)
 	// tallyCache caches tallies of Tallies by clause (every record tallies a
 	// few clauses, and a map lookup costs more than a comparison).
 	tallyCache [64]cachedTally
@@ -1060,6 +1078,9 @@ func (a *Auditor) Observe(r *trace.Record) {
 	c := a.connFor(r)
 	if c == nil {
 		return
+	}
+	if c.FirstFrame == 0 && !c.Settings.Active {
+		c.FirstFrame = r.Frame
 	}
 	if c.copyOf(r) {
 		c.Copies++

@@ -182,7 +182,7 @@ func (s *ShardedAuditor) start() {
 // newSink returns a worker's sink, set as Sink is.
 func (s *ShardedAuditor) newSink() *Sink {
 	k := NewSink(s.Sink.Capture)
-	k.MaxFindings, k.Text = s.Sink.MaxFindings, s.Sink.Text
+	k.MaxFindings, k.Text, k.Undecided = s.Sink.MaxFindings, s.Sink.Text, s.Sink.Undecided
 	return k
 }
 

@@ -1,5 +1,7 @@
 package reports
 
+import "fmt"
+
 // Connection is one RC connection an audit found (the "connections" list of
 // the audit's JSON): its two QPs, the first PSN each sends, the settings
 // the audit used for it and where each came from, and whether the capture
@@ -9,9 +11,14 @@ type Connection struct {
 	// ID numbers the audited connections of a capture in the order the
 	// capture first showed them (as findings' ladders and shards count
 	// them); 0 for a handshake no RC packet of the capture used.
-	ID        int      `json:"id,omitempty"`
-	Requester Endpoint `json:"requester"`
-	Responder Endpoint `json:"responder"`
+	ID int `json:"id,omitempty"`
+	// FirstFrame is the frame of the capture where the connection's
+	// first packet is (as Wireshark numbers frames; 0 for a handshake no
+	// RC packet used): `audit --annotate` puts the connection's settings
+	// on it.
+	FirstFrame int      `json:"first_frame,omitempty"`
+	Requester  Endpoint `json:"requester"`
+	Responder  Endpoint `json:"responder"`
 	// FirstPSN gives the first PSN each QP sends: the requester's first
 	// request PSN, and the responder QP's own starting PSN (the PSN its
 	// requests in the other direction start at), as the CM handshake
@@ -69,3 +76,64 @@ const (
 	SourceFlag     = "flag"     // given by the user
 	SourceObserved = "observed" // inferred from the traffic (the MTU from the largest First/Middle payload)
 )
+
+// ConnectionFields are a connection's endpoints and settings as people
+// read them: an unknown value is "?", and a known setting says where it
+// came from ("1024 (cm)").
+type ConnectionFields struct {
+	Requester, Responder string // "10.0.0.2 QP 0x000011"
+	FirstPSN             string // requester's/responder's: "10/?"
+	MTU, SRQ             string
+	AckTimeout           string
+	RetryCnt, RNRRetry   string
+	ResponderResources   string
+	Complete             string // "yes" or "no"
+	Handshake            string // "-" when the capture holds none
+}
+
+// Fields returns c as people read it (the audit's connections table,
+// the comments of an annotated capture).
+func (c Connection) Fields() ConnectionFields {
+	src := func(key, v string) string {
+		if s := c.Source[key]; s != "" && v != "?" {
+			return v + " (" + s + ")"
+		}
+		return v
+	}
+	st := c.Settings
+	srq := "?"
+	if st.SRQ != nil {
+		srq = map[bool]string{true: "yes", false: "no"}[*st.SRQ]
+	}
+	complete := "no"
+	if c.Complete {
+		complete = "yes"
+	}
+	cm := c.Handshake
+	if cm == "" {
+		cm = "-"
+	}
+	return ConnectionFields{
+		Requester: endpointText(c.Requester), Responder: endpointText(c.Responder),
+		FirstPSN: optText(c.FirstPSN.Requester) + "/" + optText(c.FirstPSN.Responder),
+		MTU:      src("mtu", optText(st.MTU)), SRQ: src("srq", srq), AckTimeout: src("ack_timeout", optText(st.AckTimeout)),
+		RetryCnt: src("retry_cnt", optText(st.RetryCnt)), RNRRetry: src("rnr_retry", optText(st.RNRRetry)),
+		ResponderResources: src("responder_resources", optText(st.ResponderResources)),
+		Complete:           complete, Handshake: cm,
+	}
+}
+
+func endpointText(e Endpoint) string {
+	if e.QPN == nil {
+		return e.Addr + " QP ?"
+	}
+	return fmt.Sprintf("%s QP 0x%06x", e.Addr, *e.QPN)
+}
+
+// optText is *v in decimal, or "?" when v is nil.
+func optText[T int | uint32](v *T) string {
+	if v == nil {
+		return "?"
+	}
+	return fmt.Sprint(*v)
+}

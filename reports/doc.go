@@ -9,6 +9,12 @@
 // seen instead, and the exchange around it as a ladder of [Rung]s, one per
 // packet.
 //
+// A result also carries the run's certificate ([Run]: the suite's version
+// and commit, the date, what the DUT declared, the settings; each
+// capture's SHA-256) and, for every clause result but a pass, its
+// evidence in one line ([Result.EvidenceOf]); [Result.Certificate] puts
+// them on one page, which every renderer shows first.
+//
 // JSON is the source of truth: [Result.WriteJSON] and [ReadJSON] follow the
 // contract users' tools rely on, which TestJSONContract pins (captures,
 // clauses and findings are always present, as empty lists when there are

@@ -65,7 +65,7 @@ func sampleAudit() *Result {
 		Kind: KindAudit,
 		DUT:  "pcap",
 		Captures: []CaptureInfo{
-			{File: captureA, Format: "pcapng", Frames: 1204, RoCEFrames: 1180, Skipped: 24, BadICRC: 1},
+			{File: captureA, SHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", Format: "pcapng", Frames: 1204, RoCEFrames: 1180, Skipped: 24, BadICRC: 1},
 			{File: captureB, Format: "pcap", Frames: 388, RoCEFrames: 388, Truncated: 3,
 				Errors: []string{"frame 301: UDP length 1064 exceeds the frame; decoded from the headers present"}},
 		},
@@ -96,6 +96,9 @@ func sampleAudit() *Result {
 				Verdict: Unsupported, Reason: "needs the requester's completion queue, which a capture cannot show", Capture: captureB},
 		},
 		Findings: []Finding{ackBeyondReceived(), retryFromWrongPSN()},
+		Run: &Run{Suite: Suite{Module: "github.com/rcconform/rcconform", Version: "(devel)", Commit: "0123456789abcdef0123456789abcdef01234567"},
+			Date:     "2026-03-14T15:09:26Z",
+			Settings: map[string]string{"srq": "unknown", "mtu": "1024", "complete": "false"}},
 	}
 }
 
@@ -121,5 +124,9 @@ func sampleSuite() *Result {
 				Verdict: Unsupported, Reason: "the DUT declares no RDMA READ support"},
 		},
 		Findings: []Finding{f},
+		Run: &Run{Suite: Suite{Module: "github.com/rcconform/rcconform", Version: "(devel)", Commit: "0123456789abcdef0123456789abcdef01234567", Modified: true},
+			Date:     "2026-03-14T15:09:26Z",
+			Declared: map[string]string{"device": "rcconform's reference RC transport (virtual clock)", "defect": "ack-beyond-received"},
+			Settings: map[string]string{"dut": "reference", "seed": "42", "defect": "ack-beyond-received"}},
 	}
 }

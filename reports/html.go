@@ -96,7 +96,18 @@ type htmlPage struct {
 	Findings    []htmlClauseFindings
 	LeftOut     int // instances neither drawn nor listed
 	LeftOutText string
+	// The one-page summary (Certificate), cut to htmlSummaryMost lines
+	// per list; the Not* fields count what was cut.
+	Cert                    Certificate
+	NotDevice, NotNotPassed int
 }
+
+// htmlSummaryMost bounds the device fields and the clause results not
+// passed that the summary lists (the table below has every one).
+const htmlSummaryMost = 60
+
+// htmlEvidenceLen bounds one clause's evidence in the summary.
+const htmlEvidenceLen = 200
 
 type verdictCount struct {
 	Verdict Verdict
@@ -214,6 +225,19 @@ func newHTMLPage(r *Result, limit int) (*htmlPage, error) {
 		if !c.Verdict.Valid() && present[c.Verdict] {
 			p.Verdicts = append(p.Verdicts, c.Verdict)
 			present[c.Verdict] = false
+		}
+	}
+
+	p.Cert = r.Certificate()
+	if n := len(p.Cert.Device); n > htmlSummaryMost {
+		p.Cert.Device, p.NotDevice = p.Cert.Device[:htmlSummaryMost], n-htmlSummaryMost
+	}
+	if n := len(p.Cert.NotPassed); n > htmlSummaryMost {
+		p.Cert.NotPassed, p.NotNotPassed = p.Cert.NotPassed[:htmlSummaryMost], n-htmlSummaryMost
+	}
+	for i := range p.Cert.NotPassed {
+		if ev := &p.Cert.NotPassed[i].Evidence; len(*ev) > htmlEvidenceLen {
+			*ev = strings.ToValidUTF8((*ev)[:htmlEvidenceLen], "") + "…"
 		}
 	}
 

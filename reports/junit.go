@@ -84,6 +84,7 @@ func WriteJUnit(w io.Writer, r *Result, suiteName string) error {
 		suiteName = "rcconform"
 	}
 	doc := junitSuites{Name: xmlSafe(suiteName), Time: "0"}
+	evidence := r.EvidenceOf()
 	for _, g := range groupByCapture(r) {
 		s := junitSuite{Name: suiteName, Time: "0"}
 		if r.Kind == KindAudit && g.capture != "" {
@@ -99,7 +100,7 @@ func WriteJUnit(w io.Writer, r *Result, suiteName string) error {
 				Name:       xmlSafe(caseName(r, c)),
 				Classname:  xmlSafe(c.ID),
 				Time:       "0",
-				Properties: caseProperties(r, c),
+				Properties: caseProperties(c, evidence(c)),
 			}
 			s.Tests++
 			switch c.Verdict {
@@ -194,8 +195,24 @@ func suiteProperties(r *Result, g captureGroup) *junitProps {
 	if r.Seed != 0 {
 		add("seed", strconv.FormatInt(r.Seed, 10))
 	}
+	if run := r.Run; run != nil {
+		add("suite_module", run.Suite.Module)
+		add("suite_version", run.Suite.Version)
+		add("suite_commit", run.Suite.Commit)
+		if run.Suite.Modified {
+			add("suite_modified", "true")
+		}
+		add("date", run.Date)
+		for _, f := range sortedFields(run.Declared) {
+			add("declared."+f.Name, f.Value)
+		}
+		for _, f := range sortedFields(run.Settings) {
+			add("setting."+f.Name, f.Value)
+		}
+	}
 	add("capture", g.capture)
 	if ci := g.info; ci != nil {
+		add("capture_sha256", ci.SHA256)
 		add("capture_format", ci.Format)
 		add("frames", strconv.Itoa(ci.Frames))
 		add("roce_frames", strconv.Itoa(ci.RoCEFrames))
@@ -209,7 +226,7 @@ func suiteProperties(r *Result, g captureGroup) *junitProps {
 	return &junitProps{Props: p}
 }
 
-func caseProperties(r *Result, c ClauseResult) *junitProps {
+func caseProperties(c ClauseResult, evidence string) *junitProps {
 	p := []junitProperty{
 		{Name: "section", Value: xmlSafe(c.Section)},
 		{Name: "side", Value: xmlSafe(c.Side)},
@@ -221,6 +238,9 @@ func caseProperties(r *Result, c ClauseResult) *junitProps {
 	}
 	if c.Capture != "" {
 		p = append(p, junitProperty{Name: "capture", Value: xmlSafe(c.Capture)})
+	}
+	if evidence != "" {
+		p = append(p, junitProperty{Name: "evidence", Value: xmlSafe(evidence)})
 	}
 	if len(c.Checks) > 0 {
 		p = append(p, junitProperty{Name: "checks", Value: xmlSafe(strings.Join(c.Checks, "; "))})

@@ -50,6 +50,7 @@ func WriteMarkdownOptions(w io.Writer, r *Result, o MarkdownOptions) error {
 	}
 	var b strings.Builder
 	writeMarkdownHead(&b, r)
+	writeMarkdownCertificate(&b, r, limit/8)
 	var left []string
 
 	audit := r.Kind == KindAudit
@@ -220,6 +221,56 @@ func writeMarkdownHead(b *strings.Builder, r *Result) {
 	if len(meta) > 0 {
 		b.WriteString(strings.Join(meta, " · ") + "\n\n")
 	}
+}
+
+// markdownEvidenceLen bounds one clause's evidence in the Markdown summary.
+const markdownEvidenceLen = 400
+
+// writeMarkdownCertificate writes r's certificate (see Certificate): the
+// device and what it declared, the suite, the date, the settings, and
+// the clause results that did not pass with their evidence, those within
+// room bytes (the rest are counted, and in the table).
+func writeMarkdownCertificate(b *strings.Builder, r *Result, room int) {
+	c := r.Certificate()
+	start := b.Len()
+	// fields lists fs within size bytes.
+	fields := func(fs []Field, size int) string {
+		var parts []string
+		n := 0
+		for i, f := range fs {
+			p := mdEscape(f.Name) + ": `" + strings.ReplaceAll(oneLine(f.Value), "`", "'") + "`"
+			if n += len(p) + 4; n > size {
+				parts = append(parts, fmt.Sprintf("and %d more", len(fs)-i))
+				break
+			}
+			parts = append(parts, p)
+		}
+		return strings.Join(parts, " · ")
+	}
+	b.WriteString("### Certificate\n\n")
+	fmt.Fprintf(b, "- **Device:** %s\n", fields(c.Device, room/3))
+	fmt.Fprintf(b, "- **Suite:** %s\n- **Date:** %s\n", mdEscape(c.Suite), mdEscape(c.Date))
+	if len(c.Settings) > 0 {
+		fmt.Fprintf(b, "- **Settings:** %s\n", fields(c.Settings, room/4))
+	}
+	fmt.Fprintf(b, "- **Not passed:** %s\n", plural(len(c.NotPassed), "clause result"))
+	for i, np := range c.NotPassed {
+		ev := np.Evidence
+		if len(ev) > markdownEvidenceLen {
+			ev = strings.ToValidUTF8(ev[:markdownEvidenceLen], "") + "…"
+		}
+		line := fmt.Sprintf("  - %s **%s**", mdEscape(np.ID), np.Verdict)
+		if np.Capture != "" {
+			line += " (" + mdEscape(np.Capture) + ")"
+		}
+		line += ": " + mdEscape(ev) + "\n"
+		if b.Len()-start+len(line) > room {
+			fmt.Fprintf(b, "  - … and %d more, in the table below\n", len(c.NotPassed)-i)
+			break
+		}
+		b.WriteString(line)
+	}
+	b.WriteString("\n")
 }
 
 // markdownTable is the verdict table of the clause results keep accepts,

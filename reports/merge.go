@@ -71,6 +71,7 @@ func Merge(results []*Result) (*Result, error) {
 			out.Environment[k] = v
 		}
 	}
+	out.Run = mergeRuns(results)
 	shards, err := checkShards(results)
 	if err != nil {
 		return nil, err
@@ -380,6 +381,42 @@ func MergeUndecidedKinds(lists [][]UndecidedKind) []UndecidedKind {
 		}
 		index[key] = len(out)
 		out = append(out, x.k)
+	}
+	return out
+}
+
+// mergeRuns is the certificate of merged results: each of suite, declared
+// value and setting as the results give it (values that differ joined),
+// dated as the latest; nil when none has one.
+func mergeRuns(results []*Result) *Run {
+	var out *Run
+	merge := func(dst *map[string]string, src map[string]string) {
+		for k, v := range src {
+			if *dst == nil {
+				*dst = map[string]string{}
+			}
+			if old, ok := (*dst)[k]; ok && old != v {
+				v = joinDistinct(old, v)
+			}
+			(*dst)[k] = v
+		}
+	}
+	for _, r := range results {
+		run := r.Run
+		if run == nil {
+			continue
+		}
+		if out == nil {
+			out = &Run{Suite: run.Suite, Date: run.Date}
+		}
+		if run.Suite != out.Suite {
+			s := &out.Suite
+			s.Module, s.Version, s.Commit = joinDistinct(s.Module, run.Suite.Module), joinDistinct(s.Version, run.Suite.Version), joinDistinct(s.Commit, run.Suite.Commit)
+			s.Modified = s.Modified || run.Suite.Modified
+		}
+		out.Date = max(out.Date, run.Date) // RFC 3339 in UTC sorts as time
+		merge(&out.Declared, run.Declared)
+		merge(&out.Settings, run.Settings)
 	}
 	return out
 }

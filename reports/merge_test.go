@@ -137,3 +137,25 @@ func TestMergeCaptures(t *testing.T) {
 		t.Errorf("findings %+v (sorted by capture)", m.Findings)
 	}
 }
+
+// TestMergeRuns: merged results keep one certificate: the latest date,
+// each value as the results give it, values that differ joined.
+func TestMergeRuns(t *testing.T) {
+	a, b := sampleAudit(), sampleAudit()
+	b.Captures, b.Clauses, b.Findings = []CaptureInfo{{File: "other.pcap"}}, nil, nil
+	b.Run = &Run{Suite: a.Run.Suite, Date: "2026-03-15T00:00:00Z", Settings: map[string]string{"mtu": "4096", "srq": "unknown"}}
+	b.Run.Suite.Commit = "fedcba"
+	m, err := Merge([]*Result{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := m.Run
+	if r == nil || r.Date != "2026-03-15T00:00:00Z" || r.Settings["srq"] != "unknown" || r.Settings["mtu"] != joinDistinct("1024", "4096") ||
+		r.Suite.Commit != joinDistinct(a.Run.Suite.Commit, "fedcba") {
+		t.Errorf("merged certificate %+v", r)
+	}
+	a.Run, b.Run = nil, nil
+	if m, _ := Merge([]*Result{a, b}); m.Run != nil {
+		t.Errorf("results without certificates merged into one: %+v", m.Run)
+	}
+}

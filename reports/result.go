@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Verdict is the outcome of one clause in one run (or, for audits of several
@@ -76,11 +78,17 @@ type Result struct {
 	// Shard is set on the result of an audit that judged only a share of
 	// the connections (`audit --shard=I/N`); see Merge.
 	Shard *ShardInfo `json:"shard,omitempty"`
+	// Run is the run's certificate: suite, date, what the DUT declared,
+	// settings (results written before it existed have none).
+	Run *Run `json:"run,omitempty"`
 }
 
 // CaptureInfo describes one capture an audit read.
 type CaptureInfo struct {
-	File       string   `json:"file"`
+	File string `json:"file"`
+	// SHA256 is the SHA-256 of the file, in hex (what sha256sum prints):
+	// which bytes were judged, for the run's certificate.
+	SHA256     string   `json:"sha256,omitempty"`
 	Format     string   `json:"format,omitempty"` // "pcap", "pcapng"
 	Frames     int      `json:"frames"`
 	RoCEFrames int      `json:"roce_frames"`
@@ -134,6 +142,10 @@ type ClauseResult struct {
 	// reason of an indeterminate verdict was first given (see
 	// Finding.At), so that Merge keeps the reason a single run would.
 	ReasonAt int64 `json:"reason_at,omitempty"`
+	// Evidence is, for every verdict but pass, why in one line (see
+	// Result.Evidence). It is derived: the JSON carries it, ReadJSON
+	// leaves it out, and renderers compute it.
+	Evidence string `json:"evidence,omitempty"`
 }
 
 // Finding is one violation of a clause.
@@ -164,6 +176,90 @@ type Finding struct {
 	At int64 `json:"at,omitempty"`
 }
 
+// Evidence returns, for each clause result in order, why its verdict was
+// given, in one line, for every verdict but pass ("" for a pass): see
+// EvidenceOf.
+func (r *Result) Evidence() []string {
+	of := r.EvidenceOf()
+	out := make([]string, len(r.Clauses))
+	for i, c := range r.Clauses {
+		out[i] = of(c)
+	}
+	return out
+}
+
+// EvidenceOf returns a function giving, for a clause result of r, why its
+// verdict was given, in one line, for every verdict but pass ("" for a
+// pass): for a fail its first finding (where: frame or scenario; what was
+// expected against what was seen) and how many violations there were,
+// for the other verdicts their reason.
+func (r *Result) EvidenceOf() func(ClauseResult) string {
+	type key struct{ id, capture string }
+	first := map[key]*Finding{}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		for _, k := range []key{{f.ID, f.Capture}, {f.ID, ""}} {
+			if g := first[k]; g == nil || f.before(g) {
+				first[k] = f
+			}
+		}
+	}
+	return func(c ClauseResult) string {
+		f := first[key{c.ID, c.Capture}]
+		switch {
+		case c.Verdict == Pass:
+			return ""
+		case c.Verdict == Fail && f != nil:
+			var where string
+			switch {
+			case f.Frame > 0:
+				where = fmt.Sprintf("frame %d: ", f.Frame)
+			case f.Scenario != "":
+				where = f.Scenario + ": "
+			}
+			ev := where + f.Evidence()
+			if c.Violations > 1 {
+				ev += fmt.Sprintf(" (the first of %d violations)", c.Violations)
+			}
+			return ev
+		case c.Reason != "":
+			return strings.Join(strings.Fields(c.Reason), " ")
+		case c.Verdict == Fail:
+			return fmt.Sprintf("%d violations, none kept as a finding", c.Violations)
+		}
+		return "no reason given"
+	}
+}
+
+// before orders findings as their evidence is chosen, whatever the order
+// a run added them in: by frame, scenario, message, what was seen.
+func (f *Finding) before(g *Finding) bool {
+	if f.Frame != g.Frame {
+		return f.Frame < g.Frame
+	}
+	if f.Scenario != g.Scenario {
+		return f.Scenario < g.Scenario
+	}
+	if f.Message != g.Message {
+		return f.Message < g.Message
+	}
+	return f.Seen < g.Seen
+}
+
+// Evidence is the finding in one line: its message, and what was
+// acceptable against what was seen when the finding says.
+func (f Finding) Evidence() string {
+	var b strings.Builder
+	b.WriteString(f.Message)
+	if len(f.Expected) > 0 {
+		fmt.Fprintf(&b, "; expected %s", strings.Join(f.Expected, " or "))
+	}
+	if f.Seen != "" {
+		fmt.Fprintf(&b, "; seen %s", f.Seen)
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
 // Rung is one packet of the exchange around a finding.
 type Rung struct {
 	TimeNS    int64   `json:"time_ns"`
@@ -184,6 +280,11 @@ type Rung struct {
 func (r Result) MarshalJSON() ([]byte, error) {
 	type plain Result // without this method
 	p := plain(r)
+	ev := r.Evidence()
+	p.Clauses = slices.Clone(p.Clauses)
+	for i := range p.Clauses {
+		p.Clauses[i].Evidence = ev[i]
+	}
 	if p.Captures == nil {
 		p.Captures = []CaptureInfo{}
 	}
@@ -232,6 +333,9 @@ func ReadJSON(r io.Reader) (*Result, error) {
 	}
 	if res.Clauses == nil {
 		res.Clauses = []ClauseResult{}
+	}
+	for i := range res.Clauses {
+		res.Clauses[i].Evidence = "" // derived: Result.Evidence
 	}
 	if res.Findings == nil {
 		res.Findings = []Finding{}

@@ -340,7 +340,9 @@ func (v *verbsDevice) query(o Options) error {
 	pkey := C.rcc_pkey(v.ctx, C.uint8_t(v.port))
 	v.info = agentproto.DeviceInfo{Agent: "rcconform-agent (libibverbs)", Name: v.name, Port: v.port, Address: addr, GIDs: gids,
 		UDPPort: 4791, MTU: mtuBytes(C.enum_ibv_mtu(activeMTU)), PKey: uint16(pkey), Atomics: da.atomic_cap != C.IBV_ATOMIC_NONE,
-		SRQ: da.max_srq > 0, MaxRd: int(da.max_qp_rd_atom), MaxInit: int(da.max_qp_init_rd_atom)}
+		SRQ: da.max_srq > 0, MaxRd: int(da.max_qp_rd_atom), MaxInit: int(da.max_qp_init_rd_atom),
+		VendorID: uint32(da.vendor_id), VendorPartID: uint32(da.vendor_part_id), HWVersion: uint32(da.hw_ver),
+		Firmware: C.GoString(&da.fw_ver[0]), Driver: driverOf(v.name), Kernel: kernelRelease()}
 	return nil
 }
 

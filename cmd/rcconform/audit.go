@@ -16,6 +16,7 @@ import (
 	"github.com/rcconform/rcconform/dut/pcapdut"
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/reports"
+	"github.com/rcconform/rcconform/reports/annotate"
 	_ "github.com/rcconform/rcconform/rules" // registers every passive monitor
 	"github.com/rcconform/rcconform/rules/catalog"
 	"github.com/rcconform/rcconform/rules/rulekit"
@@ -43,6 +44,7 @@ type auditOptions struct {
 	shard, shards      int // --shard=I/N (shards 0: judge every connection)
 	icrcFlag           string
 	icrc               pcapdut.ICRCMode
+	annotate           string // --annotate: the pcapng file to write
 }
 
 func runAudit(args []string, stdout, stderr io.Writer) int {
@@ -62,6 +64,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "captures audited at once; the cores are shared among them, each capture's connections judged on several cores")
 	fs.StringVar(&o.shardFlag, "shard", "", "judge only the connections whose hash falls in shard `I/N` (0 <= I < N; every capture is still read whole); merge the N results with `rcconform report --merge`")
 	fs.StringVar(&o.icrcFlag, "icrc", "auto", "frames whose ICRC does not match: check (left out, as their receivers dropped them), ignore (judged: the capture does not hold the wire's ICRCs, rewritten addresses say) or auto (check, unless no frame's ICRC is good while RC requests and responses went on)")
+	fs.StringVar(&o.annotate, "annotate", "", "also write the captures to the pcapng `FILE`, with a comment on each frame that carries a finding or an undecided instance (up to --max-findings per clause) and on each connection's first frame")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the audit to `FILE` (read it with go tool pprof)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile, taken at the end of the audit, to `FILE`")
 	captures, err := parseFlags(fs, args)
@@ -86,7 +89,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		progress = newProgress(io.Discard) // bars of captures read at once would mix
 	}
 	res := &reports.Result{Kind: reports.KindAudit, DUT: "pcap", Captures: []reports.CaptureInfo{},
-		Clauses: []reports.ClauseResult{}, Findings: []reports.Finding{}}
+		Clauses: []reports.ClauseResult{}, Findings: []reports.Finding{}, Run: reports.NewRun(nil, o.settings())}
 	if o.shards > 0 {
 		res.Shard = &reports.ShardInfo{Index: o.shard, Count: o.shards, MaxFindings: o.maxFindings}
 	}
@@ -98,8 +101,13 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "rcconform audit: %v\n", err)
 		}
 	}
+	var annotated []annotate.Capture
 	for i, path := range captures {
 		au := audits[i]
+		if o.annotate != "" && (au.err == nil || au.info.Frames > 0) {
+			annotated = append(annotated, annotate.Capture{Path: path, Findings: au.sink.Findings,
+				Connections: au.info.Connections, Undecided: au.undecided})
+		}
 		res.Connections = append(res.Connections, au.info.Connections...)
 		au.info.Connections = nil
 		res.Captures = append(res.Captures, au.info)
@@ -138,7 +146,27 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rcconform audit: %v\n", err)
 		return exitUsage
 	}
+	if o.annotate != "" {
+		comment := fmt.Sprintf("rcconform audit (%s, %s) of %s: the frames of each capture follow those of the one before",
+			res.Run.Suite, res.Run.Date, strings.Join(captures, ", "))
+		if err := annotate.Write(o.annotate, comment, annotated, res.Clauses); err != nil {
+			fmt.Fprintf(stderr, "rcconform audit: %v\n", err)
+			return exitUsage
+		}
+	}
 	return status
+}
+
+// settings are the settings the audit's result records: those that
+// decide verdicts (not --jobs, nor --shard, which leave them as they are).
+func (o *auditOptions) settings() map[string]string {
+	m := map[string]string{"srq": o.cfg.SRQ, "mtu": strconv.Itoa(o.cfg.MTU), "ack-timeout": strconv.Itoa(o.cfg.AckTimeout),
+		"retry-cnt": strconv.Itoa(o.cfg.RetryCnt), "rnr-retry": strconv.Itoa(o.cfg.RNRRetry),
+		"complete": strconv.FormatBool(o.cfg.Complete), "icrc": o.icrcFlag, "max-findings": strconv.Itoa(o.maxFindings)}
+	if o.rules != "" {
+		m["rules"] = o.rules
+	}
+	return m
 }
 
 // check validates the options and returns the clauses --rules selects
@@ -181,6 +209,9 @@ func (o *auditOptions) check(captures []string) (map[string]bool, error) {
 			return nil, err
 		}
 		o.shard, o.shards = i, n
+	}
+	if o.annotate != "" && o.shardFlag != "" {
+		return nil, errors.New("--annotate needs the whole audit: it cannot be given with --shard")
 	}
 	if o.maxFindings < 0 {
 		return nil, fmt.Errorf("--max-findings %d is negative (0 keeps every finding)", o.maxFindings)
@@ -289,7 +320,9 @@ type captureAudit struct {
 	err  error
 	sink *harness.Sink
 	at   []int64 // the position of each finding (sharded audits only)
-	keep any     // the auditor, alive for --memprofile
+	// undecided collects the undecided instances for --annotate.
+	undecided *annotate.Undecided
+	keep      any // the auditor, alive for --memprofile
 }
 
 // findings returns the capture's findings, with their positions in a
@@ -341,6 +374,10 @@ func (o *auditOptions) auditOne(path string, only map[string]bool, workers int, 
 	sink.Text = rulekit.ClauseText
 	sink.MaxFindings = o.maxFindings
 	c := &captureAudit{sink: sink}
+	if o.annotate != "" {
+		c.undecided = &annotate.Undecided{Max: o.maxFindings}
+		sink.Undecided = c.undecided.Add
+	}
 	var obs pcapdut.Observer
 	var sharded *harness.ShardedAuditor
 	if workers == 1 && o.shards == 0 {

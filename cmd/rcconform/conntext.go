@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/rcconform/rcconform/reports"
 )
@@ -20,30 +19,10 @@ func writeConnections(w io.Writer, r *reports.Result) {
 		tw := newTable(w, 0)
 		fmt.Fprintln(tw, "REQUESTER\tRESPONDER\tFIRST PSN\tMTU\tSRQ\tACK TMO\tRETRY\tRNR RETRY\tRESP RES\tCOMPLETE\tCM\tCAPTURE")
 		for _, c := range r.Connections {
-			src := func(key, v string) string {
-				if s := c.Source[key]; s != "" && v != "?" {
-					return v + " (" + s + ")"
-				}
-				return v
-			}
-			st := c.Settings
-			srq := "?"
-			if st.SRQ != nil {
-				srq = map[bool]string{true: "yes", false: "no"}[*st.SRQ]
-			}
-			complete := "no"
-			if c.Complete {
-				complete = "yes"
-			}
-			cm := c.Handshake
-			if cm == "" {
-				cm = "-"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-				endpoint(c.Requester), endpoint(c.Responder), u32s(c.FirstPSN.Requester), u32s(c.FirstPSN.Responder),
-				src("mtu", ints(st.MTU)), src("srq", srq), src("ack_timeout", ints(st.AckTimeout)),
-				src("retry_cnt", ints(st.RetryCnt)), src("rnr_retry", ints(st.RNRRetry)),
-				src("responder_resources", ints(st.ResponderResources)), complete, cm, c.Capture)
+			f := c.Fields()
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				f.Requester, f.Responder, f.FirstPSN, f.MTU, f.SRQ, f.AckTimeout, f.RetryCnt, f.RNRRetry,
+				f.ResponderResources, f.Complete, f.Handshake, c.Capture)
 		}
 		tw.Flush()
 	}
@@ -56,25 +35,4 @@ func writeConnections(w io.Writer, r *reports.Result) {
 			fmt.Fprintf(w, "  %s\n", n)
 		}
 	}
-}
-
-func endpoint(e reports.Endpoint) string {
-	if e.QPN == nil {
-		return e.Addr + " QP ?"
-	}
-	return fmt.Sprintf("%s QP 0x%06x", e.Addr, *e.QPN)
-}
-
-func u32s(v *uint32) string {
-	if v == nil {
-		return "?"
-	}
-	return strconv.FormatUint(uint64(*v), 10)
-}
-
-func ints(v *int) string {
-	if v == nil {
-		return "?"
-	}
-	return strconv.Itoa(*v)
 }

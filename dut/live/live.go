@@ -31,6 +31,7 @@ import (
 	"net/netip"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -260,6 +261,40 @@ func (d *DUT) Environment() map[string]string {
 		m["probe-rtt"] = d.probe.String()
 	}
 	m["loss-check"] = d.sentWhy
+	return m
+}
+
+// Declared is what the device's agent reported of it (hello), for the
+// run's certificate.
+func (d *DUT) Declared() map[string]string {
+	dev := d.hello.Device
+	m := map[string]string{
+		"agent":               dev.Agent,
+		"rdma-device":         fmt.Sprintf("%s port %d", dev.Name, dev.Port),
+		"address":             dev.Address,
+		"active-mtu":          strconv.Itoa(dev.MTU),
+		"pkey":                fmt.Sprintf("0x%04x", dev.PKey),
+		"atomics":             strconv.FormatBool(dev.Atomics),
+		"srq":                 strconv.FormatBool(dev.SRQ),
+		"max-qp-rd-atom":      strconv.Itoa(dev.MaxRd),
+		"max-qp-init-rd-atom": strconv.Itoa(dev.MaxInit),
+		"protocol-version":    strconv.Itoa(d.hello.Version),
+	}
+	if dev.Defect != "" {
+		m["defect"] = dev.Defect
+	}
+	if dev.TimerNS > 0 {
+		m["timer-granularity"] = time.Duration(dev.TimerNS).String()
+	}
+	for k, v := range map[string]string{"firmware": dev.Firmware, "driver": dev.Driver, "kernel": dev.Kernel} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	if dev.VendorID != 0 || dev.VendorPartID != 0 {
+		m["vendor-id"], m["vendor-part-id"] = fmt.Sprintf("0x%04x", dev.VendorID), fmt.Sprintf("0x%04x", dev.VendorPartID)
+		m["hw-version"] = fmt.Sprintf("0x%x", dev.HWVersion)
+	}
 	return m
 }
 

@@ -170,8 +170,11 @@ func TestSuiteThroughLive(t *testing.T) {
 	}
 	t.Logf("clean: %d clauses pass through the live adapter", passed)
 	checkLossy(t, lossy, inproc)
+	checkCertificate(t, runs[0], "reference", "none")
+	checkCertificate(t, clean, "live", "")
 	for i, d := range defects {
 		r := runs[2+i]
+		checkCertificate(t, r, "live", d)
 		def, _ := reference.LookupDefect(d)
 		v := verdictsOf(r.res)
 		if r.err == nil {
@@ -305,4 +308,29 @@ func onlyKnown(res *reports.Result, inproc map[string]reports.ClauseResult) bool
 		}
 	}
 	return true
+}
+
+// checkCertificate: a suite run's result says which suite made it and
+// when, what the DUT declared (the reference: its defect; a live device:
+// what its agent reported, here rcconform serve with its defect), and the
+// settings used, with the agent's token left out.
+func checkCertificate(t *testing.T, r *suiteRun, dutName, defect string) {
+	t.Helper()
+	run := r.res.Run
+	if run == nil {
+		t.Errorf("%s: the result has no certificate", r.name)
+		return
+	}
+	d := run.Declared
+	if run.Suite.Commit == "" || run.Date == "" || run.Settings["dut"] != dutName || run.Settings["seed"] != "7" || d["defect"] != defect {
+		t.Errorf("%s: certificate %+v, want DUT %s, seed 7, defect %q", r.name, run, dutName, defect)
+	}
+	if dutName == "live" && (!strings.Contains(d["agent"], "rcconform serve") || d["active-mtu"] == "" || d["srq"] == "" || run.Settings["setting.agent"] == "") {
+		t.Errorf("%s: the certificate does not say what the agent reported: %v, settings %v", r.name, d, run.Settings)
+	}
+	for _, c := range r.res.Clauses {
+		if (c.Verdict == reports.Pass) != (r.res.EvidenceOf()(c) == "") {
+			t.Errorf("%s: %s %s has evidence %q", r.name, c.ID, c.Verdict, r.res.EvidenceOf()(c))
+		}
+	}
 }

@@ -443,7 +443,7 @@ func (t *cmTable) connections(conns []*harness.Conn) []reports.Connection {
 		if hc.HaveReq {
 			rc.FirstPSN.Requester = u32p(uint32(hc.FirstReq))
 		}
-		rc.Follows = hc.Follows
+		rc.Follows, rc.FirstFrame = hc.Follows, hc.FirstFrame
 		s := hc.Settings
 		ap := t.applied[hc.ID]
 		if ap != nil {

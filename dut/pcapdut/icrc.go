@@ -1,6 +1,7 @@
 package pcapdut
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -129,7 +130,7 @@ func AuditFileOptions(path string, a Observer, progress func(read, total int64),
 		}
 		ic = icrcChoice{ignore: !recorded, why: why}
 	}
-	r, err := capture.Open(path)
+	r, err := capture.OpenHashed(path)
 	if err != nil {
 		info.Errors = append(info.Errors, err.Error())
 		return info, err
@@ -141,5 +142,12 @@ func AuditFileOptions(path string, a Observer, progress func(read, total int64),
 			total = st.Size()
 		}
 	}
-	return auditReaderWith(r, a, progress, total, ic)
+	info, err = auditReaderWith(r, a, progress, total, ic)
+	sum, herr := r.SHA256()
+	if herr != nil {
+		info.Errors = append(info.Errors, herr.Error())
+		return info, errors.Join(err, herr)
+	}
+	info.SHA256 = sum
+	return info, err
 }

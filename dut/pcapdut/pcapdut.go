@@ -59,6 +59,10 @@ func (d *DUT) NewConn(dut.ConnConfig) (dut.Conn, error) {
 	return nil, fmt.Errorf("pcap adapter replaying %s: opening a connection: %w", d.path, dut.ErrUnsupported)
 }
 
+// Declared names the capture, for the run's certificate (its SHA-256 is
+// in the result's captures).
+func (d *DUT) Declared() map[string]string { return map[string]string{"capture": d.path} }
+
 // Capture returns the path of the capture file.
 func (d *DUT) Capture() string { return d.path }
 

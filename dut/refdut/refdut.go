@@ -164,6 +164,16 @@ func (r *Ref) apply(k, v string) error {
 // Name returns "reference".
 func (r *Ref) Name() string { return "reference" }
 
+// Declared says what the reference is, for the run's certificate: the
+// bundled transport and its defect ("none" for the conformant one).
+func (r *Ref) Declared() map[string]string {
+	defect := r.base.Defect
+	if defect == "" {
+		defect = "none"
+	}
+	return map[string]string{"device": "rcconform's reference RC transport (virtual clock)", "defect": defect}
+}
+
 // Capabilities: everything but Capture.
 func (r *Ref) Capabilities() dut.Capabilities {
 	return dut.Capabilities{Inject: true, PostWR: true, Completions: true, Memory: true,

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -87,6 +88,37 @@ func ParseSettings(s string) map[string]string {
 		}
 		k, v, _ := strings.Cut(kv, "=")
 		m[k] = v
+	}
+	return m
+}
+
+// RunSettings are the settings c gives a run, for its certificate: the
+// adapter and seed, the flags given, each adapter setting (a token's
+// value left out), the capture audit's settings for a capture, and
+// Ginkgo's label filter and focus when set.
+func RunSettings(c Config) map[string]string {
+	m := map[string]string{"dut": c.DUT, "seed": strconv.FormatInt(c.Seed, 10)}
+	for k, v := range map[string]string{"defect": c.Defect, "device": c.Device, "agent": c.Agent, "capture": c.Capture} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	for k, v := range ParseSettings(c.Settings) {
+		if k == "token" {
+			v = "(given, not recorded)"
+		}
+		m["setting."+k] = v
+	}
+	if c.Capture != "" {
+		m["srq"], m["mtu"], m["complete"] = c.SRQ, strconv.Itoa(c.MTU), strconv.FormatBool(c.Complete)
+		m["ack-timeout"], m["retry-cnt"], m["rnr-retry"] = strconv.Itoa(c.AckTimeout), strconv.Itoa(c.RetryCnt), strconv.Itoa(c.RNRRetry)
+	}
+	sc, _ := ginkgo.GinkgoConfiguration()
+	if sc.LabelFilter != "" {
+		m["label-filter"] = sc.LabelFilter
+	}
+	if len(sc.FocusStrings) > 0 {
+		m["focus"] = strings.Join(sc.FocusStrings, " | ")
 	}
 	return m
 }
@@ -321,6 +353,11 @@ func Result() *reports.Result {
 	if e, ok := env.dut.(interface{ Environment() map[string]string }); ok {
 		res.Environment = e.Environment()
 	}
+	var declared map[string]string
+	if d, ok := env.dut.(interface{ Declared() map[string]string }); ok {
+		declared = d.Declared()
+	}
+	res.Run = reports.NewRun(declared, RunSettings(Cfg))
 	for _, e := range catalog.All() {
 		a := acc[e.ID]
 		c := reports.ClauseResult{ID: e.ID, Section: e.Section, Side: string(e.Side), Level: string(e.Level), Summary: e.Summary}

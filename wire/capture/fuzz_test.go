@@ -18,7 +18,14 @@ func fuzzSeeds() [][]byte {
 	ng1, _ := ngFile(le, be)
 	small := &ngWriter{}
 	small.shb(be).idb(LinkTypeRaw, 64, ngOpt{9, u8(0x8a)}).epb(0, 5, ipv4Packet(1), 0).spb(3, []byte{0x60, 0, 0})
+	var annotated bytes.Buffer // packet comments, as NgWriter writes them
+	if w, err := NewNgWriter(&annotated, "s"); err == nil {
+		w.AddInterface(LinkTypeRaw, "a", "b")
+		w.WritePacket(0, t0, ipv4Packet(2), 40, []string{"C9-95 fail", "second"})
+		w.Flush()
+	}
 	seeds := [][]byte{
+		annotated.Bytes(),
 		buildPcap(le, false, LinkTypeEthernet, pkts),
 		buildPcap(be, true, LinkTypeLinuxSLL2, pkts),
 		small.b,

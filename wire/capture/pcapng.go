@@ -272,8 +272,12 @@ func (r *Reader) packet(btype, blen uint32) (*Frame, error) {
 	if err := r.readFull(data); err != nil {
 		return nil, r.readErr(what+" block", err)
 	}
-	// Padding and options.
-	if err := r.skip(int(blen - 32 - capLen)); err != nil {
+	// Padding, then options: the comments are kept.
+	if err := r.skip(int(padded - capLen)); err != nil {
+		return nil, r.readErr(what+" block", err)
+	}
+	comments, err := r.packetComments(int(blen - 32 - padded))
+	if err != nil {
 		return nil, r.readErr(what+" block", err)
 	}
 	if err := r.blockTrailer(blen); err != nil {
@@ -287,7 +291,41 @@ func (r *Reader) packet(btype, blen uint32) (*Frame, error) {
 	f.Data = data
 	f.OrigLen = int(origLen)
 	f.Interface = int(ifIndex)
+	f.Comments = comments
 	return f, nil
+}
+
+// packetComments reads the n bytes of a packet block's options and
+// returns its comments (opt_comment), in a slice reused from frame to
+// frame; nil when it has none. Options that overrun the block end the
+// list without an error: the reader does not depend on them.
+func (r *Reader) packetComments(n int) ([]string, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	if cap(r.opts) < n {
+		r.opts = make([]byte, n)
+	}
+	opts := r.opts[:n]
+	if err := r.readFull(opts); err != nil {
+		return nil, err
+	}
+	out := r.comments[:0]
+	for len(opts) >= 4 {
+		code, olen := r.order.u16(opts), int(r.order.u16(opts[2:]))
+		if code == optEndOfOpt || 4+olen > len(opts) {
+			break
+		}
+		if code == optComment {
+			out = append(out, string(opts[4:4+olen]))
+		}
+		opts = opts[min(len(opts), 4+(olen+3)&^3):]
+	}
+	r.comments = out
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
 }
 
 // simplePacket reads a simple packet block, which belongs to interface 0
@@ -336,5 +374,6 @@ func (r *Reader) simplePacket(blen uint32) (*Frame, error) {
 	f.Data = data
 	f.OrigLen = int(origLen)
 	f.Interface = 0
+	f.Comments = nil
 	return f, nil
 }

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"compress/flate"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"sync/atomic"
@@ -42,6 +45,9 @@ type Frame struct {
 	Data      []byte    // captured bytes
 	OrigLen   int       // original length on the wire (> len(Data) when cut by snaplen)
 	Interface int       // pcapng interface index (0 for pcap)
+	// Comments are the packet's comments (pcapng opt_comment), as
+	// Wireshark shows them; like Data, valid until the next call to Next.
+	Comments []string
 }
 
 // Truncated reports whether the frame was cut short by the capture's
@@ -79,11 +85,13 @@ type Reader struct {
 	br      *bufio.Reader
 	format  format
 
-	started bool  // the file header has been read
-	err     error // sticky: returned by every Next after the first error
-	frame   Frame
-	buf     []byte   // frame data, reused
-	hdr     [32]byte // record / block header scratch
+	started  bool  // the file header has been read
+	err      error // sticky: returned by every Next after the first error
+	frame    Frame
+	buf      []byte   // frame data, reused
+	opts     []byte   // a packet block's options, reused
+	comments []string // a packet block's comments, reused
+	hdr      [32]byte // record / block header scratch
 
 	// pcap
 	order    byteOrder
@@ -110,12 +118,57 @@ func Open(path string) (*Reader, error) {
 	return r, nil
 }
 
+// OpenHashed is Open, also taking the SHA-256 of the file's bytes as they
+// are read (the compressed bytes of a gzip file): SHA256 returns it.
+func OpenHashed(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %q: %w", path, err)
+	}
+	r, err := newReader(f, path, sha256.New())
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.file = f
+	return r, nil
+}
+
+// SHA256 returns the SHA-256 of the whole file, in hex, for a reader
+// OpenHashed made ("" for any other): the bytes read so far and the rest
+// of the file, which it reads to the end (so a capture damaged part-way
+// has its hash too). Call it when done with the frames: Next fails
+// afterwards.
+func (r *Reader) SHA256() (string, error) {
+	if r.count.h == nil {
+		return "", nil
+	}
+	if r.ahead != nil {
+		r.ahead.Close() // no more reads of the file on its goroutine
+		r.ahead = nil
+	}
+	if r.err == nil || r.err == io.EOF {
+		r.err = fmt.Errorf("reading %q: the file was hashed to its end: %w", r.name, os.ErrClosed)
+	}
+	if _, err := io.Copy(io.Discard, &r.count); err != nil {
+		return "", fmt.Errorf("hashing %q: %w", r.name, err)
+	}
+	return hex.EncodeToString(r.count.h.Sum(nil)), nil
+}
+
 // NewReader reads a capture from r; name is used in error messages. Like
 // Open it detects gzip, then pcap or pcapng. It reads the file header (and
 // the first section header of a pcapng file) before it returns. Close does
 // not close r.
 func NewReader(r io.Reader, name string) (*Reader, error) {
+	return newReader(r, name, nil)
+}
+
+// newReader is NewReader, writing every byte read from r to h when h is
+// not nil.
+func newReader(r io.Reader, name string, h hash.Hash) (*Reader, error) {
 	rd := &Reader{name: name}
+	rd.count.h = h
 	ok := false
 	defer func() {
 		if !ok && rd.ahead != nil {
@@ -237,12 +290,16 @@ func (r *Reader) Name() string { return r.name }
 type countingReader struct {
 	r io.Reader
 	n atomic.Int64 // read by BytesRead while a gzip file is read ahead
+	h hash.Hash    // when not nil, takes every byte read (OpenHashed)
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	if n > 0 {
 		c.n.Add(int64(n))
+		if c.h != nil {
+			c.h.Write(p[:n])
+		}
 	}
 	return n, err
 }

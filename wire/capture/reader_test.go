@@ -2,11 +2,14 @@ package capture
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -569,5 +572,54 @@ func TestDamagedGzip(t *testing.T) {
 				t.Errorf("err = %v, want %v containing %q", err, tc.wantErr, tc.msg)
 			}
 		})
+	}
+}
+
+// TestOpenHashed: SHA256 gives the whole file's SHA-256, gzipped or not,
+// read to its end, part of the way or damaged; a reader Open made gives "".
+func TestOpenHashed(t *testing.T) {
+	pkts := []pkt{{ts: t0, data: ipv4Packet(300)}, {ts: t0, data: ipv4Packet(20)}, {ts: t0, data: ipv4Packet(7)}}
+	plain := buildPcap(le, true, LinkTypeRaw, pkts)
+	big := buildPcap(le, true, LinkTypeRaw, slices.Repeat(pkts, 5000)) // past the read-ahead buffers
+	for _, tc := range []struct {
+		name  string
+		file  []byte
+		reads int // frames read before SHA256 (-1: all)
+	}{
+		{"pcap", plain, -1},
+		{"gzip", gzipped(plain), -1},
+		{"big gzip, one frame read", gzipped(big), 1},
+		{"big, none read", big, 0},
+		{"damaged", plain[:len(plain)-3], -1},
+	} {
+		path := filepath.Join(t.TempDir(), "c.pcap")
+		if err := os.WriteFile(path, tc.file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := OpenHashed(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := 0; tc.reads < 0 || n < tc.reads; n++ {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+		got, err := r.SHA256()
+		r.Close()
+		want := sha256.Sum256(tc.file)
+		if err != nil || got != hex.EncodeToString(want[:]) {
+			t.Errorf("%s: SHA256 %q, %v; want %x", tc.name, got, err, want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "c.pcap")
+	os.WriteFile(path, plain, 0o644)
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got, err := r.SHA256(); got != "" || err != nil {
+		t.Errorf("Open's reader: SHA256 %q, %v", got, err)
 	}
 }

@@ -211,6 +211,16 @@ type DeviceInfo struct {
 	// such a timer may fire up to one tick before its interval, so the
 	// harness adds it to its timing tolerance. 0: unknown or exact.
 	TimerNS int64 `json:"timer_ns,omitempty"`
+	// What the device is, for a run's certificate, where the agent can
+	// tell (empty or 0: not told): the device's vendor and part IDs,
+	// hardware and firmware versions as its driver reports them, the
+	// driver, and the host's operating system kernel.
+	VendorID     uint32 `json:"vendor_id,omitempty"`
+	VendorPartID uint32 `json:"vendor_part_id,omitempty"`
+	HWVersion    uint32 `json:"hw_ver,omitempty"`
+	Firmware     string `json:"fw_ver,omitempty"`
+	Driver       string `json:"driver,omitempty"`
+	Kernel       string `json:"kernel,omitempty"`
 }
 
 // GID is one RoCEv2 GID of the device's port.
