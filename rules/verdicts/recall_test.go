@@ -776,12 +776,8 @@ var recallKnown = map[recallKey]int{
 	// resend the capture missed ... makes it legal"); the engine reads
 	// the requester's IDs only (unbroken over a connection whose start
 	// the capture shows), not the responder's.
-	{"C9-114 second sequence NAK while latched", "at the responder, IDs IPv6", "false pass"}:  25,
-	{"C9-114 second sequence NAK while latched", "at the responder, IDs counting", "miss"}:    25,
-	{"C9-114 second sequence NAK while latched", "at the responder, IDs fixed", "false pass"}: 25,
-	{"C9-114 second sequence NAK while latched", "in the middle, IDs IPv6", "false pass"}:     25,
-	{"C9-114 second sequence NAK while latched", "in the middle, IDs counting", "miss"}:       24,
-	{"C9-114 second sequence NAK while latched", "in the middle, IDs fixed", "false pass"}:    25,
+	{"C9-114 second sequence NAK while latched", "at the responder, IDs counting", "miss"}: 25,
+	{"C9-114 second sequence NAK while latched", "in the middle, IDs counting", "miss"}:    24,
 
 	// Misses: an ACK whose MSN is below a response the responder's IDs
 	// date before it, passed ("the first MSN a capture shows only fixes

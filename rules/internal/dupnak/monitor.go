@@ -317,7 +317,10 @@ func (j *LatchJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 		return
 	}
 	if ev.NetDupUnknown {
-		k.Indeterminate(c, "a sequence NAK was repeated identically and its IP identification cannot tell a resend from a network duplicate")
+		// A copy the network or the capture made is legal, the responder
+		// sending it again is not: only the unseen copy explains it, so
+		// the instance stays open.
+		c.Unresolved(k.ID, "a sequence NAK was repeated identically and its IP identification cannot tell a resend from a network duplicate: only a copy the network or the capture made makes it legal")
 		return
 	}
 	prev := ev.PrevLatch
