@@ -18,9 +18,9 @@ import (
 // Outcome is one clause's outcome in a spec that checks several (a
 // scenario script).
 type Outcome struct {
-	ID      string
-	Verdict reports.Verdict
-	Reason  string
+	ID      string          `json:"id"`
+	Verdict reports.Verdict `json:"verdict"`
+	Reason  string          `json:"reason,omitempty"`
 }
 
 // Multi is an active spec that checks several clauses: a scenario

@@ -319,6 +319,8 @@ func (r *runner) describe(st *Step) string {
 		case f.Data != nil:
 			fmt.Fprintf(&b, " data=%x", f.Data)
 		case f.Pat.Any:
+		case !fieldDefs[f.Name].psn:
+			fmt.Fprintf(&b, " %s=%s", f.Name, f.Raw)
 		case f.Pat.Range:
 			fmt.Fprintf(&b, " %s=%d..%d", f.Name, e.eval(f.Pat.Lo), e.eval(f.Pat.Hi))
 		default:

@@ -211,7 +211,7 @@ func (p *parser) packet(st *Step, args []token) error {
 			return p.errf(t.col, "field %s given twice", k)
 		}
 		seen[k] = true
-		f := Field{Name: k, Col: t.col}
+		f := Field{Name: k, Raw: v, Col: t.col}
 		if k == "data" {
 			b, err := p.hex(vt)
 			if err != nil {

@@ -120,6 +120,7 @@ type Pattern struct {
 // Field is one field=value of a step.
 type Field struct {
 	Name string
+	Raw  string // the value as written
 	Col  int
 	Pat  Pattern
 	Data []byte // data=HEX

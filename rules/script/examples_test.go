@@ -1,0 +1,79 @@
+package script_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/rcconform/rcconform/dut"
+	_ "github.com/rcconform/rcconform/dut/refdut"
+	"github.com/rcconform/rcconform/reports"
+	_ "github.com/rcconform/rcconform/rules" // every passive monitor
+	"github.com/rcconform/rcconform/rules/script"
+)
+
+// breaks lists, for each example script the project ships, the
+// reference defects that break a clause it checks, and that clause: the
+// proof that its checks can fail.
+var breaks = map[string][]struct{ defect, clause string }{
+	"c9_95-coalesced-ack.rcs":      {{"ack-psn-ahead", "C9-95"}, {"ack-oldest-psn", "C9-95"}},
+	"c9_96-read-response-psns.rcs": {{"read-resp-psn-skew", "C9-96"}},
+	"c9_113-rnr-nak.rcs":           {{"rnr-nak-wrong-psn", "C9-113"}},
+	"c9_121-sequence-nak.rcs":      {{"nak-seq-received-psn", "C9-121"}, {"nak-latch-off", "C9-122"}},
+	"c9_140-retransmit-timer.rcs":  {{"retry-before-timeout", "C9-140"}},
+	"o9_58-atomic-ack.rcs":         {{"atomic-ack-psn-skew", "o9-58"}, {"dup-atomic-reexecuted", "o9-66"}},
+	"s9_9_2_2-fatal-nak.rcs":       {{"retry-after-fatal-nak", "§9.9.2.2"}},
+}
+
+func reference(t *testing.T, defect string) dut.DUT {
+	t.Helper()
+	d, err := dut.New("reference", dut.Options{Seed: 1, Defect: defect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestExamplesPassCleanFailUnderDefect runs every shipped example script
+// against the clean reference (every clause it checks passes, no line
+// fails, no passive monitor finds anything) and under each defect that
+// breaks one of its clauses (that clause fails, on the script's own line).
+func TestExamplesPassCleanFailUnderDefect(t *testing.T) {
+	files, err := script.Files("../scripts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 5 {
+		t.Fatalf("%d example scripts, want at least 5", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			s, err := script.ParseFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cases, ok := breaks[filepath.Base(f)]
+			if !ok || len(cases) == 0 {
+				t.Fatalf("no defect is shown to break %s: add it to breaks", f)
+			}
+			res := s.Run(reference(t, ""))
+			if res.Err != nil || res.Failure != nil || len(res.Monitors) > 0 {
+				t.Fatalf("clean reference: error %v, failure %+v, monitor findings %+v", res.Err, res.Failure, res.Monitors)
+			}
+			for _, o := range res.Outcomes {
+				if o.Verdict != reports.Pass {
+					t.Errorf("clean reference: %s is %s (%s), want pass", o.ID, o.Verdict, o.Reason)
+				}
+			}
+			for _, c := range cases {
+				res := s.Run(reference(t, c.defect))
+				got := map[string]reports.Verdict{}
+				for _, o := range res.Outcomes {
+					got[o.ID] = o.Verdict
+				}
+				if got[c.clause] != reports.Fail || res.Failure == nil || res.Failure.ID != c.clause {
+					t.Errorf("defect %s: %s is %q (failure %+v), want fail on the script's line", c.defect, c.clause, got[c.clause], res.Failure)
+				}
+			}
+		})
+	}
+}
