@@ -14,7 +14,7 @@ import (
 // "with Immediate" and "with Invalidate" shortened to IMM and INV.
 var opcodes = func() map[string]wire.Opcode {
 	m := map[string]wire.Opcode{}
-	r := strings.NewReplacer("RDMA ", "", " with Immediate", " IMM", " with Invalidate", " INV", " ", "_")
+	r := strings.NewReplacer("RDMA ", "", " with Immediate", "_IMM", " with Invalidate", "_INV", " ", "_")
 	for o := wire.Opcode(0); o < 0x20; o++ {
 		if info, ok := o.Info(); ok {
 			m[strings.ToUpper(r.Replace(info.Name))] = o
