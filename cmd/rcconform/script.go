@@ -20,7 +20,8 @@ import (
 // indeterminate, not exercised or unsupported (never a pass).
 const exitUndecided = 3
 
-const scriptSynopsis = "[--dut reference|live] [--defect NAME] [--seed N] [--settings k=v,...] [--format text|json] SCRIPT|FOLDER..."
+const scriptSynopsis = "[--dut reference|live] [--defect NAME] [--seed N] [--settings k=v,...] [--format text|json] SCRIPT|FOLDER...\n" +
+	"       rcconform script --from CAPTURE --connection N --side responder [--mtu M] [--out FILE]"
 
 // runScript runs scenario scripts against a device (the reference
 // transport by default) and reports each clause they check, and the
@@ -32,9 +33,20 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", 1, "seed for the QP numbers and PSNs a script leaves to the adapter")
 	settings := fs.String("settings", "", "adapter settings, key=value,key=value (live: device=IP,agent=HOST:PORT)")
 	format := fs.String("format", "text", "output: text or json")
+	from := fs.String("from", "", "write a script from this capture's connection instead of running scripts")
+	conn := fs.Int("connection", 0, "--from: the connection's number (as `rcconform audit` numbers them)")
+	side := fs.String("side", "", "--from: the side the device under test takes: responder (the script plays the recorded requester)")
+	mtu := fs.Int("mtu", 0, "--from: the connection's path MTU (default: from its packets)")
+	outFile := fs.String("out", "", "--from: write the script to this file (default: standard output)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagStatus(err)
+	}
+	if *from != "" {
+		if len(pos) > 0 {
+			return usageErr(stderr, "script", fmt.Errorf("--from writes a script: it runs none (%q)", pos[0]))
+		}
+		return runFrom(*from, *conn, *side, *mtu, *outFile, stdout, stderr)
 	}
 	if err := checkFormat(*format, "text", "json"); err != nil {
 		return usageErr(stderr, "script", err)
