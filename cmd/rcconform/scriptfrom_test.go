@@ -122,4 +122,3 @@ func TestScriptFromUsage(t *testing.T) {
 		}
 	}
 }
-
