@@ -3,6 +3,7 @@ package script_test
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/rcconform/rcconform/dut"
 	_ "github.com/rcconform/rcconform/dut/refdut"
@@ -75,5 +76,44 @@ func TestExamplesPassCleanFailUnderDefect(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// tolerant is a device whose clock the harness reads only to within tol
+// (as on a live device).
+type tolerant struct {
+	dut.DUT
+	tol time.Duration
+}
+
+type tolerantConn struct {
+	dut.Conn
+	tol time.Duration
+}
+
+func (c tolerantConn) Tolerance() time.Duration { return c.tol }
+
+func (d tolerant) NewConn(cfg dut.ConnConfig) (dut.Conn, error) {
+	c, err := d.DUT.NewConn(cfg)
+	return tolerantConn{c, d.tol}, err
+}
+
+// TestNotBeforeWithinTolerance: a packet early by less than the
+// adapter's timing tolerance leaves its clause indeterminate, never
+// passed; early by more, it fails.
+func TestNotBeforeWithinTolerance(t *testing.T) {
+	s, err := script.ParseFile("../scripts/c9_140-retransmit-timer.rcs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// retry-before-timeout resends after half the interval: 2.1 ms early.
+	for _, tc := range []struct {
+		tol  time.Duration
+		want reports.Verdict
+	}{{0, reports.Fail}, {time.Millisecond, reports.Fail}, {3 * time.Millisecond, reports.Indeterminate}} {
+		res := s.Run(tolerant{reference(t, "retry-before-timeout"), tc.tol})
+		if got := res.Outcomes[0]; got.Verdict != tc.want {
+			t.Errorf("tolerance %v: C9-140 is %s (%s), want %s", tc.tol, got.Verdict, got.Reason, tc.want)
+		}
 	}
 }
