@@ -370,15 +370,7 @@ func (g *gen) readAnswer(b *strings.Builder, rd *wire.Packet, frame int) {
 	n := wire.ReadResponsePackets(rd.RETH.Length, g.mtu)
 	left := int(rd.RETH.Length)
 	for i := 0; i < n; i++ {
-		o := wire.ReadResponseMiddle
-		switch {
-		case n == 1:
-			o = wire.ReadResponseOnly
-		case i == 0:
-			o = wire.ReadResponseFirst
-		case i == n-1:
-			o = wire.ReadResponseLast
-		}
+		o := wire.ReadResponseOp(i, n)
 		size := min(left, g.mtu)
 		left -= size
 		psn := rd.PSN.Add(i)
