@@ -221,9 +221,24 @@ func (r *runner) do(st *Step) {
 
 // build makes the packet an injected line describes.
 func (r *runner) build(st *Step) *wire.Packet {
-	o := st.Ops[0]
-	k := r.p.Packet(o, r.next)
-	e := &env{epsn: r.info.ExpectedPSN, dpsn: r.info.DevicePSN, next: r.next, base: r.info.VA}
+	k := r.p.Packet(st.Ops[0], r.next)
+	r.fill(k, st)
+	if o := k.Opcode; o.IsRequest() {
+		span := 1
+		if o == wire.ReadRequest {
+			span = wire.ReadResponsePackets(k.RETH.Length, r.info.MTU)
+		}
+		r.next = k.PSN.Add(span)
+		r.p.PSN = r.next
+	}
+	return k
+}
+
+// fill sets the headers of k, a bare packet of the line's opcode, from
+// the defaults and the line's fields.
+func (r *runner) fill(k *wire.Packet, st *Step) {
+	o := k.Opcode
+	e := &env{epsn: r.info.ExpectedPSN, dpsn: r.info.DevicePSN, next: r.next, base: r.info.VA, rkey: r.info.RKey}
 	if o.Has(wire.HdrRETH) {
 		k.RETH = wire.RETH{VA: r.info.VA, RKey: r.info.RKey}
 	}
@@ -255,15 +270,6 @@ func (r *runner) build(st *Step) *wire.Packet {
 	if !info.Payload {
 		k.Payload = nil
 	}
-	if o.IsRequest() {
-		span := 1
-		if o == wire.ReadRequest {
-			span = wire.ReadResponsePackets(k.RETH.Length, r.info.MTU)
-		}
-		r.next = k.PSN.Add(span)
-		r.p.PSN = r.next
-	}
-	return k
 }
 
 // match reports whether the device's packet k is what st expects.

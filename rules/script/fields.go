@@ -55,6 +55,8 @@ func (e *env) eval(n Num) uint64 {
 		return uint64(e.dpsn.Add(int(n.Off)))
 	case Next:
 		return uint64(e.next.Add(int(n.Off)))
+	case BadKey:
+		return uint64(^e.rkey)
 	}
 	return uint64(n.Off)
 }
@@ -68,16 +70,16 @@ type fieldDef struct {
 	set func(k *wire.Packet, e *env, v uint64)
 }
 
-// syndromes are the named AETH syndromes: for an injected packet the
-// value, for an expected one the range it stands for.
-var syndromes = map[string][2]uint64{
-	"ack":        {uint64(wire.SynACK(wire.CreditInvalid)), 0x1F},
-	"rnr":        {uint64(wire.SynRNR(0)), 0x3F},
-	"nak":        {0x60, 0x7F},
-	"nak-seq":    {uint64(wire.SynNAK(wire.NAKPSNSequence)), uint64(wire.SynNAK(wire.NAKPSNSequence))},
-	"nak-inv":    {uint64(wire.SynNAK(wire.NAKInvalidRequest)), uint64(wire.SynNAK(wire.NAKInvalidRequest))},
-	"nak-access": {uint64(wire.SynNAK(wire.NAKRemoteAccess)), uint64(wire.SynNAK(wire.NAKRemoteAccess))},
-	"nak-op":     {uint64(wire.SynNAK(wire.NAKRemoteOp)), uint64(wire.SynNAK(wire.NAKRemoteOp))},
+// syndromes are the named AETH syndromes: the value an injected packet
+// carries, and the range an expected one may take.
+var syndromes = map[string]struct{ inject, lo, hi uint8 }{
+	"ack":        {wire.SynACK(wire.CreditInvalid), wire.SynACK(0), wire.SynACK(0x1F)},
+	"rnr":        {wire.SynRNR(0), wire.SynRNR(0), wire.SynRNR(0x1F)},
+	"nak":        {wire.SynNAK(0), wire.SynNAK(0), wire.SynNAK(0x1F)},
+	"nak-seq":    {wire.SynNAK(wire.NAKPSNSequence), wire.SynNAK(wire.NAKPSNSequence), wire.SynNAK(wire.NAKPSNSequence)},
+	"nak-inv":    {wire.SynNAK(wire.NAKInvalidRequest), wire.SynNAK(wire.NAKInvalidRequest), wire.SynNAK(wire.NAKInvalidRequest)},
+	"nak-access": {wire.SynNAK(wire.NAKRemoteAccess), wire.SynNAK(wire.NAKRemoteAccess), wire.SynNAK(wire.NAKRemoteAccess)},
+	"nak-op":     {wire.SynNAK(wire.NAKRemoteOp), wire.SynNAK(wire.NAKRemoteOp), wire.SynNAK(wire.NAKRemoteOp)},
 }
 
 func vaOf(k *wire.Packet) *uint64 {
@@ -256,9 +258,9 @@ func (p *parser) pattern(t token, name string, def fieldDef, inject bool) (Patte
 	if name == "syndrome" {
 		if r, ok := syndromes[t.s]; ok {
 			if inject {
-				return Pattern{Lo: Num{Off: int64(r[0])}}, nil
+				return Pattern{Lo: Num{Off: int64(r.inject)}}, nil
 			}
-			return Pattern{Lo: Num{Off: int64(r[0] &^ 0x1F)}, Hi: Num{Off: int64(r[1])}, Range: r[0] != r[1] || r[0]&0x1F == 0x1F}, nil
+			return Pattern{Lo: Num{Off: int64(r.lo)}, Hi: Num{Off: int64(r.hi)}, Range: r.lo != r.hi}, nil
 		}
 	}
 	if t.s == "*" {
@@ -266,6 +268,12 @@ func (p *parser) pattern(t token, name string, def fieldDef, inject bool) (Patte
 			return Pattern{}, p.errf(t.col, "an injected packet's field takes a value, not *")
 		}
 		return Pattern{Any: true}, nil
+	}
+	if name == "rkey" && t.s == "invalid" {
+		if !inject {
+			return Pattern{}, p.errf(t.col, "rkey=invalid is for injected packets")
+		}
+		return Pattern{Lo: Num{Base: BadKey}}, nil
 	}
 	lo, hi, isRange := strings.Cut(t.s, "..")
 	if isRange && inject {

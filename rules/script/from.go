@@ -71,9 +71,6 @@ func FromCapture(recs []*trace.Record, o FromOptions) (text string, notes []stri
 	g.expected = g.epsn
 	g.settings(recs)
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Made by `rcconform script --from` from %s.\n", o.Source)
-	b.WriteString("# The script plays the recorded requester; the device takes the recorded responder's place.\n")
-	fmt.Fprintf(&b, "qp mtu=%d epsn=%d recv=%d mem=%d\n\n", g.mtu, g.epsn, g.recv, g.mem)
 	for _, r := range recs {
 		k := r.Packet
 		if k == nil {
@@ -92,6 +89,11 @@ func FromCapture(recs []*trace.Record, o FromOptions) (text string, notes []stri
 		} else {
 			g.response(&b, r)
 		}
+		if g.stop != "" {
+			notes = append(notes, g.stop)
+			fmt.Fprintf(&b, "# %s\n", g.stop)
+			break
+		}
 	}
 	if g.checks == 0 {
 		return "", notes, errors.New("the connection's responses fix nothing a script could check (no AckReq answered, no READ, ATOMIC or NAK)")
@@ -99,7 +101,17 @@ func FromCapture(recs []*trace.Record, o FromOptions) (text string, notes []stri
 	for _, n := range notes {
 		b.WriteString("# note: " + n + "\n")
 	}
-	return b.String(), notes, nil
+	var h strings.Builder
+	fmt.Fprintf(&h, "# Made by `rcconform script --from` from %s.\n", o.Source)
+	h.WriteString("# The script plays the recorded requester; the device takes the recorded responder's place.\n")
+	fmt.Fprintf(&h, "qp mtu=%d epsn=%d recv=%d mem=%d", g.mtu, g.epsn, g.recv, g.mem)
+	if g.mostOwed > 0 {
+		// As many READs and ATOMICs in flight as the recording had: the
+		// device's responder resources must hold them (Table-58).
+		fmt.Fprintf(&h, " rd-atomic=%d", min(g.mostOwed, 255))
+	}
+	h.WriteString("\n\n")
+	return h.String() + b.String(), notes, nil
 }
 
 // gen is the state of one script being made.
@@ -122,12 +134,23 @@ type gen struct {
 	reads     []*wire.Packet
 	atomics   []wire.PSN
 	streaming bool
+	// mostOwed is the most READs and ATOMICs owed an answer at once.
+	mostOwed int
+	// badKey holds the PSNs the recorded responder NAKed for a remote
+	// access error; refused those of the requests played with an R_Key
+	// the device never gave, so that it has the same cause to refuse them.
+	badKey, refused map[wire.PSN]bool
+	// stop says why the script ends where it does (a refusal whose cause
+	// a script cannot give the device).
+	stop string
 }
+
 
 // settings works out the MTU, the receive WQEs and the memory the device
 // needs to answer as the recorded responder did.
 func (g *gen) settings(recs []*trace.Record) {
 	firstMid, most := 0, 0
+	g.badKey, g.refused = map[wire.PSN]bool{}, map[wire.PSN]bool{}
 	type span struct{ lo, hi uint64 }
 	spans := map[uint32]*span{}
 	var keys []uint32
@@ -146,6 +169,9 @@ func (g *gen) settings(recs []*trace.Record) {
 			firstMid = max(firstMid, n)
 		}
 		if r.Dir != trace.ToResponder {
+			if k.Opcode == wire.Acknowledge && k.AETH.IsNAK(wire.NAKRemoteAccess) {
+				g.badKey[k.PSN] = true
+			}
 			continue
 		}
 		if k.Opcode.ConsumesRWQE() {
@@ -254,6 +280,12 @@ func (g *gen) request(b *strings.Builder, r *trace.Record) {
 	if o.Has(wire.HdrImmDt) {
 		fmt.Fprintf(b, " imm=%d", k.Imm)
 	}
+	if g.badKey[k.PSN] && (o.Has(wire.HdrRETH) || o.Has(wire.HdrAtomicETH)) {
+		// Refused for a remote access error: with an R_Key the device
+		// never gave, it has the same cause.
+		b.WriteString(" rkey=invalid")
+		g.refused[k.PSN] = true
+	}
 	fmt.Fprintf(b, "    # frame %d\n", r.Frame)
 	end := k.PSN.Next()
 	if o == wire.ReadRequest {
@@ -277,6 +309,7 @@ func (g *gen) request(b *strings.Builder, r *trace.Record) {
 	case wire.ClassAtomic:
 		g.atomics = append(g.atomics, k.PSN)
 	}
+	g.mostOwed = max(g.mostOwed, len(g.reads)+len(g.atomics))
 }
 
 // answered drops the pending AckReq PSNs at or before p and returns the
@@ -327,6 +360,14 @@ func (g *gen) response(b *strings.Builder, r *trace.Record) {
 		psn, why := k.PSN, "the PSN it names"
 		if code == wire.NAKPSNSequence || code == wire.NAKInvalidRequest {
 			psn, why = g.expected, "the responder's expected PSN"
+		}
+		atomic := len(g.atomics) > 0 && g.atomics[len(g.atomics)-1] == k.PSN
+		if code == wire.NAKRemoteOp || code == wire.NAKRemoteAccess && !g.refused[k.PSN] || code == wire.NAKInvalidRequest && atomic {
+			// Its cause (a receive buffer too small, an address past the
+			// region, no atomic access) is the recorded responder's
+			// state, which a script cannot give the device.
+			g.stop = fmt.Sprintf("frame %d: the recorded responder refused the request at PSN %d (%s), for a cause a script cannot give the device: the script ends there", r.Frame, k.PSN, k.AETH)
+			return
 		}
 		g.answered(psn.Add(-1))
 		fmt.Fprintf(b, ">> ACK syndrome=%s psn=%s [%s]    # frame %d: NAK %d; expected: %s\n", nakName[code], g.rel(psn), nakClause[code], r.Frame, k.PSN, why)

@@ -55,6 +55,7 @@ func TestParseErrors(t *testing.T) {
 		{"only setup checks", "< SEND_ONLY\n> ACK [setup C9-95]", 1, 1, "checks nothing"},
 		{"empty", "# nothing\n", 1, 1, "no steps"},
 		{"nothing with not-before", "> nothing not-before 1ms [C9-95]", 1, 1, "only a within bound"},
+		{"invalid R_Key expected", "< SEND_ONLY\n> READ_REQUEST rkey=invalid [C9-95]", 2, 21, "for injected packets"},
 		{"field twice", "< SEND_ONLY len=1 len=2\n> ACK [C9-95]", 1, 19, "given twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,4 +178,54 @@ func FuzzParse(f *testing.F) {
 		}
 		s.Needs()
 	})
+}
+
+// TestSyndromePatterns: each named syndrome of an expectation matches
+// the syndromes it stands for and no other; an injected one carries its
+// value.
+func TestSyndromePatterns(t *testing.T) {
+	all := []uint8{wire.SynACK(0), wire.SynACK(5), wire.SynACK(wire.CreditInvalid), wire.SynRNR(0), wire.SynRNR(12),
+		wire.SynNAK(wire.NAKPSNSequence), wire.SynNAK(wire.NAKInvalidRequest), wire.SynNAK(wire.NAKRemoteAccess), wire.SynNAK(wire.NAKRemoteOp)}
+	for name, want := range map[string][]uint8{
+		"ack":        all[:3],
+		"rnr":        all[3:5],
+		"nak":        all[5:],
+		"nak-seq":    all[5:6],
+		"nak-inv":    all[6:7],
+		"nak-access": all[7:8],
+		"nak-op":     all[8:9],
+		"0x62":       all[7:8],
+	} {
+		s, err := Parse("t.rcs", "> ACK syndrome="+name+" [C9-95]\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &runner{}
+		for _, syn := range all {
+			k := &wire.Packet{BTH: wire.BTH{Opcode: wire.Acknowledge}, AETH: wire.AETH{Syndrome: syn}}
+			if got, exp := r.match(s.Steps[0], k), contains(want, syn); got != exp {
+				t.Errorf("syndrome=%s on %s: match %v, want %v", name, wire.SyndromeString(syn), got, exp)
+			}
+		}
+	}
+	s, err := Parse("t.rcs", "< ACK psn=1 syndrome=rnr credit=12\n< ACK psn=1 syndrome=nak-access\n> ACK [C9-95]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{}
+	for i, want := range []uint8{wire.SynRNR(12), wire.SynNAK(wire.NAKRemoteAccess)} {
+		k := &wire.Packet{BTH: wire.BTH{Opcode: wire.Acknowledge}}
+		if r.fill(k, s.Steps[i]); k.AETH.Syndrome != want {
+			t.Errorf("injected line %d: syndrome %s, want %s", i+1, wire.SyndromeString(k.AETH.Syndrome), wire.SyndromeString(want))
+		}
+	}
+}
+
+func contains(s []uint8, v uint8) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
