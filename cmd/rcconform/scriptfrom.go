@@ -34,12 +34,8 @@ func (c *connRecords) End() {}
 
 // runFrom writes a script from connection n of a capture.
 func runFrom(capture string, n int, side string, mtu int, out string, stdout, stderr io.Writer) int {
-	switch side {
-	case "responder":
-	case "requester":
-		return usageErr(stderr, "script", script.ErrRequesterSide)
-	default:
-		return usageErr(stderr, "script", fmt.Errorf("--from needs --side responder (the side the device under test takes), not %q", side))
+	if side != "responder" && side != "requester" {
+		return usageErr(stderr, "script", fmt.Errorf("--from needs --side requester or responder (the side the device under test takes), not %q", side))
 	}
 	if n < 1 {
 		return usageErr(stderr, "script", errors.New("--from needs --connection N (1 or more; `rcconform audit` lists them)"))
@@ -51,7 +47,7 @@ func runFrom(capture string, n int, side string, mtu int, out string, stdout, st
 	if len(cr.recs) == 0 {
 		return usageErr(stderr, "script", fmt.Errorf("%s has no connection %d (it has %d)", capture, n, cr.ids))
 	}
-	text, notes, err := script.FromCapture(cr.recs, script.FromOptions{Source: fmt.Sprintf("%s, connection %d", capture, n), MTU: mtu})
+	text, notes, err := script.FromCapture(cr.recs, script.FromOptions{Source: fmt.Sprintf("%s, connection %d", capture, n), MTU: mtu, DeviceIsRequester: side == "requester"})
 	if err != nil {
 		return usageErr(stderr, "script", fmt.Errorf("%s, connection %d: %w", capture, n, err))
 	}

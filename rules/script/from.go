@@ -16,11 +16,10 @@ type FromOptions struct {
 	// MTU is the connection's path MTU; 0: the largest payload of a First
 	// or Middle packet, or the smallest MTU that holds every payload.
 	MTU int
+	// DeviceIsRequester: the device takes the recorded requester's place
+	// and the script plays the recorded responder.
+	DeviceIsRequester bool
 }
-
-// ErrRequesterSide says a script cannot yet be made for a device that is
-// the recorded connection's requester.
-var ErrRequesterSide = errors.New("scripts from captures play the requester against a device that is the responder (--side responder); the device as requester is not supported yet")
 
 // FromCapture writes a script that plays the requester of a recorded
 // connection against a device taking the responder's place, and expects
@@ -51,6 +50,9 @@ func FromCapture(recs []*trace.Record, o FromOptions) (text string, notes []stri
 		notes = append(notes, fmt.Sprintf("the capture shows the connection from the middle of a message: frames before %d are left out", recs[first].Frame))
 	}
 	recs = recs[first:]
+	if o.DeviceIsRequester {
+		return fromRequester(recs, o, notes)
+	}
 	g := &gen{epsn: recs[0].Packet.PSN, mtu: o.MTU}
 	// The responder's first expected PSN: the first request's, unless the
 	// responder's first answer is a sequence NAK: then the first request
@@ -136,6 +138,8 @@ type gen struct {
 	streaming bool
 	// mostOwed is the most READs and ATOMICs owed an answer at once.
 	mostOwed int
+	// firstMid is the largest First or Middle payload (0: none).
+	firstMid int
 	// badKey holds the PSNs the recorded responder NAKed for a remote
 	// access error; refused those of the requests played with an R_Key
 	// the device never gave, so that it has the same cause to refuse them.
@@ -195,6 +199,7 @@ func (g *gen) settings(recs []*trace.Record) {
 		}
 		sp.lo, sp.hi = min(sp.lo, lo), max(sp.hi, hi)
 	}
+	g.firstMid = firstMid
 	if g.mtu == 0 {
 		g.mtu = firstMid
 		for _, m := range []int{256, 512, 1024, 2048, 4096} {
