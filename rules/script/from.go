@@ -149,7 +149,6 @@ type gen struct {
 	stop string
 }
 
-
 // settings works out the MTU, the receive WQEs and the memory the device
 // needs to answer as the recorded responder did.
 func (g *gen) settings(recs []*trace.Record) {

@@ -97,11 +97,11 @@ type Base uint8
 
 // Bases of numbers.
 const (
-	Lit  Base = iota // a literal
-	EPSN             // the PSN the device's responder expects first
-	DPSN             // the first PSN the device's requester sends
-	Next             // the peer's next request PSN (injected requests only)
-	BadKey           // an R_Key the device never gave: its own with every bit flipped (injected rkey only)
+	Lit    Base = iota // a literal
+	EPSN               // the PSN the device's responder expects first
+	DPSN               // the first PSN the device's requester sends
+	Next               // the peer's next request PSN (injected requests only)
+	BadKey             // an R_Key the device never gave: its own with every bit flipped (injected rkey only)
 )
 
 // Num is a number, or an offset from one of the connection's PSNs.
