@@ -67,7 +67,9 @@ func (s *Script) Needs() (rulekit.Needs, dut.ConnConfig) {
 			}
 		}
 	}
-	n.Atomics = n.Atomics || cfg.Atomics
+	// ATOMICs sent to a device that grants no atomic access need no
+	// atomics of it: it refuses them.
+	n.Atomics = (n.Atomics || cfg.Atomics) && !s.NoAtomics
 	cfg.Atomics = n.Atomics
 	n.SRQ = cfg.SRQ
 	return n, cfg

@@ -296,7 +296,7 @@ func (p *parser) qp(toks []token) error {
 				if k == "srq" {
 					c.SRQ = b
 				} else {
-					c.Atomics = b
+					c.Atomics, p.s.NoAtomics = b, !b
 				}
 			}
 		case "recv":

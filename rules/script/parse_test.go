@@ -229,3 +229,29 @@ func contains(s []uint8, v uint8) bool {
 	}
 	return false
 }
+
+// TestNeeds: what a script needs of the adapter follows from its lines.
+func TestNeeds(t *testing.T) {
+	for _, tc := range []struct {
+		text                                      string
+		postWR, completions, memory, atomics, srq bool
+	}{
+		{"< SEND_ONLY\n> ACK [C9-95]", false, false, false, false, false},
+		{"post send len=1\n> SEND_ONLY [go-back-n]", true, false, false, false, false},
+		{"post-recv\ncompletion recv [C9-95]", true, true, false, false, false},
+		{"mem-write off=0 data=00\nmem-expect off=0 data=00 [C9-105]", false, false, true, false, false},
+		{"< FETCHADD\n> ATOMIC_ACK [o9-58]", false, false, false, true, false},
+		{"qp atomics=no\n< FETCHADD\n> ACK syndrome=nak-inv [C9-125]", false, false, false, false, false},
+		{"qp srq=yes\n< SEND_ONLY\n> ACK [o9-95.2.2]", false, false, false, false, true},
+	} {
+		s, err := Parse("t.rcs", tc.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, cfg := s.Needs()
+		if n.PostWR != tc.postWR || n.Completions != tc.completions || n.Memory != tc.memory || n.Atomics != tc.atomics ||
+			cfg.Atomics != tc.atomics || n.SRQ != tc.srq {
+			t.Errorf("%q: needs %+v, atomics granted %v", tc.text, n, cfg.Atomics)
+		}
+	}
+}

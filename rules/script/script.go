@@ -27,6 +27,9 @@ type Script struct {
 	DeviceIsRequester bool
 	// Config is the device QP's configuration (`qp` line).
 	Config dut.ConnConfig
+	// NoAtomics: `qp atomics=no`, the device grants no remote atomic
+	// access, whatever ATOMICs the script sends it.
+	NoAtomics bool
 	Steps  []*Step
 }
 
