@@ -30,7 +30,7 @@ type Script struct {
 	// NoAtomics: `qp atomics=no`, the device grants no remote atomic
 	// access, whatever ATOMICs the script sends it.
 	NoAtomics bool
-	Steps  []*Step
+	Steps     []*Step
 }
 
 // Kind is what a step does.
