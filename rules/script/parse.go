@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -582,13 +583,9 @@ func (p *parser) bounds(st *Step, args []token) ([]token, error) {
 	return args, nil
 }
 
-// sorted returns s sorted (a small insertion sort: the lists are short).
+// sorted returns s sorted.
 func sorted(s []string) []string {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+	slices.Sort(s)
 	return s
 }
 
