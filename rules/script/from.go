@@ -33,6 +33,9 @@ type FromOptions struct {
 // records in capture order. What the capture does not show (the start of
 // a message it begins in, requests it lost) cannot be played: the script
 // starts after the one and ends before the other, and notes say so.
+//
+// With o.DeviceIsRequester the script plays the recorded responder
+// instead, against a device taking the requester's place (fromRequester).
 func FromCapture(recs []*trace.Record, o FromOptions) (text string, notes []string, err error) {
 	// The script starts at the first request that begins a message: one
 	// the capture shows from its middle cannot be played.
@@ -72,6 +75,7 @@ func FromCapture(recs []*trace.Record, o FromOptions) (text string, notes []stri
 	}
 	g.expected = g.epsn
 	g.settings(recs)
+	g.mtu = inferMTU(recs, g.mtu, o.MTU != 0 || g.firstMid > 0)
 	var b strings.Builder
 	for _, r := range recs {
 		k := r.Packet
@@ -225,6 +229,34 @@ func (g *gen) settings(recs []*trace.Record) {
 		next += (sp.hi - page + 0xFFF) &^ 0xFFF
 	}
 	g.mem = int(max(next, 4096))
+}
+
+// inferMTU returns, when no First or Middle payload told the path MTU,
+// one that numbers the first READ's answer as the requester's next new
+// request shows it did (the smallest such), or mtu as it was.
+func inferMTU(recs []*trace.Record, mtu int, told bool) int {
+	if told {
+		return mtu
+	}
+	for i, r := range recs {
+		k := r.Packet
+		if k == nil || r.Dir != trace.ToResponder || k.Opcode != wire.ReadRequest {
+			continue
+		}
+		for _, q := range recs[i+1:] {
+			if q.Packet == nil || q.Dir != trace.ToResponder || !q.Packet.PSN.After(k.PSN) {
+				continue
+			}
+			span := q.Packet.PSN.Diff(k.PSN)
+			for _, m := range []int{256, 512, 1024, 2048, 4096} {
+				if wire.ReadResponsePackets(k.RETH.Length, m) == span {
+					return max(mtu, m)
+				}
+			}
+			break
+		}
+	}
+	return mtu
 }
 
 // region places one of the recorded responder's memory regions (by its

@@ -113,34 +113,6 @@ func timerOf(recs []*trace.Record) (uint8, bool) {
 	return 1, true
 }
 
-// inferMTU returns, when no First or Middle payload told the path MTU,
-// one that numbers each READ's answer as the device's next new request
-// shows it did (the smallest such), or mtu as it was.
-func inferMTU(recs []*trace.Record, mtu int, told bool) int {
-	if told {
-		return mtu
-	}
-	for i, r := range recs {
-		k := r.Packet
-		if k == nil || r.Dir != trace.ToResponder || k.Opcode != wire.ReadRequest {
-			continue
-		}
-		for _, q := range recs[i+1:] {
-			if q.Packet == nil || q.Dir != trace.ToResponder || !q.Packet.PSN.After(k.PSN) {
-				continue
-			}
-			span := q.Packet.PSN.Diff(k.PSN)
-			for _, m := range []int{256, 512, 1024, 2048, 4096} {
-				if wire.ReadResponsePackets(k.RETH.Length, m) == span {
-					return max(mtu, m)
-				}
-			}
-			break
-		}
-	}
-	return mtu
-}
-
 // wait writes the time prefix that plays a record when the capture did,
 // after the previous one.
 func (g *reqGen) wait(b *strings.Builder, r *trace.Record) {
