@@ -1,7 +1,9 @@
 package script_test
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,6 +116,59 @@ func TestNotBeforeWithinTolerance(t *testing.T) {
 		res := s.Run(tolerant{reference(t, "retry-before-timeout"), tc.tol})
 		if got := res.Outcomes[0]; got.Verdict != tc.want {
 			t.Errorf("tolerance %v: C9-140 is %s (%s), want %s", tc.tol, got.Verdict, got.Reason, tc.want)
+		}
+	}
+}
+
+// noReads is a device that cannot post READs, and maybe no work
+// requests at all.
+type noReads struct {
+	dut.DUT
+	postWR bool
+}
+
+type noReadsConn struct{ dut.Conn }
+
+func (c noReadsConn) PostSend(wr dut.WR) error {
+	if wr.Op == dut.OpRead {
+		return fmt.Errorf("posting a READ: %w", dut.ErrUnsupported)
+	}
+	return c.Conn.PostSend(wr)
+}
+
+func (d noReads) Capabilities() dut.Capabilities {
+	c := d.DUT.Capabilities()
+	c.PostWR = d.postWR
+	return c
+}
+
+func (d noReads) NewConn(cfg dut.ConnConfig) (dut.Conn, error) {
+	c, err := d.DUT.NewConn(cfg)
+	return noReadsConn{c}, err
+}
+
+// TestUnsupported: a line the device cannot do leaves the clauses it had
+// not yet decided unsupported, as does an adapter that lacks what the
+// script needs; never pass, never fail.
+func TestUnsupported(t *testing.T) {
+	s, err := script.Parse("t.rcs", "side requester\nqp dpsn=7\npost send id=1 len=8\n> SEND_ONLY psn=dpsn [go-back-n]\n< ACK psn=dpsn msn=1\npost read id=2 len=8\n> READ_REQUEST psn=dpsn+1 [§9.7.5.1.2]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := s.Run(noReads{reference(t, ""), true})
+	want := map[string]reports.Verdict{"go-back-n": reports.Pass, "§9.7.5.1.2": reports.Unsupported}
+	for _, o := range res.Outcomes {
+		if o.Verdict != want[o.ID] {
+			t.Errorf("device without READs: %s is %s (%s), want %s", o.ID, o.Verdict, o.Reason, want[o.ID])
+		}
+	}
+	if res.Failed() || res.Decided() {
+		t.Errorf("device without READs: failed %v, decided %v", res.Failed(), res.Decided())
+	}
+	res = s.Run(noReads{reference(t, ""), false})
+	for _, o := range res.Outcomes {
+		if o.Verdict != reports.Unsupported || !strings.Contains(o.Reason, "posting work requests") {
+			t.Errorf("adapter without work requests: %s is %s (%s), want unsupported", o.ID, o.Verdict, o.Reason)
 		}
 	}
 }
