@@ -20,6 +20,7 @@ import (
 var breaks = map[string][]struct{ defect, clause string }{
 	"c9_95-coalesced-ack.rcs":      {{"ack-psn-ahead", "C9-95"}, {"ack-oldest-psn", "C9-95"}},
 	"c9_96-read-response-psns.rcs": {{"read-resp-psn-skew", "C9-96"}},
+	"c9_105-duplicate-send.rcs":    {{"dup-send-reexecuted", "C9-105"}, {"dup-moves-epsn", "C9-105"}},
 	"c9_113-rnr-nak.rcs":           {{"rnr-nak-wrong-psn", "C9-113"}},
 	"c9_121-sequence-nak.rcs":      {{"nak-seq-received-psn", "C9-121"}, {"nak-latch-off", "C9-122"}},
 	"c9_140-retransmit-timer.rcs":  {{"retry-before-timeout", "C9-140"}},
