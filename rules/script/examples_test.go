@@ -1,6 +1,7 @@
 package script_test
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -131,8 +132,11 @@ type noReads struct {
 type noReadsConn struct{ dut.Conn }
 
 func (c noReadsConn) PostSend(wr dut.WR) error {
-	if wr.Op == dut.OpRead {
+	switch wr.Op {
+	case dut.OpRead:
 		return fmt.Errorf("posting a READ: %w", dut.ErrUnsupported)
+	case dut.OpWrite:
+		return errors.New("the agent went away")
 	}
 	return c.Conn.PostSend(wr)
 }
@@ -165,6 +169,14 @@ func TestUnsupported(t *testing.T) {
 	}
 	if res.Failed() || res.Decided() {
 		t.Errorf("device without READs: failed %v, decided %v", res.Failed(), res.Decided())
+	}
+	broken, err := script.Parse("t.rcs", "side requester\npost write id=1 len=8\n> WRITE_ONLY [go-back-n]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = broken.Run(noReads{reference(t, ""), true})
+	if o := res.Outcomes[0]; res.Err == nil || o.Verdict != reports.Indeterminate || !strings.Contains(o.Reason, "the adapter failed") {
+		t.Errorf("a broken adapter: %s is %s (%s), error %v; want indeterminate and the error", o.ID, o.Verdict, o.Reason, res.Err)
 	}
 	res = s.Run(noReads{reference(t, ""), false})
 	for _, o := range res.Outcomes {

@@ -132,7 +132,9 @@ func (r *runner) step(st *Step) {
 }
 
 // adapter stops the run on an adapter error: unsupported when the
-// adapter cannot do what the line asks, a harness error otherwise.
+// adapter cannot do what the line asks; otherwise the clauses not yet
+// decided are indeterminate (no clause is to blame for a broken
+// adapter), and pr.Err says what failed.
 func (r *runner) adapter(st *Step, what string, err error) {
 	ginkgo.GinkgoHelper()
 	if err == nil {
@@ -143,7 +145,8 @@ func (r *runner) adapter(st *Step, what string, err error) {
 		ginkgo.Skip("unsupported: " + r.pr.Unsupported)
 	}
 	r.pr.Err = fmt.Errorf("%s: %s: %w", st, what, err)
-	ginkgo.Fail(r.pr.Err.Error())
+	r.p.Undecided = &harness.Undecided{Verdict: reports.Indeterminate, Reason: "the adapter failed: " + r.pr.Err.Error()}
+	ginkgo.Skip("indeterminate: " + r.p.Undecided.Reason)
 }
 
 // left returns how long until t, at least 0.
