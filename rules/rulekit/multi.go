@@ -102,13 +102,17 @@ func (m Multi) Register() {
 // scenario stopped early (the responder scenarios' liveness wait).
 const AbortDrain = 100 * time.Millisecond
 
-// Settle takes in what the device still sends once a scenario ended:
-// after it stopped early (the device may be answering still), and on a
-// virtual clock after a responder scenario (an answer it did not wait
-// for; nothing more is sent until time moves, so it costs nothing), so
-// that the trace the monitors judge as complete does not end in the
-// middle of an exchange. A requester left alone would time out and
-// resend, so it is left alone when it passed.
+// Settle takes in what the device still sends once a scenario ended.
+// After it stopped early (a step failed, maybe while the device was still
+// answering), so that the trace the monitors judge as complete does not
+// end in the middle of an exchange: an answer cut off by the scenario's
+// end is no missing answer. And on a virtual clock after a responder
+// scenario that passed, which may end while the device still owes an
+// answer its checks did not wait for (the READ after an ACKed SEND, with
+// a slow turnaround): nothing more is sent until time moves, so the
+// drain costs nothing there (a real device's Trace settles the wire
+// itself). A requester left alone would time out and resend, so it is
+// left alone when it passed.
 func Settle(peer *harness.Peer, stopped, virtual, deviceIsRequester bool) {
 	if stopped || virtual && !deviceIsRequester {
 		peer.Collect(AbortDrain)
