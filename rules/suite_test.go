@@ -14,6 +14,7 @@ import (
 	_ "github.com/rcconform/rcconform/dut/sim"
 	_ "github.com/rcconform/rcconform/rules"
 	"github.com/rcconform/rcconform/rules/rulekit"
+	"github.com/rcconform/rcconform/rules/script"
 )
 
 func init() { rulekit.RegisterFlags(flag.CommandLine) }
@@ -29,6 +30,10 @@ func TestRules(t *testing.T) {
 		}
 	}
 }
+
+// Every scenario script under --scripts runs as a spec (the project's
+// examples in rules/scripts by default).
+var _ = script.Specs(func() (string, bool) { return rulekit.Cfg.Scripts, rulekit.Cfg.Scripts != rulekit.DefaultScripts })
 
 var _ = BeforeSuite(func() {
 	GinkgoWriter.Printf("rcconform: dut=%s defect=%q seed=%d\n", rulekit.Cfg.DUT, rulekit.Cfg.Defect, rulekit.Cfg.Seed)

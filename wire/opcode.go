@@ -244,6 +244,20 @@ var shortNames = [32]string{
 	0x1C: "FLUSH", 0x1D: "ATOMIC WRITE",
 }
 
+// ReadResponseOp returns the opcode of packet i (from 0) of a READ
+// answer of n packets: Only when n is 1, else First, Middle… and Last.
+func ReadResponseOp(i, n int) Opcode {
+	switch {
+	case n == 1:
+		return ReadResponseOnly
+	case i == 0:
+		return ReadResponseFirst
+	case i == n-1:
+		return ReadResponseLast
+	}
+	return ReadResponseMiddle
+}
+
 // ReadResponsePackets returns how many READ response packets (and so PSNs)
 // a READ of length bytes takes at path MTU mtu: ceil(length/mtu), at least
 // one (C9-96; a READ reserves one PSN per path MTU of its length, and at

@@ -6,6 +6,7 @@
 //	rcconform defects [--format text|json]
 //	rcconform audit   [flags] CAPTURE...
 //	rcconform report  --in result.json [--html FILE] [--markdown FILE] [--junit FILE]
+//	rcconform script  [flags] SCRIPT|FOLDER...
 //
 // The audit runs every passive monitor of the suite (package rules) over
 // each capture in one pass. Its exit status is 0 when no clause was
@@ -14,6 +15,10 @@
 // capture damaged part-way is still audited up to the damage, and the
 // report written, before the command exits with 2. An internal error (a
 // monitor that panics) is reported with the frame it met, and exits 2 too.
+// The script command exits 0 when every clause its scripts check passed,
+// 1 when a clause failed, 2 on a script that does not parse (or an
+// adapter error), and 3 when nothing failed but some clause was left
+// indeterminate, not exercised or unsupported.
 package main
 
 import (
@@ -44,9 +49,11 @@ const usageText = `usage:
   rcconform report  --in RESULT.json [--html FILE] [--markdown FILE] [--junit FILE]
   rcconform serve   [flags]                   the reference transport as a live RoCEv2 endpoint (loopback)
   rcconform sim-check --sim='COMMAND'         check a simulator's side of the sim adapter's protocol
+  rcconform script  [flags] SCRIPT|FOLDER...  run scenario scripts (docs/scripts.md) against a device
 
 Run "rcconform COMMAND --help" for a command's flags.
-Exit status: 0 no violation, 1 at least one violation, 2 unusable input or usage.
+Exit status: 0 no violation, 1 at least one violation, 2 unusable input or usage;
+script: 3 when no clause failed but one was left undecided (indeterminate, not exercised, unsupported).
 `
 
 // run is the whole command: it parses args (without the program name),
@@ -67,6 +74,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runAudit(rest, stdout, stderr)
 	case "report":
 		return runReport(rest, stdout, stderr)
+	case "script":
+		return runScript(rest, stdout, stderr)
 	case "serve":
 		return serve.ServeMain(rest, stdout, stderr)
 	case "sim-check":

@@ -121,15 +121,7 @@ func replay(p *harness.Peer, d *wire.Packet, want []byte) {
 	}
 	for i, r := range got {
 		k := r.Packet
-		wantOp := wire.ReadResponseMiddle
-		switch {
-		case n == 1:
-			wantOp = wire.ReadResponseOnly
-		case i == 0:
-			wantOp = wire.ReadResponseFirst
-		case i == n-1:
-			wantOp = wire.ReadResponseLast
-		}
+		wantOp := wire.ReadResponseOp(i, n)
 		if k.PSN != d.PSN.Add(i) || k.Opcode != wantOp {
 			// Responses to new READs that already break the opcode
 			// rules make it C9-97's or C9-98's finding, not a replay's.

@@ -52,10 +52,17 @@ type Config struct {
 	// TraceDir, when set, receives a pcapng capture of every active
 	// scenario's connection (for adapters that can write one).
 	TraceDir string
+	// Scripts is the folder of scenario scripts the suite runs, each as
+	// a spec (DefaultScripts: the project's examples, when present).
+	Scripts string
 }
 
+// DefaultScripts is the suite's scripts folder unless --scripts names
+// another: rules/scripts, relative to the suite's folder.
+const DefaultScripts = "scripts"
+
 // Cfg holds the parsed flags.
-var Cfg = Config{DUT: "reference", Seed: 1, AckTimeout: -1, RetryCnt: -1, RNRRetry: -1, SRQ: "unknown"}
+var Cfg = Config{DUT: "reference", Seed: 1, Scripts: DefaultScripts, AckTimeout: -1, RetryCnt: -1, RNRRetry: -1, SRQ: "unknown"}
 
 // RegisterFlags adds the suite's flags to fs (the test binary's flags).
 func RegisterFlags(fs *flag.FlagSet) {
@@ -75,6 +82,7 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&Cfg.RetryCnt, "retry-cnt", -1, "capture audit: transport retry count (-1 unknown)")
 	fs.IntVar(&Cfg.RNRRetry, "rnr-retry", -1, "capture audit: RNR retry count (-1 unknown)")
 	fs.StringVar(&Cfg.TraceDir, "trace-dir", "", "write a pcapng capture of each active scenario into this folder")
+	fs.StringVar(&Cfg.Scripts, "scripts", Cfg.Scripts, "run every scenario script (*.rcs) under this folder as a spec (\"\": none)")
 	fs.BoolVar(&Cfg.Partial, "partial", false, "development only: run even if some catalogue entries have no spec file yet")
 	fs.BoolVar(&Cfg.Complete, "complete", false, "capture audit: the capture holds every connection from its first packet, taken where nothing is lost before the capture point")
 }

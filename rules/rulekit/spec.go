@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
@@ -30,7 +29,9 @@ type Needs struct {
 	PostWR, Completions, Memory, Atomics, SRQ, Credits, VirtualTime bool
 }
 
-func (n Needs) missing(c dut.Capabilities) []string {
+// Missing lists what the adapter with capabilities c lacks for a
+// scenario with these needs (none: it can run).
+func (n Needs) Missing(c dut.Capabilities) []string {
 	var m []string
 	add := func(need, have bool, what string) {
 		if need && !have {
@@ -91,7 +92,7 @@ func (r *R) Active(name string, sc Scenario, body func(p *harness.Peer)) {
 			mu.Unlock()
 			ginkgo.Skip("unsupported: " + reason)
 		}
-		if m := needs.missing(caps); len(m) > 0 {
+		if m := needs.Missing(caps); len(m) > 0 {
 			reason := fmt.Sprintf("the %s adapter lacks %s", d.Name(), strings.Join(m, ", "))
 			mu.Lock()
 			a.unsupported = append(a.unsupported, reason)
@@ -144,10 +145,6 @@ func brokenAdapter() error {
 	return broken
 }
 
-// abortDrain is how long the device's answers are taken in after a
-// scenario stopped early (the responder scenarios' liveness wait).
-const abortDrain = 100 * time.Millisecond
-
 // afterActive records the scenario's outcome under its clause, a failed
 // setup step's or trigger's finding under the clause governing it, and
 // audits the trace with every monitor. The monitors' findings are kept
@@ -160,46 +157,12 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 	}
 	id := r.Entry.ID
 	rep := ginkgo.CurrentSpecReport()
-	settings := harness.UnknownSettings()
-	settings.Active = true
-	settings.MTU = conn.Info().MTU
-	settings.DeviceIsRequester = sc.DeviceIsRequester
-	// Both QPs were set up by the run: the responder's first expected PSN
-	// is known (the device's when it is the responder, the PSN the
-	// device's requester starts from when the harness answers).
-	settings.StartKnown, settings.StartPSN = true, conn.Info().ExpectedPSN
-	if sc.DeviceIsRequester {
-		settings.StartPSN = conn.Info().DevicePSN
-	}
-	if tc, ok := conn.(interface{ Tolerance() time.Duration }); ok {
-		settings.Tolerance = tc.Tolerance()
-	}
-	settings.AckTimeout = int(conn.Info().Config.Timeout)
-	settings.RetryCnt = int(conn.Info().Config.RetryCnt)
-	settings.RNRRetry = int(conn.Info().Config.RNRRetry)
-	if sc.Config.SRQ {
-		settings.SRQ = harness.SRQAll
-	} else {
-		settings.SRQ = harness.SRQNone
-	}
+	settings := harness.ActiveSettings(conn, sc.DeviceIsRequester, sc.Config.SRQ)
 	virtual := false
 	if d := DUT(); d != nil {
 		virtual = d.Capabilities().VirtualTime
 	}
-	// A scenario that passed may also end while the device still owes an
-	// answer its check did not wait for (the READ after an ACKed SEND,
-	// with a slow turnaround): on the virtual clock nothing more is sent
-	// until time moves, so the drain is free there and needed (a real
-	// device's Trace settles the wire itself). Only when the device is the
-	// responder: a requester left alone would time out and resend.
-	if rep.Failed() || rep.State.Is(types.SpecStateSkipped) || virtual && !sc.DeviceIsRequester {
-		// The scenario stopped where a step failed, maybe while the
-		// device was still answering: take in what it still sends, so
-		// that the trace the monitors judge as complete does not end in
-		// the middle of an exchange (an answer cut off by the scenario's
-		// end is no missing answer).
-		peer.Collect(abortDrain)
-	}
+	Settle(peer, rep.Failed() || rep.State.Is(types.SpecStateSkipped), virtual, sc.DeviceIsRequester)
 	if Cfg.TraceDir != "" {
 		writeTrace(id, conn, settings)
 	}
@@ -210,13 +173,7 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 		settings.ReceiveLoss = true
 		fmt.Fprintf(ginkgo.GinkgoWriter, "%s: %s: its trace is judged as one that may lack packets the device sent\n", name, where)
 	}
-	sink := harness.NewSink("")
-	sink.Text = ClauseText
-	au := harness.NewAuditor(settings, sink)
-	for _, rec := range recs {
-		au.Observe(rec)
-	}
-	au.End()
+	sink := harness.AuditRecords(recs, settings, ClauseText)
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -246,10 +203,18 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 		a.checked++
 		a.checks = append(a.checks, name)
 	}
+	recordSink(id+": "+name, sink)
+	activeRan = true
+}
+
+// recordSink keeps the passive monitors' findings over scenario's trace
+// for each clause's "findings from every scenario's trace" spec, and
+// their undecided instances. The caller holds mu.
+func recordSink(scenario string, sink *harness.Sink) {
 	for clause, t := range sink.Tallies {
 		accFor(clause).passiveUndecided += t.Indeterminate
 		for _, k := range t.Kinds {
-			k.Scenario, k.At = id+": "+name, 0
+			k.Scenario, k.At = scenario, 0
 			accFor(clause).kinds.AddUndecided(k)
 		}
 		if t.Violations == 0 {
@@ -259,12 +224,11 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 		a.pending += t.Violations
 		for _, f := range sink.Findings {
 			if f.ID == clause {
-				f.Scenario = id + ": " + name
+				f.Scenario = scenario
 				a.elsewhere = append(a.elsewhere, f)
 			}
 		}
 	}
-	activeRan = true
 }
 
 // undecided records a scenario that could not decide its clause.

@@ -145,16 +145,7 @@ func (b *TraceBuilder) ReadStream(psn wire.PSN, length int, msn uint32) {
 		if i == n-1 {
 			size = length - i*b.MTU
 		}
-		op := wire.ReadResponseMiddle
-		switch {
-		case n == 1:
-			op = wire.ReadResponseOnly
-		case i == 0:
-			op = wire.ReadResponseFirst
-		case i == n-1:
-			op = wire.ReadResponseLast
-		}
-		b.ReadResp(op, psn.Add(i), size, msn)
+		b.ReadResp(wire.ReadResponseOp(i, n), psn.Add(i), size, msn)
 	}
 }
 

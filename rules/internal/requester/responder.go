@@ -427,17 +427,7 @@ func (r *Responder) ReadResponses(req *wire.Packet, from wire.PSN, count int) []
 	base := int(req.RETH.VA - r.Info.PeerVA)
 	var out []*wire.Packet
 	for i := from.Diff(req.PSN); i < n && (count < 0 || len(out) < count); i++ {
-		var op wire.Opcode
-		switch {
-		case n == 1:
-			op = wire.ReadResponseOnly
-		case i == 0:
-			op = wire.ReadResponseFirst
-		case i == n-1:
-			op = wire.ReadResponseLast
-		default:
-			op = wire.ReadResponseMiddle
-		}
+		op := wire.ReadResponseOp(i, n)
 		lo, hi := i*mtu, min((i+1)*mtu, length)
 		k := &wire.Packet{BTH: wire.BTH{Opcode: op, PSN: req.PSN.Add(i)}}
 		if base >= 0 && base+hi <= len(r.Mem) {
