@@ -74,6 +74,7 @@ const (
 	DefUnsolicitedNAKRepeat = "unsolicited-nak-repeat"
 	DefRetryBeforeTimeout   = "retry-before-timeout"
 	DefRetryTimeoutZero     = "retry-timeout-zero"
+	DefTimerOneTickEarly    = "timer-one-tick-early"
 	DefRetryCountPlusOne    = "retry-count-plus-one"
 	DefRNRCostsRetry        = "rnr-costs-retry"
 	DefRNRResendEarly       = "rnr-resend-early"
@@ -156,6 +157,8 @@ var defects = []Defect{
 		"the requester retransmits after half the ACK timeout", nil},
 	{DefRetryTimeoutZero, []string{"C9-140"},
 		"the requester retransmits even with timeout 0 (no timer), after a 1 ms default", nil},
+	{DefTimerOneTickEarly, []string{"C9-140"},
+		"the transport timer fires one tick of its clock before the interval ends (TimerTick; 4 ms, a jiffy at HZ=250, when unset; half an interval shorter than two ticks), as a timer converted to whole jiffies by rounding down may", nil},
 	{DefRetryCountPlusOne, []string{"retry-counter"},
 		"the requester retries once more than RetryCnt allows", nil},
 	{DefRNRCostsRetry, []string{"retry-counter", "rnr-retry"},

@@ -179,6 +179,10 @@ var defectScenarios = map[string]dscen{
 		postSends(p, 1)
 		p.run(5 * time.Millisecond)
 	}),
+	DefTimerOneTickEarly: reqScen(nil, func(p *peer) {
+		postSends(p, 1)
+		p.run(2 * wire.AckTimeout(12))
+	}),
 	DefRetryCountPlusOne: reqScen(func(c *Config) { c.RetryCnt = 1 }, func(p *peer) {
 		postSends(p, 1)
 		p.run(10 * wire.AckTimeout(8))
