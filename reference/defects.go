@@ -76,6 +76,7 @@ const (
 	DefRetryTimeoutZero     = "retry-timeout-zero"
 	DefTimerOneTickEarly    = "timer-one-tick-early"
 	DefRetryCountPlusOne    = "retry-count-plus-one"
+	DefRetry7Unlimited      = "retry-7-unlimited"
 	DefRNRCostsRetry        = "rnr-costs-retry"
 	DefRNRResendEarly       = "rnr-resend-early"
 	DefRNRStaleTimer        = "rnr-stale-timer"
@@ -161,6 +162,8 @@ var defects = []Defect{
 		"the transport timer fires one tick of its clock before the interval ends (TimerTick; 4 ms, a jiffy at HZ=250, when unset; half an interval shorter than two ticks), as a timer converted to whole jiffies by rounding down may", nil},
 	{DefRetryCountPlusOne, []string{"retry-counter"},
 		"the requester retries once more than RetryCnt allows", nil},
+	{DefRetry7Unlimited, []string{"retry-counter"},
+		"a transport retry count of 7 is treated as unlimited, as for the RNR retry count (as rxe does): the WQE never ends with retry-exceeded", nil},
 	{DefRNRCostsRetry, []string{"retry-counter", "rnr-retry"},
 		"one counter for loss and RNR: RNR NAKs spend the transport retry counter", nil},
 	{DefRNRResendEarly, []string{"rnr-retry"},

@@ -187,6 +187,10 @@ var defectScenarios = map[string]dscen{
 		postSends(p, 1)
 		p.run(10 * wire.AckTimeout(8))
 	}),
+	DefRetry7Unlimited: reqScen(func(c *Config) { c.RetryCnt = 7 }, func(p *peer) {
+		postSends(p, 1)
+		p.run(12 * wire.AckTimeout(8))
+	}),
 	DefRNRCostsRetry: reqScen(func(c *Config) { c.RetryCnt = 1 }, func(p *peer) {
 		postSends(p, 1)
 		p.settle()

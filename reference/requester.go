@@ -391,7 +391,9 @@ func (q *QP) retry(from wire.PSN) {
 		q.failHead(dut.StatusRetryExceeded)
 		return
 	}
-	s.retryLeft--
+	if q.cfg.RetryCnt != 7 || !q.has(DefRetry7Unlimited) {
+		s.retryLeft--
+	}
 	q.stats.Retries++
 	q.rewind(from)
 }

@@ -18,7 +18,7 @@ var requesterClauses = []string{"C9-140", "retry-counter", "rnr-retry", "go-back
 
 // requesterDefects are the reference's requester defects.
 var requesterDefects = []string{
-	reference.DefRetryBeforeTimeout, reference.DefRetryTimeoutZero, reference.DefRetryCountPlusOne,
+	reference.DefRetryBeforeTimeout, reference.DefRetryTimeoutZero, reference.DefRetryCountPlusOne, reference.DefRetry7Unlimited,
 	reference.DefRNRCostsRetry, reference.DefRNRResendEarly, reference.DefRNRRetry7Finite,
 	reference.DefGBNNewPSN, reference.DefGBNSkipOne, reference.DefImpliedNAKIgnored, reference.DefRetryAfterFatalNAK,
 }
