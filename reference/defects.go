@@ -52,6 +52,7 @@ const (
 	DefDupNewestFirst       = "dup-newest-first"
 	DefReadNoPreempt        = "read-no-preempt"
 	DefDupSendReexecuted    = "dup-send-reexecuted"
+	DefDupAckRegister       = "dup-ack-register"
 	DefDupErrorNAK          = "dup-error-nak"
 	DefDupReadDropped       = "dup-read-dropped"
 	DefReadReplayMiddle     = "read-replay-middle"
@@ -114,6 +115,8 @@ var defects = []Defect{
 		"a READ answer being streamed always runs to its end before an older duplicate is answered (waiting duplicates still go oldest first), as rxe does", nil},
 	{DefDupSendReexecuted, []string{"C9-105"},
 		"a duplicate SEND is executed again: it consumes a receive WQE, bumps the MSN and is ACKed with its own PSN", nil},
+	{DefDupAckRegister, []string{"C9-105"},
+		"a duplicate SEND or WRITE is acknowledged with the PSN before a register that only SENDs, WRITEs and ATOMICs move and that starts at 0 (as rxe does): PSN 0xFFFFFF on a fresh QP, the last SEND's after READs", nil},
 	{DefDupErrorNAK, []string{"C9-106", "C9-115"},
 		"an error while answering a duplicate READ (invalid R_Key, RETH outside the original) is NAKed remote access instead of being dropped", nil},
 	{DefDupReadDropped, []string{"C9-107"},

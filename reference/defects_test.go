@@ -158,6 +158,7 @@ var defectScenarios = map[string]dscen{
 	DefMSNReadSkipped:      readScen(8, 0),
 	DefMSNDupBump:          sendsThen(sendOnly(e, true), sendOnly(e, false), sendOnly(e+1, true)),
 	DefNAKMSNZero:          sendsThen(sendOnly(e, true), sendOnly(e+2, true)),
+	DefDupAckRegister:      sendsThen(sendOnly(e-2, true)),
 	DefCreditsInvalidNoSRQ: sendsThen(sendOnly(e, true)),
 	DefSRQCredits: {cfg: func(c *Config) { c.SRQ = NewSRQ() }, run: func(p *peer) {
 		postRecvs(4, 64)(p)

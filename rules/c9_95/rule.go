@@ -102,6 +102,12 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	if !p.PSN.Before(c.NextReq) {
+		if s := c.Settings; s.StartKnown && p.PSN == s.StartPSN.Add(-1) && c.NextReq.AtOrBefore(s.StartPSN) {
+			// The PSN before the QP's first expected one, while no new
+			// request has been taken: an ACK that covers nothing (the
+			// answer to a duplicate on a fresh QP, judged under C9-105).
+			return
+		}
 		if c.Complete() {
 			c.Violation(ID, r, fmt.Sprintf("ACK PSN %d is beyond every request sent so far (newest %d)", p.PSN, c.NextReq.Add(-1)),
 				[]string{fmt.Sprintf("the PSN of the newest request covered, at most %d", c.NextReq.Add(-1))},

@@ -10,6 +10,7 @@ import (
 )
 
 func TestMonitor(t *testing.T) {
+	fresh := ht.Fresh(100) // an active run on a QP whose responder expects PSN 100
 	cases := []struct {
 		name     string
 		settings harness.Settings
@@ -51,6 +52,14 @@ func TestMonitor(t *testing.T) {
 		{"ACK before any request: capture began mid-connection", ht.Capture(), func(tr *ht.Trace) {
 			tr.Ack(5, 1)
 		}, reports.Indeterminate},
+		{"a duplicate on a fresh QP answered with the PSN before the first expected one: it covers nothing", fresh, func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 98, true)
+			tr.Ack(99, 0)
+		}, reports.NotExercised},
+		{"a duplicate on a fresh QP answered with the first expected PSN, never sent", fresh, func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 98, true)
+			tr.Ack(100, 0)
+		}, reports.Fail},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
