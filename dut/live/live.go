@@ -19,8 +19,8 @@
 // trips and the harness's own timer lateness, measured before the run and
 // stated in the environment. The device's timer tick (as its agent
 // reports it) is stated too but never tolerated: a timer that fires
-// before its interval breaks the clause whatever the tick. Arrival times come from the kernel (SO_TIMESTAMPNS) where
-// the socket gives them.
+// before its interval breaks the clause whatever the tick. Arrival times
+// come from the kernel (SO_TIMESTAMPNS) where the socket gives them.
 package live
 
 import (
