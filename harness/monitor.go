@@ -122,7 +122,8 @@ type Settings struct {
 	StartPSN   wire.PSN
 	// Tolerance is, for active runs on a real clock (a live device), how
 	// far the trace's timestamps may be from when the device really sent
-	// (the adapter's measured round trip and timer granularity): a time
+	// (the adapter's measured round trip and its own timer lateness, never
+	// the device's timer granularity): a time
 	// bound is judged failed only beyond it. Zero on a virtual clock.
 	Tolerance time.Duration
 	// ReceiveLoss is set, with Active, when the adapter's receive path

@@ -80,6 +80,7 @@ type Config struct {
 	MaxUnacked           int           // requester: most PSNs outstanding at once (0: 128)
 	UnsolicitedACK       bool          // re-send the latest ACK with updated credits when receive WQEs are posted (§9.7.7.2)
 	UnsolicitedNAKRepeat time.Duration // with defect unsolicited-nak-repeat: delay before the repeat
+	TimerTick            time.Duration // requester timers fire on ticks of this length, at or after their interval (0: exact)
 	Defect               string        // "" or a name from Defects()
 	// TimerEarly makes the requester's transport timer and RNR timer
 	// fire this much before their intervals: a device model whose timer
@@ -151,8 +152,8 @@ func (c *Config) Validate() error {
 		return bad("ACK policy every-n needs AckEveryN ≥ 1")
 	case c.AckPolicy == AckAfterDelay && c.AckDelay <= 0:
 		return bad("ACK policy delay needs AckDelay > 0")
-	case c.AckReqEvery < 0 || c.ResponseDelay < 0 || c.PacketGap < 0 || c.MaxUnacked < 0 || c.TimerEarly < 0:
-		return bad("AckReqEvery, ResponseDelay, PacketGap, MaxUnacked and TimerEarly must not be negative")
+	case c.AckReqEvery < 0 || c.ResponseDelay < 0 || c.PacketGap < 0 || c.MaxUnacked < 0 || c.TimerEarly < 0 || c.TimerTick < 0:
+		return bad("AckReqEvery, ResponseDelay, PacketGap, MaxUnacked, TimerEarly and TimerTick must not be negative")
 	}
 	if c.Defect != "" {
 		if _, ok := LookupDefect(c.Defect); !ok {

@@ -52,6 +52,7 @@ const (
 	DefDupNewestFirst       = "dup-newest-first"
 	DefReadNoPreempt        = "read-no-preempt"
 	DefDupSendReexecuted    = "dup-send-reexecuted"
+	DefDupAckRegister       = "dup-ack-register"
 	DefDupErrorNAK          = "dup-error-nak"
 	DefDupReadDropped       = "dup-read-dropped"
 	DefReadReplayMiddle     = "read-replay-middle"
@@ -74,7 +75,9 @@ const (
 	DefUnsolicitedNAKRepeat = "unsolicited-nak-repeat"
 	DefRetryBeforeTimeout   = "retry-before-timeout"
 	DefRetryTimeoutZero     = "retry-timeout-zero"
+	DefTimerOneTickEarly    = "timer-one-tick-early"
 	DefRetryCountPlusOne    = "retry-count-plus-one"
+	DefRetry7Unlimited      = "retry-7-unlimited"
 	DefRNRCostsRetry        = "rnr-costs-retry"
 	DefRNRResendEarly       = "rnr-resend-early"
 	DefRNRStaleTimer        = "rnr-stale-timer"
@@ -112,6 +115,8 @@ var defects = []Defect{
 		"a READ answer being streamed always runs to its end before an older duplicate is answered (waiting duplicates still go oldest first), as rxe does", nil},
 	{DefDupSendReexecuted, []string{"C9-105"},
 		"a duplicate SEND is executed again: it consumes a receive WQE, bumps the MSN and is ACKed with its own PSN", nil},
+	{DefDupAckRegister, []string{"C9-105"},
+		"a duplicate SEND or WRITE is acknowledged with the PSN before a register that only SENDs, WRITEs and ATOMICs move and that starts at 0 (as rxe does): PSN 0xFFFFFF on a fresh QP, the last SEND's after READs", nil},
 	{DefDupErrorNAK, []string{"C9-106", "C9-115"},
 		"an error while answering a duplicate READ (invalid R_Key, RETH outside the original) is NAKed remote access instead of being dropped", nil},
 	{DefDupReadDropped, []string{"C9-107"},
@@ -156,8 +161,12 @@ var defects = []Defect{
 		"the requester retransmits after half the ACK timeout", nil},
 	{DefRetryTimeoutZero, []string{"C9-140"},
 		"the requester retransmits even with timeout 0 (no timer), after a 1 ms default", nil},
+	{DefTimerOneTickEarly, []string{"C9-140"},
+		"the transport timer fires one tick of its clock before the interval ends (TimerTick; 4 ms, a jiffy at HZ=250, when unset; half an interval shorter than two ticks), as a timer converted to whole jiffies by rounding down may", nil},
 	{DefRetryCountPlusOne, []string{"retry-counter"},
 		"the requester retries once more than RetryCnt allows", nil},
+	{DefRetry7Unlimited, []string{"retry-counter"},
+		"a transport retry count of 7 is treated as unlimited, as for the RNR retry count (as rxe does): the WQE never ends with retry-exceeded", nil},
 	{DefRNRCostsRetry, []string{"retry-counter", "rnr-retry"},
 		"one counter for loss and RNR: RNR NAKs spend the transport retry counter", nil},
 	{DefRNRResendEarly, []string{"rnr-retry"},

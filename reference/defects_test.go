@@ -158,6 +158,7 @@ var defectScenarios = map[string]dscen{
 	DefMSNReadSkipped:      readScen(8, 0),
 	DefMSNDupBump:          sendsThen(sendOnly(e, true), sendOnly(e, false), sendOnly(e+1, true)),
 	DefNAKMSNZero:          sendsThen(sendOnly(e, true), sendOnly(e+2, true)),
+	DefDupAckRegister:      sendsThen(sendOnly(e-2, true)),
 	DefCreditsInvalidNoSRQ: sendsThen(sendOnly(e, true)),
 	DefSRQCredits: {cfg: func(c *Config) { c.SRQ = NewSRQ() }, run: func(p *peer) {
 		postRecvs(4, 64)(p)
@@ -179,9 +180,17 @@ var defectScenarios = map[string]dscen{
 		postSends(p, 1)
 		p.run(5 * time.Millisecond)
 	}),
+	DefTimerOneTickEarly: reqScen(nil, func(p *peer) {
+		postSends(p, 1)
+		p.run(2 * wire.AckTimeout(12))
+	}),
 	DefRetryCountPlusOne: reqScen(func(c *Config) { c.RetryCnt = 1 }, func(p *peer) {
 		postSends(p, 1)
 		p.run(10 * wire.AckTimeout(8))
+	}),
+	DefRetry7Unlimited: reqScen(func(c *Config) { c.RetryCnt = 7 }, func(p *peer) {
+		postSends(p, 1)
+		p.run(12 * wire.AckTimeout(8))
 	}),
 	DefRNRCostsRetry: reqScen(func(c *Config) { c.RetryCnt = 1 }, func(p *peer) {
 		postSends(p, 1)

@@ -329,6 +329,31 @@ func (q *QP) ackInterval() time.Duration {
 	return d
 }
 
+// defaultTick is the timer tick of defect timer-one-tick-early when the
+// configuration sets none: Linux's jiffy at HZ=250.
+const defaultTick = 4 * time.Millisecond
+
+// tick is the requester's timer granularity for defect
+// timer-one-tick-early.
+func (q *QP) tick() time.Duration {
+	if q.cfg.TimerTick > 0 {
+		return q.cfg.TimerTick
+	}
+	return defaultTick
+}
+
+// onTick is how long after now a requester timer of interval d fires: at
+// d on an exact clock, else on the first tick boundary at or past d (a
+// coarse timer is late, never early).
+func (q *QP) onTick(d time.Duration) time.Duration {
+	t := q.cfg.TimerTick
+	if t <= 0 {
+		return d
+	}
+	now := q.clock.Now()
+	return (now+d+t-1)/t*t - now
+}
+
 // armTimer arms the ACK timer if it is not running.
 func (q *QP) armTimer() {
 	s := &q.s
@@ -336,6 +361,11 @@ func (q *QP) armTimer() {
 		return
 	}
 	if d := q.ackInterval(); d > 0 {
+		if q.has(DefTimerOneTickEarly) {
+			d -= min(q.tick(), d/2)
+		} else {
+			d = q.onTick(d)
+		}
 		s.timer = q.clock.AfterFunc(d, q.ackTimeout)
 	}
 }
@@ -364,7 +394,9 @@ func (q *QP) retry(from wire.PSN) {
 		q.failHead(dut.StatusRetryExceeded)
 		return
 	}
-	s.retryLeft--
+	if q.cfg.RetryCnt != 7 || !q.has(DefRetry7Unlimited) {
+		s.retryLeft--
+	}
 	q.stats.Retries++
 	q.rewind(from)
 }
@@ -671,7 +703,7 @@ func (q *QP) onRNR(psn wire.PSN, code uint8) {
 		d /= 2
 	}
 	d = max(d-q.cfg.TimerEarly, 0)
-	s.rnrTimer = q.clock.AfterFunc(d, func() {
+	s.rnrTimer = q.clock.AfterFunc(q.onTick(d), func() {
 		s.rnrWait = false
 		q.kick()
 	})

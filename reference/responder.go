@@ -91,6 +91,11 @@ type responder struct {
 	wireMSN    uint32    // the highest MSN sent: AETHs never go back
 	lastAck    *respItem // the latest positive Acknowledge sent, for unsolicited ACKs
 	unsolicit  bool      // an unsolicited ACK is queued
+	// ackReg is, with defect dup-ack-register, the expected PSN as the
+	// last SEND, WRITE or ATOMIC left it (0 on a fresh QP; READs never
+	// move it): duplicate SENDs and WRITEs are acknowledged with the PSN
+	// before it.
+	ackReg wire.PSN
 }
 
 // respReceive runs the PSN check on a request packet.
@@ -187,7 +192,12 @@ func (q *QP) respNew(p *wire.Packet) {
 	}
 }
 
-func (q *QP) accept() { q.r.epsn = q.r.epsn.Next() }
+func (q *QP) accept() {
+	q.r.epsn = q.r.epsn.Next()
+	if q.has(DefDupAckRegister) {
+		q.r.ackReg = q.r.epsn
+	}
+}
 
 func (q *QP) rwqeCount() int {
 	if q.cfg.SRQ != nil {
@@ -793,6 +803,9 @@ func (q *QP) sendAckItem(it *respItem) {
 		}
 	case itemDupAck:
 		p.PSN = q.frontier()
+		if q.has(DefDupAckRegister) {
+			p.PSN = q.r.ackReg.Add(-1)
+		}
 		p.AETH.Syndrome = q.ackSyndrome()
 		q.stats.ACKsSent++
 	case itemNAK:

@@ -76,7 +76,7 @@ var Keys = map[string]string{
 	"local":         "this host's address for the device, IP or IP:port (default: the source address of the route to the device, port 4791)",
 	"send":          "udp (default) or raw (a raw IPv4 socket; needs CAP_NET_RAW)",
 	"recv":          "auto (default: packet where allowed), packet (AF_PACKET; needs CAP_NET_RAW) or udp",
-	"tolerance":     "least timing tolerance of real time (default 1ms); the adapter raises it to the slowest of 16 probe round trips plus its own timer lateness plus the device's timer tick, measured before the run",
+	"tolerance":     "least timing tolerance of real time (default 1ms); the adapter raises it to the slowest of 16 probe round trips plus its own timer lateness, measured before the run (the device's timer tick is reported, never added)",
 	"probe":         "true (default) or false: check the path with one RDMA WRITE before the run",
 	"probe-timeout": "how long the probe waits for the ACK, per try (default 1s)",
 	"recv-size":     "bytes per receive WQE the adapter posts (default 65536)",

@@ -16,10 +16,11 @@
 // need exact virtual timing report unsupported, and their real-time
 // counterparts (rules/internal/requester/realtime, rules/internal/realclock)
 // judge lower bounds less Conn.Tolerance: the slowest of 16 probe round
-// trips, the harness's own timer lateness and the device's timer tick (as
-// its agent reports it), measured before the run and stated in the
-// environment. Arrival times come from the kernel (SO_TIMESTAMPNS) where
-// the socket gives them.
+// trips and the harness's own timer lateness, measured before the run and
+// stated in the environment. The device's timer tick (as its agent
+// reports it) is stated too but never tolerated: a timer that fires
+// before its interval breaks the clause whatever the tick. Arrival times
+// come from the kernel (SO_TIMESTAMPNS) where the socket gives them.
 package live
 
 import (
@@ -119,7 +120,7 @@ func Open(ctx context.Context, cfg Config, seed int64) (*DUT, error) {
 		return fail(fmt.Errorf("the harness listens on UDP port %d, but %s sends RoCEv2 to port %d only: use local=%v:%d",
 			d.tr.local.Port(), dev.Name, wire.UDPPort, d.tr.local.Addr(), wire.UDPPort))
 	}
-	d.timing = Timing{Floor: cfg.Tolerance, DeviceTimer: time.Duration(dev.TimerNS), Tolerance: cfg.Tolerance + time.Duration(dev.TimerNS)}
+	d.timing = Timing{Floor: cfg.Tolerance, DeviceTimer: time.Duration(dev.TimerNS), Tolerance: cfg.Tolerance}
 	d.caps = dut.Capabilities{Inject: true, PostWR: true, Completions: true, Memory: true, Atomics: dev.Atomics,
 		SRQ: dev.SRQ, Credits: true, VirtualTime: false}
 	d.pickSentCounter()
@@ -541,6 +542,11 @@ func (c *Conn) Info() dut.ConnInfo { return c.info }
 // what it measured is short of the bound by less than this; one waiting
 // for something bounded from above should wait this much longer.
 func (c *Conn) Tolerance() time.Duration { return c.d.Tolerance() }
+
+// TimerTick is the granularity of the device's retry and RNR timers as its
+// agent reports it (0: unknown or exact). It is not part of Tolerance: a
+// finding on a timer that fired early says which tick it fired against.
+func (c *Conn) TimerTick() time.Duration { return c.d.timing.DeviceTimer }
 
 // arrive records a packet from the device and queues it for Recv; the
 // transport's lock is held.

@@ -3,6 +3,7 @@ package live_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rcconform/rcconform/reference"
 	"github.com/rcconform/rcconform/reports"
@@ -17,7 +18,7 @@ var requesterClauses = []string{"C9-140", "retry-counter", "rnr-retry", "go-back
 
 // requesterDefects are the reference's requester defects.
 var requesterDefects = []string{
-	reference.DefRetryBeforeTimeout, reference.DefRetryTimeoutZero, reference.DefRetryCountPlusOne,
+	reference.DefRetryBeforeTimeout, reference.DefRetryTimeoutZero, reference.DefRetryCountPlusOne, reference.DefRetry7Unlimited,
 	reference.DefRNRCostsRetry, reference.DefRNRResendEarly, reference.DefRNRRetry7Finite,
 	reference.DefGBNNewPSN, reference.DefGBNSkipOne, reference.DefImpliedNAKIgnored, reference.DefRetryAfterFatalNAK,
 }
@@ -181,4 +182,72 @@ func TestRacesThroughLive(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestTimerTickThroughLive: the live adapter judges a lower bound on a
+// device timer with a tolerance made of what it measured (round trip, its
+// own timer lateness), never of the device's timer granularity. The
+// served reference reports a 10 ms tick (a jiffy at HZ=100): clean, its
+// timers fire on the first tick at or after the interval (late, within a
+// tick) and C9-140 passes; with defect timer-one-tick-early its transport
+// timer fires one tick before the interval, and C9-140 fails on a
+// real-time scenario, the finding naming the tick. (While the tick was
+// added to the tolerance, a timer one tick early passed.)
+func TestTimerTickThroughLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs C9-140's real-time scenarios over real sockets, twice")
+	}
+	const tick = 10 * time.Millisecond
+	bin := suiteBinary(t)
+	settings := map[string]string{"timer-tick": tick.String()}
+	runs := []*suiteRun{
+		{name: "live, clean, 10 ms tick", dut: "live", settings: settings},
+		{name: "live, 10 ms tick, defect " + reference.DefTimerOneTickEarly, dut: "live", defect: reference.DefTimerOneTickEarly, settings: settings},
+	}
+	for _, r := range runs {
+		prepare(t, r)
+		r.args = append(r.args, labelFilter([]string{"C9-140"}))
+	}
+	runAll(t, bin, runs)
+	for _, r := range runs {
+		env := r.res.Environment["tolerance"]
+		if !strings.Contains(env, "device timer tick 10ms, reported, not tolerated") {
+			t.Errorf("%s: the environment does not report the device's tick apart from the tolerance: %q", r.name, env)
+		}
+		// What the harness cannot measure, as it stated it: the slowest
+		// round trip and its own timer lateness.
+		rtt, late := durationAfter(t, env, "probe round trips "), durationAfter(t, env, "harness timer lateness ")
+		if rtt+late >= tick {
+			t.Skipf("%s: the round trip %v and timer lateness %v measured are not below the tick %v (a loaded host): a timer one tick early cannot be told from one on time", r.name, rtt, late, tick)
+		}
+	}
+	if c := verdictsOf(runs[0].res)["C9-140"]; c.Verdict != reports.Pass {
+		t.Errorf("clean, 10 ms tick: C9-140 is %s (%s), want pass: a timer late within a tick keeps the bound\n%s", c.Verdict, c.Reason, tail(runs[0].out))
+	}
+	if c := verdictsOf(runs[1].res)["C9-140"]; c.Verdict != reports.Fail {
+		t.Errorf("defect %s: C9-140 is %s (%s), want fail: a timer one tick early is not excused by the tick\n%s", reference.DefTimerOneTickEarly, c.Verdict, c.Reason, tail(runs[1].out))
+	}
+	named := false
+	for _, f := range runs[1].res.Findings {
+		if f.ID == "C9-140" && strings.Contains(f.Scenario, realTimePrefix) && strings.Contains(f.Seen, "against a device timer tick of 10ms") {
+			named = true
+		}
+	}
+	if !named {
+		t.Errorf("defect %s: no real-time C9-140 finding says how early, against which tick", reference.DefTimerOneTickEarly)
+	}
+}
+
+// durationAfter returns the duration that follows label in s.
+func durationAfter(t *testing.T, s, label string) time.Duration {
+	t.Helper()
+	_, rest, ok := strings.Cut(s, label)
+	if !ok {
+		t.Fatalf("no %q in %q", label, s)
+	}
+	d, err := time.ParseDuration(strings.TrimRight(strings.Fields(rest + " x")[0], ",;)"))
+	if err != nil {
+		t.Fatalf("%q in %q: %v", label, s, err)
+	}
+	return d
 }

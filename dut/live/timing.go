@@ -14,25 +14,29 @@ const timingProbes = 16
 // Timing is what the adapter measured of real time before the run, and
 // the tolerance it derived: a lower bound on an interval between two of
 // the device's packets, as the harness sees them, may come out short by
-// the first packet's delivery latency (at most the slowest round trip),
-// by the lateness of the harness's own timers, and by one tick of the
-// device's timers.
+// the first packet's delivery latency (at most the slowest round trip)
+// and by the lateness of the harness's own timers. Nothing else: the
+// device's own timer granularity is reported, never added, because a
+// clause that says "not before" is broken by a timer that fires early,
+// however coarse the device's clock (a jiffies timer firing a tick before
+// the interval ends deviates; its tick explains the finding, it does not
+// excuse it).
 type Timing struct {
 	Probes      int           // round trips measured
 	MinRTT      time.Duration // fastest probe round trip
 	MaxRTT      time.Duration // slowest probe round trip
 	Overshoot   time.Duration // the harness's worst timer lateness (a 200 µs sleep)
-	DeviceTimer time.Duration // the device's timer granularity, as its agent reports it
+	DeviceTimer time.Duration // the device's timer granularity, as its agent reports it: reported, not part of Tolerance
 	Floor       time.Duration // the configured tolerance, the least used
-	Tolerance   time.Duration // max(Floor, MaxRTT + Overshoot + DeviceTimer)
+	Tolerance   time.Duration // max(Floor, MaxRTT + Overshoot)
 }
 
 func (t Timing) String() string {
 	if t.Probes == 0 {
 		return fmt.Sprintf("%v (configured; not measured: probe=false)", t.Tolerance)
 	}
-	return fmt.Sprintf("%v (slowest of %d probe round trips %v, fastest %v; harness timer lateness %v; device timer tick %v; floor %v)",
-		t.Tolerance, t.Probes, t.MaxRTT.Round(time.Microsecond), t.MinRTT.Round(time.Microsecond), t.Overshoot.Round(time.Microsecond), t.DeviceTimer, t.Floor)
+	return fmt.Sprintf("%v (slowest of %d probe round trips %v, fastest %v; harness timer lateness %v; floor %v; device timer tick %v, reported, not tolerated)",
+		t.Tolerance, t.Probes, t.MaxRTT.Round(time.Microsecond), t.MinRTT.Round(time.Microsecond), t.Overshoot.Round(time.Microsecond), t.Floor, t.DeviceTimer)
 }
 
 // measure sends RDMA WRITEs with AckReq on the preflight's connection,
@@ -74,9 +78,9 @@ func (d *DUT) measure(c *Conn, next wire.PSN) {
 		time.Sleep(200 * time.Microsecond)
 		t.Overshoot = max(t.Overshoot, time.Since(s)-200*time.Microsecond)
 	}
-	t.Tolerance = max(t.Floor, t.MaxRTT+t.Overshoot+t.DeviceTimer)
+	t.Tolerance = max(t.Floor, t.MaxRTT+t.Overshoot)
 	if t.Probes == 0 {
-		t.Tolerance = t.Floor + t.DeviceTimer
+		t.Tolerance = t.Floor
 	}
 	d.timing = t
 }

@@ -14,16 +14,20 @@ import (
 
 // TestMeasuredTolerance: before a run the adapter measures the round trip
 // and its own timer lateness, takes the larger of that and the configured
-// floor as its tolerance, and states how it was made up.
+// floor as its tolerance, and states how it was made up. The device's
+// timer tick (4 ms here) is reported but never part of the tolerance.
 func TestMeasuredTolerance(t *testing.T) {
-	s := startServe(t, serve.ServeOptions{})
+	s := startServe(t, serve.ServeOptions{Settings: map[string]string{"timer-tick": "4ms"}})
 	d := openLive(t, s, map[string]string{"tolerance": "50us"})
 	tm := d.Timing()
 	if tm.Probes == 0 || tm.MinRTT <= 0 || tm.MaxRTT < tm.MinRTT {
 		t.Fatalf("no round trips measured: %+v", tm)
 	}
-	if want := max(tm.Floor, tm.MaxRTT+tm.Overshoot+tm.DeviceTimer); d.Tolerance() != want || tm.Floor != 50*time.Microsecond {
-		t.Errorf("tolerance %v, want max(floor %v, %v + %v + %v)", d.Tolerance(), tm.Floor, tm.MaxRTT, tm.Overshoot, tm.DeviceTimer)
+	if want := max(tm.Floor, tm.MaxRTT+tm.Overshoot); d.Tolerance() != want || tm.Floor != 50*time.Microsecond {
+		t.Errorf("tolerance %v, want max(floor %v, %v + %v), without the device's tick %v", d.Tolerance(), tm.Floor, tm.MaxRTT, tm.Overshoot, tm.DeviceTimer)
+	}
+	if tm.DeviceTimer != 4*time.Millisecond {
+		t.Errorf("device timer tick %v, want the served reference's 4ms", tm.DeviceTimer)
 	}
 	env := d.Environment()["tolerance"]
 	if !strings.Contains(env, "probe round trips") || !strings.Contains(env, "timer") {
@@ -31,7 +35,7 @@ func TestMeasuredTolerance(t *testing.T) {
 	}
 	// Without the probe nothing is measured: the floor is the tolerance.
 	d2 := openLive(t, s, map[string]string{"probe": "false", "tolerance": "3ms"})
-	if d2.Tolerance() != 3*time.Millisecond || !strings.Contains(d2.Environment()["tolerance"], "not measured") {
+	if d2.Tolerance() != 3*time.Millisecond || !strings.Contains(d2.Environment()["tolerance"], "not measured") || d2.Timing().DeviceTimer != 4*time.Millisecond {
 		t.Errorf("unprobed: tolerance %v, %q", d2.Tolerance(), d2.Environment()["tolerance"])
 	}
 	if runtime.GOOS == "linux" && !strings.Contains(d.Describe(), "arrival times from the kernel") {

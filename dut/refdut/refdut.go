@@ -29,6 +29,7 @@
 //	packet-gap=DURATION              transmit serialization per packet (default 500ns)
 //	latency=DURATION                 one-way link latency (default 1µs)
 //	unsolicited-ack=true|false       re-send the latest ACK with new credits when WQEs are posted
+//	timer-tick=DURATION              the requester's timers fire on ticks of this length (default 0: exact)
 //
 // Other keys are left to other adapters.
 package refdut
@@ -82,6 +83,7 @@ const (
 	SetPacketGap      = "packet-gap"      // transmit serialization per packet
 	SetLatency        = "latency"         // one-way link latency
 	SetUnsolicitedACK = "unsolicited-ack" // true: re-send the latest ACK with new credits when WQEs are posted
+	SetTimerTick      = "timer-tick"      // the requester's timer granularity
 )
 
 // Ref is the reference device adapter.
@@ -157,6 +159,8 @@ func (r *Ref) apply(k, v string) error {
 		r.lat, err = dur()
 	case SetUnsolicitedACK:
 		c.UnsolicitedACK, err = strconv.ParseBool(v)
+	case SetTimerTick:
+		c.TimerTick, err = dur()
 	}
 	return err
 }

@@ -115,6 +115,14 @@ func Complete() harness.Settings {
 	return s
 }
 
+// Fresh returns settings for a complete trace of a fresh QP whose
+// responder expects start first (an active run knows it).
+func Fresh(start wire.PSN) harness.Settings {
+	s := Complete()
+	s.StartKnown, s.StartPSN = true, start
+	return s
+}
+
 // Capture returns settings for an ordinary capture (nothing known).
 func Capture() harness.Settings { return harness.UnknownSettings() }
 

@@ -173,4 +173,56 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				dupnak.Alive(p, "the next new request is taken in sequence")
 			})
 	}
+
+	// Duplicates with no SEND or WRITE completed before them. On a fresh
+	// QP the newest completed request is the one before the first
+	// expected PSN (the answer acknowledges nothing); after READs only, it
+	// is the last READ's last PSN. A responder that takes the PSN for
+	// duplicate ACKs from a register only SENDs, WRITEs and ATOMICs move
+	// answers anything else.
+	for _, c := range []struct {
+		name  string
+		reads int
+		mtu   int
+		start wire.PSN
+	}{
+		{"a duplicate SEND on a fresh QP, before any request", 0, 1024, 50000},
+		{"a duplicate SEND after READs only", 2, 1024, 60000},
+		{"a duplicate SEND on a fresh QP starting at PSN 0", 0, 256, 0},
+	} {
+		c := c
+		r.Active(fmt.Sprintf("%s (MTU %d, PSNs from %d)", c.name, c.mtu, c.start),
+			rulekit.Scenario{Config: dupnak.Cfg(c.mtu, c.start), Needs: rulekit.Needs{Completions: true, Memory: true}},
+			func(p *harness.Peer) {
+				newest, why := c.start.Add(-1), "the one before the QP's first expected PSN: nothing has completed"
+				if c.reads > 0 {
+					why = "the last READ's last PSN"
+				}
+				for i := 0; i < c.reads; i++ {
+					rd := dupnak.CompleteRead(p, 2*p.MTU(), 0)
+					newest = rd.PSN.Add(1)
+				}
+				d := p.Packet(wire.SendOnly, c.start.Add(-2))
+				d.Payload, d.AckReq = make([]byte, 16), true
+				p.Send(d)
+				recs := p.Collect(dupnak.Liveness)
+				p.Own(func() { dupnak.NoNAK(p, recs, "a duplicate SEND is answered with an ACK") })
+				acks := dupnak.Acks(recs)
+				if len(acks) == 0 {
+					p.Fail([]string{fmt.Sprintf("an ACK with PSN %d, the newest completed request, answering the duplicate at PSN %d (it carried AckReq)", newest, d.PSN)},
+						"no ACK", nil)
+				}
+				for _, a := range acks {
+					if a.Packet.PSN != newest {
+						p.Fail([]string{fmt.Sprintf("an ACK with PSN %d, the most recently completed new request (%s)", newest, why)},
+							a.Packet.String(), a)
+					}
+				}
+				if n := dupnak.RecvCompletions(p); n != 0 {
+					p.Fail([]string{"no receive completion for the duplicate (it is not executed again)"},
+						fmt.Sprintf("%d new receive completion(s)", n), nil)
+				}
+				dupnak.Alive(p, "the next new request is taken in sequence")
+			})
+	}
 })

@@ -57,6 +57,10 @@ type monitor struct {
 	// lastResp is the time of the newest response seen.
 	lastResp time.Duration
 	haveResp bool
+	// started is set once a request at or after the run's known starting
+	// PSN arrived: before that, one behind it is a duplicate on a fresh
+	// QP.
+	started bool
 }
 
 // Opcodes implements harness.OpcodeFilter: the monitor follows requests and
@@ -85,6 +89,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		if m.latched && p.PSN == m.latchPSN {
 			m.latched = false
 		}
+		s := c.Settings
+		beforeStart := s.StartKnown && !m.started && p.PSN.Before(s.StartPSN)
+		m.started = m.started || !beforeStart
 		if !p.AckReq && opc.Class(p.Opcode) != wire.ClassReadRequest && opc.Class(p.Opcode) != wire.ClassAtomic {
 			return
 		}
@@ -103,7 +110,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 				k++
 			}
 		}
-		m.open = append(m.open[:k], openReq{r, class == harness.ReqBehind})
+		m.open = append(m.open[:k], openReq{r, class == harness.ReqBehind || beforeStart})
 		if len(m.open) > 4096 {
 			m.open = m.open[1:]
 		}

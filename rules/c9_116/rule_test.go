@@ -10,6 +10,7 @@ import (
 )
 
 func TestMonitor(t *testing.T) {
+	fresh := ht.Fresh(100) // an active run on a QP whose responder expects PSN 100
 	cases := []struct {
 		name     string
 		settings harness.Settings
@@ -21,6 +22,15 @@ func TestMonitor(t *testing.T) {
 			tr.Req(wire.SendOnly, 11, true)
 			tr.Ack(11, 2)
 		}, reports.Pass},
+		{"a duplicate with AckReq on a fresh QP answered behind its PSN: C9-105's to judge", fresh, func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 98, true)
+			tr.Ack(0xFFFFFF, 0)
+		}, reports.Indeterminate},
+		{"AckReq on the first expected PSN of a fresh QP never answered", fresh, func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 98, true)
+			tr.Ack(99, 0)
+			tr.Req(wire.SendOnly, 100, true)
+		}, reports.Fail},
 		{"AckReq covered by a READ response's AETH", ht.Complete(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, true)
 			tr.Read(11, 8)

@@ -157,6 +157,8 @@ func TestMonitorReference(t *testing.T) {
 		{"retry-before-timeout", 10, reqtest.Fail},
 		{"retry-before-timeout", 16, reqtest.Fail},
 		{"retry-timeout-zero", 0, reqtest.Fail},
+		{"timer-one-tick-early", 12, reqtest.Fail},
+		{"timer-one-tick-early", 14, reqtest.Fail},
 	} {
 		active, captured := reqtest.AuditReference(t, ID, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 0xFFFFFE, SetPSNs: true, Timeout: tc.timeout, RetryCnt: 5, RNRRetry: 7}, silent)
 		name := fmt.Sprintf("reference, defect %q, timeout %d", tc.defect, tc.timeout)

@@ -36,9 +36,14 @@ func init() {
 // One root cause, one clause: an ACK that goes back to the PSN of a
 // duplicate request received since answers that duplicate, and how a
 // duplicate SEND or WRITE is answered (with the newest completed PSN) is
-// C9-105's rule; such an ACK is left undecided here.
+// C9-105's rule; such an ACK is left undecided here. So is, before any
+// ACK, one that names the PSN just past every request seen: on a fresh QP
+// whose first expected PSN is that one, the requests were duplicates and
+// the ACK acknowledges nothing (an active run knows the QP's start and
+// decides; a capture does not show it).
 type monitor struct {
 	pending *trace.Record // an ACK ahead of every request seen
+	acked   bool          // a positive ACK was seen
 	// dups holds the PSNs of duplicate requests (behind the responder's
 	// expected PSN, or at or before an ACKed PSN) not yet answered.
 	dups []wire.PSN
@@ -109,7 +114,20 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		c.Indeterminate(ID, "ACKs seen before any request: the capture began mid-connection")
 		return
 	}
+	first := !m.acked
+	m.acked = true
 	if !p.PSN.Before(c.NextReq) {
+		s := c.Settings
+		if s.StartKnown && p.PSN == s.StartPSN.Add(-1) && c.NextReq.AtOrBefore(s.StartPSN) {
+			// The PSN before the QP's first expected one, while no new
+			// request has been taken: an ACK that covers nothing (the
+			// answer to a duplicate on a fresh QP, judged under C9-105).
+			return
+		}
+		if !s.StartKnown && first && p.PSN == c.NextReq {
+			c.Indeterminate(ID, fmt.Sprintf("the first ACK names PSN %d, just past every request seen: on a fresh QP expecting that PSN first, those requests were duplicates and the ACK covers nothing; the trace does not show the QP's first PSN", p.PSN))
+			return
+		}
 		if c.Complete() {
 			c.Violation(ID, r, fmt.Sprintf("ACK PSN %d is beyond every request sent so far (newest %d)", p.PSN, c.NextReq.Add(-1)),
 				[]string{fmt.Sprintf("the PSN of the newest request covered, at most %d", c.NextReq.Add(-1))},

@@ -11,6 +11,7 @@ import (
 )
 
 func TestMonitor(t *testing.T) {
+	fresh := ht.Fresh(100) // an active run on a QP whose responder expects PSN 100
 	cases := []struct {
 		name     string
 		settings harness.Settings
@@ -25,7 +26,7 @@ func TestMonitor(t *testing.T) {
 		}, reports.Pass},
 		{"ACK for a PSN never sent, complete trace", ht.Complete(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, true)
-			tr.Ack(11, 1)
+			tr.Ack(12, 1)
 		}, reports.Fail},
 		{"ACK for a PSN never sent, ordinary capture: could be capture loss", ht.Capture(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, true)
@@ -86,6 +87,24 @@ func TestMonitor(t *testing.T) {
 		{"ACK before any request: capture began mid-connection", ht.Capture(), func(tr *ht.Trace) {
 			tr.Ack(5, 1)
 		}, reports.Indeterminate},
+		{"a duplicate on a fresh QP answered with the PSN before the first expected one: it covers nothing", fresh, func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 98, true)
+			tr.Ack(99, 0)
+		}, reports.NotExercised},
+		{"complete capture: a first ACK just past the only request, as a fresh QP answers a duplicate", ht.Complete(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 98, true)
+			tr.Ack(99, 0)
+		}, reports.Indeterminate},
+		{"complete capture: a second ACK past every request", ht.Complete(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 98, true)
+			tr.Ack(99, 0)
+			tr.Req(wire.SendOnly, 99, true)
+			tr.Ack(101, 0)
+		}, reports.Fail},
+		{"a duplicate on a fresh QP answered with the first expected PSN, never sent", fresh, func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 98, true)
+			tr.Ack(100, 0)
+		}, reports.Fail},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

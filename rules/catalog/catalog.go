@@ -376,7 +376,8 @@ var entries = []Entry{
 		Summary: "One 3-bit transport retry counter pays for both timeouts and sequence-error NAKs; exhaustion gives retry-exceeded and QP ERROR; RNR NAKs never touch it.",
 		Text: "The requester keeps a single 3-bit transport retry counter, and each local ACK timeout and each PSN-sequence-error NAK costs one retry from it. " +
 			"When no retries remain, the WQE completes with a transport-retry-counter-exceeded error and the QP moves to ERROR. " +
-			"RNR NAKs are charged to a different counter and never decrement this one.",
+			"RNR NAKs are charged to a different counter and never decrement this one. " +
+			"The count has no special value: retries go on while it is above zero, so 7 allows seven retries (only the RNR retry count's 7 means unlimited).",
 	},
 	{
 		ID: "rnr-retry", Section: "unknown (content from retry-and-rnr-timeouts.txt)", Side: Requester, Level: Mandatory, Status: SectionKeyed,

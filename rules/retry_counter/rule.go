@@ -38,14 +38,17 @@ func init() {
 // violation: the (count+1)th failure must end the WQE instead. RNR-driven
 // resends are not counted here.
 //
-// Indeterminate: the count is unknown; the count is 7 and an episode went
-// past seven retries (whether 7 means seven or unlimited for this counter is
-// open: docs/interpretations.md, "Retry count 7"); a retry that could be a
-// network duplicate would make the difference; in a capture, a resend after
-// an RNR NAK that the requester may not have received could be a timeout
-// charged to this counter; in a capture, more retries than allowed only when
-// counting the timeout-driven ones (an RNR NAK the capture dropped may
-// explain them).
+// The count has no special value: 7 allows seven retries, like any other
+// count (retries go on while the count is above zero; only the RNR retry
+// count's 7 means unlimited), so an eighth retry with count 7 is a
+// violation.
+//
+// Indeterminate: the count is unknown; a retry that could be a network
+// duplicate would make the difference; in a capture, a resend after an
+// RNR NAK that the requester may not have received could be a timeout
+// charged to this counter; in a capture, more retries than allowed only
+// when counting the timeout-driven ones (an RNR NAK the capture dropped
+// may explain them).
 type monitor struct {
 	t      *requester.Tracker
 	feeder bool // the shared tracker's feeder (requester.Join)
@@ -75,7 +78,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if ev.Kind != requester.KindResend || !ev.Start {
 		return
 	}
-	if ev.Cause == requester.CauseRNR && ev.RNRUnsure > 0 && c.Settings.RetryCnt >= 0 && c.Settings.RetryCnt < 7 &&
+	if ev.Cause == requester.CauseRNR && ev.RNRUnsure > 0 && c.Settings.RetryCnt >= 0 &&
 		ev.Transport+ev.TransportUnsure+ev.RNRUnsure > c.Settings.RetryCnt {
 		c.Indeterminate(ID, "resends after RNR NAKs that may not have reached the requester could be timeouts charged to the transport retry counter")
 		return
@@ -87,12 +90,6 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	switch {
 	case n < 0:
 		c.Indeterminate(ID, "transport retries were seen but the retry count is unknown; --retry-cnt=N would decide whether they exceed it")
-	case n >= 7:
-		if ev.Transport+ev.TransportUnsure > 7 {
-			c.Indeterminate(ID, "more than seven transport retries with retry count 7: whether 7 means seven retries or unlimited for this counter is not settled (docs/interpretations.md, \"Retry count 7\")")
-		} else {
-			c.Checked(ID)
-		}
 	case ev.Transport > n && ev.Transport-ev.Timeouts <= n && !requester.Delivered(c):
 		// A capture may drop frames (or begin) without saying so: an RNR
 		// NAK it did not record may have driven the retries nothing in

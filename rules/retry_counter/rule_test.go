@@ -95,13 +95,20 @@ func TestMonitorHandBuilt(t *testing.T) {
 				s.NetDup(r[1])
 			}
 		}, reqtest.Pass},
-		{"retry count 7: an eighth retry (7 may mean unlimited)", reqtest.Active(1024, 10, 7, 7), func(s *reqtest.Script) {
+		{"retry count 7: seven retries", reqtest.Active(1024, 10, 7, 7), func(s *reqtest.Script) {
+			r := s.Send(100, 1)
+			for i := 0; i < 7; i++ {
+				s.Wait(T)
+				r = s.Resend(r...)
+			}
+		}, reqtest.Pass},
+		{"retry count 7: an eighth retry (7 is not unlimited for this counter)", reqtest.Active(1024, 10, 7, 7), func(s *reqtest.Script) {
 			r := s.Send(100, 1)
 			for i := 0; i < 8; i++ {
 				s.Wait(T)
 				r = s.Resend(r...)
 			}
-		}, reqtest.NoFail},
+		}, reqtest.Fail},
 		{"capture, retry count unknown", reqtest.Capture(1024, -1, -1, -1, false), func(s *reqtest.Script) {
 			r := s.Send(100, 1)
 			s.Wait(T)
@@ -161,6 +168,8 @@ func TestMonitorReference(t *testing.T) {
 		{"", 3, reqtest.Pass},
 		{"retry-count-plus-one", 0, reqtest.Fail},
 		{"retry-count-plus-one", 3, reqtest.Fail},
+		{"", 7, reqtest.Pass},
+		{"retry-7-unlimited", 7, reqtest.Fail},
 	} {
 		active, captured := reqtest.AuditReference(t, ID, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 500, SetPSNs: true, Timeout: 10, RetryCnt: tc.retry, RNRRetry: 7},
 			func(rs *requester.Responder) {

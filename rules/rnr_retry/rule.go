@@ -131,6 +131,14 @@ func (m *monitor) count(c *harness.Conn, r *trace.Record, ev requester.ReqEvent)
 		c.Indeterminate(ID, "RNR retries were seen but the RNR retry count is unknown; --rnr-retry=N would decide whether they exceed it")
 	case n >= 7:
 		// 7: unlimited, nothing to count against.
+	case ev.RNR > n && c.Settings.Active && r.Time-ev.Trigger.Rec.Time < c.Settings.Tolerance:
+		// As in delay: on a real clock the NAK that spent the count may
+		// have reached the device up to the tolerance after the harness
+		// stamped it, and this packet may have left before it arrived,
+		// crossing it on the wire for another cause (a transport timer,
+		// judged under C9-140): it proves no RNR retry beyond the count.
+		c.Indeterminate(ID, fmt.Sprintf("RNR retry %d of PSN %d came %v after the RNR NAK that spent the count, within the live adapter's timing tolerance (%v): it may have crossed that NAK on the wire, sent for another cause (a transport timer, C9-140's to judge)",
+			ev.RNR, r.Packet.PSN, r.Time-ev.Trigger.Rec.Time, c.Settings.Tolerance))
 	case ev.RNR > n:
 		c.Violation(ID, r, fmt.Sprintf("RNR retry %d (a resend of PSN %d after an RNR NAK) with no acknowledgment since the first: the RNR retry count %d allows %d, so the RNR NAK before it should have ended the WQE with RNR-retry-exceeded and moved the QP to ERROR", ev.RNR, r.Packet.PSN, n, n),
 			[]string{fmt.Sprintf("at most %d RNR retries, then an RNR-retry-exceeded completion, QP in ERROR and nothing more sent", n)},

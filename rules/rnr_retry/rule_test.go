@@ -22,7 +22,9 @@ func live(tol time.Duration) harness.Settings {
 }
 
 func TestMonitorHandBuilt(t *testing.T) {
-	d12 := wire.RNRDelay(12) // 0.64 ms
+	d12 := wire.RNRDelay(12)            // 0.64 ms
+	live2 := live(5 * time.Millisecond) // RNR retry count 2
+	live2.RNRRetry = 2
 	// rnrs answers r with an RNR NAK n times, resending after wait.
 	rnrs := func(s *reqtest.Script, r []*trace.Record, n int, code uint8, wait time.Duration) []*trace.Record {
 		for i := 0; i < n; i++ {
@@ -96,6 +98,12 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.Recs[len(s.Recs)-1].Time += 40 * time.Microsecond // the harness stamped its NAK after the resend arrived
 			s.Resend(r...)
 		}, reqtest.Indet},
+		{"real clock, RNR retry count 2: a third RNR retry within the tolerance of the NAK that spent the count (it may have crossed it)", live2, func(s *reqtest.Script) {
+			rnrs(s, s.Send(1000, 1), 3, 5, 600*time.Microsecond)
+		}, reqtest.NoFail},
+		{"real clock, RNR retry count 2: a third RNR retry beyond the tolerance of that NAK", live2, func(s *reqtest.Script) {
+			rnrs(s, s.Send(1000, 1), 3, 5, 6*time.Millisecond)
+		}, reqtest.Fail},
 		{"real clock: a resend short of the delay by more than the tolerance", live(time.Millisecond), func(s *reqtest.Script) {
 			rnrs(s, s.Send(1000, 1), 1, 18, wire.RNRDelay(18)-2*time.Millisecond) // 3.12 ms of 5.12
 		}, reqtest.Fail},

@@ -225,7 +225,7 @@ func (d *device) Info() agentproto.DeviceInfo {
 	return agentproto.DeviceInfo{Agent: agent, Name: "reference", Port: 1,
 		Address: a.String(), GIDs: []agentproto.GID{{Index: 0, GID: gid.String(), Address: a.String()}},
 		UDPPort: int(d.local.Port()), MTU: 4096, PKey: 0xFFFF, Atomics: true, SRQ: true,
-		MaxRd: 16, MaxInit: 16, AnyPeerPort: true, Defect: d.defect}
+		MaxRd: 16, MaxInit: 16, AnyPeerPort: true, Defect: d.defect, TimerNS: int64(d.base.TimerTick)}
 }
 
 // NewSession implements agentproto.Device.

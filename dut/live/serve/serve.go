@@ -58,7 +58,9 @@ type ServeOptions struct {
 	Defect string
 	// Settings are the reference's open choices, as the reference
 	// adapter's --settings: ack-policy, ack-every-n, ack-delay, msn-read,
-	// ack-req-every, response-delay, packet-gap, unsolicited-ack.
+	// ack-req-every, response-delay, packet-gap, unsolicited-ack,
+	// timer-tick (also reported to the harness as the device's timer
+	// granularity).
 	Settings map[string]string
 	// Idle closes a silent agent session (0: agentproto.DefaultIdle).
 	Idle time.Duration
@@ -221,6 +223,8 @@ func baseConfig(defect string, settings map[string]string) (reference.Config, er
 			base.PacketGap, err = dur()
 		case refdut.SetUnsolicitedACK:
 			base.UnsolicitedACK, err = strconv.ParseBool(v)
+		case refdut.SetTimerTick:
+			base.TimerTick, err = dur()
 		default:
 			err = fmt.Errorf("unknown setting (known: %s)", strings.Join(settingKeys, ", "))
 		}
@@ -236,7 +240,7 @@ func baseConfig(defect string, settings map[string]string) (reference.Config, er
 
 // settingKeys are the reference adapter's settings that serve takes.
 var settingKeys = []string{refdut.SetAckPolicy, refdut.SetAckEveryN, refdut.SetAckDelay, refdut.SetMSNRead,
-	refdut.SetAckReqEvery, refdut.SetResponseDelay, refdut.SetPacketGap, refdut.SetUnsolicitedACK}
+	refdut.SetAckReqEvery, refdut.SetResponseDelay, refdut.SetPacketGap, refdut.SetUnsolicitedACK, refdut.SetTimerTick}
 
 // ServeMain is `rcconform serve`: it parses args (the arguments after
 // "serve"), runs Serve until SIGINT or SIGTERM, and returns the exit

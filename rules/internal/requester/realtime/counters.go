@@ -11,10 +11,11 @@ import (
 
 // retry-counter in real time: RetryCnt = n allows n retries, paid by
 // timeouts and sequence NAKs alike; the next failure ends the work
-// request with retry-exceeded and nothing more is sent. RNR NAKs spend
-// their own budget, never this one.
+// request with retry-exceeded and nothing more is sent (7 included: it
+// allows seven retries, not unlimited ones). RNR NAKs spend their own
+// budget, never this one.
 func retryScenarios(r *rulekit.R) {
-	for _, n := range []int{0, 1, 3, 6} {
+	for _, n := range []int{0, 1, 3, 6, 7} {
 		start := wire.PSN(0xFFFFFF - wire.PSN(n))
 		active(r, fmt.Sprintf("retry count %d, timeouts only: %d transmissions, then retry-exceeded, ERROR and silence", n, n+1),
 			Scenario(1024, start, 10, uint8(n), 0), func(x *Run) {

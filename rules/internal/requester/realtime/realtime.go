@@ -5,7 +5,8 @@
 // adapter included), and judges only what real time allows.
 //
 //   - Lower bounds exactly, less the adapter's stated tolerance (the
-//     measured round trip and timer granularity; zero on a virtual clock):
+//     measured round trip and its own timer lateness, never the device's
+//     timer granularity; zero on a virtual clock):
 //     no retransmission sooner than 4.096 µs × 2^timeout after the
 //     previous transmission (C9-140), no resend sooner than an RNR NAK's
 //     delay after the NAK left the harness (rnr-retry).
@@ -48,9 +49,13 @@ const Prefix = "real time: "
 // Timing is how exactly time can be judged on a connection.
 type Timing struct {
 	// Tol is subtracted from every lower bound before it is judged: the
-	// adapter's measured round trip and timer granularity (on a virtual
-	// clock the link's round trip, which the adapter states).
+	// adapter's measured round trip and its own timer lateness, never the
+	// device's timer granularity (on a virtual clock the link's round
+	// trip, which the adapter states).
 	Tol time.Duration
+	// Tick is the device's timer granularity as the adapter reports it
+	// (0: unknown or exact): a finding on an early timer names it.
+	Tick time.Duration
 	// Live bounds how long the harness waits for what no device timer
 	// makes happen (an answer to its own packet, a completion).
 	Live time.Duration
@@ -61,11 +66,18 @@ type Timing struct {
 // tolerancer is implemented by connections on a real clock (dut/live).
 type tolerancer interface{ Tolerance() time.Duration }
 
+// ticker is implemented by connections whose adapter knows the device's
+// timer granularity (dut/live).
+type ticker interface{ TimerTick() time.Duration }
+
 // TimingOf returns the timing of connection c of the suite's adapter.
 func TimingOf(c dut.Conn) Timing {
 	t := Timing{Live: requester.Liveness}
 	if tc, ok := c.(tolerancer); ok {
 		t.Tol = tc.Tolerance()
+	}
+	if tc, ok := c.(ticker); ok {
+		t.Tick = tc.TimerTick()
 	}
 	if d := rulekit.DUT(); d != nil && d.Capabilities().VirtualTime {
 		return t
@@ -307,6 +319,9 @@ func (x *Run) AtLeast(gap, bound time.Duration, since string, rec *trace.Record)
 	seen := fmt.Sprintf("%v after %s", gap, since)
 	if rec != nil {
 		seen = fmt.Sprintf("PSN %d sent %s", rec.Packet.PSN, seen)
+	}
+	if x.T.Tick > 0 {
+		seen += fmt.Sprintf(": %v early, against a device timer tick of %v (a coarse timer may fire late, never early)", bound-gap, x.T.Tick)
 	}
 	x.Fail([]string{fmt.Sprintf("nothing sooner than %v after %s%s", bound, since, tol)}, seen, rec)
 }
