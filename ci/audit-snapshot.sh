@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Writes `rcconform audit --format json` of every shared capture (with and
+# Writes `rcconform audit --format json` of every capture in CAPTURES_DIR (with and
 # without --complete, on one core and on every core, all findings kept) and
 # of a synthetic benchmark capture into DIR, one file each, so that two
 # trees' outputs can be compared byte for byte (diff -r DIR1 DIR2):
 #
-#   ci/audit-snapshot.sh DIR [CAPTURES_DIR]   (default ../shared/captures)
+#   ci/audit-snapshot.sh DIR CAPTURES_DIR   (a folder of captures, searched recursively)
 #
-# A performance change must leave every file identical.
+# A performance change must leave every file identical, but for the
+# suite's commit in each result's certificate (the date is fixed).
 set -euo pipefail
+export SOURCE_DATE_EPOCH=0
 out="$1"
-captures="${2:-}"
+captures="${2:?usage: ci/audit-snapshot.sh DIR CAPTURES_DIR}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-[[ -n $captures ]] || captures="$root/../shared/captures"
-[[ -d $captures ]] || captures=/work/shared/captures
+[[ -d $captures ]] || { echo "audit-snapshot: $captures is not a folder" >&2; exit 2; }
+captures="$(cd "$captures" && pwd)"
 mkdir -p "$out"
 bin="$(mktemp -d)"
 trap 'rm -rf "$bin"' EXIT

@@ -372,7 +372,7 @@ var entries = []Entry{
 			"A timeout of 0 disables the timer, so no timer-driven retransmission may happen.",
 	},
 	{
-		ID: "retry-counter", Section: "unknown (content from retry-and-rnr-timeouts.txt)", Side: Requester, Level: Mandatory, Status: SectionKeyed,
+		ID: "retry-counter", Section: "unknown (the Retry and RNR Timeout State Machines text)", Side: Requester, Level: Mandatory, Status: SectionKeyed,
 		Summary: "One 3-bit transport retry counter pays for both timeouts and sequence-error NAKs; exhaustion gives retry-exceeded and QP ERROR; RNR NAKs never touch it.",
 		Text: "The requester keeps a single 3-bit transport retry counter, and each local ACK timeout and each PSN-sequence-error NAK costs one retry from it. " +
 			"When no retries remain, the WQE completes with a transport-retry-counter-exceeded error and the QP moves to ERROR. " +
@@ -380,7 +380,7 @@ var entries = []Entry{
 			"The count has no special value: retries go on while it is above zero, so 7 allows seven retries (only the RNR retry count's 7 means unlimited).",
 	},
 	{
-		ID: "rnr-retry", Section: "unknown (content from retry-and-rnr-timeouts.txt)", Side: Requester, Level: Mandatory, Status: SectionKeyed,
+		ID: "rnr-retry", Section: "unknown (the Retry and RNR Timeout State Machines text)", Side: Requester, Level: Mandatory, Status: SectionKeyed,
 		Summary: "A separate 3-bit RNR retry counter (7 = unlimited) pays for each RNR NAK; resends wait at least the advertised delay; exhaustion gives RNR-retry-exceeded and ERROR.",
 		Text: "Each RNR NAK costs one retry from a separate 3-bit RNR retry counter, in which 7 means unlimited; timeouts and sequence-error NAKs never decrement it. " +
 			"After an RNR NAK the requester waits at least the delay encoded in the NAK's timer field before resending. " +

@@ -68,7 +68,7 @@ func (c Clause) accepts(cfg string, v reports.Verdict) bool {
 type Evidence struct {
 	Configs []string `json:"configs"`  // where it fails
 	RxeDoes string   `json:"rxe_does"` // what rxe does
-	Clause  string   `json:"clause"`   // the clause, in our words (RULES.md)
+	Clause  string   `json:"clause"`   // the clause, in our words (rules/catalog, docs/interpretations.md)
 	Finding string   `json:"finding"`  // a finding from the run
 	Source  string   `json:"source"`   // file and function in drivers/infiniband/sw/rxe
 }
