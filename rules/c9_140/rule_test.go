@@ -150,20 +150,28 @@ func TestMonitorReference(t *testing.T) {
 		defect  string
 		timeout uint8
 		want    reqtest.Verdict
+		// withinMargin: the resend comes less than 10 % early, which the
+		// capture audit leaves to capture timestamps (indeterminate on
+		// the trace's capture).
+		withinMargin bool
 	}{
-		{"", 10, reqtest.Pass},
-		{"", 3, reqtest.Pass},
-		{"", 0, reqtest.None},
-		{"retry-before-timeout", 10, reqtest.Fail},
-		{"retry-before-timeout", 16, reqtest.Fail},
-		{"retry-timeout-zero", 0, reqtest.Fail},
-		{"timer-one-tick-early", 12, reqtest.Fail},
-		{"timer-one-tick-early", 14, reqtest.Fail},
+		{"", 10, reqtest.Pass, false},
+		{"", 3, reqtest.Pass, false},
+		{"", 0, reqtest.None, false},
+		{"retry-before-timeout", 10, reqtest.Fail, false},
+		{"retry-before-timeout", 16, reqtest.Fail, false},
+		{"retry-timeout-zero", 0, reqtest.Fail, false},
+		{"timer-one-tick-early", 12, reqtest.Fail, false}, // 4 ms early on 16.8 ms
+		{"timer-one-tick-early", 14, reqtest.Fail, true},  // 4 ms early on 67 ms: 6 %
 	} {
 		active, captured := reqtest.AuditReference(t, ID, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 0xFFFFFE, SetPSNs: true, Timeout: tc.timeout, RetryCnt: 5, RNRRetry: 7}, silent)
 		name := fmt.Sprintf("reference, defect %q, timeout %d", tc.defect, tc.timeout)
 		reqtest.Expect(t, name, active, tc.want)
-		reqtest.Expect(t, name+", its capture", captured, tc.want)
+		want := tc.want
+		if tc.withinMargin {
+			want = reqtest.Indet
+		}
+		reqtest.Expect(t, name+", its capture", captured, want)
 	}
 }
 
