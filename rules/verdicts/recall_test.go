@@ -895,17 +895,17 @@ var recallKnown = map[recallKey]int{
 	{"C9-95 inside a READ's range", "in the middle, IDs IPv6", "also C9-111"}:        1,
 	{"C9-95 inside a READ's range", "in the middle, IDs IPv6", "also C9-121"}:        1,
 	{"C9-95 inside a READ's range", "in the middle, IDs IPv6", "also C9-148"}:        2,
-	{"C9-95 inside a READ's range", "in the middle, IDs IPv6", "false pass"}:         11,
+	{"C9-95 inside a READ's range", "in the middle, IDs IPv6", "false pass"}:         13,
 	{"C9-95 inside a READ's range", "in the middle, IDs counting", "also C9-105"}:    2,
 	{"C9-95 inside a READ's range", "in the middle, IDs counting", "also C9-111"}:    1,
 	{"C9-95 inside a READ's range", "in the middle, IDs counting", "also C9-121"}:    1,
 	{"C9-95 inside a READ's range", "in the middle, IDs counting", "also C9-148"}:    2,
-	{"C9-95 inside a READ's range", "in the middle, IDs counting", "false pass"}:     11,
+	{"C9-95 inside a READ's range", "in the middle, IDs counting", "false pass"}:     13,
 	{"C9-95 inside a READ's range", "in the middle, IDs fixed", "also C9-105"}:       2,
 	{"C9-95 inside a READ's range", "in the middle, IDs fixed", "also C9-111"}:       1,
 	{"C9-95 inside a READ's range", "in the middle, IDs fixed", "also C9-121"}:       1,
 	{"C9-95 inside a READ's range", "in the middle, IDs fixed", "also C9-148"}:       2,
-	{"C9-95 inside a READ's range", "in the middle, IDs fixed", "false pass"}:        11,
+	{"C9-95 inside a READ's range", "in the middle, IDs fixed", "false pass"}:        13,
 
 	// Misses: a READ's stream skips a PSN, the responder's IDs
 	// consecutive across the skip: the shifted Last is taken for the
