@@ -175,7 +175,22 @@ func (p *Peer) Fail(expected []string, seen string, hi *trace.Record) {
 // device did not …") after a trigger.
 func (p *Peer) FailUnder(clause string, expected []string, seen string, hi *trace.Record) {
 	ginkgo.GinkgoHelper()
-	if n, where := dut.ReceiveLoss(p.Conn); n > 0 {
+	p.failUnder(clause, expected, seen, hi, false)
+}
+
+// FailSeen is Fail for an expectation that the packet seen (hi) breaks by
+// itself, whatever else the device sent (a transmission that must not
+// come): packets the adapter lost cannot explain it, so it is judged even
+// when the adapter lost some (an unlimited retrier always has one more in
+// flight when a connection's counters are read).
+func (p *Peer) FailSeen(expected []string, seen string, hi *trace.Record) {
+	ginkgo.GinkgoHelper()
+	p.failUnder(p.current().clause, expected, seen, hi, true)
+}
+
+func (p *Peer) failUnder(clause string, expected []string, seen string, hi *trace.Record, proved bool) {
+	ginkgo.GinkgoHelper()
+	if n, where := dut.ReceiveLoss(p.Conn); n > 0 && !proved {
 		// The adapter lost some of the device's packets: what the
 		// expectation missed may be among them. No clause can be blamed.
 		p.Undecided = &Undecided{Verdict: reports.Indeterminate,

@@ -103,6 +103,17 @@ func (r *Responder) Fail(expected []string, seen string, hi *trace.Record) {
 	r.fail(expected, seen, hi)
 }
 
+// FailSeen fails the spec on a packet that breaks the expectation by
+// itself (harness.Peer.FailSeen): one that must not have been sent.
+func (r *Responder) FailSeen(expected []string, seen string, hi *trace.Record) {
+	ginkgo.GinkgoHelper()
+	if r.P != nil {
+		r.P.FailSeen(expected, seen, hi)
+		return
+	}
+	r.fail(expected, seen, hi)
+}
+
 // Unblamed runs fn as a setup step no clause governs (harness.Peer.Setup
 // with no clause): a failure in it leaves the scenario indeterminate and
 // blames nobody, whatever step or check runs around it. Without a peer
@@ -353,7 +364,7 @@ func (r *Responder) NoResend(psn wire.PSN, want string) {
 func (r *Responder) Quiet(what string, d time.Duration) {
 	ginkgo.GinkgoHelper()
 	if rec := r.Next(d); rec != nil {
-		r.Fail([]string{fmt.Sprintf("no %s within %v", what, d)}, rec.Packet.String(), rec)
+		r.FailSeen([]string{fmt.Sprintf("no %s within %v", what, d)}, rec.Packet.String(), rec)
 	}
 }
 

@@ -506,7 +506,7 @@ func (x *Run) endsWith(wr uint64, want dut.Status, wait time.Duration, quiet str
 	for {
 		if c, ok := x.TryCompletion(wr, 0); ok {
 			if rec := x.Next(0); rec != nil {
-				x.Fail([]string{quiet}, rec.Packet.String()+" before the completion", rec)
+				x.FailSeen([]string{quiet}, rec.Packet.String()+" before the completion", rec)
 			}
 			if c.Status != want {
 				x.Fail([]string{fmt.Sprintf("work request %d completes with %q", wr, want)}, fmt.Sprintf("status %q", c.Status), nil)
@@ -514,7 +514,7 @@ func (x *Run) endsWith(wr uint64, want dut.Status, wait time.Duration, quiet str
 			return c
 		}
 		if rec := x.Next(step); rec != nil {
-			x.Fail([]string{quiet}, rec.Packet.String()+"; "+x.Status(), rec)
+			x.FailSeen([]string{quiet}, rec.Packet.String()+"; "+x.Status(), rec)
 		}
 		if x.Conn.Now()-start > wait {
 			x.Fail([]string{fmt.Sprintf("work request %d completing with %q within %v", wr, want, wait)}, "no completion; "+x.Status(), nil)
