@@ -772,12 +772,13 @@ var recallKnown = map[recallKey]int{
 
 	// Misses: a second sequence NAK after an out-of-sequence request,
 	// the responder's IDs consecutive between the two NAKs (no RNR NAK
-	// between, which alone could make it legal): left open ("only a
-	// resend the capture missed ... makes it legal"); the engine reads
-	// the requester's IDs only (unbroken over a connection whose start
-	// the capture shows), not the responder's.
-	{"C9-114 second sequence NAK while latched", "at the responder, IDs counting", "miss"}: 25,
-	{"C9-114 second sequence NAK while latched", "in the middle, IDs counting", "miss"}:    24,
+	// between, which alone could make it legal). Caught where the second
+	// NAK names the same PSN as the first (the responder's continuity
+	// decides); missed where it names another one, which the engine
+	// leaves open unless the requester's IDs run unbroken over a
+	// connection whose start the capture shows.
+	{"C9-114 second sequence NAK while latched", "at the responder, IDs counting", "miss"}: 13,
+	{"C9-114 second sequence NAK while latched", "in the middle, IDs counting", "miss"}:    15,
 
 	// Misses: an ACK whose MSN is below a response the responder's IDs
 	// date before it, passed ("the first MSN a capture shows only fixes
@@ -968,14 +969,14 @@ var recallKnown = map[recallKey]int{
 	// consecutive (a second transmission, nothing between): passed.
 	{"§9.7.7.2 NAK repeated unprompted", "at the requester, IDs IPv6", "false pass"}:     19,
 	{"§9.7.7.2 NAK repeated unprompted", "at the requester, IDs counting", "false pass"}: 1,
-	{"§9.7.7.2 NAK repeated unprompted", "at the requester, IDs counting", "miss"}:       23,
+	{"§9.7.7.2 NAK repeated unprompted", "at the requester, IDs counting", "miss"}:       11,
 	{"§9.7.7.2 NAK repeated unprompted", "at the requester, IDs fixed", "false pass"}:    19,
 	{"§9.7.7.2 NAK repeated unprompted", "at the responder, IDs IPv6", "false pass"}:     14,
-	{"§9.7.7.2 NAK repeated unprompted", "at the responder, IDs counting", "miss"}:       24,
+	{"§9.7.7.2 NAK repeated unprompted", "at the responder, IDs counting", "miss"}:       13,
 	{"§9.7.7.2 NAK repeated unprompted", "at the responder, IDs fixed", "false pass"}:    14,
 	{"§9.7.7.2 NAK repeated unprompted", "in the middle, IDs IPv6", "false pass"}:        13,
 	{"§9.7.7.2 NAK repeated unprompted", "in the middle, IDs counting", "false pass"}:    1,
-	{"§9.7.7.2 NAK repeated unprompted", "in the middle, IDs counting", "miss"}:          22,
+	{"§9.7.7.2 NAK repeated unprompted", "in the middle, IDs counting", "miss"}:          13,
 	{"§9.7.7.2 NAK repeated unprompted", "in the middle, IDs fixed", "false pass"}:       13,
 }
 

@@ -142,6 +142,32 @@ func CheckLatchMonitor(t *testing.T, ID string) {
 			b.NAK(wire.NAKPSNSequence, e, 1)
 			b.Send(e.Add(5))
 		}, false, false, false},
+		// The responder's IDs show it sent nothing between its two NAKs:
+		// a request with PSN e that reached it unseen would have been
+		// executed (no NAK could name e again) or refused (a packet in
+		// between), so the second NAK fails whatever the capture missed
+		// of the requester's packets.
+		{"capture, requester packets missed, the responder's IDs unbroken between two NAKs naming PSN e: fails", func(b *TraceBuilder) {
+			b.PerSender = true
+			b.SkipID = true
+			ackedGap(b)
+			b.NAK(wire.NAKPSNSequence, e, 11)
+		}, false, true, false},
+		{"capture, requester packets missed, a responder packet missed between two NAKs naming PSN e: undecided", func(b *TraceBuilder) {
+			b.PerSender = true
+			b.SkipID = true
+			ackedGap(b)
+			b.SkipRspID = true
+			b.NAK(wire.NAKPSNSequence, e, 11)
+		}, false, false, false},
+		{"capture, requester packets missed, the responder's IDs unbroken, the second NAK names another PSN: undecided", func(b *TraceBuilder) {
+			// PSN e may have arrived unseen and been executed without an
+			// ACK: the responder then expected e+1.
+			b.PerSender = true
+			b.SkipID = true
+			ackedGap(b)
+			b.NAK(wire.NAKPSNSequence, e.Add(1), 11)
+		}, false, false, false},
 		{"capture, IDs unbroken but the next request resends PSN e: undecided", func(b *TraceBuilder) {
 			b.PerSender = true
 			idGap(b)
@@ -184,6 +210,22 @@ func CheckLatchMonitor(t *testing.T, ID string) {
 			t.Errorf("%s: an instance only a missed packet explains passed: %+v", tc.name, tl)
 		}
 	}
+}
+
+// ackedGap is idGap with each of the ten requests acknowledged, enough
+// for the responder's IDs to count as evidence too.
+func ackedGap(b *TraceBuilder) {
+	const e = wire.PSN(0xFFFFFF)
+	for i := range 10 {
+		b.Send(e.Add(i - 11))
+		b.Ack(e.Add(i-11), uint32(i+1))
+	}
+	b.Send(e - 1)
+	b.Ack(e-1, 11)
+	b.Send(e.Add(1))
+	b.Send(e.Add(2))
+	b.Send(e.Add(3))
+	b.NAK(wire.NAKPSNSequence, e, 11)
 }
 
 // idGap is the latch trace's gap after ten more requests (no AckReq: the

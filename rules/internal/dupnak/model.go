@@ -78,6 +78,9 @@ type Latch struct {
 	Cleared bool
 	// Exact: the trace is complete, so a request not seen did not arrive.
 	Exact bool
+	// Seq is the NAK's sequence number among the connection's records
+	// (harness.Conn.Seq), for the responder's continuity since it.
+	Seq uint64
 }
 
 // Event is what one record meant to the model. Fields not relevant to the
@@ -421,7 +424,7 @@ func (t *Tracker) seqNAK(c *harness.Conn, r *trace.Record, ev *Event) {
 	t.prevNAK = r
 	ev.PrevLatch = t.latch
 	// The reconstruction's window already took the NAK in (Observe).
-	l := &Latch{PSN: x, NAK: r, Exact: t.complete && t.w.Holds()}
+	l := &Latch{PSN: x, NAK: r, Exact: t.complete && t.w.Holds(), Seq: c.Seq()}
 	// A request with PSN x accepted in the window after the NAK's point
 	// reached the responder after it built the NAK.
 	if t.w.Holds() {

@@ -333,6 +333,15 @@ func (j *LatchJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 		k.Violation(c, ev.Rec, fmt.Sprintf("a second PSN sequence error NAK (PSN %d) while the NAK latch had to hold: no request with PSN %d had reached the responder since its sequence NAK with that PSN", y, prev.PSN),
 			[]string{fmt.Sprintf("no further sequence NAK until a request with PSN %d arrives (later out-of-sequence requests are dropped silently)", prev.PSN)},
 			Seen(ev.Rec))
+	case !prev.Cleared && y == prev.PSN && c.SentAllSince(trace.ToRequester, prev.Seq):
+		// The same PSN again, and the responder's IPv4 Identifications
+		// show it sent nothing in between: a request with that PSN that
+		// reached it unseen would have been executed (its expected PSN
+		// then moves on, and a NAK could not name it again) or refused
+		// with an RNR NAK (a packet in between); neither happened.
+		k.Violation(c, ev.Rec, fmt.Sprintf("a second PSN sequence error NAK (PSN %d) while the NAK latch had to hold: the responder sent nothing between its two NAKs (its IPv4 Identifications run on unbroken), so no request with PSN %d was executed or refused in between", y, y),
+			[]string{fmt.Sprintf("no further sequence NAK until a request with PSN %d arrives (later out-of-sequence requests are dropped silently)", y)},
+			Seen(ev.Rec))
 	case !prev.Cleared:
 		// Only a resend of prev.PSN the capture missed explains it: once
 		// the requester's next packet shows its IPv4 Identifications ran

@@ -21,11 +21,11 @@ type TraceBuilder struct {
 	// take turns on one counter.
 	PerSender bool
 	// SkipID leaves the next request's ID out, as if the capture missed
-	// a packet the requester sent.
-	SkipID bool
-	now    time.Duration
-	ipid   uint16
-	rspID  uint16
+	// a packet the requester sent; SkipRspID the next response's.
+	SkipID, SkipRspID bool
+	now               time.Duration
+	ipid              uint16
+	rspID             uint16
 }
 
 // Addresses and QPs of built traces.
@@ -49,9 +49,13 @@ func (b *TraceBuilder) add(p *wire.Packet, req bool) *trace.Record {
 	if b.PerSender && !req {
 		id = &b.rspID
 	}
-	if b.SkipID && req {
+	if b.SkipID && req || b.SkipRspID && !req {
 		*id++
-		b.SkipID = false
+		if req {
+			b.SkipID = false
+		} else {
+			b.SkipRspID = false
+		}
 	}
 	*id++
 	r := &trace.Record{Frame: len(b.Recs) + 1, Time: b.now, Packet: p, IPID: *id, HasIPID: true,
