@@ -183,6 +183,10 @@ func (c *Conn) endMissed() {
 type skewMeter struct {
 	hosts map[netip.Addr]*hostIDs
 	skew  time.Duration
+	// last is the host of the latest record, looked up again without the
+	// map while the same host keeps sending (a burst, a READ's answer).
+	lastSrc netip.Addr
+	last    *hostIDs
 }
 
 // hostIDs is one sending host's IDs, for skewMeter.
@@ -198,7 +202,10 @@ const maxSkewHosts = 4096
 // note takes r into the meter and sets r.Skew.
 func (m *skewMeter) note(r *trace.Record) {
 	if r.HasIPID {
-		h := m.hosts[r.Src]
+		h := m.last
+		if h == nil || r.Src != m.lastSrc {
+			h = m.hosts[r.Src]
+		}
 		if h == nil && len(m.hosts) < maxSkewHosts {
 			if m.hosts == nil {
 				m.hosts = map[netip.Addr]*hostIDs{}
@@ -207,6 +214,7 @@ func (m *skewMeter) note(r *trace.Record) {
 			m.hosts[r.Src] = h
 		}
 		if h != nil {
+			m.lastSrc, m.last = r.Src, h
 			h.order.learn(r)
 			switch d := r.IPID - h.newest; {
 			case d != 0 && d < idStep:
