@@ -114,8 +114,19 @@ func TestSuiteStopsOnBrokenSimulator(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "rules.test")
 	build(t, "test", "-c", "-o", bin, "../../rules")
-	r := &suiteRun{name: "hang", args: []string{"--dut=sim", "--sim=" + fakeSim(t, "hang"), "--settings=timeout=2s",
-		"-ginkgo.label-filter=rule: containsAny {C9-95}"}}
+	for _, tc := range []struct{ name, selects string }{
+		{"a clause's Go scenarios and scripts", "-ginkgo.label-filter=rule: containsAny {C9-95}"},
+		{"a script alone", "-ginkgo.focus=c9_95-coalesced-ack.rcs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { stopsOnHang(t, bin, dir, tc.selects) })
+	}
+}
+
+// stopsOnHang runs the suite binary bin, the specs that selects picks,
+// against a simulator that hangs: the run stops saying why, and no
+// clause fails.
+func stopsOnHang(t *testing.T, bin, dir, selects string) {
+	r := &suiteRun{name: "hang", args: []string{"--dut=sim", "--sim=" + fakeSim(t, "hang"), "--settings=timeout=2s", selects}}
 	r.run(bin, dir)
 	if r.err == nil {
 		t.Fatalf("the suite passed with a simulator that hangs:\n%s", tail(r.out))

@@ -63,6 +63,7 @@ func MultiLabels(clauses []string) ginkgo.Labels {
 // Register adds m as an It in the container being built.
 func (m Multi) Register() {
 	ginkgo.It(m.Name, MultiLabels(m.Labels), func() {
+		defer stopIfBroken()
 		mu.Lock()
 		for _, id := range m.Clauses {
 			accFor(id).ran = true
@@ -124,6 +125,10 @@ func Settle(peer *harness.Peer, stopped, virtual, deviceIsRequester bool) {
 // over the trace (reported by each clause's "findings from every
 // scenario's trace" spec).
 func (m Multi) after(conn dut.Conn, peer *harness.Peer) {
+	defer stopIfBroken()
+	if brokenAdapter() != nil {
+		return // nothing the device did can be judged
+	}
 	rep := ginkgo.CurrentSpecReport()
 	sc := m.Scenario
 	settings := harness.ActiveSettings(conn, sc.DeviceIsRequester, sc.Config.SRQ)
