@@ -1,12 +1,14 @@
-// Package harness is what rule specs and the capture audit use: the
-// per-connection model that passive monitors read (Conn, with the one
-// reconstruction of each connection in recon.go: READ spans, the
-// responder's expected PSN and the requests it dropped, whether the trace
-// shows the connection's start, and each sender's own order by its IPv4
-// Identification; in evidence.go, what consecutive Identifications prove
-// about loss), the monitor registry and the one-pass audit of a
-// trace, the findings and per-clause tallies that become verdicts, the
-// ladder diagrams of failure messages, and the peer (stimulus builders
-// and expectations on the device's clock) that active specs drive a
-// device with.
+// Package harness is what rule specs and the capture audit use.
+//
+// Passive monitors (monitor.go) read the per-connection model (conn.go)
+// and its reconstruction: the READ spans (reads.go), the responder's
+// expected PSN, the requests it dropped and where the connection began
+// (responder.go), the copies a network or capture made (copies.go), and
+// what the capture's own evidence proves (evidence.go: each sender's
+// IPv4 Identifications, loss, the reordering bound). The one-pass audit
+// pairs records into connections (pairing.go, reorder.go, restart.go,
+// shard.go); findings and per-clause tallies become verdicts (tally.go),
+// with ladder diagrams for failure messages (ladder.go). Active specs
+// drive a device through the peer (peer.go, window.go: stimulus builders
+// and expectations on the device's clock).
 package harness

@@ -240,3 +240,70 @@ const reorderPrecision = time.Microsecond
 func MayBeReordered(earlier, later *trace.Record) bool {
 	return later.Time-earlier.Time <= max(later.Skew, reorderPrecision)
 }
+
+// idOrder learns whether one sender of a connection counts its IPv4
+// Identification up from packet to packet.
+type idOrder struct {
+	last       uint16
+	have       bool
+	up, others int
+}
+
+// idStep bounds the step between consecutive IDs of a sender that counts
+// up (other flows of the same host take IDs in between).
+const idStep = 1024
+
+// learn takes one packet's ID into account.
+func (o *idOrder) learn(r *trace.Record) {
+	if !r.HasIPID {
+		return
+	}
+	if o.have {
+		d := r.IPID - o.last
+		switch {
+		case d != 0 && d < idStep:
+			o.up++
+		case d == 0 || d > 0xFFFF-idStep:
+			// The same ID again (a network duplicate) or a little back
+			// (reordering): says nothing against counting up.
+		default:
+			o.others++
+		}
+	}
+	o.last, o.have = r.IPID, true
+}
+
+// countsUp reports whether the sender is seen to count its IDs up.
+func (o *idOrder) countsUp() bool { return o.up >= 8 && o.others*16 <= o.up }
+
+// CountsIPIDUp reports whether the sender of records going in direction
+// d is seen, so far, to count its IPv4 Identification up.
+func (c *Conn) CountsIPIDUp(d trace.Dir) bool { return c.ids[d&1].countsUp() }
+
+// IDsVary reports whether the sender of records going in direction d has
+// been seen to change its IPv4 Identification: only then does a repeat
+// of an ID tell a copy from a second transmission (a sender whose ID
+// never changes, at zero or at any other value, gives both the same).
+func (c *Conn) IDsVary(d trace.Dir) bool {
+	o := &c.ids[d&1]
+	return o.up+o.others > 0
+}
+
+// SentBeforeByID reports whether a was sent before b by their sender,
+// as their IPv4 IDs show (known is false where they cannot tell: other
+// senders, IPv6, or a sender not seen to count up).
+func (c *Conn) SentBeforeByID(a, b *trace.Record) (before, known bool) {
+	if a.Dir != b.Dir || !a.HasIPID || !b.HasIPID || a.Src != b.Src || !c.CountsIPIDUp(a.Dir) {
+		return false, false
+	}
+	d := b.IPID - a.IPID
+	switch {
+	case d == 0:
+		return false, false
+	case d < idStep:
+		return true, true
+	case d > 0xFFFF-idStep:
+		return false, true
+	}
+	return false, false
+}

@@ -225,7 +225,7 @@ type Event struct {
 // absorbs the packet). The monitors of a connection share one (see
 // Shared); a zero Tracker is ready for use on its own.
 //
-// What the connection's reconstruction (harness, recon.go) knows, the
+// What the connection's reconstruction (harness: reads.go, responder.go) knows, the
 // Tracker reads from it rather than keeping its own: whether a READ
 // request is new (its PSN against the PSNs requests used, NextReq), and,
 // with the path MTU unknown, each new READ's span (its last PSN once its

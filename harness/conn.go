@@ -1,0 +1,523 @@
+package harness
+
+import (
+	"math"
+	"net/netip"
+
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// This file holds the connection itself: what it remembers of each
+// request PSN and READ, its settings, and how it absorbs a record after
+// the monitors saw it.
+
+// reqEntry is what the model remembers of one request PSN (16 bytes: a
+// connection keeps up to reqWindow of them).
+type reqEntry struct {
+	frame int
+	psn   wire.PSN
+	sends uint16 // how many times this PSN was seen (first send + resends), at most 65535
+	op    wire.Opcode
+	flags reqFlags
+}
+
+// reqFlags are a reqEntry's flags.
+type reqFlags uint8
+
+const (
+	reqValid  reqFlags = 1 << iota // the entry holds a request
+	reqAckReq                      // the request asked for an acknowledgment
+	// reqDropped: the latest copy was not executed (Conn.Dropped).
+	reqDropped
+)
+
+// holds reports whether e is the entry of request PSN p.
+func (e *reqEntry) holds(p wire.PSN) bool { return e != nil && e.flags&reqValid != 0 && e.psn == p }
+
+// setDropped sets or clears reqDropped.
+func (e *reqEntry) setDropped(d bool) {
+	if d {
+		e.flags |= reqDropped
+	} else {
+		e.flags &^= reqDropped
+	}
+}
+
+// reqWindow is how many request PSNs the model remembers: PSN p in entry
+// p mod reqWindow, kept in pages of reqPage entries allocated as PSNs
+// reach them (a connection with few requests takes little memory).
+const (
+	reqWindow = 1 << 14
+	reqPage   = 1 << 8
+)
+
+// reqAt returns the entry of PSN p (nil when its page was never used).
+func (c *Conn) reqAt(p wire.PSN) *reqEntry {
+	i := uint32(p) % reqWindow
+	pg := c.reqs[i/reqPage]
+	if pg == nil {
+		return nil
+	}
+	return &pg[i%reqPage]
+}
+
+// Read is an RDMA READ request seen on the connection.
+type Read struct {
+	First, Last wire.PSN
+	Length      uint32
+	VA          uint64
+	RKey        uint32
+	Frame       int
+	// Next is the next response PSN expected for this READ; Done when the
+	// Last/Only response was seen.
+	Next wire.PSN
+	Done bool
+}
+
+// Conn is the model of one RC connection (one requester QP talking to one
+// responder QP) built from the trace, shared by every monitor.
+type Conn struct {
+	ID          int
+	Requester   netip.Addr
+	Responder   netip.Addr
+	ResponderQP uint32 // DestQP of requests
+	RequesterQP uint32 // DestQP of responses (0 until a response is seen)
+	Settings    Settings
+	Capture     string
+	// Follows is the connection whose addresses and responder QP this one
+	// took over (0: none): its requests jumped to PSNs that no requester
+	// of that QP could send (Auditor.reborn), so the QPs were made anew
+	// with the same numbers. FollowsAt is the frame of the request that
+	// showed it, FollowsWhy says what it showed.
+	Follows    int
+	FollowsAt  int
+	FollowsWhy string
+	// FirstFrame is the capture frame of the first record the auditor
+	// gave the connection (0 on an active run, whose records have none).
+	FirstFrame int
+
+	// Requests.
+	HaveReq    bool
+	FirstReq   wire.PSN // first request PSN seen
+	NextReq    wire.PSN // one past the highest PSN a request used (READ: its reserved range)
+	reqs       [reqWindow / reqPage]*[reqPage]reqEntry
+	Reads      []*Read // READs whose responses are not complete, oldest first
+	MTUGuess   int     // largest payload of a First/Middle request or response seen (0: none)
+	atomicOrig map[wire.PSN]uint64
+
+	// Responses.
+	HaveResp   bool
+	LastAckPSN wire.PSN // PSN of the newest positive Acknowledge
+	HaveAck    bool
+	LastMSN    uint32
+	HaveMSN    bool
+	LastNAK    *trace.Record // most recent NAK (any code)
+	Packets    int
+	recent     []*trace.Record // the last records, at most recentMax, in recentBuf
+	cur        *trace.Record   // the record being delivered to the monitors
+	recentBuf  []*trace.Record
+	sink       *Sink
+	checkers   []Checker
+	// route lists, for each RC opcode, the indexes in checkers of the
+	// checkers that see its records (OpcodeFilter), in order. Connections
+	// whose checkers ask for the same opcodes share one.
+	route       *route
+	lastRecTime int64 // the latest delivered record's Time (restartStep)
+	shared      []sharedValue
+
+	// The reconstruction (reads.go, responder.go, copies.go).
+	// spans is a ring of the latest READ spans, nSpans of them made so
+	// far; it grows (a power of two) with the spans up to spanRing, so
+	// that a connection with few READs holds little.
+	spans  []ReadSpan
+	nSpans int
+	// unordered counts the spans in the ring, the oldest left out, that
+	// are not ordered (ReadSpan.ordered).
+	unordered int
+	exp       ExpectedPSN
+	win       Window
+	ids       [2]idOrder
+	// seq numbers the records delivered to the checkers (Seq); runs
+	// follows each direction's IPv4 Identifications in that order, and
+	// missed holds the instances waiting for a sender's next record
+	// (evidence.go).
+	seq    uint64
+	runs   [2]idRun
+	missed []unlessMissed
+	// held is a ring of the records held back to restore the senders'
+	// order: nHeld of them from held[heldHead] on (Conn.heldAt).
+	held     [heldRing]*trace.Record
+	heldHead int
+	nHeld    int
+	out      [1]*trace.Record
+	// Reordered counts the records the Auditor put back into their
+	// sender's order (IPv4 IDs counting up showed the network reordered
+	// them after the sender).
+	Reordered int
+	// Copies counts the responses not shown to the checkers because they
+	// repeat a recent one of the same sender, IPv4 ID included: the
+	// network or the capture made them (copyOf).
+	Copies    int
+	copies    CopyRing // the latest responses, for copyOf
+	reqCopies CopyRing // the latest requests, for copyOf
+	// For adoptRequests, as routed (connFor): whether a request and a
+	// response were routed to the connection, and the latest response's
+	// PSN.
+	reqRouted, respRouted bool
+	// reqKeyed: the connection has a request key (its responder QP came
+	// from a request).
+	reqKeyed bool
+	respPSN  wire.PSN
+	respPort uint16 // the latest routed response's UDP source port (0: unknown)
+	// routedNext is one past the highest PSN a routed request reserved
+	// (a READ: its range at the configured path MTU, or at the
+	// smallest), valid once reqRouted: the pairing's view of NextReq.
+	routedNext wire.PSN
+	// routedLow is the lowest PSN a routed request carried (valid once
+	// reqRouted): the requester's resends lie from there to routedNext.
+	routedLow wire.PSN
+	// replaced: a later connection took over this one's keys (Follows):
+	// routing passes it by.
+	replaced bool
+	// adopted: the connection, begun by responses, took requests of a key
+	// (adoptRequests), the first at adoptFirst; respSinceAdopt: a
+	// response was routed to it since (which makes the adoption stick:
+	// unadopt).
+	adopted, respSinceAdopt bool
+	adoptFirst              wire.PSN
+	// lastReqFrame is the frame of the latest request routed here.
+	lastReqFrame int
+	// For walkResponse, as routed: the latest requests routed here, each
+	// with the PSNs it reserved (a READ's whole range, at the configured
+	// path MTU or at the smallest), until a response pairs the
+	// connection.
+	routed  [routedDepth]routedReq
+	nRouted int
+	// Late counts the responses shown to the checkers after a response
+	// their sender sent later, as its IPv4 ID counting up shows, or (where
+	// no ID tells) as an MSN behind one already delivered may show:
+	// delayed (or copied) by the network or the capture past the reorder
+	// buffer (lateResponse, staleMSN).
+	Late int
+	// newestRsp is the ID of the newest response delivered, by its
+	// sender's count (haveRsp once there is one).
+	newestRsp uint16
+	haveRsp   bool
+	// newestMSN is the newest MSN a response carried (haveMSN once one
+	// did), for staleMSN.
+	newestMSN    uint32
+	newestMSNPSN wire.PSN // the PSN of the response that carried it
+	haveMSN      bool
+	// maybeCopies holds the packets that may be copies (MaybeCopy), or
+	// late, with which, in the order of maybeOrder.
+	maybeCopies map[*trace.Record]maybeKind
+	maybeOrder  []*trace.Record
+	start       startState
+	startMsgs   []wire.PSN // message ends seen before the start test was decided
+	// Request gaps (SeesEveryRequest): fresh requests skipping PSNs, and
+	// whether a response showed one of them executed unseen.
+	gaps           []reqGap
+	nextLo, nextHi wire.PSN
+	haveNext       bool
+	missedReq      bool
+	// psnFault: ResponsePSNFault.
+	psnFault string
+	// respIndexed: the Auditor's resps holds the connection's key.
+	respIndexed bool
+	// rs follows a request that may have begun QPs made anew with the
+	// same numbers near the old PSNs (restart.go).
+	rs restart
+}
+
+// sharedValue is one entry of Conn.Shared.
+type sharedValue struct {
+	key any
+	val any
+}
+
+// Shared returns the connection's value for key, made by make the first
+// time key is asked for. Monitors use it to share one model of the
+// connection among themselves (for example, all the checkers of a group
+// of clauses feeding one tracker), keyed by a package-level key of their
+// own. Every checker of a connection sees each record in turn before the
+// next record, so a shared model can compute what a record means once and
+// hand the result to each checker that asks. The value lives as long as
+// the connection.
+func (c *Conn) Shared(key any, make func() any) any {
+	for i := range c.shared {
+		if c.shared[i].key == key {
+			return c.shared[i].val
+		}
+	}
+	v := make()
+	c.shared = append(c.shared, sharedValue{key: key, val: v})
+	return v
+}
+
+// opFacts is what the connection model asks about an opcode on every
+// packet; ops holds it for every opcode value, as wire.Opcode's methods
+// answer (built once: the methods cost more than a load on this path).
+type opFacts struct {
+	class    wire.Class
+	position wire.Position
+	headers  wire.Header
+	request  bool
+	response bool
+	ends     bool
+}
+
+var ops = func() (t [256]opFacts) {
+	for i := range t {
+		o := wire.Opcode(i)
+		info, _ := o.Info()
+		t[i] = opFacts{class: o.Class(), position: o.Position(), headers: info.Headers,
+			request: o.IsRequest(), response: o.IsResponse(), ends: o.EndsMessage()}
+	}
+	return t
+}()
+
+// recentMax is how many records a finding's ladder shows.
+const recentMax = 16
+
+// Req returns what the model remembers of request PSN p.
+func (c *Conn) Req(p wire.PSN) (op wire.Opcode, ackReq bool, frame int, ok bool) {
+	e := c.reqAt(p)
+	if !e.holds(p) {
+		return 0, false, 0, false
+	}
+	return e.op, e.flags&reqAckReq != 0, e.frame, true
+}
+
+// ReqSends returns how many times request PSN p was seen.
+func (c *Conn) ReqSends(p wire.PSN) int {
+	e := c.reqAt(p)
+	if !e.holds(p) {
+		return 0
+	}
+	return int(e.sends)
+}
+
+// SentBefore reports whether a request used PSN p (a READ counts for its
+// whole reserved range) before now.
+func (c *Conn) SentBefore(p wire.PSN) bool {
+	if !c.HaveReq {
+		return false
+	}
+	return p.AtOrAfter(c.FirstReq) && p.Before(c.NextReq)
+}
+
+// ReadCovering returns the outstanding READ whose reserved range holds p.
+func (c *Conn) ReadCovering(p wire.PSN) *Read {
+	for _, r := range c.Reads {
+		if p.InRange(r.First, r.Last) {
+			return r
+		}
+	}
+	return nil
+}
+
+// AtomicOriginal returns the original value first returned for the
+// ATOMIC at PSN p.
+func (c *Conn) AtomicOriginal(p wire.PSN) (uint64, bool) {
+	v, ok := c.atomicOrig[p]
+	return v, ok
+}
+
+// MTU returns the path MTU: the configured one, else the inferred one
+// (0 if neither is known).
+func (c *Conn) MTU() int {
+	if c.Settings.MTU != 0 {
+		return c.Settings.MTU
+	}
+	return c.MTUGuess
+}
+
+// JudgesResponder reports whether responder-side monitors should judge
+// this connection's responses: always for captures, and in active runs
+// only when the device is the responder (the harness, playing the
+// responder for requester rules, breaks responder rules on purpose).
+func (c *Conn) JudgesResponder() bool { return !(c.Settings.Active && c.Settings.DeviceIsRequester) }
+
+// JudgesRequester reports whether requester-side monitors should judge
+// this connection's requests.
+func (c *Conn) JudgesRequester() bool { return !c.Settings.Active || c.Settings.DeviceIsRequester }
+
+// Complete reports whether the trace is known to hold the whole
+// connection from its first packet with nothing lost before the capture
+// point: true for active runs and for audits told so (--complete, for
+// every connection; Settings.Complete set per connection, e.g. from a
+// captured connection handshake), not for an active run whose adapter
+// lost some of the device's packets (Settings.ReceiveLoss). A trace that merely shows the
+// connection's beginning (FromStart) may still have lost packets on
+// either side of the capture point, so it is not complete.
+func (c *Conn) Complete() bool {
+	return c.Settings.Active && !c.Settings.ReceiveLoss || c.Settings.Complete
+}
+
+// Recent returns the last records of the connection (for ladders).
+func (c *Conn) Recent() []*trace.Record { return c.recent }
+
+// absorb updates the model with r after the monitors saw it.
+func (c *Conn) absorb(r *trace.Record) {
+	p := r.Packet
+	c.Packets++
+	if len(c.recent) == recentMax {
+		c.recent = c.recent[1:]
+	}
+	if len(c.recent) == cap(c.recent) {
+		// No room left behind the last records: move them to the front
+		// of the buffer (once every 3*recentMax records).
+		if c.recentBuf == nil {
+			c.recentBuf = make([]*trace.Record, 4*recentMax)
+		}
+		n := copy(c.recentBuf, c.recent)
+		clear(c.recentBuf[n:])
+		c.recent = c.recentBuf[:n]
+	}
+	c.recent = append(c.recent, r)
+	c.StepWindow(r)
+	defer c.syncExpected(r)
+	c.reconStart(r)
+	op := p.Opcode
+	if ops[op].request {
+		last := p.PSN
+		if op == wire.ReadRequest {
+			mtu := c.MTU()
+			if mtu != 0 {
+				last = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, mtu) - 1)
+			}
+		}
+		e := c.reqAt(p.PSN)
+		if e == nil {
+			i := uint32(p.PSN) % reqWindow
+			c.reqs[i/reqPage] = new([reqPage]reqEntry)
+			e = c.reqAt(p.PSN)
+		}
+		if e.holds(p.PSN) {
+			if e.sends < math.MaxUint16 {
+				e.sends++
+			}
+		} else {
+			*e = reqEntry{flags: reqValid, psn: p.PSN, op: op, frame: r.Frame, sends: 1}
+			if p.AckReq {
+				e.flags |= reqAckReq
+			}
+		}
+		// A request behind NextReq is a resend or a duplicate: it uses
+		// PSNs already counted and reserves nothing new, even when a
+		// duplicate READ asks for more than the original did.
+		fresh := !c.HaveReq || p.PSN.AtOrAfter(c.NextReq)
+		lastMin, lastMax := last, last
+		if op == wire.ReadRequest {
+			if s := c.ReadSpanAt(p.PSN); s != nil && s.First == p.PSN {
+				lastMin, lastMax = s.LastMin, s.LastMax
+			} else if fresh || c.ReadSpanAt(p.PSN) == nil {
+				s := c.newSpan(r)
+				if !fresh {
+					c.boundBySeen(s)
+				}
+				lastMin, lastMax = s.LastMin, s.LastMax
+			}
+		}
+		if fresh && c.HaveReq {
+			// The newest READ's span ends right before the next new
+			// request's PSN (the requester numbers its requests
+			// consecutively; a lost one only moves the bound back).
+			if c.nSpans > 0 {
+				if s := &c.spans[(c.nSpans-1)&(len(c.spans)-1)]; !s.Known() && s.First.Before(p.PSN) && p.PSN.AtOrBefore(s.LastMax.Next()) && !(op == wire.ReadRequest && s.First == p.PSN) {
+					if end := p.PSN.Add(-1); end.AtOrAfter(s.LastMin) {
+						s.LastMax = end
+					}
+				}
+			}
+		}
+		c.reconRequest(e, p.PSN, lastMin, lastMax)
+		c.reconGap(p.PSN, lastMin, lastMax, fresh)
+		if !c.HaveReq {
+			c.HaveReq, c.FirstReq, c.NextReq = true, p.PSN, last.Next()
+		} else if fresh && last.AtOrAfter(c.NextReq) {
+			c.NextReq = last.Next()
+		}
+		if op == wire.ReadRequest && fresh && c.ReadCovering(p.PSN) == nil && c.MTU() != 0 {
+			c.Reads = append(c.Reads, &Read{First: p.PSN, Last: last, Length: p.RETH.Length,
+				VA: p.RETH.VA, RKey: p.RETH.RKey, Frame: r.Frame, Next: p.PSN})
+			if len(c.Reads) > 256 {
+				c.Reads = c.Reads[1:]
+			}
+		}
+		if pos := ops[op].position; (pos == wire.PosFirst || pos == wire.PosMiddle) && !r.Truncated {
+			if n := r.PayloadLen; n > c.MTUGuess && wire.ValidMTU(n) {
+				c.MTUGuess = n
+			}
+		}
+		return
+	}
+	if !ops[op].response {
+		return
+	}
+	c.HaveResp = true
+	c.reconResponse(r)
+	if c.IsLate(r) {
+		// Sent before responses already absorbed (lateResponse): it
+		// tells nothing newer than they did, so the latest ACK, MSN and
+		// NAK stay theirs.
+		return
+	}
+	if ops[op].headers&wire.HdrAETH != 0 {
+		c.LastMSN, c.HaveMSN = p.AETH.MSN, true
+	}
+	switch ops[op].class {
+	case wire.ClassAck:
+		if p.AETH.IsACK() {
+			c.LastAckPSN, c.HaveAck = p.PSN, true
+			c.retireReads(p.PSN, false)
+		} else {
+			c.LastNAK = r
+		}
+	case wire.ClassReadResponse:
+		if pos := ops[op].position; pos == wire.PosFirst || pos == wire.PosMiddle {
+			if n := r.PayloadLen; n > c.MTUGuess && wire.ValidMTU(n) && !r.Truncated {
+				c.MTUGuess = n
+			}
+		}
+		if rd := c.ReadCovering(p.PSN); rd != nil {
+			rd.Next = p.PSN.Next()
+			if ops[op].ends && p.PSN == rd.Last {
+				rd.Done = true
+			}
+		}
+		c.retireReads(p.PSN, true)
+	case wire.ClassAtomicAck:
+		if c.atomicOrig == nil {
+			c.atomicOrig = map[wire.PSN]uint64{}
+		}
+		if _, ok := c.atomicOrig[p.PSN]; !ok {
+			c.atomicOrig[p.PSN] = p.AtomicAck
+			if len(c.atomicOrig) > 4096 {
+				for k := range c.atomicOrig {
+					if k.Before(p.PSN.Add(-2048)) {
+						delete(c.atomicOrig, k)
+					}
+				}
+			}
+		}
+	}
+}
+
+// retireReads drops READs that are complete, or that an acknowledgment
+// with a later PSN has implicitly NAKed (the requester will re-issue).
+func (c *Conn) retireReads(psn wire.PSN, resp bool) {
+	k := 0
+	for _, rd := range c.Reads {
+		if rd.Done || (!resp && psn.After(rd.Last)) {
+			continue
+		}
+		c.Reads[k] = rd
+		k++
+	}
+	for i := k; i < len(c.Reads); i++ {
+		c.Reads[i] = nil
+	}
+	c.Reads = c.Reads[:k]
+}

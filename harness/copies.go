@@ -1,0 +1,367 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/maphash"
+	"math/bits"
+
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// This file tells the copies a network or a capture made of a packet from
+// the sender's own resends, and marks the responses that may be late
+// (sent before packets the capture shows earlier).
+
+// copyDepth is how many recent packets a CopyRing compares a packet
+// with.
+const copyDepth = 16
+
+// copyOf reports whether response r repeats one of the connection's
+// latest responses, IPv4 Identification included, from a sender whose
+// IDs change: a sender gives each packet a new ID, so the repeat is a
+// copy the network made or a frame the capture recorded twice, not a
+// second transmission (found by the metamorphic tests: duplicated
+// frames). A copy of a response says nothing about the responder; a
+// requester ignores it as a stale response.
+//
+// Where no IPv4 Identification tells them apart (IPv6, or a sender whose
+// ID does not change), a response repeating a recent one byte for byte
+// is shown to the checkers, and a violation they find on it is left
+// undecided (Conn.Violation): a copy cannot be told from the responder
+// sending it again.
+//
+// A request repeating a recent one with its IPv4 ID is shown to the
+// checkers as well, and remembered as a possible copy: the capture may
+// have recorded it twice (the responder received it once) or the network
+// copied it (the responder received a duplicate).
+func (c *Conn) copyOf(r *trace.Record) bool {
+	vary := c.IDsVary(r.Dir)
+	if !ops[r.Packet.Opcode].response {
+		if r.HasIPID && vary && ops[r.Packet.Opcode].request {
+			if cp, _ := c.reqCopies.Check(r, true); cp {
+				c.noteMaybeCopy(r)
+			}
+		}
+		return false
+	}
+	cp, maybe := c.copies.Check(r, vary)
+	if maybe {
+		c.noteMaybeCopy(r)
+	}
+	return cp
+}
+
+// maxMaybeCopies bounds the possible copies a connection remembers
+// (Conn.maybeCopies); past it the oldest are forgotten.
+const maxMaybeCopies = 1024
+
+// noteMaybeCopy remembers response r as one that may be a copy.
+func (c *Conn) noteMaybeCopy(r *trace.Record) { c.noteMaybe(r, maybeCopy) }
+
+// maybeKind says why a packet is in Conn.maybeCopies.
+type maybeKind uint8
+
+const (
+	maybeCopy maybeKind = iota // it repeats a recent packet (MaybeCopy)
+	lateByID                   // its IPv4 ID shows it was sent before one delivered (lateResponse)
+	lateByMSN                  // its MSN is behind one delivered, no ID to tell (staleMSN)
+)
+
+// noteMaybe remembers r as a possible copy, or as late.
+func (c *Conn) noteMaybe(r *trace.Record, kind maybeKind) {
+	if c.maybeCopies == nil {
+		c.maybeCopies = map[*trace.Record]maybeKind{}
+	}
+	if len(c.maybeOrder) == maxMaybeCopies {
+		delete(c.maybeCopies, c.maybeOrder[0])
+		c.maybeOrder = c.maybeOrder[1:]
+	}
+	c.maybeCopies[r] = kind
+	c.maybeOrder = append(c.maybeOrder, r)
+}
+
+// lateResponse notes response r, about to be delivered, as late when its
+// sender counts IPv4 IDs up and r's ID is behind the newest response
+// already delivered: the responder sent r before that one, and the
+// network or the capture delayed r past the reorder buffer (or r is a
+// copy of a response whose original the capture lost). The trace's order
+// then says nothing of the responder's, so a violation found on r is left
+// undecided (Violation), as for a possible copy (MaybeCopy).
+func (c *Conn) lateResponse(r *trace.Record) {
+	if !c.haveRsp {
+		c.newestRsp, c.haveRsp = r.IPID, true
+		return
+	}
+	switch d := c.newestRsp - r.IPID; {
+	case d == 0:
+	case d < idStep:
+		// Less than the reorder buffer asks suffices here: that r may
+		// have been sent earlier (nothing shows the sender does not
+		// count up) is enough to decide nothing on it.
+		if o := &c.ids[r.Dir&1]; o.others*16 <= o.up {
+			c.Late++
+			c.noteMaybe(r, lateByID)
+		}
+	default:
+		c.newestRsp = r.IPID
+	}
+}
+
+// staleMSN notes response r, about to be delivered, as late when it
+// carries an MSN behind the newest one a response delivered carried, and
+// a PSN no later than that response's, where no IPv4 Identification can
+// tell when it was sent (IPv6, or a sender whose ID never changes) and
+// the trace is a capture that may have lost packets. A responder never lowers its MSN (C9-148), so r was
+// either sent again by it (a violation) or sent before that response and
+// delayed by the network or the capture, or copied from an original the
+// capture lost (none): nothing in the trace tells which, so a violation
+// found on r is left undecided (Violation) and r moves none of the
+// connection's latest ACK, MSN or NAK. Where the sender's IDs count up,
+// lateResponse decides by them instead.
+func (c *Conn) staleMSN(r *trace.Record) {
+	p := r.Packet
+	if ops[p.Opcode].headers&wire.HdrAETH == 0 {
+		return
+	}
+	msn := p.AETH.MSN & 0xFFFFFF
+	if !c.haveMSN {
+		c.newestMSN, c.newestMSNPSN, c.haveMSN = msn, p.PSN, true
+		return
+	}
+	switch d := (c.newestMSN - msn) & 0xFFFFFF; {
+	case d == 0:
+	case d < 1<<23:
+		// Behind in its PSN too: an earlier moment's response. (One
+		// ahead in PSN is judged: after a response whose MSN was too
+		// high, the next ones are behind it in MSN only.)
+		if c.Settings.Active || c.Settings.Complete || (r.HasIPID && c.IDsVary(r.Dir)) || p.PSN.After(c.newestMSNPSN) {
+			return
+		}
+		switch k, ok := c.maybeCopies[r]; {
+		case !ok:
+			c.Late++
+			c.noteMaybe(r, lateByMSN)
+		case k == maybeCopy:
+			// A possible copy of an earlier response, and an earlier
+			// moment's: late, so that it shapes nothing either.
+			c.Late++
+			c.maybeCopies[r] = lateByMSN
+		}
+	default:
+		c.newestMSN, c.newestMSNPSN = msn, p.PSN
+	}
+}
+
+// IsLate reports whether response r came after responses its sender sent
+// later (lateResponse): where it stands in the trace says nothing of the
+// responder's order.
+func (c *Conn) IsLate(r *trace.Record) bool {
+	k, ok := c.maybeCopies[r]
+	return ok && k != maybeCopy
+}
+
+// LateWhy explains why a late response (IsLate) is not judged by where
+// it stands in the trace; open says a violation remains possible (the
+// responder may have sent it again: no IPv4 Identification tells), so
+// its clause cannot pass on it. "" when r is not late.
+func (c *Conn) LateWhy(r *trace.Record) (why string, open bool) {
+	switch c.maybeCopies[r] {
+	case lateByID:
+		return fmt.Sprintf("frame %d was sent before responses the trace shows earlier (its IPv4 Identification shows it): the network or the capture delayed it, or copied one whose original the capture lost", r.Frame), false
+	case lateByMSN:
+		return fmt.Sprintf("frame %d carries an MSN behind one a response the trace shows earlier carried, and no IPv4 Identification tells when it was sent (IPv6, or an ID that never changes): the responder sending it again (a violation) and the network or the capture delaying it, or copying one whose original the capture lost (none), both explain it", r.Frame), true
+	}
+	return "", false
+}
+
+// MaybeCopy reports whether r may be a copy the capture or the network
+// made of a recent packet of its sender, not a second transmission: a
+// response repeating one byte for byte where no IPv4 Identification tells
+// them apart, or a request repeating one with its IPv4 ID (which the
+// responder received twice if the network copied it, once if the
+// capture recorded it twice).
+func (c *Conn) MaybeCopy(r *trace.Record) bool {
+	_, ok := c.maybeCopies[r]
+	return ok
+}
+
+// copyIDs is how many IPv4 Identifications a CopyRing remembers a
+// fingerprint for, by their low bits: a copy of a packet whose ID came
+// fewer than copyIDs IDs of its sender before is found however many of
+// the connection's packets lie between (a capture of two interfaces
+// writes each one's packets in batches, so a packet and its copy may be
+// far apart in the file).
+const copyIDs = 256
+
+// CopyRing remembers a sender's latest packets to tell a copy of one of
+// them (the same packet with the same IPv4 Identification) from a new
+// transmission.
+type CopyRing struct {
+	recent [copyDepth]*trace.Record // a ring: the newest at head-1
+	n      int                      // how many it holds
+	head   int                      // where the next goes
+	// byID holds, for packets with an IPv4 ID from a sender whose IDs
+	// change, a fingerprint of the latest one by the ID's low bits.
+	byID *[copyIDs]idPrint
+	// older holds, for a sender whose IDs tell nothing (IPv6, or an ID
+	// that never changes), the fingerprints of its copyIDs latest packets
+	// past the ring, so that a repeat of one of them is a possible copy
+	// however far back its original is.
+	older *printSet
+}
+
+// printSet is a bounded set of fingerprints: the latest copyIDs added,
+// the oldest forgotten first.
+type printSet struct {
+	ring  [copyIDs]uint64
+	n     int
+	head  int
+	count map[uint64]int32
+}
+
+// add remembers fp, forgetting the oldest when full.
+func (s *printSet) add(fp uint64) {
+	if s.count == nil {
+		s.count = make(map[uint64]int32, copyIDs)
+	}
+	if s.n == copyIDs {
+		old := s.ring[s.head]
+		if s.count[old]--; s.count[old] == 0 {
+			delete(s.count, old)
+		}
+	} else {
+		s.n++
+	}
+	s.ring[s.head] = fp
+	s.head = (s.head + 1) % copyIDs
+	s.count[fp]++
+}
+
+// has reports whether fp is remembered.
+func (s *printSet) has(fp uint64) bool { return s.count[fp] > 0 }
+
+// idPrint is a packet's IPv4 ID and a fingerprint of its sender, headers
+// and payload.
+type idPrint struct {
+	id   uint16
+	used bool
+	fp   uint64
+}
+
+// copySeed seeds the fingerprints' payload hashes in one process.
+var copySeed = maphash.MakeSeed()
+
+// fingerprint hashes what samePacket and Check compare of r: its sender,
+// headers, payload length and payload.
+func fingerprint(r *trace.Record) uint64 {
+	p := r.Packet
+	bth := p.BTH
+	src := r.Src.As16()
+	h := mix(0, binary.LittleEndian.Uint64(src[:8]))
+	h = mix(h, binary.LittleEndian.Uint64(src[8:]))
+	h = mix(h, uint64(bth.Opcode)|uint64(bth.PSN)<<8|uint64(bth.DestQP)<<32)
+	h = mix(h, uint64(bth.PKey)|uint64(bth.PadCnt)<<16|uint64(bth.TVer)<<24|b2u(bth.SE)<<32|b2u(bth.M)<<33|b2u(bth.AckReq)<<34|b2u(bth.FECN)<<35|b2u(bth.BECN)<<36|uint64(bth.Resv6)<<40|uint64(bth.Resv7)<<48)
+	h = mix(h, uint64(p.AETH.Syndrome)|uint64(p.AETH.MSN)<<8)
+	h = mix(h, p.RETH.VA)
+	h = mix(h, uint64(p.RETH.RKey)|uint64(p.RETH.Length)<<32)
+	h = mix(h, p.Atomic.VA)
+	h = mix(h, uint64(p.Atomic.RKey))
+	h = mix(h, p.Atomic.SwapAdd)
+	h = mix(h, p.Atomic.Compare)
+	h = mix(h, p.AtomicAck)
+	h = mix(h, uint64(p.Imm)|uint64(p.IETH)<<32)
+	h = mix(h, uint64(p.FETH)|uint64(uint32(r.PayloadLen))<<32)
+	if len(p.Payload) > 0 {
+		h = mix(h, maphash.Bytes(copySeed, p.Payload))
+	}
+	return h
+}
+
+// mix folds v into the hash h (one rotate, xor and multiply: the fields
+// are few and the hash only tells packets of one ID apart).
+func mix(h, v uint64) uint64 {
+	return (bits.RotateLeft64(h, 23) ^ v) * 0x9E3779B97F4A7C15
+}
+
+// b2u is 1 for true.
+func b2u(v bool) uint64 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// The ring's index wraps with a mask.
+var _ [0]struct{} = [copyDepth & (copyDepth - 1)]struct{}{}
+
+// Copy reports whether r repeats one of the packets remembered, IPv4 ID,
+// sender and packet alike, when idsVary says the sender's IDs change (a
+// sender with one fixed ID may send the same packet twice); it remembers
+// r otherwise.
+func (k *CopyRing) Copy(r *trace.Record, idsVary bool) bool {
+	cp, _ := k.Check(r, idsVary)
+	return cp
+}
+
+// Check is Copy that also reports, as maybe, a packet repeating one
+// remembered (sender and packet alike) where no IPv4 ID can tell: IPv6
+// has none, and a sender whose ID does not change gives a second
+// transmission the same one. Such a packet is remembered too.
+func (k *CopyRing) Check(r *trace.Record, idsVary bool) (cp, maybe bool) {
+	ids := r.HasIPID && idsVary
+	for i := 1; i <= k.n; i++ { // newest first
+		q := k.recent[(k.head-i)&(copyDepth-1)]
+		if ids && q.HasIPID && q.IPID != r.IPID {
+			continue // another transmission (checked first: the cheap test)
+		}
+		if q.Src != r.Src || q.PayloadLen != r.PayloadLen || !samePacket(q.Packet, r.Packet) {
+			continue
+		}
+		if ids && q.HasIPID {
+			return true, false
+		}
+		maybe = true
+	}
+	if ids {
+		// Past the ring: the fingerprint of the last packet with r's ID.
+		if k.byID == nil {
+			k.byID = new([copyIDs]idPrint)
+		}
+		fp := fingerprint(r)
+		slot := &k.byID[r.IPID%copyIDs]
+		if slot.used && slot.id == r.IPID && slot.fp == fp {
+			return true, false
+		}
+		*slot = idPrint{id: r.IPID, used: true, fp: fp}
+	} else {
+		// Past the ring, with no ID to tell: a repeat of an older packet
+		// (a capture of two interfaces writes each one's packets in
+		// batches) may be a copy as well.
+		if k.older == nil {
+			k.older = new(printSet)
+		}
+		if k.n == copyDepth {
+			// The packet about to leave the ring.
+			k.older.add(fingerprint(k.recent[k.head]))
+		}
+		if !maybe && k.older.has(fingerprint(r)) {
+			maybe = true
+		}
+	}
+	k.recent[k.head] = r
+	k.head = (k.head + 1) & (copyDepth - 1)
+	if k.n < copyDepth {
+		k.n++
+	}
+	return false, maybe
+}
+
+// samePacket reports whether two packets carry the same headers and
+// payload.
+func samePacket(a, b *wire.Packet) bool {
+	return a.BTH == b.BTH && a.AETH == b.AETH && a.RETH == b.RETH && a.Atomic == b.Atomic &&
+		a.AtomicAck == b.AtomicAck && a.Imm == b.Imm && a.IETH == b.IETH && a.FETH == b.FETH && bytes.Equal(a.Payload, b.Payload)
+}

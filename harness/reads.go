@@ -1,0 +1,196 @@
+package harness
+
+import (
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// This file holds the PSN ranges READ requests reserve, learnt from the
+// requests and from the responses that close them. With the responder's
+// expected PSN (responder.go), the copies (copies.go) and the capture's
+// evidence (evidence.go) it makes the connection's reconstruction that
+// every monitor reads (docs/verdicts.md). Conn.absorb keeps it up to date
+// after the monitors saw a record, so during Observe it describes the
+// trace before the record.
+
+// minMTU and maxMTU bound an unknown path MTU: a READ of L bytes then
+// reserves between ceil(L/maxMTU) and ceil(L/minMTU) PSNs.
+const (
+	minMTU = 256
+	maxMTU = 4096
+)
+
+// spanRing is how many READ spans a connection remembers.
+const spanRing = 256
+
+// ReadSpan is the PSN range a new RDMA READ request reserved: from First
+// to a last PSN between LastMin and LastMax (equal once known). The span
+// is known from the path MTU, from the READ's Last or Only response (the
+// response numbering closes it even when the MTU is not known), or from
+// the next new request, whose PSN follows the span directly.
+type ReadSpan struct {
+	First            wire.PSN
+	Length           uint32
+	LastMin, LastMax wire.PSN
+	Frame            int
+	// Closed is set once a Last or Only response at the span's last PSN
+	// was seen.
+	Closed bool
+	// ordered: when the span was recorded, it began after the previous
+	// span's furthest end, less than orderedStep PSNs after the previous
+	// span's first PSN, and spanned less than orderedStep PSNs (see
+	// Conn.ReadSpanAt).
+	ordered bool
+}
+
+// orderedStep bounds the steps and lengths of ordered spans: a ring of
+// spanRing of them covers less than 2^23 PSNs, so that PSN order within
+// it is the order of the serial numbers.
+const orderedStep = 1 << 15
+
+// Known reports whether the span's last PSN is known.
+func (s *ReadSpan) Known() bool { return s.LastMin == s.LastMax }
+
+// Last returns the span's last PSN and whether it is known.
+func (s *ReadSpan) Last() (wire.PSN, bool) { return s.LastMin, s.Known() }
+
+// Holds reports whether p may lie in the span (between First and the
+// furthest last PSN it can have).
+func (s *ReadSpan) Holds(p wire.PSN) bool { return p.InRange(s.First, s.LastMax) }
+
+// fix narrows the span to the last PSN last when that is within its
+// bounds.
+func (s *ReadSpan) fix(last wire.PSN) {
+	if last.InRange(s.LastMin, s.LastMax) {
+		s.LastMin, s.LastMax = last, last
+	}
+}
+
+// newSpan records a new READ request.
+func (c *Conn) newSpan(r *trace.Record) *ReadSpan {
+	p := r.Packet
+	// The order bookkeeping (ReadSpan.ordered, Conn.unordered) counts
+	// the spans after the oldest one in the ring that are not ordered.
+	ordered := false
+	if c.nSpans > 0 {
+		prev := &c.spans[(c.nSpans-1)&(len(c.spans)-1)]
+		ordered = p.PSN.After(prev.LastMax) && p.PSN.Diff(prev.First) < orderedStep
+	}
+	if c.nSpans >= spanRing && !c.spans[(c.nSpans+1)&(len(c.spans)-1)].ordered {
+		c.unordered-- // the second oldest becomes the oldest
+	}
+	if c.nSpans == len(c.spans) && len(c.spans) < spanRing {
+		// The ring is full, not yet at its largest: double it (the
+		// spans keep their places, as nSpans is its length).
+		grown := make([]ReadSpan, max(2*len(c.spans), 8))
+		copy(grown, c.spans)
+		c.spans = grown
+	}
+	s := &c.spans[c.nSpans&(len(c.spans)-1)]
+	*s = ReadSpan{First: p.PSN, Length: p.RETH.Length, Frame: r.Frame}
+	if mtu := c.MTU(); mtu != 0 {
+		s.LastMin = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, mtu) - 1)
+		s.LastMax = s.LastMin
+	} else {
+		s.LastMin = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, maxMTU) - 1)
+		s.LastMax = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, minMTU) - 1)
+	}
+	s.ordered = ordered && (uint32(s.LastMax)-uint32(s.First))&wire.PSNMask < orderedStep
+	if c.nSpans > 0 && !s.ordered {
+		c.unordered++
+	}
+	c.nSpans++
+	return s
+}
+
+// maxBoundScan bounds how many PSNs boundBySeen looks through.
+const maxBoundScan = 1 << 12
+
+// boundBySeen ends the open span s of a READ seen first behind newer
+// requests (a resend of a READ whose first copy the capture missed)
+// before the first request already seen after it that is no READ: the
+// requester numbered that request after the READ's last PSN. (A READ
+// there may be a partial retry of this one, inside its span.) Found by a
+// lossy conformant exchange: the resent READ's span, left open to the
+// smallest path MTU, covered the READs after it, whose own spans it hid,
+// and their resends were taken for requests beyond the expected PSN.
+func (c *Conn) boundBySeen(s *ReadSpan) {
+	if s.Known() {
+		return
+	}
+	n := min(s.LastMax.Diff(s.First), maxBoundScan)
+	for i := 1; i <= n; i++ {
+		x := s.First.Add(i)
+		if e := c.reqAt(x); e.holds(x) && e.op != wire.ReadRequest {
+			if end := x.Add(-1); end.AtOrAfter(s.LastMin) {
+				s.LastMax = end
+			}
+			return
+		}
+	}
+}
+
+// ReadSpanAt returns the newest new READ whose span may hold p (nil:
+// none). With the path MTU learnt since the READ was seen, its span is
+// narrowed first.
+//
+// When every span after the oldest in the ring is ordered (each began
+// after the previous one's furthest end, in short steps), the spans are
+// disjoint and in PSN order within less than 2^23 PSNs, and a span ending
+// before p ends after every older one: the search stops there. Spans only
+// ever narrow (their LastMax moves back), which keeps them ordered.
+func (c *Conn) ReadSpanAt(p wire.PSN) *ReadSpan {
+	n := min(c.nSpans, len(c.spans))
+	sorted := c.unordered == 0
+	for i := 1; i <= n; i++ {
+		s := &c.spans[(c.nSpans-i)&(len(c.spans)-1)]
+		if !s.Holds(p) {
+			if sorted && p.After(s.LastMax) {
+				return nil
+			}
+			continue
+		}
+		if !s.Known() {
+			if mtu := c.MTU(); mtu != 0 {
+				s.fix(s.First.Add(wire.ReadResponsePackets(s.Length, mtu) - 1))
+				if !s.Holds(p) {
+					// The MTU narrowed the span to end before p (found by
+					// a conformant exchange with capture loss: the READ's
+					// end had been bounded only by the next request seen).
+					return nil
+				}
+			}
+		}
+		return s
+	}
+	return nil
+}
+
+// InsideRead reports whether p lies after the first PSN of a new READ's
+// span, in the part it surely reserved (up to LastMin): a request with
+// that PSN is a partial retry of the READ, not a new message. Where the
+// span's end is still open, p beyond LastMin is not counted as inside.
+func (c *Conn) InsideRead(p wire.PSN) bool {
+	s := c.ReadSpanAt(p)
+	return s != nil && p.After(s.First) && p.AtOrBefore(s.LastMin)
+}
+
+// ReadSpanOf returns the span of the new READ whose first PSN is first
+// and that asked for length bytes (nil: none remembered, or the READ at
+// first asked for another length: a duplicate reserving nothing).
+func (c *Conn) ReadSpanOf(first wire.PSN, length uint32) *ReadSpan {
+	s := c.ReadSpanAt(first)
+	if s == nil || s.First != first || s.Length != length {
+		return nil
+	}
+	return s
+}
+
+// ReadSpanMayEnd reports whether the span of the new READ at first of
+// length bytes can end at PSN last: a Last response there, reached from
+// the READ's own PSN, closes it (reconResponse does so once the record is
+// absorbed).
+func (c *Conn) ReadSpanMayEnd(first wire.PSN, length uint32, last wire.PSN) bool {
+	s := c.ReadSpanOf(first, length)
+	return s != nil && last.InRange(s.LastMin, s.LastMax)
+}

@@ -1,0 +1,462 @@
+package harness
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// This file is what the trace proves about the responder: its expected
+// PSN, which requests it dropped as out of sequence, and where the
+// connection began.
+
+// ExpectedPSN is what the trace proves about the responder's expected
+// PSN: at least Lo (HaveLo) and at most Hi (HaveHi); exact when both are
+// known and equal.
+type ExpectedPSN struct {
+	Lo, Hi         wire.PSN
+	HaveLo, HaveHi bool
+}
+
+// Exact reports whether the expected PSN is known exactly, and returns it.
+func (e ExpectedPSN) Exact() (wire.PSN, bool) {
+	return e.Lo, e.HaveLo && e.HaveHi && e.Lo == e.Hi
+}
+
+// raise sets the lower bound to at least x (and the upper one with it
+// when it falls behind).
+func (e *ExpectedPSN) raise(x wire.PSN) {
+	if !e.HaveLo || x.After(e.Lo) {
+		e.Lo, e.HaveLo = x, true
+	}
+	if e.HaveHi && e.Hi.Before(e.Lo) {
+		e.Hi = e.Lo
+	}
+}
+
+// pin makes the expected PSN exactly x.
+func (e *ExpectedPSN) pin(x wire.PSN) {
+	e.Lo, e.Hi, e.HaveLo, e.HaveHi = x, x, true, true
+}
+
+// syncExpected makes the expected PSN the window's (window.go) wherever
+// the window holds: on a complete trace the two are one.
+//
+// A positive response showing the responder past the window's expected
+// PSN contradicts the window: on a trace said to be complete, the capture
+// missed requests that reached the responder. The window is then given
+// up (until the responder's own word restarts it), and the expected PSN
+// keeps the bounds the evidence gives.
+func (c *Conn) syncExpected(r *trace.Record) {
+	w := &c.win
+	if !w.Holds() {
+		return
+	}
+	op := r.Packet.Opcode
+	if ops[op].response && ops[op].headers&wire.HdrAETH != 0 && r.Packet.AETH.IsACK() && c.exp.HaveLo && c.exp.Lo.After(w.Cur()) {
+		w.giveUp(fmt.Sprintf("a response (frame %d) shows the responder past PSN %d, beyond the expected PSN %d that the requests in the capture give it: the capture misses requests that reached the responder", r.Frame, c.exp.Lo.Add(-1), w.Cur()))
+		return
+	}
+	c.exp.pin(w.Cur())
+}
+
+// Expected returns what the trace proves about the responder's expected
+// PSN before the record being observed.
+func (c *Conn) Expected() ExpectedPSN { return c.exp }
+
+// ResponsePSNFault says why a response on the connection carried a PSN no
+// legal responder gives it ("" when none has so far): a READ response
+// stream starting at the PSN of a request that is no READ (C9-96), an
+// ATOMIC Acknowledge at the PSN of a request that is no ATOMIC (o9-58),
+// an ACK beyond every request on a trace that holds every request
+// (C9-95). Conclusions drawn from response PSNs (which messages a
+// response completes, where a READ's answer lies, which PSN the responder
+// expects) are then no longer forced by the trace: monitors of other
+// clauses leave them undecided (one root cause, one clause).
+func (c *Conn) ResponsePSNFault() string { return c.psnFault }
+
+// ackPSNFault says why positive ACK r carries a PSN no legal responder
+// gives it ("" when it may): beyond every request on a trace that holds
+// every request, inside the range of a READ whose response is not
+// complete, or at an ATOMIC's PSN before its ATOMIC Acknowledge (an ACK
+// cannot carry an ATOMIC's result).
+func (c *Conn) ackPSNFault(r *trace.Record) string {
+	p := r.Packet
+	if !c.HaveReq {
+		return ""
+	}
+	if !p.PSN.Before(c.NextReq) && c.SeesEveryRequest() {
+		return fmt.Sprintf("an ACK carries PSN %d, beyond every request sent (frame %d): its PSN is C9-95's fault", p.PSN, r.Frame)
+	}
+	if rd := c.ReadCovering(p.PSN); rd != nil && !rd.Done {
+		return fmt.Sprintf("an ACK carries PSN %d, in the range of the READ at PSN %d whose response is not complete (frame %d): its PSN is C9-95's fault", p.PSN, rd.First, r.Frame)
+	}
+	if op, _, _, ok := c.Req(p.PSN); ok && ops[op].class == wire.ClassAtomic {
+		if _, answered := c.AtomicOriginal(p.PSN); !answered {
+			return fmt.Sprintf("an ACK carries PSN %d, an ATOMIC's, before its ATOMIC Acknowledge (frame %d): its PSN is C9-95's fault", p.PSN, r.Frame)
+		}
+	}
+	return ""
+}
+
+// ReqClass is how a request stands against the responder's expected PSN.
+type ReqClass uint8
+
+// Request classes.
+const (
+	ReqUnknown ReqClass = iota // the trace does not tell
+	ReqInSeq                   // at the expected PSN: executed (unless refused)
+	ReqAhead                   // beyond it: dropped, not executed (a PSN sequence error)
+	ReqBehind                  // behind it: a duplicate
+)
+
+// Classify returns how a request with PSN p stands against the expected
+// PSN the trace proves before the record being observed.
+func (c *Conn) Classify(p wire.PSN) ReqClass {
+	e := c.exp
+	switch {
+	case e.HaveLo && p.Before(e.Lo):
+		return ReqBehind
+	case e.HaveHi && p.After(e.Hi):
+		return ReqAhead
+	}
+	if x, ok := e.Exact(); ok && p == x {
+		return ReqInSeq
+	}
+	return ReqUnknown
+}
+
+// Dropped reports whether the latest copy of request PSN p seen so far
+// is known not to have been executed: it arrived beyond the responder's
+// expected PSN, or a later sequence or RNR NAK showed that the responder
+// had not reached it. Its next copy is then new to the responder, not a
+// duplicate, and it counts in no message count until then.
+func (c *Conn) Dropped(p wire.PSN) bool {
+	e := c.reqAt(p)
+	return e.holds(p) && e.flags&reqDropped != 0
+}
+
+// maxDropMark bounds how many request PSNs one NAK marks as dropped.
+const maxDropMark = 4096
+
+// markDropped marks the requests seen with PSNs from x up to the newest
+// as not executed.
+func (c *Conn) markDropped(x wire.PSN) {
+	if !c.HaveReq || !x.Before(c.NextReq) {
+		return
+	}
+	n := min(c.NextReq.Diff(x), maxDropMark)
+	for i := range n {
+		p := x.Add(i)
+		if e := c.reqAt(p); e.holds(p) {
+			e.setDropped(true)
+		}
+	}
+}
+
+// reconRequest updates the expected PSN with a request at PSN p whose
+// span runs to lastMin..lastMax.
+func (c *Conn) reconRequest(e *reqEntry, p, lastMin, lastMax wire.PSN) {
+	if !c.HaveReq && c.Complete() {
+		// The whole connection is in the trace: its first request
+		// carries the expected PSN.
+		c.exp.pin(p)
+	}
+	switch c.Classify(p) {
+	case ReqInSeq:
+		e.setDropped(false)
+		if c.Complete() {
+			c.exp.Lo, c.exp.Hi = lastMin.Next(), lastMax.Next()
+		} else {
+			// The request may have been lost after the capture point:
+			// the responder expects it still, or has passed it.
+			c.exp.Hi = lastMax.Next()
+		}
+	case ReqAhead:
+		e.setDropped(true)
+	case ReqBehind:
+		e.setDropped(false) // a duplicate, answered as one
+	default:
+		// Not known to be dropped: the flag speaks of this copy now, not
+		// of an earlier one a NAK refused (found by a conformant
+		// exchange: a capture's late copy of a refused READ taken as new
+		// after its resend had been answered).
+		e.setDropped(false)
+		if c.exp.HaveHi && p.AtOrBefore(c.exp.Hi) && lastMax.Next().After(c.exp.Hi) {
+			// Maybe accepted: the expected PSN may now be past it.
+			c.exp.Hi = lastMax.Next()
+		}
+	}
+}
+
+// reconResponse updates the expected PSN and the READ spans with a
+// response.
+func (c *Conn) reconResponse(r *trace.Record) {
+	p := r.Packet
+	op := p.Opcode
+	switch ops[op].class {
+	case wire.ClassAck:
+		switch {
+		case p.AETH.IsACK():
+			if c.psnFault == "" {
+				c.psnFault = c.ackPSNFault(r)
+			}
+			if c.SentBefore(p.PSN) {
+				c.exp.raise(p.PSN.Next())
+			}
+			c.reconCovered(p.PSN)
+		case (p.AETH.IsNAK(wire.NAKPSNSequence) || p.AETH.IsRNR()) && c.IsLate(r):
+			// Sent before responses already absorbed (or a copy of one
+			// whose original the capture lost): the requests seen since
+			// it left were not refused by it (found by a conformant
+			// exchange: a far copy of an old RNR NAK marked a READ
+			// answered since as dropped, and its resend was taken as
+			// new).
+		case p.AETH.IsNAK(wire.NAKPSNSequence) || p.AETH.IsRNR():
+			// A sequence NAK names the expected PSN; an RNR NAK names
+			// the refused request, where the expected PSN stays. Every
+			// request seen from there on was not executed (yet).
+			if !c.exp.HaveLo || p.PSN.AtOrAfter(c.exp.Lo) {
+				c.exp.pin(p.PSN)
+			}
+			c.markDropped(p.PSN)
+		}
+	case wire.ClassReadResponse:
+		if op == wire.ReadResponseFirst || op == wire.ReadResponseOnly {
+			if rop, _, _, ok := c.Req(p.PSN); c.psnFault == "" && (ok && rop != wire.ReadRequest || !ok && c.SeesEveryRequest()) {
+				c.psnFault = fmt.Sprintf("a READ response stream starts at PSN %d, which no READ request carried (frame %d): its numbering is C9-96's fault", p.PSN, r.Frame)
+			}
+		}
+		s := c.ReadSpanAt(p.PSN)
+		if s == nil || !c.SentBefore(s.First) {
+			return
+		}
+		switch op {
+		case wire.ReadResponseFirst, wire.ReadResponseOnly:
+			if p.PSN == s.First {
+				if op == wire.ReadResponseOnly {
+					s.fix(p.PSN)
+					s.Closed = true
+				}
+				c.exp.raise(s.LastMin.Next())
+				c.reconCovered(p.PSN)
+			}
+		case wire.ReadResponseLast:
+			if p.PSN.After(s.First) {
+				s.fix(p.PSN)
+				s.Closed = s.Known()
+			}
+			c.exp.raise(p.PSN.Next())
+		default:
+			c.exp.raise(p.PSN.Next())
+		}
+		if s.Known() {
+			c.spanUsed(s)
+		}
+	case wire.ClassAtomicAck:
+		if c.psnFault == "" {
+			if rop, _, _, ok := c.Req(p.PSN); ok && ops[rop].class != wire.ClassAtomic {
+				c.psnFault = fmt.Sprintf("an ATOMIC Acknowledge carries PSN %d, which a request other than an ATOMIC carried (frame %d): its PSN is o9-58's fault", p.PSN, r.Frame)
+			} else if c.HaveReq && !p.PSN.Before(c.NextReq) && c.SeesEveryRequest() {
+				c.psnFault = fmt.Sprintf("an ATOMIC Acknowledge carries PSN %d, beyond every request sent (frame %d): its PSN is o9-58's fault", p.PSN, r.Frame)
+			}
+		}
+		if c.SentBefore(p.PSN) {
+			c.exp.raise(p.PSN.Next())
+		}
+		c.reconCovered(p.PSN)
+	}
+}
+
+// spanUsed notes that the READ span s, now known, used every PSN up to its
+// last: a request at one of them is a retry of the READ, not a new
+// request (the READ was seen before its span was: the path MTU unknown).
+func (c *Conn) spanUsed(s *ReadSpan) {
+	end := s.LastMin.Next()
+	if !c.HaveReq || !end.After(c.NextReq) {
+		return
+	}
+	c.NextReq = end
+	if c.haveNext && s.First.Before(c.nextLo) && !c.nextLo.After(end) {
+		c.nextLo, c.nextHi = end, end
+	}
+}
+
+// startState is what the trace shows about the beginning of a
+// connection.
+type startState uint8
+
+const (
+	startUnknown startState = iota // not yet decided
+	startSeen                      // the capture holds the connection from its first request
+	startMissed                    // the connection began before the capture
+)
+
+// maxStartMsgs bounds how many messages the start test waits over.
+const maxStartMsgs = 256
+
+// FromStart reports whether the trace shows the connection's beginning
+// (nothing of it happened before the capture; packets may still be lost
+// on either side of the capture point unless Complete):
+// its first request was acknowledged by a response whose MSN counts
+// exactly the messages the capture shows from that request on (a new QP
+// counts from 0), with no sign of an earlier request or response.
+// Settings.Complete (the user's --complete), Settings.FromStart (the
+// connection's CM handshake is in the capture, and its first request at
+// the starting PSN the handshake announced) and active runs say so from
+// the start.
+func (c *Conn) FromStart() bool {
+	return c.Settings.Active || c.Settings.Complete ||
+		(c.Settings.FromStart || c.start == startSeen) && !c.Settings.CaptureDrops
+}
+
+// SeesEveryRequest reports whether every request that reached the
+// responder is in the trace: only when the trace is complete. A capture
+// showing the connection's beginning still holds every request that
+// passed its capture point only if it recorded every frame, which it
+// cannot prove: a capture drops frames without always saying so (a
+// classic pcap has no drop count), so a request the capture dropped
+// remains a legal explanation of a response naming a PSN no request in
+// the capture carried.
+func (c *Conn) SeesEveryRequest() bool { return c.Complete() }
+
+// MissedRequests reports whether the trace shows the capture missed
+// requests: a response acknowledged request PSNs that fresh requests
+// skipped and none in the trace filled.
+func (c *Conn) MissedRequests() bool { return c.missedReq }
+
+// maxGaps bounds the request gaps the reconstruction follows.
+const maxGaps = 64
+
+// reqGap is a run of request PSNs the capture skipped: lost before the
+// capture point (the requester resends them, from the first) or missed
+// by the capture.
+type reqGap struct{ first, last wire.PSN }
+
+// reconGap notes the request PSNs a fresh request at p skipped, and the
+// ones a request fills.
+func (c *Conn) reconGap(p, lastMin, lastMax wire.PSN, fresh bool) {
+	for i := range c.gaps {
+		if g := &c.gaps[i]; g.first == p {
+			if g.first == g.last {
+				c.gaps = append(c.gaps[:i], c.gaps[i+1:]...)
+			} else {
+				g.first = g.first.Next()
+			}
+			break
+		}
+	}
+	if !fresh {
+		return
+	}
+	if c.haveNext && p.After(c.nextHi) {
+		if len(c.gaps) == maxGaps {
+			c.missedReq = true
+			c.gaps = c.gaps[1:]
+		}
+		c.gaps = append(c.gaps, reqGap{c.nextLo, p.Add(-1)})
+	}
+	c.nextLo, c.nextHi, c.haveNext = lastMin.Next(), lastMax.Next(), true
+}
+
+// reconCovered notes a positive response showing the responder executed
+// every request up to x: a gap at or before x that no request the trace
+// shows filled was a request the capture missed.
+func (c *Conn) reconCovered(x wire.PSN) {
+	for _, g := range c.gaps {
+		if g.first.AtOrBefore(x) {
+			c.missedReq = true
+		}
+	}
+}
+
+// StartKnown reports whether the test of FromStart has been decided
+// (false while the trace has not yet shown an acknowledgment of the first
+// request).
+func (c *Conn) StartKnown() bool {
+	return c.Settings.Active || c.Settings.Complete || c.Settings.FromStart || c.start != startUnknown
+}
+
+// reconStart updates the start test with a record (before it is
+// absorbed into the request window).
+func (c *Conn) reconStart(r *trace.Record) {
+	if c.start != startUnknown {
+		return
+	}
+	p := r.Packet
+	op := p.Opcode
+	if ops[op].request {
+		switch {
+		case c.HaveResp && !c.HaveReq:
+			c.start = startMissed // a response before any request
+		case c.HaveReq && p.PSN.Before(c.FirstReq):
+			c.start = startMissed // a request from before the first one seen
+		case (!c.HaveReq || p.PSN.AtOrAfter(c.NextReq)) && ops[op].ends:
+			if len(c.startMsgs) == maxStartMsgs {
+				c.start = startMissed // too long without an acknowledgment
+				c.startMsgs = nil
+				return
+			}
+			c.startMsgs = append(c.startMsgs, p.PSN)
+		}
+		return
+	}
+	if !c.HaveReq {
+		c.start = startMissed
+		return
+	}
+	if ops[op].headers&wire.HdrAETH == 0 {
+		return
+	}
+	if !p.AETH.IsACK() {
+		// A NAK carries the count of the messages completed before the
+		// PSN it names: on a QP the capture shows from its creation, no
+		// more than the messages shown ending before it (found by a
+		// conformant exchange: an RNR NAK with MSN 2^24-1, then an ACK
+		// whose MSN, wrapped to 0, matched the count from 0).
+		n := 0
+		for _, e := range c.startMsgs {
+			if e.Before(p.PSN) {
+				n++
+			}
+		}
+		if p.AETH.MSN&0xFFFFFF != uint32(n) {
+			c.start = startMissed
+			c.startMsgs = nil
+		}
+		return
+	}
+	covers, incl := p.PSN, true
+	switch {
+	case op == wire.ReadResponseFirst:
+		incl = false // the READ itself may or may not count yet
+	case ops[op].class == wire.ClassReadResponse && op != wire.ReadResponseOnly:
+		if s := c.ReadSpanAt(p.PSN); s != nil {
+			covers = s.First
+		}
+	}
+	if !covers.AtOrAfter(c.FirstReq) || !c.SentBefore(covers) {
+		return
+	}
+	n := 0
+	for _, e := range c.startMsgs {
+		if e.Before(covers) || incl && e == covers {
+			n++
+		}
+	}
+	msn := p.AETH.MSN & 0xFFFFFF
+	switch {
+	case msn == uint32(n), op == wire.ReadResponseFirst && msn == uint32(n+1):
+		c.start = startSeen
+	default:
+		c.start = startMissed
+	}
+	c.startMsgs = nil
+}
+
+// READ spans for the READ-stream model (rules/internal/responses): the
+// span of one new READ, looked up by the READ's own PSN and length, as
+// the reconstruction knows it before the record being observed. These
+// read the spans above and change nothing in them (the requester model's
+// additions are elsewhere).

@@ -1,0 +1,261 @@
+package harness
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
+)
+
+// Violation reports that r violates clause. Where r is a response that
+// may be a copy (MaybeCopy), the instance is left undecided instead: the
+// copy the capture or the network made is legal, the responder sending it
+// again may not be, and the trace cannot tell which.
+func (c *Conn) Violation(clause string, r *trace.Record, message string, expected []string, seen string) {
+	if kind, ok := c.maybeCopies[r]; r != nil && ok {
+		what := "repeats an earlier response byte for byte and no IPv4 Identification tells a copy the capture or the network made (no violation) from the responder sending it again"
+		switch {
+		case kind == lateByID:
+			what = "was sent before responses the trace shows earlier, as its IPv4 Identification shows: the network or the capture delayed it (or copied one whose original the capture lost), so where it stands in the trace says nothing of the responder's order"
+		case kind == lateByMSN:
+			what = "carries an MSN behind one a response the trace shows earlier carried, and no IPv4 Identification tells (IPv6, or an ID that never changes) whether the responder sent it again (a violation) or the network or the capture delayed it, or copied one whose original the capture lost (none)"
+		case ops[r.Packet.Opcode].request:
+			what = "repeats an earlier request with its IPv4 Identification: a copy the capture or the network made (no violation), not the requester sending it again"
+		}
+		c.Unresolved(clause, fmt.Sprintf("frame %d %s: %s", r.Frame, what, message))
+		return
+	}
+	if c.rs.phase != restartNone && c.restartHold(clause, r, message, expected, seen) {
+		return
+	}
+	c.sink.violation(c, clause, r, message, expected, seen)
+}
+
+// Unresolved records an instance of clause the trace leaves open where
+// it matters to the verdict: a legal explanation remains (reason names
+// it), but so does a violation, so the clause cannot pass while it is
+// open. It counts as undecided (Tally.Indeterminate) and keeps the
+// verdict at indeterminate unless a violation fails it.
+func (c *Conn) Unresolved(clause, reason string) {
+	t := c.sink.tally(clause)
+	t.Indeterminate++
+	t.Open++
+	if t.Reason == "" || t.Open == 1 {
+		t.Reason, t.ReasonAt = reason, c.sink.At
+	}
+	frame := c.frameNow()
+	t.addKind(reason, true, frame, c.sink.At)
+	if c.sink.Undecided != nil {
+		c.sink.Undecided(clause, reason, true, frame)
+	}
+}
+
+// Checked counts one instance of clause that was checked and held.
+func (c *Conn) Checked(clause string) {
+	if c.rs.phase == restartAnew {
+		return // a model that takes new QPs' records for resends checks nothing (restart.go)
+	}
+	c.sink.tally(clause).Checked++
+}
+
+// Indeterminate records that an instance of clause could not be decided.
+func (c *Conn) Indeterminate(clause, reason string) {
+	t := c.sink.tally(clause)
+	t.Indeterminate++
+	if t.Reason == "" {
+		t.Reason, t.ReasonAt = reason, c.sink.At
+	}
+	frame := c.frameNow()
+	t.addKind(reason, false, frame, c.sink.At)
+	if c.sink.Undecided != nil {
+		c.sink.Undecided(clause, reason, false, frame)
+	}
+}
+
+// frameNow is the capture frame of the record the connection's monitors
+// are judging (0 on an active run, whose records have no capture frame).
+func (c *Conn) frameNow() int {
+	if c.Settings.Active || c.cur == nil {
+		return 0
+	}
+	return c.cur.Frame
+}
+
+// Tally counts what happened to one clause.
+type Tally struct {
+	Checked    int
+	Violations int
+	// Indeterminate counts every undecided instance (the report's
+	// "undecided"); Open those of them that block a pass (Unresolved).
+	Indeterminate int
+	Open          int
+	Reason        string
+	// ReasonAt is the sink's At when Reason was set (see Sink.At).
+	ReasonAt int64
+	// Kinds lists every undecided instance by the kind of its reason
+	// (reports.ReasonKind), in order of first appearance: the count
+	// of each and its first instance, so that no doubt is hidden
+	// behind the one Reason. Their counts add up to Indeterminate.
+	Kinds      []reports.UndecidedKind
+	kindAt     map[string]int // kind key -> index in Kinds
+	lastReason string         // the last reason given, and its index in Kinds
+	lastKind   int
+}
+
+// Empty reports whether nothing was counted in the tally.
+func (t *Tally) Empty() bool {
+	return t.Checked == 0 && t.Violations == 0 && t.Indeterminate == 0 && t.Open == 0 && t.Reason == "" && len(t.Kinds) == 0
+}
+
+// addKind counts one undecided instance under its reason's kind.
+func (t *Tally) addKind(reason string, open bool, frame int, at int64) {
+	if len(t.Kinds) > 0 && reason == t.lastReason && t.Kinds[t.lastKind].Open == open {
+		t.Kinds[t.lastKind].Count++
+		return
+	}
+	key := reports.ReasonKind(reason, open)
+	i, ok := t.kindAt[key]
+	if !ok {
+		if t.kindAt == nil {
+			t.kindAt = map[string]int{}
+		}
+		i = len(t.Kinds)
+		t.kindAt[key] = i
+		t.Kinds = append(t.Kinds, reports.UndecidedKind{Reason: reason, Open: open, Frame: frame, At: at})
+	}
+	t.Kinds[i].Count++
+	t.lastReason, t.lastKind = reason, i
+}
+
+// mergeKinds sets t's kinds from several tallies' (shard workers'), as
+// one tally fed every instance in trace order would hold them
+// (reports.MergeUndecidedKinds).
+func (t *Tally) mergeKinds(from []*Tally) {
+	lists := make([][]reports.UndecidedKind, len(from))
+	for i, o := range from {
+		lists[i] = o.Kinds
+	}
+	t.Kinds, t.kindAt, t.lastReason = reports.MergeUndecidedKinds(lists), map[string]int{}, ""
+	for i, k := range t.Kinds {
+		t.kindAt[reports.ReasonKind(k.Reason, k.Open)] = i
+	}
+}
+
+// Verdict turns a tally into a verdict: any violation fails; otherwise an
+// open instance (Unresolved) leaves it indeterminate; otherwise a checked
+// instance passes (with its undecided instances counted beside it);
+// otherwise an undecided one is indeterminate; otherwise the clause was
+// not exercised.
+func (t *Tally) Verdict() reports.Verdict {
+	switch {
+	case t == nil:
+		return reports.NotExercised
+	case t.Violations > 0:
+		return reports.Fail
+	case t.Open > 0:
+		return reports.Indeterminate
+	case t.Checked > 0:
+		return reports.Pass
+	case t.Indeterminate > 0:
+		return reports.Indeterminate
+	}
+	return reports.NotExercised
+}
+
+// Sink collects findings and tallies.
+type Sink struct {
+	Capture  string
+	Tallies  map[string]*Tally
+	Findings []reports.Finding
+	// MaxFindings bounds the findings kept per clause (the count goes on).
+	MaxFindings int
+	perClause   map[string]int
+	// Text gives the clause in our words for findings.
+	Text func(clause string) string
+	// At is where in the trace the sink's auditor is, as set by a caller
+	// that merges sinks (ShardedAuditor): each tally's ReasonAt records
+	// it, so that merged tallies keep the reason a single auditor would
+	// have kept (the first one given). Zero when unused.
+	At int64
+	// Undecided, when set, is told of every undecided instance as it is
+	// counted: its clause, its reason, whether it is open (Unresolved)
+	// and the capture frame it was seen at (0 on an active run), as the
+	// tally's Kinds record the first of each kind. A ShardedAuditor's
+	// workers call it from their goroutines: it must be safe for
+	// concurrent use.
+	Undecided func(clause, reason string, open bool, frame int)
+	// tallyCache caches tallies of Tallies by clause (every record tallies a
+	// few clauses, and a map lookup costs more than a comparison).
+	tallyCache [64]cachedTally
+}
+
+type cachedTally struct {
+	clause string
+	t      *Tally
+}
+
+// tallySlot returns where clause's tally is cached.
+func tallySlot(clause string) int {
+	n := len(clause)
+	if n == 0 {
+		return 0
+	}
+	return (n*7 + int(clause[n-1])*3 + int(clause[n/2])) & 63
+}
+
+// NewSink returns an empty sink.
+func NewSink(capture string) *Sink {
+	return &Sink{Capture: capture, Tallies: map[string]*Tally{}, MaxFindings: 50, perClause: map[string]int{}}
+}
+
+func (s *Sink) tally(clause string) *Tally {
+	e := &s.tallyCache[tallySlot(clause)]
+	if e.t != nil && e.clause == clause {
+		return e.t
+	}
+	t := s.Tallies[clause]
+	if t == nil {
+		t = &Tally{}
+		s.Tallies[clause] = t
+	}
+	e.clause, e.t = clause, t
+	return t
+}
+
+// Tally returns the tally of clause (nil if nothing happened to it).
+func (s *Sink) Tally(clause string) *Tally { return s.Tallies[clause] }
+
+func (s *Sink) violation(c *Conn, clause string, r *trace.Record, message string, expected []string, seen string) {
+	s.violationIn(c, clause, r, message, expected, seen, c.recent)
+}
+
+// violationIn is violation with the connection's latest records as they
+// were when the violation was found (its ladder).
+func (s *Sink) violationIn(c *Conn, clause string, r *trace.Record, message string, expected []string, seen string, recent []*trace.Record) {
+	s.tally(clause).Violations++
+	s.perClause[clause]++
+	if s.MaxFindings > 0 && s.perClause[clause] > s.MaxFindings {
+		return
+	}
+	f := reports.Finding{
+		ID: clause, Capture: s.Capture, QP: c.ResponderQP,
+		Message: message, Expected: expected, Seen: seen,
+	}
+	if r != nil {
+		f.PSN = uint32(r.Packet.PSN)
+		if c.Settings.Active {
+			f.Frame = 0
+		} else {
+			f.Frame = r.Frame
+		}
+	}
+	if s.Text != nil {
+		f.Clause = s.Text(clause)
+	}
+	recs := append([]*trace.Record(nil), recent...)
+	if r != nil && (len(recs) == 0 || recs[len(recs)-1] != r) {
+		recs = append(recs, r)
+	}
+	f.Ladder = Rungs(recs, r, !c.Settings.Active)
+	s.Findings = append(s.Findings, f)
+}
