@@ -84,26 +84,55 @@ func (c *Conn) Seq() uint64 { return c.seq }
 // (FromStart), for a capture that began mid-connection says nothing of
 // what was sent before it.
 func (c *Conn) SentAllSince(d trace.Dir, since uint64) bool {
+	return c.unbrokenSince(d, since) && c.runs[d&1].countsByOne()
+}
+
+// unbrokenSince reports whether direction d's IDs ran on by ones from
+// its latest packet at or before since to its latest packet so far
+// (SentAllSince without asking whether the sender numbers its packets
+// one by one).
+func (c *Conn) unbrokenSince(d trace.Dir, since uint64) bool {
 	u := &c.runs[d&1]
 	if since == 0 && !c.FromStart() {
 		return false
 	}
-	return u.have && u.countsByOne() && u.start <= max(since, u.first)
+	return u.have && u.start <= max(since, u.first)
 }
 
 // unlessMissed is an instance held by ViolationUnlessMissed.
 type unlessMissed struct {
 	clause   string
-	dir      trace.Dir
-	since    uint64
 	at       uint64 // Seq of the record it was raised on
 	rec      *trace.Record
 	message  string
 	expected []string
 	seen     string
 	reason   string
-	excuse   func(next *trace.Record) bool
+	proofs   [maxProofs]MissedProof
+	n        int // proofs in use
 }
+
+// MissedProof is one way the trace may prove that nothing was missed
+// for an instance held by ViolationUnlessMissedAny: the sender of
+// direction Dir sent no packet the capture missed after the record with
+// sequence number Since (Seq), up to its next packet after the instance
+// (or up to the instance's own record, with Now: that record is the
+// sender's). Excuse (nil: none) accepts the sender's next packet as one
+// that, had it passed the capture point before the instance's record,
+// would make it legal.
+type MissedProof struct {
+	Dir    trace.Dir
+	Since  uint64
+	Now    bool
+	Excuse func(next *trace.Record) bool
+	// unbroken: the sender's IDs ran on unbroken over the stretch, but
+	// too few of its packets have yet shown that it numbers them one by
+	// one; failed: the stretch is broken, or excused.
+	unbroken, failed bool
+}
+
+// maxProofs bounds the proofs of one held instance.
+const maxProofs = 2
 
 // maxUnlessMissed bounds the instances a connection holds for
 // ViolationUnlessMissed; one raised beyond it is left open at once.
@@ -122,28 +151,88 @@ const maxUnlessMissed = 64
 // only legal explanation left is a packet nothing shows lost, so the
 // clause cannot pass while it stands.
 func (c *Conn) ViolationUnlessMissed(clause string, dir trace.Dir, since uint64, r *trace.Record, message string, expected []string, seen, reason string, excuse func(next *trace.Record) bool) {
-	if c.Settings.Active || len(c.missed) >= maxUnlessMissed {
+	c.ViolationUnlessMissedAny(clause, r, message, expected, seen, reason, MissedProof{Dir: dir, Since: since, Excuse: excuse})
+}
+
+// ViolationUnlessMissedAny is ViolationUnlessMissed where any one of
+// several proofs that nothing was missed makes the instance a violation;
+// it stays open only when every one fails. Where IDs ran on unbroken but
+// too few of the sender's packets have yet shown that it numbers them
+// one by one, the proof waits for the packets that show it.
+func (c *Conn) ViolationUnlessMissedAny(clause string, r *trace.Record, message string, expected []string, seen, reason string, proofs ...MissedProof) {
+	if c.Settings.Active || len(c.missed) >= maxUnlessMissed || len(proofs) > maxProofs {
 		c.Unresolved(clause, reason)
 		return
 	}
-	c.missed = append(c.missed, unlessMissed{clause: clause, dir: dir & 1, since: since, at: c.seq, rec: r,
-		message: message, expected: expected, seen: seen, reason: reason, excuse: excuse})
+	m := unlessMissed{clause: clause, at: c.seq, rec: r, message: message, expected: expected, seen: seen, reason: reason, n: len(proofs)}
+	copy(m.proofs[:], proofs)
+	for i := range m.n {
+		p := &m.proofs[i]
+		p.Dir &= 1
+		if !p.Now {
+			continue
+		}
+		if !c.unbrokenSince(p.Dir, p.Since) {
+			p.failed = true
+			continue
+		}
+		if c.runs[p.Dir].countsByOne() {
+			c.decideOne(&m, true)
+			return
+		}
+		p.unbroken = true
+	}
+	if m.settled() {
+		c.decideOne(&m, false)
+		return
+	}
+	c.missed = append(c.missed, m)
+}
+
+// settled reports whether every proof of m failed.
+func (m *unlessMissed) settled() bool {
+	for i := range m.n {
+		if !m.proofs[i].failed {
+			return false
+		}
+	}
+	return true
 }
 
 // decideMissed decides the instances held by ViolationUnlessMissed that
 // the record being delivered (next, with sequence number c.seq) settles:
-// those raised before it that wait for its sender. A copy of the sender's
-// latest packet settles nothing: it was sent before, not after.
+// those raised before it with a proof that waits for its sender. A copy
+// of the sender's latest packet settles nothing: it was sent before, not
+// after.
 func (c *Conn) decideMissed(next *trace.Record) {
 	k := 0
+	d := next.Dir & 1
+	trusted := c.runs[d].countsByOne()
 	for _, m := range c.missed {
-		if m.dir != next.Dir&1 || m.at >= c.seq {
+		proved := false
+		for i := range m.n {
+			p := &m.proofs[i]
+			switch {
+			case p.failed || p.Dir != d || m.at >= c.seq:
+			case p.unbroken:
+				proved = proved || trusted
+			case p.Excuse != nil && p.Excuse(next) && MayBeReordered(m.rec, next), !c.unbrokenSince(d, p.Since):
+				p.failed = true
+			case trusted:
+				proved = true
+			default:
+				p.unbroken = true
+			}
+		}
+		switch {
+		case proved:
+			c.decideOne(&m, true)
+		case m.settled():
+			c.decideOne(&m, false)
+		default:
 			c.missed[k] = m
 			k++
-			continue
 		}
-		excused := m.excuse != nil && m.excuse(next) && MayBeReordered(m.rec, next)
-		c.decideOne(&m, c.SentAllSince(m.dir, m.since) && !excused)
 	}
 	clear(c.missed[k:])
 	c.missed = c.missed[:k]

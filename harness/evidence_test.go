@@ -1,12 +1,14 @@
 package harness
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
 )
 
 // TestSentAllSince: a sender's IDs counting one by one prove the capture
@@ -98,6 +100,97 @@ func TestSkewMeter(t *testing.T) {
 			}
 			if r.Skew != tc.want {
 				t.Errorf("Skew = %v, want %v", r.Skew, tc.want)
+			}
+		})
+	}
+}
+
+// raiser is a checker that raises one instance held for missed packets
+// on the record of frame at, with proofs whose Since counts from the
+// record of frame since.
+type raiser struct {
+	at, since int
+	proofs    []MissedProof
+	seqs      map[int]uint64
+}
+
+func (r *raiser) Observe(c *Conn, rec *trace.Record) {
+	r.seqs[rec.Frame] = c.Seq()
+	if rec.Frame != r.at {
+		return
+	}
+	proofs := append([]MissedProof(nil), r.proofs...)
+	for i := range proofs {
+		if proofs[i].Since != 0 {
+			proofs[i].Since = r.seqs[r.since]
+		}
+	}
+	c.ViolationUnlessMissedAny("probe", rec, "wrong", nil, "seen", "open", proofs...)
+}
+func (*raiser) End(*Conn) {}
+
+// TestViolationUnlessMissedAny: an instance is a violation once any of
+// its proofs shows that the sender it names missed nothing over the
+// stretch, where that sender is seen to number its packets one by one
+// (also when the packets that show it come later); open when every
+// proof fails, or the sender is never seen to count by one.
+func TestViolationUnlessMissedAny(t *testing.T) {
+	responder := MissedProof{Dir: trace.ToRequester, Since: 1, Now: true} // since frame 2 (raiser.since), through the instance
+	requester := MissedProof{Dir: trace.ToResponder}                      // over the whole connection, through its next packet
+	for _, tc := range []struct {
+		name   string
+		pairs  int  // request/ACK pairs; the instance is raised on the third ACK (frame 6)
+		rspGap bool // the responder's IDs skip one between frames 2 and 6
+		reqGap bool // the requester's IDs skip one at frame 7
+		proofs []MissedProof
+		want   string // "violation" or "open"
+	}{
+		{"responder unbroken, trusted only later", 12, false, false, []MissedProof{responder}, "violation"},
+		{"responder unbroken, never seen to count by one", 4, false, false, []MissedProof{responder}, "open"},
+		{"responder broken, requester unbroken", 12, true, false, []MissedProof{responder, requester}, "violation"},
+		{"both broken", 12, true, true, []MissedProof{responder, requester}, "open"},
+		{"requester broken alone", 12, false, true, []MissedProof{requester}, "open"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var recs []*trace.Record
+			reqID, rspID := uint16(100), uint16(5000)
+			for i := range tc.pairs {
+				q := req(2*i+1, wire.SendOnly, 7, wire.PSN(10+i), true)
+				if tc.reqGap && 2*i+1 == 7 {
+					reqID++
+				}
+				q.HasIPID, q.IPID = true, reqID
+				reqID++
+				a := ack(2*i+2, 7, wire.PSN(10+i), 0x1F, uint32(i+1))
+				if tc.rspGap && 2*i+2 == 4 {
+					rspID++
+				}
+				a.HasIPID, a.IPID = true, rspID
+				rspID++
+				recs = append(recs, q, a)
+			}
+			sink := NewSink("t")
+			a := NewAuditor(Settings{FromStart: true}, sink)
+			a.mons = []Monitor{{Clause: "probe", New: func(*Conn) Checker {
+				return &raiser{at: 6, since: 2, proofs: tc.proofs, seqs: map[int]uint64{}}
+			}}}
+			for _, r := range recs {
+				a.Observe(r)
+			}
+			a.End()
+			tl := sink.Tally("probe")
+			got := "none"
+			switch {
+			case tl == nil:
+			case tl.Violations == 1 && tl.Open == 0:
+				got = "violation"
+			case tl.Violations == 0 && tl.Open == 1:
+				got = "open"
+			default:
+				got = fmt.Sprintf("%+v", tl)
+			}
+			if got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
 			}
 		})
 	}

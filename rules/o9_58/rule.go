@@ -20,18 +20,25 @@ func init() {
 }
 
 // monitor checks every ATOMIC Acknowledge: its PSN must be the PSN of a
-// Compare & Swap or Fetch & Add request seen before it. A PSN that a
-// SEND, WRITE or READ request used (or a READ reserved for its response)
-// cannot be an ATOMIC's in any trace; a PSN no request the trace shows
-// used is a violation in a complete trace (an active run, --complete) and
-// in one that shows the connection from its start (judged at the end of
-// the trace, as capture order may show the request after its answer), and
-// indeterminate otherwise, since the capture may have missed the request.
-// Whether a device supports atomics does not matter here: a device that
-// sends ATOMIC Acknowledges is bound.
+// Compare & Swap or Fetch & Add request. A PSN that a SEND, WRITE or READ
+// request used (or a READ reserved for its response) cannot be an
+// ATOMIC's in any trace: a requester gives each PSN to one request, and
+// resends repeat it. An acknowledgment naming a PSN no request the trace
+// shows yet is held: capture order may show the request after its
+// answer, or the capture missed it. A request captured later at that PSN
+// settles it (an ATOMIC: held; another request: a violation, as no
+// missed packet can make a PSN carry two requests). One the trace never
+// shows is a violation in a complete trace (an active run, --complete)
+// and in one that shows every request from the connection's start, and
+// indeterminate otherwise. Whether a device supports atomics does not
+// matter here: a device that sends ATOMIC Acknowledges is bound.
 type monitor struct {
-	pending []*trace.Record // ATOMIC Acknowledges naming no request yet, on connections seen from their start
+	pending []*trace.Record // ATOMIC Acknowledges naming no request the trace showed yet
 }
+
+// maxPending bounds monitor.pending; the oldest held acknowledgment
+// beyond it is left undecided.
+const maxPending = 64
 
 // Opcodes implements harness.OpcodeFilter: the monitor judges ATOMIC
 // Acknowledges.
@@ -51,14 +58,10 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() || r.Packet.Opcode != wire.AtomicAcknowledge {
 		return
 	}
+	m.settle(c, false)
 	p := r.Packet
-	op, _, frame, ok := c.Req(p.PSN)
 	switch {
-	case ok && (op == wire.CompareSwap || op == wire.FetchAdd):
-		c.Checked(ID)
-	case ok:
-		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, the PSN of the %s of frame %d, not of an ATOMIC request", p.PSN, op, frame),
-			want(), p.String())
+	case m.judge(c, r, ""):
 	case c.ReadCovering(p.PSN) != nil:
 		rd := c.ReadCovering(p.PSN)
 		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, inside the PSNs %d..%d that the RDMA READ of frame %d reserved for its response", p.PSN, rd.First, rd.Last, rd.Frame),
@@ -66,28 +69,63 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	case c.Complete():
 		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, a PSN no ATOMIC request used", p.PSN),
 			want(), p.String())
-	case c.SeesEveryRequest():
-		// Judged at the end: capture order may still show the request
-		// after its answer.
-		m.pending = append(m.pending, r)
-		if len(m.pending) > 64 {
+	default:
+		if len(m.pending) == maxPending {
+			m.unsettled(c, m.pending[0])
 			m.pending = m.pending[1:]
 		}
-	default:
-		c.Indeterminate(ID, "an ATOMIC Acknowledge names a PSN the capture shows no request for (the capture began mid-connection or missed the request)")
+		m.pending = append(m.pending, r)
 	}
 }
 
-// End judges the ATOMIC Acknowledges that named no request when seen, on a
-// connection whose every request the capture shows.
-func (m *monitor) End(c *harness.Conn) {
-	for _, r := range m.pending {
-		p := r.Packet
-		if op, _, _, ok := c.Req(p.PSN); ok && (op == wire.CompareSwap || op == wire.FetchAdd) {
-			c.Checked(ID)
-			continue
-		}
-		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, a PSN no ATOMIC request used (the capture shows the connection from its start)", p.PSN),
-			[]string{"the PSN of the Compare & Swap or Fetch & Add request it answers"}, p.String())
+// judge judges ATOMIC Acknowledge r against the request the trace shows
+// at its PSN, if any (when, if not empty, says that request was captured
+// after r); it reports whether there was one.
+func (m *monitor) judge(c *harness.Conn, r *trace.Record, when string) bool {
+	p := r.Packet
+	op, _, frame, ok := c.Req(p.PSN)
+	switch {
+	case !ok:
+		return false
+	case op == wire.CompareSwap || op == wire.FetchAdd:
+		c.Checked(ID)
+	default:
+		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, the PSN of the %s of frame %d%s, not of an ATOMIC request (a requester gives a PSN to one request: no request the capture missed makes this PSN an ATOMIC's)", p.PSN, op, frame, when),
+			want(), p.String())
 	}
+	return true
 }
+
+// settle judges the held acknowledgments whose PSN a request captured
+// since has shown; at the end of the trace (end), the rest too.
+func (m *monitor) settle(c *harness.Conn, end bool) {
+	k := 0
+	for _, r := range m.pending {
+		switch {
+		case m.judge(c, r, ", captured after the acknowledgment"):
+		case end:
+			m.unsettled(c, r)
+		default:
+			m.pending[k] = r
+			k++
+		}
+	}
+	clear(m.pending[k:])
+	m.pending = m.pending[:k]
+}
+
+// unsettled judges a held acknowledgment whose PSN no request the trace
+// showed.
+func (m *monitor) unsettled(c *harness.Conn, r *trace.Record) {
+	if c.SeesEveryRequest() {
+		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, a PSN no ATOMIC request used (the capture shows the connection from its start)", r.Packet.PSN),
+			want(), r.Packet.String())
+		return
+	}
+	// Legal only if the capture missed the request (or began after
+	// it): a violation unless something unseen happened, so open.
+	c.Unresolved(ID, "an ATOMIC Acknowledge names a PSN the capture shows no request for (the capture began mid-connection or missed the request)")
+}
+
+// End judges the ATOMIC Acknowledges still held.
+func (m *monitor) End(c *harness.Conn) { m.settle(c, true) }

@@ -33,7 +33,21 @@ func TestAtomicAckElsewhere(t *testing.T) {
 	c.Resp(wire.AtomicAcknowledge, 11, 0x04, 1, 0)
 	rtest.WantViolation(t, c.Recs, rtest.Active(1024), ID, "no ATOMIC request used")
 	// A capture may have missed a request at PSN 11.
-	rtest.WantIndeterminate(t, c.Recs, rtest.Capture(0), ID)
+	rtest.WantIndeterminate(t, c.Recs, rtest.Capture(0), ID) // open: suspect
+
+	// The request captured after its acknowledgment settles it: an
+	// ATOMIC at that PSN holds, any other request is a violation (no
+	// missed packet gives one PSN two requests).
+	var e rtest.Builder
+	e.Atomic(10)
+	e.Resp(wire.AtomicAcknowledge, 11, 0x04, 1, 0)
+	e.Send(11, true)
+	rtest.WantViolation(t, e.Recs, rtest.Capture(0), ID, "captured after the acknowledgment")
+	var f rtest.Builder
+	f.Atomic(10)
+	f.Resp(wire.AtomicAcknowledge, 11, 0x04, 1, 0)
+	f.Atomic(11)
+	rtest.WantPass(t, f.Recs, rtest.Capture(0), ID)
 
 	var d rtest.Builder
 	d.Read(10, 3*1024)

@@ -333,29 +333,29 @@ func (j *LatchJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 		k.Violation(c, ev.Rec, fmt.Sprintf("a second PSN sequence error NAK (PSN %d) while the NAK latch had to hold: no request with PSN %d had reached the responder since its sequence NAK with that PSN", y, prev.PSN),
 			[]string{fmt.Sprintf("no further sequence NAK until a request with PSN %d arrives (later out-of-sequence requests are dropped silently)", prev.PSN)},
 			Seen(ev.Rec))
-	case !prev.Cleared && y == prev.PSN && c.SentAllSince(trace.ToRequester, prev.Seq):
-		// The same PSN again, and the responder's IPv4 Identifications
-		// show it sent nothing in between: a request with that PSN that
-		// reached it unseen would have been executed (its expected PSN
-		// then moves on, and a NAK could not name it again) or refused
-		// with an RNR NAK (a packet in between); neither happened.
-		k.Violation(c, ev.Rec, fmt.Sprintf("a second PSN sequence error NAK (PSN %d) while the NAK latch had to hold: the responder sent nothing between its two NAKs (its IPv4 Identifications run on unbroken), so no request with PSN %d was executed or refused in between", y, y),
-			[]string{fmt.Sprintf("no further sequence NAK until a request with PSN %d arrives (later out-of-sequence requests are dropped silently)", y)},
-			Seen(ev.Rec))
 	case !prev.Cleared:
 		// Only a resend of prev.PSN the capture missed explains it: once
 		// the requester's next packet shows its IPv4 Identifications ran
 		// on unbroken over the whole connection, none was missed (one
 		// that carries prev.PSN may have passed the capture point before
 		// this NAK, where the capture's order between the directions is
-		// not certain).
+		// not certain). Naming the same PSN again, the responder's own
+		// Identifications prove it too where they show it sent nothing
+		// between its two NAKs: a request with that PSN that reached it
+		// unseen would have been executed (its expected PSN then moves
+		// on, and a NAK could not name it again) or refused with an RNR
+		// NAK (a packet in between).
 		x := prev.PSN
-		k.ViolationUnlessMissed(c, trace.ToResponder, 0, ev.Rec,
+		proofs := []harness.MissedProof{{Dir: trace.ToResponder, Excuse: func(next *trace.Record) bool { return next.Packet.PSN == x }}}
+		if y == x {
+			proofs = append(proofs, harness.MissedProof{Dir: trace.ToRequester, Since: prev.Seq, Now: true})
+		}
+		c.ViolationUnlessMissedAny(k.ID, ev.Rec,
 			fmt.Sprintf("a second PSN sequence error NAK (PSN %d) while the NAK latch had to hold: no request with PSN %d reached the responder since its sequence NAK with that PSN", y, x),
 			[]string{fmt.Sprintf("no further sequence NAK until a request with PSN %d arrives (later out-of-sequence requests are dropped silently)", x)},
 			Seen(ev.Rec),
 			fmt.Sprintf("a second sequence NAK followed the one with PSN %d with no resend of that PSN in the capture: only a resend the capture missed, which would have cleared the latch, makes it legal", x),
-			func(next *trace.Record) bool { return next.Packet.PSN == x })
+			proofs...)
 	case y == prev.PSN && prev.Exact:
 		k.Violation(c, ev.Rec, fmt.Sprintf("a second PSN sequence error NAK names PSN %d again after the request with PSN %d reached the responder: it was either built before that request arrived, while the latch held, or names an expected PSN the responder had already passed", y, y),
 			[]string{fmt.Sprintf("one sequence NAK with PSN %d per gap; a new NAK only for a new gap after the request with PSN %d arrived", y, y)},
