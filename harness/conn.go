@@ -138,6 +138,7 @@ type Conn struct {
 	exp       ExpectedPSN
 	win       Window
 	ids       [2]idOrder
+	idsVary   [2]idVary // at routing time (IDsVary)
 	// seq numbers the records delivered to the checkers (Seq); runs
 	// follows each direction's IPv4 Identifications in that order, and
 	// missed holds the instances waiting for a sender's next record

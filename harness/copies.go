@@ -38,10 +38,15 @@ const copyDepth = 16
 // have recorded it twice (the responder received it once) or the network
 // copied it (the responder received a duplicate).
 func (c *Conn) copyOf(r *trace.Record) bool {
+	c.idsVary[r.Dir&1].note(r)
 	vary := c.IDsVary(r.Dir)
 	if !ops[r.Packet.Opcode].response {
-		if r.HasIPID && vary && ops[r.Packet.Opcode].request {
-			if cp, _ := c.reqCopies.Check(r, true); cp {
+		// A request's copy is shown to the checkers, marked: the
+		// requester's model tells it from a resend by the mark.
+		r.Copy = false
+		if ops[r.Packet.Opcode].request {
+			if cp, _ := c.reqCopies.Check(r, vary); cp {
+				r.Copy = true
 				c.noteMaybeCopy(r)
 			}
 		}
@@ -325,18 +330,21 @@ func (k *CopyRing) Check(r *trace.Record, idsVary bool) (cp, maybe bool) {
 		}
 		maybe = true
 	}
-	if ids {
-		// Past the ring: the fingerprint of the last packet with r's ID.
+	if r.HasIPID {
+		// Past the ring: the fingerprint of the last packet with r's ID
+		// (kept also before the sender is seen to change its IDs, so that
+		// a late copy of one of its first packets is told later).
 		if k.byID == nil {
 			k.byID = new([copyIDs]idPrint)
 		}
 		fp := fingerprint(r)
 		slot := &k.byID[r.IPID%copyIDs]
-		if slot.used && slot.id == r.IPID && slot.fp == fp {
+		if ids && slot.used && slot.id == r.IPID && slot.fp == fp {
 			return true, false
 		}
 		*slot = idPrint{id: r.IPID, used: true, fp: fp}
-	} else {
+	}
+	if !ids {
 		// Past the ring, with no ID to tell: a repeat of an older packet
 		// (a capture of two interfaces writes each one's packets in
 		// batches) may be a copy as well.

@@ -373,9 +373,24 @@ func (c *Conn) CountsIPIDUp(d trace.Dir) bool { return c.ids[d&1].countsUp() }
 // been seen to change its IPv4 Identification: only then does a repeat
 // of an ID tell a copy from a second transmission (a sender whose ID
 // never changes, at zero or at any other value, gives both the same).
-func (c *Conn) IDsVary(d trace.Dir) bool {
-	o := &c.ids[d&1]
-	return o.up+o.others > 0
+// It counts every record the auditor has taken in, also those its
+// reorder buffer still holds.
+func (c *Conn) IDsVary(d trace.Dir) bool { return c.idsVary[d&1].changed }
+
+// idVary learns whether a sender changes its IPv4 Identification.
+type idVary struct {
+	first         uint16
+	seen, changed bool
+}
+
+func (v *idVary) note(r *trace.Record) {
+	switch {
+	case !r.HasIPID:
+	case !v.seen:
+		v.first, v.seen = r.IPID, true
+	case r.IPID != v.first:
+		v.changed = true
+	}
 }
 
 // SentBeforeByID reports whether a was sent before b by their sender,

@@ -60,17 +60,12 @@ type Window struct {
 	lost   string   // why the window was given up ("" while it holds)
 	dead   bool     // the responder ended the connection with a NAK (codes 1–3)
 
-	applied  *trace.Record // the record last applied
-	prevResp *trace.Record // the previous response (network duplicates)
-	last     WinStep
+	applied *trace.Record // the record last applied
+	last    WinStep
 }
 
 // WinStep is what applying one record did to the window.
 type WinStep struct {
-	// NetDup: the record is a network duplicate of the previous response
-	// (the same headers and payload size under the same nonzero IPv4
-	// ID): one packet, which the window ignored.
-	NetDup bool
 	// Class and E: a request's class against the expected PSN E it met
 	// (ReqUnknown unless the window is exact after it).
 	Class ReqClass
@@ -193,21 +188,11 @@ func (c *Conn) StepWindow(r *trace.Record) WinStep {
 	case ops[op].request:
 		w.request(c, r)
 	case ops[op].response && !w.dead:
-		if prev := w.prevResp; prev != nil && sameResponse(prev, r) && len(prev.Packet.Payload) == len(p.Payload) &&
-			r.HasIPID && prev.HasIPID && r.IPID == prev.IPID && c.IDsVary(r.Dir) {
-			w.last.NetDup = true
-			return w.last
-		}
-		w.prevResp = r
+		// Copies the network or the capture made never reach it: the
+		// connection's copy detector (copies.go) leaves them out.
 		w.response(c, r)
 	}
 	return w.last
-}
-
-// sameResponse reports whether two responses carry the same headers.
-func sameResponse(a, b *trace.Record) bool {
-	x, y := a.Packet, b.Packet
-	return x.Opcode == y.Opcode && x.PSN == y.PSN && x.AETH == y.AETH && x.DestQP == y.DestQP
 }
 
 // giveUp abandons the window (it restarts from the next sequence NAK, RNR

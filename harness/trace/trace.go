@@ -95,6 +95,11 @@ type Record struct {
 	// seen to reorder packets. The auditor sets it as it takes the
 	// record in.
 	Skew time.Duration
+	// Copy says the record repeats an earlier request of its sender, IPv4
+	// Identification included, from a sender whose IDs change: a copy the
+	// network made or a frame the capture recorded twice, not a resend.
+	// The auditor sets it as it takes the record in (requests only).
+	Copy bool
 }
 
 // Usable reports whether monitors should analyse the record: a frame

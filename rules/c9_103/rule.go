@@ -43,7 +43,7 @@ var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire
 
 func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	p := ev.Rec.Packet
-	if ev.Dead || p.Opcode != wire.Acknowledge || ev.NetDup {
+	if ev.Dead || p.Opcode != wire.Acknowledge {
 		return
 	}
 	repeat := false

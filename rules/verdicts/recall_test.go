@@ -770,17 +770,6 @@ var recallKnown = map[recallKey]int{
 	{"C9-113 RNR NAK names an acknowledged PSN", "complete", "also C9-121"}:                17,
 	{"C9-113 RNR NAK names an acknowledged PSN", "in the middle, IDs counting", "miss"}:    17,
 
-	// Misses: a second sequence NAK after an out-of-sequence request,
-	// the responder's IDs consecutive between the two NAKs (no RNR NAK
-	// between, which alone could make it legal). Caught where the second
-	// NAK names the same PSN as the first (the responder's continuity
-	// decides, also when only its later packets show that it numbers
-	// them one by one); missed in the few traces where it names another
-	// one, which the engine leaves open unless the requester's IDs run
-	// unbroken over a connection whose start the capture shows.
-	{"C9-114 second sequence NAK while latched", "at the responder, IDs counting", "miss"}: 2,
-	{"C9-114 second sequence NAK while latched", "in the middle, IDs counting", "miss"}:    1,
-
 	// Misses: an ACK whose MSN is below a response the responder's IDs
 	// date before it, passed ("the first MSN a capture shows only fixes
 	// where the count starts"). Also: the next (correct) NAK blamed
@@ -946,18 +935,14 @@ var recallKnown = map[recallKey]int{
 	{"o9-58 ATOMIC ack one PSN late", "at the responder, IDs fixed", "also C9-121"}:    1,
 	{"o9-58 ATOMIC ack one PSN late", "complete", "also C9-113"}:                       2,
 
-	// Misses: a sequence NAK sent twice in a row, the responder's IDs
-	// consecutive (a second transmission, nothing between), where the
-	// second names another PSN than the first: passed. ("False pass",
-	// IPv6 or fixed IDs: the out-of-sequence requests before the first
-	// NAK count as prompts for §9.7.7.2, and C9-114, which judges the
-	// latch, stays open: a copy the network made is an explanation no
-	// ID rules out.)
+	// All decided traces found. "False pass", IPv6 or fixed IDs: the
+	// out-of-sequence requests before the first NAK count as prompts for
+	// §9.7.7.2, and C9-114, which judges the latch, stays open: a copy
+	// the network made is an explanation no ID rules out.
 	{"§9.7.7.2 NAK repeated unprompted", "at the requester, IDs IPv6", "false pass"}:     19,
 	{"§9.7.7.2 NAK repeated unprompted", "at the requester, IDs counting", "false pass"}: 1,
 	{"§9.7.7.2 NAK repeated unprompted", "at the requester, IDs fixed", "false pass"}:    19,
 	{"§9.7.7.2 NAK repeated unprompted", "at the responder, IDs IPv6", "false pass"}:     14,
-	{"§9.7.7.2 NAK repeated unprompted", "at the responder, IDs counting", "miss"}:       3,
 	{"§9.7.7.2 NAK repeated unprompted", "at the responder, IDs fixed", "false pass"}:    14,
 	{"§9.7.7.2 NAK repeated unprompted", "in the middle, IDs IPv6", "false pass"}:        13,
 	{"§9.7.7.2 NAK repeated unprompted", "in the middle, IDs counting", "false pass"}:    1,

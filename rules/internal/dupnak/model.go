@@ -140,8 +140,7 @@ type Event struct {
 
 	// A sequence NAK and the latch.
 	PrevLatch     *Latch // the episode open before this NAK (nil: none)
-	NetDup        bool   // a network duplicate of the previous response (or sequence NAK): ignore it
-	NetDupUnknown bool   // identical to the previous NAK and the IP ID cannot tell
+	NetDupUnknown bool   // identical to the previous NAK and the IP ID cannot tell (copies the ID tells never reach the checkers)
 	// PastGap: a positive response naming a PSN at or past the latch's
 	// PSN while the latch had to be set (exact).
 	PastGap *Latch
@@ -173,11 +172,7 @@ func (t *Tracker) Observe(c *harness.Conn, r *trace.Record) *Event {
 	}
 	// What the response is judged against is the window before it.
 	t.describe(c, ev, p.PSN)
-	if c.StepWindow(r).NetDup {
-		// The network duplicated the previous response: one packet.
-		t.ev = Event{Rec: r, Dead: t.dead, NetDup: true}
-		return ev
-	}
+	c.StepWindow(r)
 	t.response(c, r, ev)
 	return ev
 }
@@ -411,11 +406,7 @@ func (t *Tracker) positive(c *harness.Conn, ev *Event, psn, last, acked wire.PSN
 func (t *Tracker) seqNAK(c *harness.Conn, r *trace.Record, ev *Event) {
 	x := r.Packet.PSN
 	if prev := t.prevNAK; prev != nil && sameResponse(prev, r) {
-		switch {
-		case r.HasIPID && prev.HasIPID && r.IPID == prev.IPID && c.IDsVary(r.Dir):
-			ev.NetDup = true
-			return
-		case !r.HasIPID || !prev.HasIPID || r.IPID == prev.IPID:
+		if !r.HasIPID || !prev.HasIPID || r.IPID == prev.IPID {
 			// IPv6, or an IP identification the sender keeps constant:
 			// a network duplicate cannot be told from a second NAK.
 			ev.NetDupUnknown = true

@@ -77,9 +77,6 @@ func (k *Checker) Observe(c *harness.Conn, r *trace.Record) {
 	if s.last != r {
 		s.ev, s.last = s.t.Observe(c, r), r
 	}
-	if s.ev.NetDup {
-		return // one packet the network duplicated: judged once
-	}
 	k.Judge.Event(k, c, s.ev)
 }
 
@@ -211,7 +208,7 @@ var (
 // Event implements Judge.
 func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 	p := ev.Rec.Packet
-	if ev.Dead || p.Opcode != wire.Acknowledge || ev.NetDup {
+	if ev.Dead || p.Opcode != wire.Acknowledge {
 		return
 	}
 	code, match := uint8(0), false
@@ -313,7 +310,7 @@ func (j *LatchJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 			Seen(ev.Rec))
 		return
 	}
-	if !IsNAKCode(p, wire.NAKPSNSequence) || ev.NetDup {
+	if !IsNAKCode(p, wire.NAKPSNSequence) {
 		return
 	}
 	if ev.NetDupUnknown {

@@ -293,27 +293,13 @@ type Tracker struct {
 
 	trig []Trigger // responses since the last retry start that may trigger one
 
-	ipidSeen  bool
-	ipidFirst uint16
-	ipidVary  bool
-
 	ep struct {
 		transport, transportUnsure, rnr, rnrUnsure int
 		timeouts                                   int
 	}
 	lastResp *trace.Record // latest READ response or ATOMIC acknowledgment
 	slab     []Sent        // where the next Sents are allocated
-	// copies are the latest requests (copies excluded), for telling a
-	// copy of an older transmission from a resend (isCopy).
-	copies harness.CopyRing
 }
-
-// isCopy reports whether request r repeats one of the latest requests,
-// IPv4 Identification included, from a requester whose IDs change: a
-// copy the network made or a frame the capture recorded twice, also when
-// a newer transmission of the PSN came in between (found by the
-// metamorphic tests: duplicated frames). It remembers r otherwise.
-func (t *Tracker) isCopy(r *trace.Record) bool { return t.copies.Copy(r, t.ipidVary) }
 
 // sentSlab is how many Sents are allocated at once.
 const sentSlab = 32
@@ -615,17 +601,6 @@ func (t *Tracker) endOf(p *wire.Packet) (wire.PSN, bool) {
 	return p.PSN.Add(n - 1), true
 }
 
-func (t *Tracker) noteIPID(r *trace.Record) {
-	if !r.HasIPID {
-		return
-	}
-	if !t.ipidSeen {
-		t.ipidSeen, t.ipidFirst = true, r.IPID
-	} else if r.IPID != t.ipidFirst {
-		t.ipidVary = true
-	}
-}
-
 // Request reads a request packet and updates the model.
 func (t *Tracker) Request(r *trace.Record) ReqEvent {
 	if t.memo(r) {
@@ -646,7 +621,10 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	p := r.Packet
 	*ev = ReqEvent{Rec: r}
 	ev.Base, ev.HaveBase = t.Base()
-	if t.isCopy(r) {
+	if r.Copy {
+		// A copy the network made or a frame the capture recorded
+		// twice (the connection's copy detector marked it), also when a
+		// newer transmission of the PSN came in between.
 		ev.Kind = KindNetDup
 		return
 	}
@@ -657,7 +635,6 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	// New or resent is the reconstruction's call: a PSN at or after every
 	// PSN a request used (READ spans learnt since included) is new.
 	if next, ok := t.Next(); !ok || p.PSN.AtOrAfter(next) {
-		t.noteIPID(r)
 		ev.Kind = KindNew
 		t.absorbNew(r)
 		if !first {
@@ -689,18 +666,14 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 		// Before everything remembered: long acknowledged.
 		ev.Answered = true
 	}
-	// A network duplicate repeats the IPv4 Identification of the copy
-	// the sender sent; a resend gets a new one.
+	// A resend gets a new IPv4 Identification (copies were told above):
+	// one repeating the previous transmission's ID, or a repeat with no
+	// ID to tell, may be either.
 	if ev.PrevSend != nil && r.HasIPID && ev.PrevSend.HasIPID && r.IPID == ev.PrevSend.IPID {
-		if t.ipidVary && samePacket(ev.PrevSend.Packet, p) {
-			ev.Kind = KindNetDup
-			return
-		}
 		ev.Ambiguous = true
 	} else if ev.PrevSend != nil && (!r.HasIPID || !ev.PrevSend.HasIPID) && samePacket(ev.PrevSend.Packet, p) {
 		ev.Ambiguous = true
 	}
-	t.noteIPID(r)
 	cont, gap, maybe := t.continues(r)
 	ev.Start, ev.SweepGap, ev.MaybeStart = !cont, gap, maybe
 	if gap {
