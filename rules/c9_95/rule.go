@@ -31,7 +31,11 @@ func init() {
 // that began mid-connection, or a capture that records the two directions
 // out of order) is not evidence of anything, so an ACK for a PSN beyond
 // every request seen is a violation only in a complete trace (active runs,
-// or an audit told --complete); elsewhere it is indeterminate.
+// or an audit told --complete). Elsewhere it is held until a request that
+// may carry its PSN: one recorded within the reordering the capture shows
+// elsewhere (harness.MayBeReordered) explains it, as does the capture's
+// end within that reordering; otherwise only requests the capture missed
+// explain it, and the instance is open (the clause cannot pass).
 //
 // One root cause, one clause: an ACK that goes back to the PSN of a
 // duplicate request received since answers that duplicate, and how a
@@ -43,7 +47,10 @@ func init() {
 // decides; a capture does not show it).
 type monitor struct {
 	pending *trace.Record // an ACK ahead of every request seen
-	acked   bool          // a positive ACK was seen
+	// reqAfter: a request that does not reach the pending ACK's PSN was
+	// recorded after it (the capture went on showing the requester).
+	reqAfter bool
+	acked    bool // a positive ACK was seen
 	// dups holds the PSNs of duplicate requests (behind the responder's
 	// expected PSN, or at or before an ACKed PSN) not yet answered.
 	dups []wire.PSN
@@ -89,7 +96,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	p := r.Packet
 	if opc.IsRequest(p.Opcode) {
 		m.noteDup(c, p.PSN)
-		if m.pending != nil && c.HaveReq {
+		if m.pending != nil && c.HaveReq && !reaches(p, m.pending.Packet.PSN) {
+			m.reqAfter = true
+		} else if m.pending != nil && c.HaveReq {
 			// Without --complete a capture may miss requests or show
 			// packets out of the order they crossed the wire (capture
 			// order is not processing order). A request recorded after
@@ -134,7 +143,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 				fmt.Sprintf("ACK PSN %d", p.PSN))
 			return
 		}
-		m.pending = r
+		m.pending, m.reqAfter = r, false
 		return
 	}
 	if p.PSN.Before(c.FirstReq) {
@@ -182,7 +191,28 @@ func (m *monitor) End(c *harness.Conn) {
 		// that PSN (a capture need not report its drops): the ACK is
 		// right if it did, wrong if not.
 		c.Unresolved(ID, fmt.Sprintf("ACK PSN %d names no request the capture showed (newest %d), although the capture shows the connection from its start: only requests the capture dropped explain it (--complete decides it)", r.Packet.PSN, c.NextReq.Add(-1)))
+	case !m.reqAfter && endsWithin(c, r):
+		c.Indeterminate(ID, "an ACK named a PSN beyond every request the capture showed, and the capture shows no request of the connection after it, and nothing of it beyond the reordering it shows elsewhere: requests recorded after the ACK, past the capture's end, explain it")
 	default:
-		c.Indeterminate(ID, "an ACK named a PSN beyond every request the capture showed, and the capture ended before later requests could tell why (a capture that began mid-connection or missed requests explains it)")
+		// A violation unless the capture missed the requests up to that
+		// PSN or began while the requester resent requests executed
+		// before it: nothing the capture shows, so open.
+		c.Unresolved(ID, fmt.Sprintf("an ACK named PSN %d, beyond every request the capture showed by its end (newest %d): legal only if the capture missed the requests up to it or began during a resend of requests already executed (--complete decides it)", r.Packet.PSN, c.NextReq.Add(-1)))
 	}
+}
+
+// endsWithin reports whether the connection's records end within the
+// reordering the capture shows after r (harness.MayBeReordered): the
+// requests an ACK covers may have been recorded after it, past the end.
+func endsWithin(c *harness.Conn, r *trace.Record) bool {
+	recent := c.Recent()
+	return len(recent) > 0 && harness.MayBeReordered(r, recent[len(recent)-1])
+}
+
+// reaches reports whether request p may carry PSN a or show that a
+// request with PSN a was sent before it: its own PSN is at or past a, or
+// it is a READ, whose response PSNs may reach a. A request behind a says
+// nothing about an ACK naming a.
+func reaches(p *wire.Packet, a wire.PSN) bool {
+	return p.PSN.AtOrAfter(a) || p.Opcode == wire.ReadRequest
 }

@@ -67,6 +67,30 @@ func TestMonitor(t *testing.T) {
 			tr.IPIDs(100, 500)
 			tr.Records[8].IPID, tr.Records[9].IPID = tr.Records[9].IPID, tr.Records[8].IPID
 		}, reports.Pass},
+		{"ACK ahead of every request, a request behind it at once, then nothing reaching it: open, so no pass", ht.Capture(), func(tr *ht.Trace) {
+			// The request that follows within the capture's precision
+			// does not carry the ACK's PSN: no reordering explains the
+			// ACK, only requests the capture missed.
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Ack(14, 5)
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Wait(50 * time.Microsecond)
+			tr.Req(wire.SendOnly, 12, true)
+		}, reports.Indeterminate},
+		{"ACK ahead of every request as a capture begun mid-connection ends: requests reordered past the end explain it", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 57) // MSN 57: not a new QP's first message
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Ack(12, 59)
+		}, reports.Pass},
+		{"the same, the capture showing a request after the ACK: open", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 57)
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Ack(14, 61)
+			tr.Req(wire.SendOnly, 12, true)
+		}, reports.Indeterminate},
 		{"ACK PSN going backwards", ht.Capture(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, true)
 			tr.Req(wire.SendOnly, 11, true)
