@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -25,6 +26,10 @@ var traces struct {
 	taken map[string]bool
 	err   error
 }
+
+// suite names the build in each file's comment (asked once: without a
+// version control stamp it asks git).
+var suite = sync.OnceValue(reports.CurrentSuite)
 
 // checkTraces makes the --traces folder and proves it writable, so that
 // a folder the suite cannot write stops it before any scenario runs.
@@ -99,7 +104,7 @@ func saveTrace(scenario, file string, conn dut.Conn, recs []*trace.Record, st ha
 		outcome = firstLine(rep.FailureMessage())
 	}
 	comment := fmt.Sprintf("rcconform %s --traces: %s; against %s (seed %d); %s; MTU %d, ACK timeout %d, retry count %d, RNR retry %d; timestamps: %s",
-		reports.CurrentSuite(), scenario, env.dut.Name(), Cfg.Seed, outcome, st.MTU, st.AckTimeout, st.RetryCnt, st.RNRRetry, clock)
+		suite(), scenario, env.dut.Name(), Cfg.Seed, outcome, st.MTU, st.AckTimeout, st.RetryCnt, st.RNRRetry, clock)
 	if len(none) > 0 {
 		comment += "; with no packet: " + strings.Join(none, "; ")
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -174,6 +175,7 @@ func TestTraces(t *testing.T) {
 			if !slices.Contains(at.comments, annotate.FindingComment(f)) || !has(at, "rcconform: expectation not met (C9-95 governs it)") {
 				t.Errorf("%s frame %d: the finding's comments missing: %q", s.file, f.Frame, at.comments)
 			}
+			tsharkShows(t, filepath.Join(traces, s.file), "C9-95 fail", f.Frame)
 			for j, fr := range fs {
 				if j != f.Frame-1 && slices.ContainsFunc(fr.comments, func(c string) bool { return strings.Contains(c, "C9-95 fail") }) {
 					t.Errorf("%s frame %d: a finding's comment off its frame: %q", s.file, j+1, fr.comments)
@@ -216,5 +218,27 @@ func TestTracesBadFolder(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `--traces "`+bad+`": cannot make the folder`) || strings.Contains(string(out), "panic") {
 		t.Errorf("the error does not name the folder, or panics:\n%s", out)
+	}
+}
+
+// tsharkShows checks, where tshark is installed (RCCONFORM_TSHARK=require:
+// it must be), that Wireshark's reading of path finds a comment holding
+// text on frame alone.
+func tsharkShows(t *testing.T, path, text string, frame int) {
+	t.Helper()
+	tshark, err := exec.LookPath("tshark")
+	if err != nil {
+		if os.Getenv("RCCONFORM_TSHARK") == "require" {
+			t.Fatal("RCCONFORM_TSHARK=require, but there is no tshark")
+		}
+		t.Logf("no tshark (apt-get install tshark): Wireshark's reading of %s not checked", filepath.Base(path))
+		return
+	}
+	out, err := exec.Command(tshark, "-r", path, "-Y", `frame.comment contains "`+text+`"`, "-T", "fields", "-e", "frame.number").Output()
+	if err != nil {
+		t.Fatalf("tshark -r %s: %v", path, err)
+	}
+	if got, want := strings.Fields(string(out)), []string{strconv.Itoa(frame)}; !slices.Equal(got, want) {
+		t.Errorf("tshark finds %q on frames %q of %s, want %q", text, got, filepath.Base(path), want)
 	}
 }
