@@ -108,7 +108,15 @@ func saveTrace(scenario, file string, conn dut.Conn, recs []*trace.Record, st ha
 	if len(none) > 0 {
 		comment += "; with no packet: " + strings.Join(none, "; ")
 	}
+	c := annotate.Capture{Path: scenario, Findings: findings, Undecided: u, Frames: frames, Notes: notes}
+	return annotate.Write(filepath.Join(Cfg.Traces, takeName(file)+".pcapng"), comment, []annotate.Capture{c}, nil)
+}
+
+// takeName returns file, or file-2, file-3 … when the run took it
+// already, and takes it.
+func takeName(file string) string {
 	mu.Lock()
+	defer mu.Unlock()
 	if traces.taken == nil {
 		traces.taken = map[string]bool{}
 	}
@@ -117,9 +125,7 @@ func saveTrace(scenario, file string, conn dut.Conn, recs []*trace.Record, st ha
 		name = fmt.Sprintf("%s-%d", file, n)
 	}
 	traces.taken[name] = true
-	mu.Unlock()
-	c := annotate.Capture{Path: scenario, Findings: findings, Undecided: u, Frames: frames, Notes: notes}
-	return annotate.Write(filepath.Join(Cfg.Traces, name+".pcapng"), comment, []annotate.Capture{c}, nil)
+	return name
 }
 
 // firstLine returns s up to its first line break.

@@ -21,10 +21,12 @@ import (
 )
 
 // The scenarios run, under the defect ack-psn-ahead: a Go scenario it
-// fails (C9-95), one it leaves passing (C9-96), and a script it fails.
+// fails (C9-95), one it leaves passing (C9-100), and a script it fails.
 var scenarios = []struct{ focus, file, name string }{
 	{"AckReq on the third and the sixth SEND", "c9_95-ackreq-on-the-third-and-the-sixth-send.pcapng", "AckReq on the third and the sixth SEND"},
-	{"C9-96 .*a 0-byte READ at MTU 1024$", "c9_96-a-0-byte-read-at-mtu-1024.pcapng", "a 0-byte READ at MTU 1024"},
+	{"C9-100 .*a 48-packet READ at MTU 256 whose region is invalidated after 1 response packets$",
+		"c9_100-a-48-packet-read-at-mtu-256-whose-region-is-invalidated-after-1-response-packets.pcapng",
+		"a 48-packet READ at MTU 256 whose region is invalidated after 1 response packets"},
 	{"c9_95-coalesced-ack", "script-c9_95-coalesced-ack.pcapng", "scripts/c9_95-coalesced-ack.rcs"},
 }
 
@@ -159,11 +161,18 @@ func TestTraces(t *testing.T) {
 			failed = failed || has(f, "rcconform: expectation not met") || slices.ContainsFunc(f.comments, func(c string) bool { return strings.Contains(c, " fail: ") })
 		}
 		switch s.file {
-		case "c9_96-a-0-byte-read-at-mtu-1024.pcapng":
+		case scenarios[1].file:
 			if failed || len(own) > 0 {
 				t.Errorf("%s: the scenario passed, yet: %v", s.file, own)
 			}
-		case "c9_95-ackreq-on-the-third-and-the-sixth-send.pcapng":
+			// The READ (frame 1), then the step awaiting its answer,
+			// which came as frame 2.
+			if at := fs[min(1, len(fs)-1)]; at.pkt.Opcode != wire.ReadResponseFirst ||
+				!has(at, "rcconform: step (C9-116 governs it): the device answers the READ") ||
+				!has(at, "rcconform: awaited (C9-116 governs it): READ response packets within") {
+				t.Errorf("%s frame 2 (%v): the step and the answer it awaited missing: %q", s.file, at.pkt, at.comments)
+			}
+		case scenarios[0].file:
 			if len(own) != 1 || own[0].ID != "C9-95" || own[0].Frame <= 0 || own[0].Frame > len(fs) {
 				t.Fatalf("%s: want one finding of C9-95 naming a frame, have %+v", s.file, own)
 			}
