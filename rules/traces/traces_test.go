@@ -206,7 +206,9 @@ func TestTraces(t *testing.T) {
 }
 
 // TestTracesBadFolder: a --traces folder that cannot be made stops the
-// suite before any scenario, with exit status 1 and an error naming it.
+// suite before any scenario, with exit status 1 and an error naming it;
+// a trace that cannot be written fails the run, naming the file, once
+// the run's result is written.
 func TestTracesBadFolder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the rule suite")
@@ -217,16 +219,32 @@ func TestTracesBadFolder(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bad := filepath.Join(file, "traces")
-	cmd := exec.Command(bin, "-ginkgo.no-color", "--traces="+bad, "-ginkgo.focus=AckReq on the third and the sixth SEND")
-	cmd.Dir = ".."
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Fatalf("want exit status 1, have %v\n%s", err, out)
+	taken := filepath.Join(dir, "traces", scenarios[1].file) // a folder where the trace should go
+	if err := os.MkdirAll(taken, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(string(out), `--traces "`+bad+`": cannot make the folder`) || strings.Contains(string(out), "panic") {
-		t.Errorf("the error does not name the folder, or panics:\n%s", out)
+	for _, tc := range []struct {
+		name, traces, says string
+		result             bool
+	}{
+		{"a folder under a file", filepath.Join(file, "traces"), `--traces "` + filepath.Join(file, "traces") + `": cannot make the folder`, false},
+		{"a trace's name taken by a folder", filepath.Join(dir, "traces"), "saving the scenarios' traces (--traces): annotating: writing \"" + taken + "\"", true},
+	} {
+		jsonPath := filepath.Join(dir, "result.json")
+		os.Remove(jsonPath)
+		cmd := exec.Command(bin, "-ginkgo.no-color", "--traces="+tc.traces, "--json="+jsonPath, "-ginkgo.focus="+scenarios[1].focus)
+		cmd.Dir = ".."
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Fatalf("%s: want exit status 1, have %v\n%s", tc.name, err, out)
+		}
+		if !strings.Contains(string(out), tc.says) || strings.Contains(string(out), "panic") {
+			t.Errorf("%s: the error does not say %q, or panics:\n%s", tc.name, tc.says, out)
+		}
+		if _, err := os.Stat(jsonPath); tc.result && err != nil {
+			t.Errorf("%s: no result written: %v", tc.name, err)
+		}
 	}
 }
 
