@@ -67,8 +67,8 @@ type TraceCounter interface {
 	TraceLen() int
 }
 
-// note adds a note going with the packet at (a frame), or, when at is
-// 0, with the trace's next packet (next) or its latest.
+// note adds a note going with the packet at, or, when at is nil, with
+// the trace's next packet (next) or its latest.
 func (p *Peer) note(text string, at *trace.Record, next bool) {
 	n := Note{Text: text, At: p.Conn.Now()}
 	switch tc, ok := p.Conn.(TraceCounter); {

@@ -50,7 +50,9 @@ type Config struct {
 	// files (development of a rule group only).
 	Partial bool
 	// TraceDir, when set, receives a pcapng capture of every active
-	// scenario's connection (for adapters that can write one).
+	// scenario's link (for adapters that can write one: the reference)
+	// with its settings, which the defect matrix and the metamorphic
+	// tests audit as captures.
 	TraceDir string
 	// Traces, when set, receives every scenario's trace as an annotated
 	// pcapng file (its steps, expectations and findings as comments).
@@ -84,7 +86,7 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&Cfg.AckTimeout, "ack-timeout", -1, "capture audit: local ACK timeout exponent (-1 unknown)")
 	fs.IntVar(&Cfg.RetryCnt, "retry-cnt", -1, "capture audit: transport retry count (-1 unknown)")
 	fs.IntVar(&Cfg.RNRRetry, "rnr-retry", -1, "capture audit: RNR retry count (-1 unknown)")
-	fs.StringVar(&Cfg.TraceDir, "trace-dir", "", "write a pcapng capture of each active scenario into this folder")
+	fs.StringVar(&Cfg.TraceDir, "trace-dir", "", "development: write what crossed each reference scenario's link (no comments) and its settings into this folder, for the project's tests; see --traces")
 	fs.StringVar(&Cfg.Traces, "traces", "", "save every scenario's trace into this folder as one pcapng file, its steps, expectations and findings as packet comments")
 	fs.StringVar(&Cfg.Scripts, "scripts", Cfg.Scripts, "run every scenario script (*.rcs) under this folder as a spec (\"\": none)")
 	fs.BoolVar(&Cfg.Partial, "partial", false, "development only: run even if some catalogue entries have no spec file yet")
