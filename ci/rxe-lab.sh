@@ -23,7 +23,8 @@
 #   - out/rxe/<kernel>-<mtu>/: result.json, junit.xml (keyed by clause), report.html, report.md,
 #     capture.pcapng (the RoCEv2 traffic on the tap), console.log (the VM's serial console), suite.log,
 #     audit.json (`rcconform audit` of capture.pcapng: the capture audit on a real device's traffic),
-#     capture-annotated.pcapng (capture.pcapng with that audit's findings as packet comments).
+#     capture-annotated.pcapng (capture.pcapng with that audit's findings as packet comments),
+#     traces/ (the suite's --traces: each scenario's trace, one pcapng with its steps and findings as comments).
 # Everything (VM, tcpdump, tap, namespace) is torn down on exit, whatever happened.
 #
 # Verdicts: compared with ci/rxe/expected.json (`go run ./ci/rxe/labtool compare`); differences are
@@ -295,7 +296,7 @@ run_config() {
   (cd rules && timeout "${RXE_LAB_SUITE_TIMEOUT:-1200}" ip netns exec "$ns" env RCCONFORM_AGENT_TOKEN="$token" "$repo/out/rxe/rules.test" \
      -ginkgo.no-color -ginkgo.timeout=30m --dut=live --scripts= \
      --settings="device=$vm_ip,agent=$vm_ip:4792,latency=${RXE_LAB_LATENCY:-1s},settle=${RXE_LAB_SETTLE:-100ms}" \
-     --json="$adir/result.json" --junit="$adir/junit.xml") >"$dir/suite.log" 2>&1
+     --json="$adir/result.json" --junit="$adir/junit.xml" --traces="$adir/traces") >"$dir/suite.log" 2>&1
   rc=$?
   set -e
   log "$series-$mtu: suite exit $rc after $(( $(date +%s) - t1 )) s ($(grep -Eo 'Ran [0-9]+ of [0-9]+ Specs' "$dir/suite.log" | tail -1))"

@@ -33,7 +33,8 @@ echo "== the same tests under the race detector"
 go test -race -timeout 40m ./...
 
 echo "== an annotated capture as Wireshark reads it (tshark finds each finding's comment on the frame the JSON names)"
-# Debian's tshark; the test skips, saying so, without the shared soft-RoCE captures beside the clone.
+# Debian's tshark; TestAnnotateTshark skips, saying so, without the shared soft-RoCE captures beside the
+# clone; TestTraces reads a scenario's trace saved by the suite's --traces (a few seconds).
 if ! command -v tshark >/dev/null; then
   export DEBIAN_FRONTEND=noninteractive
   echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections 2>/dev/null || true
@@ -41,6 +42,7 @@ if ! command -v tshark >/dev/null; then
 fi
 if command -v tshark >/dev/null; then
   RCCONFORM_TSHARK=require go test -count=1 -run 'TestAnnotateTshark' -v ./cmd/rcconform
+  RCCONFORM_TSHARK=require go test -count=1 -run 'TestTraces$' ./rules/traces
 else
   echo "tshark check: skipped: tshark could not be installed"
 fi

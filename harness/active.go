@@ -42,10 +42,16 @@ func ActiveSettings(conn dut.Conn, deviceIsRequester, srq bool) Settings {
 func AuditRecords(recs []*trace.Record, settings Settings, text func(id string) string) *Sink {
 	sink := NewSink("")
 	sink.Text = text
+	AuditInto(sink, recs, settings)
+	return sink
+}
+
+// AuditInto runs every passive monitor over recs under settings into
+// sink (one whose Undecided hook the caller set, say).
+func AuditInto(sink *Sink, recs []*trace.Record, settings Settings) {
 	au := NewAuditor(settings, sink)
 	for _, r := range recs {
 		au.Observe(r)
 	}
 	au.End()
-	return sink
 }

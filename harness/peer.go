@@ -40,7 +40,87 @@ type Peer struct {
 	// TextOf returns the text of another clause (for findings that a
 	// setup step reports under the clause governing it); may be nil.
 	TextOf func(id string) string
-	steps  []step
+	// Notes is the scenario's own account, for the trace the suite saves
+	// (--traces): each setup step and trigger as it begins, each
+	// expectation and what answered it.
+	Notes []Note
+	steps []step
+}
+
+// Note is a line of a scenario's account (see Peer.Notes), and the
+// packet of its trace it goes with.
+type Note struct {
+	Text string
+	// Frame is the frame of the trace it goes with (from 1): the packet
+	// that answered an expectation, the first packet after a step began,
+	// the last before an expectation went unanswered. 0 when the adapter
+	// cannot say how long its trace is (see TraceCounter): At places it.
+	Frame int
+	// At is when it was made, on the device's clock.
+	At time.Duration
+}
+
+// TraceCounter is implemented by a connection that can tell how many
+// packets its trace holds without waiting for the wire to settle (as
+// Trace may): the peer's notes name their packets by it.
+type TraceCounter interface {
+	TraceLen() int
+}
+
+// note adds a note going with the packet at, or, when at is nil, with
+// the trace's next packet (next) or its latest.
+func (p *Peer) note(text string, at *trace.Record, next bool) {
+	n := Note{Text: text, At: p.Conn.Now()}
+	switch tc, ok := p.Conn.(TraceCounter); {
+	case at != nil:
+		n.Frame = at.Frame
+	case ok:
+		n.Frame = max(1, tc.TraceLen())
+		if next {
+			n.Frame = tc.TraceLen() + 1
+		}
+	}
+	p.Notes = append(p.Notes, n)
+}
+
+// Note adds text to the scenario's account, going with the next packet
+// of its trace (a scenario script's line).
+func (p *Peer) Note(text string) { p.note(text, nil, true) }
+
+// PlaceNotes returns notes by the frame of recs (a trace) each goes
+// with, and those that go with none (the trace is empty). A note whose
+// frame is past the trace's end goes with its last packet; one without
+// a frame with the first packet at or after its time, else the last.
+func PlaceNotes(recs []*trace.Record, notes []Note) (byFrame map[int][]string, none []string) {
+	byFrame = map[int][]string{}
+	for _, n := range notes {
+		if len(recs) == 0 {
+			none = append(none, n.Text)
+			continue
+		}
+		at := recs[len(recs)-1].Frame
+		switch {
+		case n.Frame > 0:
+			at = min(n.Frame, at)
+		default:
+			for _, r := range recs {
+				if r.Time >= n.At {
+					at = r.Frame
+					break
+				}
+			}
+		}
+		byFrame[at] = append(byFrame[at], n.Text)
+	}
+	return byFrame, none
+}
+
+// governs names the clause governing a step, for its notes.
+func governs(clause string) string {
+	if clause == "" {
+		return "no rule of this suite governs it"
+	}
+	return clause + " governs it"
 }
 
 // Undecided says why a scenario could not decide its own clause.
@@ -77,6 +157,7 @@ func (p *Peer) MTU() int { return p.Info.MTU }
 // not met"), never failed: one root cause, one clause.
 func (p *Peer) Setup(clause, what string, fn func()) {
 	ginkgo.GinkgoHelper()
+	p.note(fmt.Sprintf("setup step (%s): %s", governs(clause), what), nil, true)
 	p.with(step{clause: clause, what: what, explicit: true}, fn)
 }
 
@@ -88,6 +169,7 @@ func (p *Peer) Setup(clause, what string, fn func()) {
 // it), which gets the finding.
 func (p *Peer) Trigger(clause, what string, fn func()) {
 	ginkgo.GinkgoHelper()
+	p.note(fmt.Sprintf("trigger (%s): %s", governs(clause), what), nil, true)
 	p.with(step{clause: clause, what: what, trigger: true, explicit: true}, fn)
 }
 
@@ -107,6 +189,7 @@ func (p *Peer) Step(clause, what string, fn func()) {
 		fn()
 		return
 	}
+	p.note(fmt.Sprintf("step (%s): %s", governs(clause), what), nil, true)
 	p.with(step{clause: clause, what: what}, fn)
 }
 
@@ -205,6 +288,7 @@ func (p *Peer) failUnder(clause string, expected []string, seen string, hi *trac
 		return
 	}
 	s := p.current()
+	p.note(fmt.Sprintf("expectation not met (%s): %s; seen %s", governs(clause), strings.Join(expected, " | "), seen), hi, false)
 	if clause == p.Clause && !s.trigger {
 		p.Failure = p.finding(clause, p.ClauseText, expected, seen, hi)
 		ginkgo.Fail(p.FailureText(expected, seen, hi))
@@ -242,7 +326,7 @@ func (p *Peer) finding(clause, text string, expected []string, seen string, hi *
 	f := &reports.Finding{ID: clause, Clause: text, Expected: expected, Seen: seen,
 		Message: clause + " violated: seen " + seen, Ladder: Rungs(window(recs, hi, 48), hi, false)}
 	if hi != nil {
-		f.PSN, f.QP = uint32(hi.Packet.PSN), hi.Packet.DestQP
+		f.Frame, f.PSN, f.QP = hi.Frame, uint32(hi.Packet.PSN), hi.Packet.DestQP
 	}
 	return f
 }
@@ -415,6 +499,7 @@ func (p *Peer) Expect(what string, within time.Duration, match func(*wire.Packet
 		}
 		p.seen = append(p.seen, r)
 		if match(r.Packet) {
+			p.note(fmt.Sprintf("awaited (%s): %s within %v; this packet came", governs(p.current().clause), what, within), r, false)
 			return r, skipped
 		}
 		skipped = append(skipped, r)
@@ -532,6 +617,7 @@ func (p *Peer) ExpectAtomicAck(psn wire.PSN, what string, within time.Duration) 
 			}
 			p.seen = append(p.seen, r)
 			if k := r.Packet; k.Opcode == wire.AtomicAcknowledge && k.PSN == psn {
+				p.note(fmt.Sprintf("awaited (%s): %s within %v; this packet came", governs(p.current().clause), want, within), r, false)
 				rec = r
 				return
 			}
@@ -574,6 +660,7 @@ func (p *Peer) ExpectNothing(what string, d time.Duration, match func(*wire.Pack
 			p.Fail([]string{"no " + what + fmt.Sprintf(" within %v", d)}, r.Packet.String(), r)
 		}
 	}
+	p.note(fmt.Sprintf("awaited (%s): no %s within %v; none came", governs(p.current().clause), what, d), nil, false)
 }
 
 // Wait lets d pass on the device's clock.

@@ -873,3 +873,11 @@ func (c *Conn) Close() error {
 	c.d.tr.unregister(c.info.PeerQPN)
 	return c.agentErr("destroying the QP", c.d.agent.DestroyQP(c.qp))
 }
+
+// TraceLen implements harness.TraceCounter: the packets recorded so far,
+// without waiting for the wire to settle.
+func (c *Conn) TraceLen() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.trace)
+}

@@ -459,3 +459,6 @@ func (c *Conn) Close() error { return nil }
 // WritePcapng writes every frame that crossed the connection's link, both
 // directions, as a pcapng capture (the same bytes a capture adapter reads).
 func (c *Conn) WritePcapng(w io.Writer) error { return c.link.WritePcapng(w) }
+
+// TraceLen implements harness.TraceCounter.
+func (c *Conn) TraceLen() int { return len(c.records) }

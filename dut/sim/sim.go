@@ -599,3 +599,10 @@ func (c *Conn) Close() error {
 	_, err := s.c.Do(&simproto.Request{Request: agentproto.Request{Op: agentproto.OpDestroyQP, QP: c.qp}})
 	return err
 }
+
+// TraceLen implements harness.TraceCounter.
+func (c *Conn) TraceLen() int {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return len(c.records)
+}

@@ -110,3 +110,25 @@ func (r *Record) Usable() bool { return r.ICRC != wire.ICRCBad }
 func (r *Record) String() string {
 	return fmt.Sprintf("#%d %v %s %s", r.Frame, r.Time, r.Dir, r.Packet)
 }
+
+// AppendFrame appends the record as the Ethernet frame a capture of its
+// packet would hold, made from what the record keeps: RoCEv2 over IPv4
+// or IPv6 (by its addresses), its IPv4 Identification, UDP source port
+// and transport packet, with the ICRC computed (MAC addresses zero, TTL
+// 64). A record whose ICRC was bad gets every bit of the right one
+// inverted, so that a reader of the frame drops it as the monitors did.
+// The records of an active run are whole; a truncated record (from a
+// capture) is written with the payload it kept.
+func (r *Record) AppendFrame(b []byte) []byte {
+	f := wire.Frame{Encap: wire.RoCEv2IPv4, Src: r.Src, Dst: r.Dst, TTL: 64, IPID: r.IPID, SrcPort: r.SrcPort, Packet: *r.Packet}
+	if !r.Src.Unmap().Is4() {
+		f.Encap = wire.RoCEv2IPv6
+	}
+	b = f.AppendEthernet(b)
+	if r.ICRC == wire.ICRCBad {
+		for i := len(b) - wire.ICRCLen; i < len(b); i++ {
+			b[i] = ^b[i]
+		}
+	}
+	return b
+}

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/rcconform/rcconform/reports"
@@ -17,6 +19,17 @@ import (
 
 // Timeout bounds one run of the suite.
 const Timeout = 10 * time.Minute
+
+// Build compiles the suite's test binary from pkg (the suite's folder,
+// as `go test -c` names it) into a temporary folder of t.
+func Build(t testing.TB, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "rules.test")
+	if out, err := exec.Command("go", "test", "-c", "-o", bin, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("building the rule suite: %v\n%s", err, out)
+	}
+	return bin
+}
 
 // Exec runs the suite binary bin in folder wd (the suite's rules/ folder)
 // with args, which must make it write its JSON result to jsonPath, and

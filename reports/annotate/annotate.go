@@ -38,6 +38,14 @@ type Capture struct {
 	Connections []reports.Connection
 	// Undecided holds the capture's undecided instances (see Undecided).
 	Undecided *Undecided
+	// Frames, when not nil, are the capture's frames, numbered from 1,
+	// and Path only names it (a suite scenario's trace, which is no
+	// file).
+	Frames []capture.Frame
+	// Notes are comments of the caller's own by frame (a scenario's
+	// steps and expectations), written before the findings' and without
+	// the prefix every comment begins with.
+	Notes map[int][]string
 }
 
 // Undecided collects a capture's undecided instances as an audit counts
@@ -138,6 +146,11 @@ func (c *Capture) comments(clauses []reports.ClauseResult, tag bool) map[int][]s
 			s += fmt.Sprintf(" [%s frame %d]", c.Path, frame)
 		}
 		out[frame] = append(out[frame], s)
+	}
+	for frame, l := range c.Notes {
+		for _, s := range l {
+			add(frame, prefix+s)
+		}
 	}
 	for _, cn := range c.Connections {
 		if cn.FirstFrame > 0 {
@@ -255,14 +268,25 @@ func write(w io.Writer, comment string, caps []Capture, clauses []reports.Clause
 // error that ended reading early (the frames before it were written), or
 // the error that stopped writing.
 func (c *Capture) write(nw *capture.NgWriter, notes map[int][]string) (readErr, err error) {
-	r, err := capture.Open(c.Path)
-	if err != nil {
-		return fmt.Errorf("annotating: %w", err), nil
+	i := 0
+	next := func() (*capture.Frame, error) {
+		if i == len(c.Frames) {
+			return nil, io.EOF
+		}
+		i++
+		return &c.Frames[i-1], nil
 	}
-	defer r.Close()
+	if c.Frames == nil {
+		r, err := capture.Open(c.Path)
+		if err != nil {
+			return fmt.Errorf("annotating: %w", err), nil
+		}
+		defer r.Close()
+		next = r.Next
+	}
 	ifaces := map[uint32]int{} // link type -> interface written
 	for {
-		fr, err := r.Next()
+		fr, err := next()
 		if err == io.EOF {
 			return nil, nil
 		}

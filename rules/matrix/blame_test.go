@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rcconform/rcconform/internal/suiterun"
 	"github.com/rcconform/rcconform/reports"
 )
 
@@ -16,7 +17,7 @@ func TestBlame(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the rule suite")
 	}
-	bin := suiteBinary(t)
+	bin := suiterun.Build(t, "..")
 	runs := []*run{
 		// C9-97's scenarios start from an ACKed SEND: with ACK PSNs one
 		// ahead that setup step fails, under C9-95.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rcconform/rcconform/internal/suiterun"
 	"github.com/rcconform/rcconform/reports"
 )
 
@@ -53,7 +54,7 @@ func TestCleanUnderLegalChoices(t *testing.T) {
 		seed = v
 	}
 	rng := rand.New(rand.NewSource(seed))
-	bin := suiteBinary(t)
+	bin := suiterun.Build(t, "..")
 	var runs []*run
 	for i := 0; i < n; i++ {
 		settings := legalChoice(rng)

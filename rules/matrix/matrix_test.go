@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -22,19 +21,6 @@ import (
 	"github.com/rcconform/rcconform/rules/catalog"
 	"github.com/rcconform/rcconform/rules/rulekit"
 )
-
-// suiteBinary compiles the rule suite once.
-func suiteBinary(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "rules.test")
-	cmd := exec.Command("go", "test", "-c", "-o", bin, "..")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("building the rule suite: %v\n%s", err, out)
-	}
-	return bin
-}
 
 type run struct {
 	name string
@@ -100,7 +86,7 @@ func TestDefectMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the defect matrix runs the whole suite once per defect")
 	}
-	bin := suiteBinary(t)
+	bin := suiterun.Build(t, "..")
 	var runs []*run
 	traces := t.TempDir()
 	for _, c := range cleanConfigs {

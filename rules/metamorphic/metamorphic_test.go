@@ -19,6 +19,7 @@ import (
 	"github.com/rcconform/rcconform/dut/pcapdut"
 	"github.com/rcconform/rcconform/dut/pcapdut/synth"
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/internal/suiterun"
 	"github.com/rcconform/rcconform/reference"
 	"github.com/rcconform/rcconform/reports"
 	_ "github.com/rcconform/rcconform/rules" // every monitor
@@ -224,15 +225,6 @@ func suiteTraces(t *testing.T, bin, defect string) []*source {
 	return srcs
 }
 
-func suiteBinary(t *testing.T) string {
-	bin := filepath.Join(t.TempDir(), "rules.test")
-	cmd := exec.Command("go", "test", "-c", "-o", bin, "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the rule suite: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func seedOf(seed uint64, parts ...string) *rand.Rand {
 	h := fnv.New64a()
 	for _, p := range parts {
@@ -265,7 +257,7 @@ func TestMetamorphic(t *testing.T) {
 	seeds := 1
 	seeds = envInt("METAMORPHIC_SEEDS", seeds)
 	srcs := append(sharedSources(t), synthSources(t, 2)...)
-	bin := suiteBinary(t)
+	bin := suiterun.Build(t, "..")
 	srcs = append(srcs, suiteTraces(t, bin, "")...)
 	if !testing.Short() {
 		full := os.Getenv("METAMORPHIC_FULL") != ""

@@ -3,6 +3,7 @@ package rulekit
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -140,7 +141,8 @@ func (m Multi) after(conn dut.Conn, peer *harness.Peer) {
 		settings.ReceiveLoss = true
 		fmt.Fprintf(ginkgo.GinkgoWriter, "%s: %s: its trace is judged as one that may lack packets the device sent\n", m.Name, where)
 	}
-	sink := harness.AuditRecords(conn.Trace(), settings, ClauseText)
+	file := traceFile("script", strings.TrimSuffix(filepath.Base(m.Name), filepath.Ext(m.Name)))
+	sink := auditTrace(m.Name, file, conn, conn.Trace(), settings, peer)
 	outs := m.Outcomes(peer)
 
 	mu.Lock()

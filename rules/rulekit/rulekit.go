@@ -50,8 +50,13 @@ type Config struct {
 	// files (development of a rule group only).
 	Partial bool
 	// TraceDir, when set, receives a pcapng capture of every active
-	// scenario's connection (for adapters that can write one).
+	// scenario's link (for adapters that can write one: the reference)
+	// with its settings, which the defect matrix and the metamorphic
+	// tests audit as captures.
 	TraceDir string
+	// Traces, when set, receives every scenario's trace as an annotated
+	// pcapng file (its steps, expectations and findings as comments).
+	Traces string
 	// Scripts is the folder of scenario scripts the suite runs, each as
 	// a spec (DefaultScripts: the project's examples, when present).
 	Scripts string
@@ -81,7 +86,8 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&Cfg.AckTimeout, "ack-timeout", -1, "capture audit: local ACK timeout exponent (-1 unknown)")
 	fs.IntVar(&Cfg.RetryCnt, "retry-cnt", -1, "capture audit: transport retry count (-1 unknown)")
 	fs.IntVar(&Cfg.RNRRetry, "rnr-retry", -1, "capture audit: RNR retry count (-1 unknown)")
-	fs.StringVar(&Cfg.TraceDir, "trace-dir", "", "write a pcapng capture of each active scenario into this folder")
+	fs.StringVar(&Cfg.TraceDir, "trace-dir", "", "development: write what crossed each reference scenario's link (no comments) and its settings into this folder, for the project's tests; see --traces")
+	fs.StringVar(&Cfg.Traces, "traces", "", "save every scenario's trace into this folder as one pcapng file, its steps, expectations and findings as packet comments")
 	fs.StringVar(&Cfg.Scripts, "scripts", Cfg.Scripts, "run every scenario script (*.rcs) under this folder as a spec (\"\": none)")
 	fs.BoolVar(&Cfg.Partial, "partial", false, "development only: run even if some catalogue entries have no spec file yet")
 	fs.BoolVar(&Cfg.Complete, "complete", false, "capture audit: the capture holds every connection from its first packet, taken where nothing is lost before the capture point")
@@ -305,6 +311,11 @@ func Setup() error {
 	if err := CheckRegistry(); err != nil && !Cfg.Partial {
 		return err
 	}
+	if Cfg.Traces != "" {
+		if err := checkTraces(Cfg.Traces); err != nil {
+			return err
+		}
+	}
 	settings := ParseSettings(Cfg.Settings)
 	if Cfg.Device != "" {
 		settings["device"] = Cfg.Device
@@ -418,7 +429,8 @@ func uniq(s []string) []string {
 	return out
 }
 
-// WriteReports writes the JSON and JUnit files the flags ask for.
+// WriteReports writes the JSON and JUnit files the flags ask for, and
+// then returns the first error in saving a scenario's trace (--traces).
 func WriteReports() error {
 	res := Result()
 	if Cfg.JSON != "" {
@@ -430,6 +442,11 @@ func WriteReports() error {
 		if err := writeFile(Cfg.JUnit, func(f *os.File) error { return reports.WriteJUnit(f, res, "rcconform") }); err != nil {
 			return err
 		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if traces.err != nil {
+		return fmt.Errorf("saving the scenarios' traces (--traces): %w", traces.err)
 	}
 	return nil
 }

@@ -173,7 +173,7 @@ func (r *R) afterActive(name string, conn dut.Conn, sc Scenario, peer *harness.P
 		settings.ReceiveLoss = true
 		fmt.Fprintf(ginkgo.GinkgoWriter, "%s: %s: its trace is judged as one that may lack packets the device sent\n", name, where)
 	}
-	sink := harness.AuditRecords(recs, settings, ClauseText)
+	sink := auditTrace(id+": "+name, traceFile(catalog.Folder(id), name), conn, recs, settings, peer)
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -124,6 +124,7 @@ func (r *runner) step(st *Step) {
 		if st.Kind.Checks() {
 			p.Clause, p.ClauseText = st.Clause, rulekit.ClauseText(st.Clause)
 		}
+		p.Note(st.String())
 		p.Own(fn)
 	}
 	if st.Role == Check && st.Kind.Checks() {

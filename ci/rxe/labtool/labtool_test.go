@@ -246,6 +246,28 @@ func TestPcapng(t *testing.T) {
 	if r.LinkType() != layers.LinkTypeEthernet {
 		t.Errorf("link type %v", r.LinkType())
 	}
+	if _, _, err := r.ReadPacketData(); err != io.EOF {
+		t.Errorf("after the frames: %v, want the end", err)
+	}
+
+	// tcpdump stopped in the middle of the second frame: the first is kept.
+	b, _ := os.ReadFile(in)
+	os.WriteFile(in, b[:len(b)-10], 0o644)
+	if err := toPcapng(in, out); err != nil {
+		t.Fatalf("a capture cut in its last frame: %v", err)
+	}
+	g2, _ := os.Open(out)
+	defer g2.Close()
+	r2, err := pcapgo.NewNgReader(g2, pcapgo.DefaultNgReaderOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _, err := r2.ReadPacketData(); err != nil || !bytes.Equal(data, frames[0]) {
+		t.Errorf("the whole frame before the cut: %d bytes, %v", len(data), err)
+	}
+	if _, _, err := r2.ReadPacketData(); err != io.EOF {
+		t.Errorf("the cut frame: %v, want it left out", err)
+	}
 }
 
 // An accepted alternative (a scenario racing the device) is neither a

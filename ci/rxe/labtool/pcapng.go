@@ -1,65 +1,55 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/google/gopacket/pcapgo"
+	"github.com/rcconform/rcconform/wire/capture"
 )
 
 // toPcapng rewrites the lab's tcpdump capture (classic pcap) as pcapng, the
-// form the lab promises in out/rxe/.
+// form the lab promises in out/rxe/, with wire/capture's reader and
+// writer. A capture that ends inside a frame (tcpdump stopped mid-write)
+// keeps the frames before it.
 func toPcapng(in, out string) error {
-	f, err := os.Open(in)
+	r, err := capture.Open(in)
 	if err != nil {
 		return fmt.Errorf("reading the capture: %w", err)
 	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(bufio.NewReader(f))
-	if err != nil {
-		return fmt.Errorf("reading the capture %s: %w", in, err)
-	}
+	defer r.Close()
 	o, err := os.Create(out)
 	if err != nil {
 		return fmt.Errorf("writing the capture: %w", err)
 	}
-	bw := bufio.NewWriter(o)
-	intf := pcapgo.DefaultNgInterface
-	intf.LinkType = r.LinkType()
-	intf.Name = "tap0"
-	intf.Description = "the soft-RoCE lab's tap device, inside its network namespace"
-	intf.SnapLength = r.Snaplen()
-	w, err := pcapgo.NewNgWriterInterface(bw, intf, pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{
-		Application: "rcconform ci/rxe-lab.sh", Comment: "RoCEv2 traffic between the rule suite and rdma_rxe"}})
+	w, err := capture.NewNgWriter(o, "rcconform ci/rxe-lab.sh: RoCEv2 traffic between the rule suite and rdma_rxe")
 	if err != nil {
 		o.Close()
 		return fmt.Errorf("writing the capture %s: %w", out, err)
 	}
-	n := 0
+	iface := -1
 	for {
-		data, ci, err := r.ReadPacketData()
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			break // tcpdump stopped mid-frame: keep what was whole
+		fr, err := r.Next()
+		if err == io.EOF || errors.Is(err, capture.ErrTruncated) {
+			break // (Open read the file's header: a frame was cut)
 		}
 		if err != nil {
 			o.Close()
-			return fmt.Errorf("reading the capture %s, frame %d: %w", in, n+1, err)
+			return fmt.Errorf("rewriting the capture as pcapng: %w", err)
 		}
-		n++
-		ci.InterfaceIndex = 0
-		if err := w.WritePacket(ci, data); err != nil {
+		if iface < 0 {
+			if iface, err = w.AddInterface(fr.LinkType, "tap0", "the soft-RoCE lab's tap device, inside its network namespace"); err != nil {
+				o.Close()
+				return fmt.Errorf("writing the capture %s: %w", out, err)
+			}
+		}
+		if err := w.WritePacket(iface, fr.Time, fr.Data, fr.OrigLen, fr.Comments); err != nil {
 			o.Close()
-			return fmt.Errorf("writing the capture %s, frame %d: %w", out, n, err)
+			return fmt.Errorf("writing the capture %s, frame %d: %w", out, fr.Num, err)
 		}
 	}
 	if err := w.Flush(); err != nil {
-		o.Close()
-		return fmt.Errorf("writing the capture %s: %w", out, err)
-	}
-	if err := bw.Flush(); err != nil {
 		o.Close()
 		return fmt.Errorf("writing the capture %s: %w", out, err)
 	}
