@@ -3,6 +3,7 @@ package script_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,17 +39,57 @@ func reference(t *testing.T, defect string) dut.DUT {
 	return d
 }
 
+// reproducers lists, for each soft-RoCE reproducer (ci/rxe/repro), the
+// reference defect that does what rxe does and the clause it fails: a
+// reproducer passes against the clean reference and fails, on its own
+// line, against that defect, so it shows the deviation and nothing else.
+var reproducers = map[string][]struct{ defect, clause string }{
+	"c9_97-c9_107-read-replay-middle.rcs":    {{"read-replay-middle", "C9-107"}},
+	"c9_105-dup-after-read.rcs":              {{"dup-ack-register", "C9-105"}},
+	"c9_105-dup-fresh-qp.rcs":                {{"dup-ack-register", "C9-105"}},
+	"c9_106-c9_115-dup-read-invalidated.rcs": {{"dup-error-nak", "C9-106"}},
+	"c9_107-zero-length-dup-read.rcs":        {{"dup-read-dropped", "C9-107"}},
+	"c9_110-read-no-preempt.rcs":             {{"read-no-preempt", "C9-110"}},
+	"c9_140-rnr-stale-timer.rcs":             {{"rnr-stale-timer", "C9-140"}},
+	"c9_150_2_1-credits.rcs":                 {{"credits-invalid-no-srq", "C9-150.2.1"}},
+	"retry_counter-retry-7.rcs":              {{"retry-7-unlimited", "retry-counter"}},
+}
+
 // TestExamplesPassCleanFailUnderDefect runs every shipped example script
 // against the clean reference (every clause it checks passes, no line
 // fails, no passive monitor finds anything) and under each defect that
 // breaks one of its clauses (that clause fails, on the script's own line).
 func TestExamplesPassCleanFailUnderDefect(t *testing.T) {
-	files, err := script.Files("../scripts")
+	passCleanFailUnderDefect(t, "../scripts", 5, breaks)
+}
+
+// TestReproducersPassCleanFailUnderDefect holds the soft-RoCE
+// reproducers to the same: each passes against the clean reference and
+// fails on its clause under the defect that does what rxe does.
+// Its header states, in our words, the clause it fails.
+func TestReproducersPassCleanFailUnderDefect(t *testing.T) {
+	const dir = "../../ci/rxe/repro"
+	passCleanFailUnderDefect(t, dir, len(reproducers), reproducers)
+	for name, cases := range reproducers {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			if !strings.Contains(string(b), "# "+c.clause+":") && !strings.Contains(string(b), "# "+c.clause+" (") {
+				t.Errorf("%s: its header does not state %s in words (a line \"# %s: ...\")", name, c.clause, c.clause)
+			}
+		}
+	}
+}
+
+func passCleanFailUnderDefect(t *testing.T, dir string, least int, cases map[string][]struct{ defect, clause string }) {
+	files, err := script.Files(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 5 {
-		t.Fatalf("%d example scripts, want at least 5", len(files))
+	if len(files) < least {
+		t.Fatalf("%d scripts in %s, want at least %d", len(files), dir, least)
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -56,9 +97,9 @@ func TestExamplesPassCleanFailUnderDefect(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cases, ok := breaks[filepath.Base(f)]
+			cases, ok := cases[filepath.Base(f)]
 			if !ok || len(cases) == 0 {
-				t.Fatalf("no defect is shown to break %s: add it to breaks", f)
+				t.Fatalf("no defect is shown to break %s: add it to the table", f)
 			}
 			res := s.Run(reference(t, ""))
 			if res.Err != nil || res.Failure != nil || len(res.Monitors) > 0 {

@@ -43,6 +43,9 @@ func readObserved(args []string) (*Observed, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading the result of %s (%s): %w", cfg, path, err)
 		}
+		if err := addScripts(r, path); err != nil {
+			return nil, fmt.Errorf("reading the scripts' results of %s: %w", cfg, err)
+		}
 		if _, seen := o.runs[cfg]; !seen {
 			o.order = append(o.order, cfg)
 		}
@@ -66,7 +69,7 @@ func verdictsOf(r *reports.Result) map[string]reports.ClauseResult {
 func (o *Observed) flaps(exp *Expected) []string {
 	var out []string
 	expBy := map[string]Clause{}
-	for _, c := range exp.Clauses {
+	for _, c := range exp.all() {
 		expBy[c.ID] = c
 	}
 	for _, cfg := range o.order {
@@ -107,7 +110,7 @@ func firstNonEmpty(s ...string) string {
 func compare(exp *Expected, obs *Observed) []string {
 	var out []string
 	expBy := map[string]Clause{}
-	for _, c := range exp.Clauses {
+	for _, c := range exp.all() {
 		expBy[c.ID] = c
 	}
 	for _, cfg := range obs.order {
@@ -121,7 +124,7 @@ func compare(exp *Expected, obs *Observed) []string {
 		}
 		r := obs.runs[cfg][0].result
 		got := verdictsOf(r)
-		for _, c := range exp.Clauses {
+		for _, c := range exp.all() {
 			g, ok := got[c.ID]
 			if !ok {
 				out = append(out, fmt.Sprintf("%s %s: expected %s, the run has no verdict", c.ID, cfg, orNone(c.Verdicts[cfg])))
@@ -185,7 +188,7 @@ func candidate(exp *Expected, obs *Observed) *Expected {
 		}
 	}
 	expBy := map[string]Clause{}
-	for _, cl := range exp.Clauses {
+	for _, cl := range exp.all() {
 		expBy[cl.ID] = cl
 	}
 	// clause order: the runs' (catalogue) order
@@ -244,14 +247,18 @@ func candidate(exp *Expected, obs *Observed) *Expected {
 			}
 			nc.Evidence = kept
 		}
-		c.Clauses = append(c.Clauses, nc)
+		if isScriptID(id) {
+			c.Scripts = append(c.Scripts, nc)
+		} else {
+			c.Clauses = append(c.Clauses, nc)
+		}
 	}
 	oldDiff := map[string]Difference{}
 	for _, d := range exp.Differences {
 		oldDiff[d.ID] = d
 	}
 	ks := c.kernels()
-	for _, cl := range c.Clauses {
+	for _, cl := range c.all() {
 		if len(ks) < 2 {
 			break
 		}
