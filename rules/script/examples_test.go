@@ -226,3 +226,59 @@ func TestUnsupported(t *testing.T) {
 		}
 	}
 }
+
+// lateCompletions is a device that reports no completion.
+type lateCompletions struct{ dut.DUT }
+
+type lateCompletionsConn struct{ dut.Conn }
+
+func (lateCompletionsConn) Completions() ([]dut.Completion, error) { return nil, nil }
+
+func (d lateCompletions) NewConn(cfg dut.ConnConfig) (dut.Conn, error) {
+	c, err := d.DUT.NewConn(cfg)
+	return lateCompletionsConn{c}, err
+}
+
+// TestFromRequesterExpectsCompletions: a script made from a requester's
+// trace expects each work request the recorded answers complete to
+// complete with success (§9.7.5.1.2): it passes against the reference,
+// and fails on that clause against a device that never completes them.
+func TestFromRequesterExpectsCompletions(t *testing.T) {
+	ex, err := script.ParseFile("../scripts/s9_9_2_2-fatal-nak.rcs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A requester's clean exchange: two SENDs, each acknowledged.
+	s, err := script.Parse("t.rcs", "side requester\nqp dpsn=40\npost send id=1 len=8\n> SEND_ONLY psn=40 [trigger]\n< ACK psn=40 msn=1\n"+
+		"post send id=2 len=8\n> SEND_ONLY psn=41 [trigger]\n< ACK psn=41 msn=2\ncompletion id=2 [§9.7.5.1.2]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		s     *script.Script
+		count int
+	}{{s, 2}, {ex, 0}} {
+		res := tc.s.Run(reference(t, ""))
+		text, _, err := script.FromCapture(res.Trace, script.FromOptions{Source: "a trace", DeviceIsRequester: true})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.s.File, err)
+		}
+		if n := strings.Count(text, "status=success [§9.7.5.1.2]"); n != tc.count {
+			t.Errorf("%s: %d completions expected, want %d:\n%s", tc.s.File, n, tc.count, text)
+		}
+		made, err := script.Parse("made.rcs", text)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, text)
+		}
+		if res := made.Run(reference(t, "")); res.Failed() || !res.Decided() {
+			t.Errorf("%s: the made script against the reference: %+v, failure %+v\n%s", tc.s.File, res.Outcomes, res.Failure, text)
+		}
+		if tc.count == 0 {
+			continue
+		}
+		res = made.Run(lateCompletions{reference(t, "")})
+		if res.Failure == nil || res.Failure.ID != "§9.7.5.1.2" {
+			t.Errorf("against a device that completes nothing: failure %+v, want §9.7.5.1.2's", res.Failure)
+		}
+	}
+}

@@ -56,6 +56,22 @@ func readObserved(args []string) (*Observed, error) {
 
 func (o *Observed) configList() string { return strings.Join(o.order, ", ") }
 
+// observed is a run's verdict on an entry: its clause result, or, for a
+// script's clause that only a passive monitor could fail (absent when the
+// monitor found nothing) in a run that has the script's results, pass.
+func observed(got map[string]reports.ClauseResult, id string) (reports.ClauseResult, bool) {
+	if g, ok := got[id]; ok || !isScriptID(id) {
+		return g, ok
+	}
+	file, _, _ := strings.Cut(id, " ")
+	for other := range got {
+		if strings.HasPrefix(other, file+" ") {
+			return reports.ClauseResult{ID: id, Verdict: reports.Pass}, true
+		}
+	}
+	return reports.ClauseResult{}, false
+}
+
 func verdictsOf(r *reports.Result) map[string]reports.ClauseResult {
 	m := map[string]reports.ClauseResult{}
 	for _, c := range r.Clauses {
@@ -81,7 +97,8 @@ func (o *Observed) flaps(exp *Expected) []string {
 		for _, r := range runs[1:] {
 			other := verdictsOf(r.result)
 			for _, id := range unionKeys(first, other) {
-				a, b := first[id], other[id]
+				a, _ := observed(first, id)
+				b, _ := observed(other, id)
 				if c, ok := expBy[id]; ok && c.accepts(cfg, a.Verdict) && c.accepts(cfg, b.Verdict) {
 					continue // both accepted: a known race, not a flap
 				}
@@ -125,7 +142,7 @@ func compare(exp *Expected, obs *Observed) []string {
 		r := obs.runs[cfg][0].result
 		got := verdictsOf(r)
 		for _, c := range exp.all() {
-			g, ok := got[c.ID]
+			g, ok := observed(got, c.ID)
 			if !ok {
 				out = append(out, fmt.Sprintf("%s %s: expected %s, the run has no verdict", c.ID, cfg, orNone(c.Verdicts[cfg])))
 				continue
@@ -213,7 +230,7 @@ func candidate(exp *Expected, obs *Observed) *Expected {
 				nc.Verdicts[cfg] = old.Verdicts[cfg]
 				continue
 			}
-			g := verdictsOf(runs[0].result)[id]
+			g, _ := observed(verdictsOf(runs[0].result), id)
 			nc.Verdicts[cfg] = g.Verdict
 			if old.accepts(cfg, g.Verdict) {
 				nc.Verdicts[cfg] = old.Verdicts[cfg] // an accepted alternative: the baseline stands

@@ -48,7 +48,9 @@ func isScriptID(id string) bool {
 // every script result file in the folder scripts/ next to the run's
 // result.json (none when it does not exist). A clause the script checks
 // takes its outcome; a setup line's clause or a passive monitor's that
-// failed is a fail of that clause in that script, its finding kept.
+// failed is a fail of that clause in that script, its finding kept (a
+// monitor's clause the script does not check is absent from a run whose
+// monitors found nothing on it: compare reads that as pass, observed).
 func addScripts(r *reports.Result, resultPath string) error {
 	dir := filepath.Join(filepath.Dir(resultPath), scriptsDir)
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
