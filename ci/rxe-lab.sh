@@ -262,7 +262,7 @@ run_scripts() {
     ip netns exec "$ns" tcpdump -i tap0 -s 0 -U -w "$sdir/$n.pcap" 'udp port 4791' >"$sdir/$n.tcpdump.log" 2>&1 &
     tdpid=$!
     # capturing once it says so (on a loaded host that takes seconds)
-    for _ in $(seq 1 100); do grep -q 'listening on' "$sdir/$n.tcpdump.log" && break; sleep 0.1; done
+    for _ in $(seq 1 100); do grep -qs 'listening on' "$sdir/$n.tcpdump.log" && break; sleep 0.1; done
     sleep 0.3
     rc=0; script_run "$f" >"$sdir/$n.json" 2>"$sdir/$n.log" || rc=$?
     [ "$rc" -ne 2 ] || log "$cfg: $f could not run: $(tail -3 "$sdir/$n.log")"
