@@ -20,11 +20,14 @@
 #   - in the VM: eth0 gets 192.0.2.2/24 and the MTU, `rdma link add rxe0 type rxe netdev eth0`, and
 #     `rcconform-agent --listen=192.0.2.2:4792 --device=rxe0 --token=…`; the host end is 192.0.2.1;
 #   - the whole suite with --dut=live; tcpdump on the tap inside the namespace;
+#   - then the scenario scripts with `rcconform script --dut live`: the examples (rules/scripts) and
+#     the reproducers of rxe's deviations (ci/rxe/repro), each of these under a capture of its own;
 #   - out/rxe/<kernel>-<mtu>/: result.json, junit.xml (keyed by clause), report.html, report.md,
 #     capture.pcapng (the RoCEv2 traffic on the tap), console.log (the VM's serial console), suite.log,
 #     audit.json (`rcconform audit` of capture.pcapng: the capture audit on a real device's traffic),
 #     capture-annotated.pcapng (capture.pcapng with that audit's findings as packet comments),
-#     traces/ (the suite's --traces: each scenario's trace, one pcapng with its steps and findings as comments).
+#     traces/ (the suite's --traces: each scenario's trace, one pcapng with its steps and findings as comments),
+#     scripts/ (the scripts' results, and each reproducer's NAME.pcapng).
 # Everything (VM, tcpdump, tap, namespace) is torn down on exit, whatever happened.
 #
 # Verdicts: compared with ci/rxe/expected.json (`go run ./ci/rxe/labtool compare`); differences are
@@ -240,6 +243,37 @@ trap 'teardown; exit 130' INT TERM
 
 host_ip=192.0.2.1 vm_ip=192.0.2.2
 
+# run_scripts CONFIG DIR: the scenario scripts against rxe, after the suite
+# (its capture stopped): the examples (rules/scripts) in one run, then each
+# reproducer (ci/rxe/repro) under a capture of its own. DIR/scripts/ gets
+# `rcconform script --format json` results (labtool compare baselines them
+# per script and clause) and, per reproducer, NAME.pcapng and NAME.log.
+run_scripts() {
+  local cfg=$1 dir=$2 sdir="$2/scripts" f n src rc t0
+  mkdir -p "$sdir"
+  t0=$(date +%s)
+  script_run() {
+    ip netns exec "$ns" env RCCONFORM_AGENT_TOKEN="$token" out/rxe/rcconform script --dut live --format json \
+      --settings="device=$vm_ip,agent=$vm_ip:4792,latency=${RXE_LAB_LATENCY:-1s},settle=${RXE_LAB_SETTLE:-100ms}" "$@"
+  }
+  rc=0; script_run rules/scripts >"$sdir/examples.json" 2>"$sdir/examples.log" || rc=$?
+  [ "$rc" -ne 2 ] || log "$cfg: the example scripts could not run: $(tail -3 "$sdir/examples.log")"
+  for f in ci/rxe/repro/*.rcs; do
+    n=$(basename "$f" .rcs)
+    ip netns exec "$ns" tcpdump -i tap0 -s 0 -U -w "$sdir/$n.pcap" 'udp port 4791' >"$sdir/$n.tcpdump.log" 2>&1 &
+    tdpid=$!
+    # capturing once it says so (on a loaded host that takes seconds)
+    for _ in $(seq 1 100); do grep -qs 'listening on' "$sdir/$n.tcpdump.log" && break; sleep 0.1; done
+    sleep 0.3
+    rc=0; script_run "$f" >"$sdir/$n.json" 2>"$sdir/$n.log" || rc=$?
+    [ "$rc" -ne 2 ] || log "$cfg: $f could not run: $(tail -3 "$sdir/$n.log")"
+    sleep 0.5
+    kill "$tdpid" 2>/dev/null; wait "$tdpid" 2>/dev/null || true; tdpid=""
+    out/rxe/labtool pcapng "$sdir/$n.pcap" "$sdir/$n.pcapng" && rm -f "$sdir/$n.pcap" "$sdir/$n.tcpdump.log"
+  done
+  log "$cfg: scripts done after $(( $(date +%s) - t0 )) s"
+}
+
 # run_config KERNEL MTU DIR: boots the VM and runs the suite; returns 0 when the suite produced a result.
 run_config() {
   local series=$1 mtu=$2 dir=$3 tree kpkg token rc
@@ -291,8 +325,9 @@ run_config() {
   log "$series-$mtu: running the suite (--dut=live)"
   local t1; t1=$(date +%s)
   set +e
-  # The example scripts (rules/scripts) are left out (--scripts=): the
-  # verdicts of ci/rxe/expected.json were recorded without them.
+  # The scenario scripts run after the suite, through `rcconform script`
+  # (below), each baselined on its own: not in the suite (--scripts=),
+  # whose clause verdicts they would blur.
   (cd rules && timeout "${RXE_LAB_SUITE_TIMEOUT:-1200}" ip netns exec "$ns" env RCCONFORM_AGENT_TOKEN="$token" "$repo/out/rxe/rules.test" \
      -ginkgo.no-color -ginkgo.timeout=30m --dut=live --scripts= \
      --settings="device=$vm_ip,agent=$vm_ip:4792,latency=${RXE_LAB_LATENCY:-1s},settle=${RXE_LAB_SETTLE:-100ms}" \
@@ -300,6 +335,8 @@ run_config() {
   rc=$?
   set -e
   log "$series-$mtu: suite exit $rc after $(( $(date +%s) - t1 )) s ($(grep -Eo 'Ran [0-9]+ of [0-9]+ Specs' "$dir/suite.log" | tail -1))"
+  kill "$tdpid" 2>/dev/null; wait "$tdpid" 2>/dev/null || true; tdpid=""
+  run_scripts "$series-$mtu" "$dir"
   teardown
   rm -f "$dir/initrd.img"
   if [ ! -s "$dir/result.json" ]; then

@@ -21,7 +21,7 @@ import (
 const exitUndecided = 3
 
 const scriptSynopsis = "[--dut reference|live] [--defect NAME] [--seed N] [--settings k=v,...] [--format text|json] SCRIPT|FOLDER...\n" +
-	"       rcconform script --from CAPTURE --connection N --side responder [--mtu M] [--out FILE]"
+	"       rcconform script --from CAPTURE --connection N --side requester|responder [--mtu M] [--out FILE]"
 
 // runScript runs scenario scripts against a device (the reference
 // transport by default) and reports each clause they check, and the
@@ -35,7 +35,7 @@ func runScript(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "text", "output: text or json")
 	from := fs.String("from", "", "write a script from this capture's connection instead of running scripts")
 	conn := fs.Int("connection", 0, "--from: the connection's number (as `rcconform audit` numbers them)")
-	side := fs.String("side", "", "--from: the side the device under test takes: responder (the script plays the recorded requester)")
+	side := fs.String("side", "", "--from: the side the device under test takes: responder (the script plays the recorded requester) or requester (it plays the recorded responder)")
 	mtu := fs.Int("mtu", 0, "--from: the connection's path MTU (default: from its packets)")
 	outFile := fs.String("out", "", "--from: write the script to this file (default: standard output)")
 	pos, err := parseFlags(fs, args)

@@ -110,6 +110,53 @@ func TestScriptFromCaptureGaps(t *testing.T) {
 	}
 }
 
+// TestScriptFromRequesterGaps: with the device as requester, a packet the
+// capture lost before its capture point is played from its resend (and
+// the resend expected again, go-back-n), a packet the capture shows after
+// its acknowledgment is played in its place, a capture that ends inside a
+// message ends the script before it; every work request the recorded
+// answers complete is expected to complete (§9.7.5.1.2). Each script
+// passes against the reference.
+func TestScriptFromRequesterGaps(t *testing.T) {
+	nak := ack(11, 1)
+	nak.AETH.Syndrome = wire.SynNAK(wire.NAKPSNSequence)
+	cut := send(12)
+	cut.Opcode, cut.AckReq, cut.Payload = wire.SendFirst, false, make([]byte, 256) // the path MTU
+	for _, tc := range []struct {
+		name string
+		pkts []wire.Packet
+		want []string
+	}{
+		{"lost", []wire.Packet{send(10), send(12), nak, send(11), send(12), ack(12, 3)},
+			[]string{"psn=dpsn+1 len=12 [trigger]    # frame 4: lost before the capture point, as its resend in frame 4 shows",
+				">> SEND_ONLY psn=dpsn+1 len=12 within", "[go-back-n]", "completion id=3 status=success [§9.7.5.1.2]"}},
+		{"late", []wire.Packet{send(10), ack(10, 1), ack(11, 2), send(11)},
+			[]string{"# frame 4: the capture shows it after its acknowledgment, in frame 4", "completion id=2 status=success [§9.7.5.1.2]"}},
+		{"cut", []wire.Packet{send(10), ack(10, 1), send(11), ack(11, 2), cut},
+			[]string{"the capture ends inside the message frame 5 begins", "completion id=2 status=success [§9.7.5.1.2]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			capture := file(t, tc.name+".pcap", pcapOf(t, tc.pkts...))
+			out := filepath.Join(t.TempDir(), "from.rcs")
+			if code, _, errOut := invoke(t, "script", "--from", capture, "--connection", "1", "--side", "requester", "--out", out); code != exitOK {
+				t.Fatalf("--from: exit %d: %s", code, errOut)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(b), w) {
+					t.Errorf("the script lacks %q:\n%s", w, b)
+				}
+			}
+			if code, stdout, _ := invoke(t, "script", out); code != exitOK {
+				t.Errorf("against the reference: exit %d, want 0\n%s\n%s", code, stdout, b)
+			}
+		})
+	}
+}
+
 // TestScriptFromUsage: bad --from invocations exit 2 and say why.
 func TestScriptFromUsage(t *testing.T) {
 	c := clean(t)
@@ -118,7 +165,8 @@ func TestScriptFromUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"--from", c, "--connection", "1"}, "--side requester or responder"},
-		{[]string{"--from", c, "--connection", "1", "--side", "requester"}, "nothing the rules fix"},
+		{[]string{"--from", file(t, "unanswered.pcap", pcapOf(t, send(10), send(11))), "--connection", "1", "--side", "requester"},
+			"unanswered.pcap, connection 1: the device's side of the connection gives nothing the rules fix to check: no answer of the recorded responder completes a request of the device's"},
 		{[]string{"--from", c, "--connection", "1", "--side", "both"}, "--side requester or responder"},
 		{[]string{"--from", c, "--side", "responder"}, "--connection N"},
 		{[]string{"--from", c, "--connection", "9", "--side", "responder"}, "no connection 9 (it has 1)"},

@@ -3,6 +3,7 @@ package script_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,17 +39,57 @@ func reference(t *testing.T, defect string) dut.DUT {
 	return d
 }
 
+// reproducers lists, for each soft-RoCE reproducer (ci/rxe/repro), the
+// reference defect that does what rxe does and the clause it fails: a
+// reproducer passes against the clean reference and fails, on its own
+// line, against that defect, so it shows the deviation and nothing else.
+var reproducers = map[string][]struct{ defect, clause string }{
+	"c9_97-c9_107-read-replay-middle.rcs":    {{"read-replay-middle", "C9-107"}},
+	"c9_105-dup-after-read.rcs":              {{"dup-ack-register", "C9-105"}},
+	"c9_105-dup-fresh-qp.rcs":                {{"dup-ack-register", "C9-105"}},
+	"c9_106-c9_115-dup-read-invalidated.rcs": {{"dup-error-nak", "C9-106"}},
+	"c9_107-zero-length-dup-read.rcs":        {{"dup-read-dropped", "C9-107"}},
+	"c9_110-read-no-preempt.rcs":             {{"read-no-preempt", "C9-110"}},
+	"c9_140-rnr-stale-timer.rcs":             {{"rnr-stale-timer", "C9-140"}},
+	"c9_150_2_1-credits.rcs":                 {{"credits-invalid-no-srq", "C9-150.2.1"}},
+	"retry_counter-retry-7.rcs":              {{"retry-7-unlimited", "retry-counter"}},
+}
+
 // TestExamplesPassCleanFailUnderDefect runs every shipped example script
 // against the clean reference (every clause it checks passes, no line
 // fails, no passive monitor finds anything) and under each defect that
 // breaks one of its clauses (that clause fails, on the script's own line).
 func TestExamplesPassCleanFailUnderDefect(t *testing.T) {
-	files, err := script.Files("../scripts")
+	passCleanFailUnderDefect(t, "../scripts", 5, breaks)
+}
+
+// TestReproducersPassCleanFailUnderDefect holds the soft-RoCE
+// reproducers to the same: each passes against the clean reference and
+// fails on its clause under the defect that does what rxe does.
+// Its header states, in our words, the clause it fails.
+func TestReproducersPassCleanFailUnderDefect(t *testing.T) {
+	const dir = "../../ci/rxe/repro"
+	passCleanFailUnderDefect(t, dir, len(reproducers), reproducers)
+	for name, cases := range reproducers {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			if !strings.Contains(string(b), "# "+c.clause+":") && !strings.Contains(string(b), "# "+c.clause+" (") {
+				t.Errorf("%s: its header does not state %s in words (a line \"# %s: ...\")", name, c.clause, c.clause)
+			}
+		}
+	}
+}
+
+func passCleanFailUnderDefect(t *testing.T, dir string, least int, cases map[string][]struct{ defect, clause string }) {
+	files, err := script.Files(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 5 {
-		t.Fatalf("%d example scripts, want at least 5", len(files))
+	if len(files) < least {
+		t.Fatalf("%d scripts in %s, want at least %d", len(files), dir, least)
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -56,9 +97,9 @@ func TestExamplesPassCleanFailUnderDefect(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cases, ok := breaks[filepath.Base(f)]
+			cases, ok := cases[filepath.Base(f)]
 			if !ok || len(cases) == 0 {
-				t.Fatalf("no defect is shown to break %s: add it to breaks", f)
+				t.Fatalf("no defect is shown to break %s: add it to the table", f)
 			}
 			res := s.Run(reference(t, ""))
 			if res.Err != nil || res.Failure != nil || len(res.Monitors) > 0 {
@@ -182,6 +223,62 @@ func TestUnsupported(t *testing.T) {
 	for _, o := range res.Outcomes {
 		if o.Verdict != reports.Unsupported || !strings.Contains(o.Reason, "posting work requests") {
 			t.Errorf("adapter without work requests: %s is %s (%s), want unsupported", o.ID, o.Verdict, o.Reason)
+		}
+	}
+}
+
+// lateCompletions is a device that reports no completion.
+type lateCompletions struct{ dut.DUT }
+
+type lateCompletionsConn struct{ dut.Conn }
+
+func (lateCompletionsConn) Completions() ([]dut.Completion, error) { return nil, nil }
+
+func (d lateCompletions) NewConn(cfg dut.ConnConfig) (dut.Conn, error) {
+	c, err := d.DUT.NewConn(cfg)
+	return lateCompletionsConn{c}, err
+}
+
+// TestFromRequesterExpectsCompletions: a script made from a requester's
+// trace expects each work request the recorded answers complete to
+// complete with success (§9.7.5.1.2): it passes against the reference,
+// and fails on that clause against a device that never completes them.
+func TestFromRequesterExpectsCompletions(t *testing.T) {
+	ex, err := script.ParseFile("../scripts/s9_9_2_2-fatal-nak.rcs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A requester's clean exchange: two SENDs, each acknowledged.
+	s, err := script.Parse("t.rcs", "side requester\nqp dpsn=40\npost send id=1 len=8\n> SEND_ONLY psn=40 [trigger]\n< ACK psn=40 msn=1\n"+
+		"post send id=2 len=8\n> SEND_ONLY psn=41 [trigger]\n< ACK psn=41 msn=2\ncompletion id=2 [§9.7.5.1.2]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		s     *script.Script
+		count int
+	}{{s, 2}, {ex, 0}} {
+		res := tc.s.Run(reference(t, ""))
+		text, _, err := script.FromCapture(res.Trace, script.FromOptions{Source: "a trace", DeviceIsRequester: true})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.s.File, err)
+		}
+		if n := strings.Count(text, "status=success [§9.7.5.1.2]"); n != tc.count {
+			t.Errorf("%s: %d completions expected, want %d:\n%s", tc.s.File, n, tc.count, text)
+		}
+		made, err := script.Parse("made.rcs", text)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, text)
+		}
+		if res := made.Run(reference(t, "")); res.Failed() || !res.Decided() {
+			t.Errorf("%s: the made script against the reference: %+v, failure %+v\n%s", tc.s.File, res.Outcomes, res.Failure, text)
+		}
+		if tc.count == 0 {
+			continue
+		}
+		res = made.Run(lateCompletions{reference(t, "")})
+		if res.Failure == nil || res.Failure.ID != "§9.7.5.1.2" {
+			t.Errorf("against a device that completes nothing: failure %+v, want §9.7.5.1.2's", res.Failure)
 		}
 	}
 }

@@ -307,7 +307,7 @@ func (p *parser) pattern(t token, name string, def fieldDef, inject bool) (Patte
 			out.Hi, out.Range = n, true
 		}
 	}
-	if out.Range && !def.psn && out.Lo.Off > out.Hi.Off {
+	if out.Range && !def.psn && uint64(out.Lo.Off) > uint64(out.Hi.Off) {
 		return Pattern{}, p.errf(t.col, "field %s: an empty range %s", name, t.s)
 	}
 	return out, nil

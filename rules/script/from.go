@@ -95,29 +95,46 @@ func FromCapture(recs []*trace.Record, o FromOptions) (text string, notes []stri
 		} else {
 			g.response(&b, r)
 		}
-		if g.stop != "" {
-			notes = append(notes, g.stop)
-			fmt.Fprintf(&b, "# %s\n", g.stop)
+		if g.stopped(&b, &notes) {
 			break
 		}
 	}
 	if g.checks == 0 {
 		return "", notes, errors.New("the connection's responses fix nothing a script could check (no AckReq answered, no READ, ATOMIC or NAK)")
 	}
-	for _, n := range notes {
-		b.WriteString("# note: " + n + "\n")
-	}
-	var h strings.Builder
-	fmt.Fprintf(&h, "# Made by `rcconform script --from` from %s.\n", o.Source)
-	h.WriteString("# The script plays the recorded requester; the device takes the recorded responder's place.\n")
-	fmt.Fprintf(&h, "qp mtu=%d epsn=%d recv=%d mem=%d", g.mtu, g.epsn, g.recv, g.mem)
+	qp := fmt.Sprintf("qp mtu=%d epsn=%d recv=%d mem=%d", g.mtu, g.epsn, g.recv, g.mem)
 	if g.mostOwed > 0 {
 		// As many READs and ATOMICs in flight as the recording had: the
 		// device's responder resources must hold them (Table-58).
-		fmt.Fprintf(&h, " rd-atomic=%d", min(g.mostOwed, 255))
+		qp += fmt.Sprintf(" rd-atomic=%d", min(g.mostOwed, 255))
 	}
-	h.WriteString("\n\n")
-	return h.String() + b.String(), notes, nil
+	return made(o, "requester", "responder", qp, &b, notes), notes, nil
+}
+
+// stopped reports whether the script being made ends here (g.stop says
+// why), adding the reason to notes and to the script as a comment.
+func (g *gen) stopped(b *strings.Builder, notes *[]string) bool {
+	if g.stop == "" {
+		return false
+	}
+	*notes = append(*notes, g.stop)
+	fmt.Fprintf(b, "# %s\n", g.stop)
+	return true
+}
+
+// made assembles a script made from a capture: the header (its source,
+// the side it plays, the settings line qp), its body, and the notes at
+// its end.
+func made(o FromOptions, plays, device, qp string, body *strings.Builder, notes []string) string {
+	var h strings.Builder
+	fmt.Fprintf(&h, "# Made by `rcconform script --from` from %s.\n", o.Source)
+	fmt.Fprintf(&h, "# The script plays the recorded %s; the device takes the recorded %s's place.\n", plays, device)
+	h.WriteString(qp + "\n\n")
+	h.WriteString(body.String())
+	for _, n := range notes {
+		h.WriteString("# note: " + n + "\n")
+	}
+	return h.String()
 }
 
 // gen is the state of one script being made.

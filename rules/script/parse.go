@@ -613,7 +613,7 @@ func num(s string) (Num, error) {
 			return Num{Base: b.base, Off: n}, nil
 		}
 	}
-	n, err := strconv.ParseUint(s, 0, 63)
+	n, err := strconv.ParseUint(s, 0, 64)
 	if err != nil {
 		return Num{}, errNotNum
 	}

@@ -255,3 +255,24 @@ func TestNeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestSixtyFourBitOperands: ATOMIC operands and original values take all
+// 64 bits (a capture's CmpSwap returns such values), ranges of them too.
+func TestSixtyFourBitOperands(t *testing.T) {
+	s, err := Parse("t.rcs", "< CMPSWAP off=0 compare=18446744073709551615 swap=0x8000000000000000\n> ATOMIC_ACK orig=0x8000000000000000..18446744073709551615 [o9-58]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := map[string]Pattern{}
+	for _, st := range s.Steps {
+		for _, x := range st.Fields {
+			f[x.Name] = x.Pat
+		}
+	}
+	if uint64(f["compare"].Lo.Off) != 1<<64-1 || uint64(f["swap"].Lo.Off) != 1<<63 || uint64(f["orig"].Hi.Off) != 1<<64-1 || !f["orig"].Range {
+		t.Errorf("fields %+v", f)
+	}
+	if _, err := Parse("t.rcs", "< CMPSWAP off=0\n> ATOMIC_ACK orig=18446744073709551615..1 [o9-58]\n"); err == nil || !strings.Contains(err.Error(), "empty range") {
+		t.Errorf("a range from 2^64-1 down to 1: %v, want an empty range", err)
+	}
+}

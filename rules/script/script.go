@@ -110,7 +110,9 @@ const (
 // Num is a number, or an offset from one of the connection's PSNs.
 type Num struct {
 	Base Base
-	Off  int64
+	// Off is the offset, or a literal's 64 bits (uint64(Off) is its
+	// value: an ATOMIC operand may use all 64).
+	Off int64
 }
 
 // Pattern is a field's value (injected) or what it may be (expected):

@@ -355,3 +355,83 @@ func TestPassive(t *testing.T) {
 		t.Errorf("no --device: exit %d", code)
 	}
 }
+
+// TestScriptVerdicts: the scripts' results next to a run's result.json are
+// compared per script and clause (a reproducer that stops failing is a
+// difference, with the script's reason), a failed setup line or a passive
+// monitor's finding fails its clause in that script, the candidate keeps
+// them under "scripts", and check wants a why for every script verdict.
+func TestScriptVerdicts(t *testing.T) {
+	dir := t.TempDir()
+	e := twoKernels()
+	e.Clauses = []Clause{{ID: "C9-95", Verdicts: all(reports.Pass)},
+		{ID: "C9-150.2.1", Verdicts: all(reports.Fail), Evidence: []Evidence{goodEvidence}}}
+	const repro = "ci/rxe/repro/x.rcs"
+	e.Scripts = []Clause{{ID: repro + " C9-107", Verdicts: all(reports.Fail), Why: "rxe replays from Middle"},
+		{ID: repro + " C9-97", Verdicts: all(reports.Fail), Why: "no AETH"}}
+	exp := filepath.Join(dir, "expected.json")
+	if err := writeExpected(exp, e); err != nil {
+		t.Fatal(err)
+	}
+	run1 := func(name, scripts string) string {
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Join(d, scriptsDir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, scriptsDir, "x.json"), []byte(scripts), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return writeResult(t, d, "result.json", map[string]reports.Verdict{"C9-95": reports.Pass, "C9-150.2.1": reports.Fail})
+	}
+	failing := run1("failing", `[{"file":"`+repro+`","verdict":"fail","clauses":[{"id":"C9-107","verdict":"fail"}],
+		"failure":{"id":"C9-107","message":"Middle first"},"monitor_findings":[{"id":"C9-97","message":"no AETH"}]}]`)
+	passing := run1("passing", `[{"file":"`+repro+`","verdict":"pass","clauses":[{"id":"C9-107","verdict":"pass"}],"monitor_findings":[]}]`)
+	var out, errb bytes.Buffer
+	if code := run([]string{"compare", "--expected", exp, "6.1-1500=" + failing}, &out, &errb); code != 0 {
+		t.Fatalf("the reproducer fails as expected: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	cand := filepath.Join(dir, "cand.json")
+	if code := run([]string{"compare", "--expected", exp, "--candidate", cand, "6.1-1500=" + passing}, &out, &errb); code != 1 {
+		t.Fatalf("the reproducer passes: want exit 1, have %d\n%s", code, out.String())
+	}
+	for _, w := range []string{repro + " C9-107 6.1-1500: expected fail, observed pass", repro + " C9-97 6.1-1500: expected fail, observed pass"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("want %q in:\n%s", w, out.String())
+		}
+	}
+	c, err := readExpected(cand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Clauses) != 2 || len(c.Scripts) != 1 || c.Scripts[0].ID != repro+" C9-107" || c.Scripts[0].Verdicts["6.1-1500"] != reports.Pass {
+		t.Errorf("candidate: clauses %+v, scripts %+v", c.Clauses, c.Scripts)
+	}
+	e.Scripts[0].Why = ""
+	if ps := e.problems(); !containsPrefix(ps, repro+" C9-107: fail in 6.1-1500 without a why") {
+		t.Errorf("a script verdict without a why: problems %v", ps)
+	}
+	out.Reset()
+	gone := filepath.Join(dir, "gone")
+	if err := os.MkdirAll(gone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	noScripts := writeResult(t, gone, "result.json", map[string]reports.Verdict{"C9-95": reports.Pass, "C9-150.2.1": reports.Fail})
+	if code := run([]string{"compare", "--expected", exp, "6.1-1500=" + noScripts}, &out, &errb); code != 1 ||
+		!strings.Contains(out.String(), repro+" C9-97 6.1-1500: expected fail, the run has no verdict") {
+		t.Errorf("a run without the scripts' results: exit %d\n%s", code, out.String())
+	}
+	bad := run1("bad", `[{"file":"`+repro+`","clauses":[{"id":"C9-107","verdict":"maybe"}]}]`)
+	if code := run([]string{"compare", "--expected", exp, "6.1-1500=" + bad}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown verdict "maybe"`) {
+		t.Errorf("a bad script result: exit %d, %q", code, errb.String())
+	}
+}
+
+func containsPrefix(ss []string, p string) bool {
+	for _, s := range ss {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}

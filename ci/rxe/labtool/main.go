@@ -17,6 +17,10 @@
 // Exit codes: 0 as expected (or done), 1 verdicts differ, flap between runs,
 // expected.json is incomplete, or the capture audit blames rxe where the
 // suite does not, 2 bad usage or unreadable input.
+//
+// compare also reads the scenario scripts' results the lab writes next to
+// each result.json (scripts/*.json, `rcconform script --format json`):
+// their verdicts are expected.json's "scripts" (scripts.go).
 package main
 
 import (
@@ -136,8 +140,8 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s: complete (%d clauses, %d configurations, %d differences between kernels)\n",
-		path, len(exp.Clauses), len(exp.Configs), len(exp.Differences))
+	fmt.Fprintf(stdout, "%s: complete (%d clauses, %d script verdicts, %d configurations, %d differences between kernels)\n",
+		path, len(exp.Clauses), len(exp.Scripts), len(exp.Configs), len(exp.Differences))
 	return 0
 }
 

@@ -43,6 +43,9 @@ func readObserved(args []string) (*Observed, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading the result of %s (%s): %w", cfg, path, err)
 		}
+		if err := addScripts(r, path); err != nil {
+			return nil, fmt.Errorf("reading the scripts' results of %s: %w", cfg, err)
+		}
 		if _, seen := o.runs[cfg]; !seen {
 			o.order = append(o.order, cfg)
 		}
@@ -52,6 +55,22 @@ func readObserved(args []string) (*Observed, error) {
 }
 
 func (o *Observed) configList() string { return strings.Join(o.order, ", ") }
+
+// observed is a run's verdict on an entry: its clause result, or, for a
+// script's clause that only a passive monitor could fail (absent when the
+// monitor found nothing) in a run that has the script's results, pass.
+func observed(got map[string]reports.ClauseResult, id string) (reports.ClauseResult, bool) {
+	if g, ok := got[id]; ok || !isScriptID(id) {
+		return g, ok
+	}
+	file, _, _ := strings.Cut(id, " ")
+	for other := range got {
+		if strings.HasPrefix(other, file+" ") {
+			return reports.ClauseResult{ID: id, Verdict: reports.Pass}, true
+		}
+	}
+	return reports.ClauseResult{}, false
+}
 
 func verdictsOf(r *reports.Result) map[string]reports.ClauseResult {
 	m := map[string]reports.ClauseResult{}
@@ -66,7 +85,7 @@ func verdictsOf(r *reports.Result) map[string]reports.ClauseResult {
 func (o *Observed) flaps(exp *Expected) []string {
 	var out []string
 	expBy := map[string]Clause{}
-	for _, c := range exp.Clauses {
+	for _, c := range exp.all() {
 		expBy[c.ID] = c
 	}
 	for _, cfg := range o.order {
@@ -78,7 +97,8 @@ func (o *Observed) flaps(exp *Expected) []string {
 		for _, r := range runs[1:] {
 			other := verdictsOf(r.result)
 			for _, id := range unionKeys(first, other) {
-				a, b := first[id], other[id]
+				a, _ := observed(first, id)
+				b, _ := observed(other, id)
 				if c, ok := expBy[id]; ok && c.accepts(cfg, a.Verdict) && c.accepts(cfg, b.Verdict) {
 					continue // both accepted: a known race, not a flap
 				}
@@ -107,7 +127,7 @@ func firstNonEmpty(s ...string) string {
 func compare(exp *Expected, obs *Observed) []string {
 	var out []string
 	expBy := map[string]Clause{}
-	for _, c := range exp.Clauses {
+	for _, c := range exp.all() {
 		expBy[c.ID] = c
 	}
 	for _, cfg := range obs.order {
@@ -121,8 +141,8 @@ func compare(exp *Expected, obs *Observed) []string {
 		}
 		r := obs.runs[cfg][0].result
 		got := verdictsOf(r)
-		for _, c := range exp.Clauses {
-			g, ok := got[c.ID]
+		for _, c := range exp.all() {
+			g, ok := observed(got, c.ID)
 			if !ok {
 				out = append(out, fmt.Sprintf("%s %s: expected %s, the run has no verdict", c.ID, cfg, orNone(c.Verdicts[cfg])))
 				continue
@@ -185,7 +205,7 @@ func candidate(exp *Expected, obs *Observed) *Expected {
 		}
 	}
 	expBy := map[string]Clause{}
-	for _, cl := range exp.Clauses {
+	for _, cl := range exp.all() {
 		expBy[cl.ID] = cl
 	}
 	// clause order: the runs' (catalogue) order
@@ -210,7 +230,7 @@ func candidate(exp *Expected, obs *Observed) *Expected {
 				nc.Verdicts[cfg] = old.Verdicts[cfg]
 				continue
 			}
-			g := verdictsOf(runs[0].result)[id]
+			g, _ := observed(verdictsOf(runs[0].result), id)
 			nc.Verdicts[cfg] = g.Verdict
 			if old.accepts(cfg, g.Verdict) {
 				nc.Verdicts[cfg] = old.Verdicts[cfg] // an accepted alternative: the baseline stands
@@ -244,14 +264,18 @@ func candidate(exp *Expected, obs *Observed) *Expected {
 			}
 			nc.Evidence = kept
 		}
-		c.Clauses = append(c.Clauses, nc)
+		if isScriptID(id) {
+			c.Scripts = append(c.Scripts, nc)
+		} else {
+			c.Clauses = append(c.Clauses, nc)
+		}
 	}
 	oldDiff := map[string]Difference{}
 	for _, d := range exp.Differences {
 		oldDiff[d.ID] = d
 	}
 	ks := c.kernels()
-	for _, cl := range c.Clauses {
+	for _, cl := range c.all() {
 		if len(ks) < 2 {
 			break
 		}
