@@ -463,6 +463,29 @@ func (c *Conn) MTU() int {
 	return c.MTUGuess
 }
 
+// BeyondMTU says why request r is one no responder can execute for its
+// length: a SEND or RDMA WRITE packet carrying more than the path MTU (the
+// connection's, configured or announced by its handshake, or, for an Only
+// or Last packet, the one its full First and Middle packets show). It
+// returns "" when r is not such a packet, or the MTU is not known.
+func (c *Conn) BeyondMTU(r *trace.Record) string {
+	p := r.Packet
+	if cl := ops[p.Opcode].class; r.Truncated || cl != wire.ClassSend && cl != wire.ClassWrite {
+		return ""
+	}
+	mtu, how := c.Settings.MTU, "the connection's path MTU"
+	if mtu == 0 {
+		if pos := ops[p.Opcode].position; pos != wire.PosOnly && pos != wire.PosLast {
+			return ""
+		}
+		mtu, how = c.MTUGuess, "the path MTU its full First and Middle packets show"
+	}
+	if mtu == 0 || r.PayloadLen <= mtu {
+		return ""
+	}
+	return fmt.Sprintf("a %s with PSN %d (frame %d) carries %d bytes, more than %s, %d", p.Opcode, p.PSN, r.Frame, r.PayloadLen, how, mtu)
+}
+
 // JudgesResponder reports whether responder-side monitors should judge
 // this connection's responses: always for captures, and in active runs
 // only when the device is the responder (the harness, playing the
