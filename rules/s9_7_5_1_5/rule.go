@@ -130,7 +130,10 @@ func (m *monitor) request(c *harness.Conn, r *trace.Record) {
 	if len(m.open) == maxOpen {
 		m.open = append(m.open[:0], m.open[1:]...)
 	}
-	m.open = append(m.open, &pending{rec: r, psn: p.PSN, why: why, seq: c.Seq(), inSeq: cls == harness.ReqInSeq})
+	// On a complete trace the first request carries the expected PSN (the
+	// reconstruction pins it there once it has taken the request in).
+	inSeq := cls == harness.ReqInSeq || !c.HaveReq && c.Complete()
+	m.open = append(m.open, &pending{rec: r, psn: p.PSN, why: why, seq: c.Seq(), inSeq: inSeq})
 }
 
 // forget drops the held requests drop selects.

@@ -85,6 +85,14 @@ func TestMonitor(t *testing.T) {
 			b.Req(wire.SendOnly, 12, true, 1100)
 			b.Ack(12, 2)
 		}, violation, "the path MTU its full First and Middle packets show, 1024"},
+		{"the first request of a complete trace, acknowledged", func() harness.Settings {
+			s := rtest.Capture(1024)
+			s.Complete = true
+			return s
+		}(), func(b *rtest.Builder) {
+			b.Req(wire.WriteOnly, 11, true, 1028)
+			b.Ack(11, 1)
+		}, violation, "as if it had been executed"},
 		{"no MTU known: nothing judged", rtest.Capture(0), func(b *rtest.Builder) {
 			est(b)
 			b.Req(wire.SendOnly, 11, true, 5000)
