@@ -349,7 +349,8 @@ type Judgement struct {
 	// Acknowledge, whose PSN nothing else in the trace fixes: either its
 	// PSN (C9-95's) or its MSN is wrong, and the trace does not tell which.
 	// An ACK naming a request that carried AckReq has its PSN fixed by
-	// that request, and is not suspect.
+	// that request, and is not suspect, unless that request is a SEND
+	// with Invalidate, which may have failed (invalidateAt).
 	OwnPSN bool
 }
 
@@ -381,6 +382,15 @@ func (m *MSNModel) early(c *harness.Conn, p wire.PSN) bool {
 func ackReqAt(c *harness.Conn, p wire.PSN) bool {
 	_, ackReq, _, ok := c.Req(p)
 	return ok && ackReq
+}
+
+// invalidateAt reports whether the request at p is a SEND with
+// Invalidate: a responder that cannot invalidate its key fails it, and
+// an ACK naming it is then §9.7.5.1.5's fault (a failed request is owed a
+// NAK invalid request), which no packet tells from a wrong MSN.
+func invalidateAt(c *harness.Conn, p wire.PSN) bool {
+	op, _, _, ok := c.Req(p)
+	return ok && opc.Has(op, wire.HdrIETH)
 }
 
 func describe(b bound) string {
@@ -578,7 +588,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 					msn24(u), A, covers, describe(m.lo), msn24(m.lo.v)),
 				Expected: []string{fmt.Sprintf("an MSN of at least %d: one increment per completed new message, a READ counted no later than its last response packet", msn24(m.lo.v+int64(A)))},
 				Seen:     fmt.Sprintf("MSN %d", msn24(u)),
-				OwnPSN:   opc.Class(op) == wire.ClassAck && !ackReqAt(c, covers)}
+				OwnPSN:   opc.Class(op) == wire.ClassAck && (!ackReqAt(c, covers) || invalidateAt(c, covers))}
 		case haveS && m.haveHi && loC.v > m.hi.v:
 			j = Judgement{Violation: true, Other: m.hi.rec,
 				Message: fmt.Sprintf("MSN %d is too high: only %d new messages had reached the responder by this packet, while %s shows the count started no higher than %d; duplicates never move the MSN",
