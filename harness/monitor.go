@@ -358,6 +358,10 @@ type Conn struct {
 	// rs follows a request that may have begun QPs made anew with the
 	// same numbers near the old PSNs (restart.go).
 	rs restart
+	// reservedOps are the latest requests with a reserved RC opcode,
+	// nReserved how many were noted (ReservedOps).
+	reservedOps []ReservedOp
+	nReserved   int
 }
 
 // sharedValue is one entry of Conn.Shared.
@@ -1097,6 +1101,9 @@ func (a *Auditor) Observe(r *trace.Record) {
 	}
 	op := r.Packet.Opcode
 	if !ops[op].request && !ops[op].response {
+		if op.ReservedRC() {
+			a.reservedOp(r)
+		}
 		return
 	}
 	c := a.connFor(r)
@@ -1114,6 +1121,53 @@ func (a *Auditor) Observe(r *trace.Record) {
 		c.deliver(r)
 	}
 }
+
+// reservedOp notes a request with a reserved RC opcode on the connection
+// its key names, if there is one (it begins none: no pairing or model
+// state is taken from it).
+func (a *Auditor) reservedOp(r *trace.Record) {
+	var c *Conn
+	switch {
+	case a.pin != nil && len(a.conns) > 0:
+		c = a.conns[0]
+	case a.pin == nil:
+		c = a.lookup(0, connKey{r.Src, r.Dst, r.Packet.DestQP})
+	}
+	if c != nil {
+		c.noteReserved(r)
+	}
+}
+
+// ReservedOp is a request with a reserved RC opcode (wire.Opcode.ReservedRC)
+// the connection's requester sent, which no responder can execute. The
+// connection model takes no state from it (it is no request of the RC
+// operations), so it is noted apart, as the auditor routes it (before the
+// records held back to restore the senders' order are delivered).
+type ReservedOp struct {
+	Rec *trace.Record
+	// InSeq: it carried the responder's expected PSN as the trace proved
+	// it when the request was routed (or it is the first request of a
+	// complete trace).
+	InSeq bool
+}
+
+// maxReservedOps bounds the reserved-opcode requests a connection keeps.
+const maxReservedOps = 16
+
+// noteReserved notes a reserved-opcode request.
+func (c *Conn) noteReserved(r *trace.Record) {
+	op := ReservedOp{Rec: r, InSeq: c.Classify(r.Packet.PSN) == ReqInSeq || !c.HaveReq && c.Complete()}
+	if len(c.reservedOps) == maxReservedOps {
+		c.reservedOps = append(c.reservedOps[:0], c.reservedOps[1:]...)
+	}
+	c.reservedOps = append(c.reservedOps, op)
+	c.nReserved++
+}
+
+// ReservedOps returns the latest reserved-opcode requests noted on the
+// connection, oldest first, and how many were noted in all (a monitor
+// takes those it has not seen from the count).
+func (c *Conn) ReservedOps() (latest []ReservedOp, total int) { return c.reservedOps, c.nReserved }
 
 // deliver shows r to the connection's checkers, then absorbs it.
 func (c *Conn) deliver(r *trace.Record) {

@@ -51,6 +51,9 @@ func init() {
 // covers it.
 type monitor struct {
 	open []*pending
+	// reserved is how many of the connection's reserved-opcode
+	// requests (Conn.ReservedOps) the monitor took in.
+	reserved int
 }
 
 // pending is a request the responder cannot execute, not yet answered.
@@ -81,6 +84,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
 		return
 	}
+	m.takeReserved(c)
 	p := r.Packet
 	if opc.IsRequest(p.Opcode) {
 		m.request(c, r)
@@ -122,18 +126,41 @@ func (m *monitor) request(c *harness.Conn, r *trace.Record) {
 	if cls == harness.ReqAhead || cls == harness.ReqBehind {
 		return // refused by its PSN, or a duplicate: other rules' matter
 	}
-	for _, e := range m.open {
-		if e.psn == p.PSN {
-			return // sent again: the first copy stands
+	// On a complete trace the first request carries the expected PSN (the
+	// reconstruction pins it there once it has taken the request in).
+	inSeq := cls == harness.ReqInSeq || !c.HaveReq && c.Complete()
+	m.hold(&pending{rec: r, psn: p.PSN, why: why, seq: c.Seq(), inSeq: inSeq})
+}
+
+// takeReserved holds the reserved-opcode requests noted on the
+// connection since the last call (those the routing noted with the
+// responder's expected PSN, or whose standing the trace does not prove).
+func (m *monitor) takeReserved(c *harness.Conn) {
+	latest, total := c.ReservedOps()
+	n := min(total-m.reserved, len(latest))
+	m.reserved = total
+	for _, op := range latest[len(latest)-n:] {
+		p := op.Rec.Packet
+		if cls := c.Classify(p.PSN); !op.InSeq && (cls == harness.ReqAhead || cls == harness.ReqBehind) {
+			continue
+		}
+		m.hold(&pending{rec: op.Rec, psn: p.PSN, inSeq: op.InSeq, seq: c.Seq(),
+			why: fmt.Sprintf("a request with the reserved RC opcode 0x%02x, PSN %d (frame %d), which no responder can execute", uint8(p.Opcode), p.PSN, op.Rec.Frame)})
+	}
+}
+
+// hold holds e, unless a request with its PSN is held already (the
+// first copy stands).
+func (m *monitor) hold(e *pending) {
+	for _, o := range m.open {
+		if o.psn == e.psn {
+			return
 		}
 	}
 	if len(m.open) == maxOpen {
 		m.open = append(m.open[:0], m.open[1:]...)
 	}
-	// On a complete trace the first request carries the expected PSN (the
-	// reconstruction pins it there once it has taken the request in).
-	inSeq := cls == harness.ReqInSeq || !c.HaveReq && c.Complete()
-	m.open = append(m.open, &pending{rec: r, psn: p.PSN, why: why, seq: c.Seq(), inSeq: inSeq})
+	m.open = append(m.open, e)
 }
 
 // forget drops the held requests drop selects.

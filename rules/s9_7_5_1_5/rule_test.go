@@ -93,6 +93,32 @@ func TestMonitor(t *testing.T) {
 			b.Req(wire.WriteOnly, 11, true, 1028)
 			b.Ack(11, 1)
 		}, violation, "as if it had been executed"},
+		{"a reserved opcode acknowledged", rtest.Active(1024), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.Opcode(0x15), 11, true, 16)
+			b.Ack(11, 2)
+		}, violation, "the reserved RC opcode 0x15"},
+		{"a reserved opcode dropped: a later SEND draws a sequence NAK naming it", rtest.Active(1024), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.Opcode(0x1A), 11, true, 16)
+			b.Send(12, true)
+			b.NAK(11, wire.NAKPSNSequence, 1)
+		}, violation, "dropped it silently"},
+		{"a reserved opcode NAKed invalid request", rtest.Active(1024), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.Opcode(0x15), 11, true, 16)
+			b.NAK(11, wire.NAKInvalidRequest, 1)
+		}, clean, ""},
+		{"a reserved opcode ahead of the expected PSN", rtest.Active(1024), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.Opcode(0x15), 12, true, 16)
+			b.NAK(11, wire.NAKPSNSequence, 1)
+		}, nothingJudged, ""},
+		{"a capture: a reserved opcode acknowledged may repeat a valid request unseen", rtest.Capture(1024), func(b *rtest.Builder) {
+			b.Send(10, true)
+			b.Req(wire.Opcode(0x15), 11, true, 16)
+			b.Ack(11, 2)
+		}, undecided, ""},
 		{"no MTU known: nothing judged", rtest.Capture(0), func(b *rtest.Builder) {
 			est(b)
 			b.Req(wire.SendOnly, 11, true, 5000)
