@@ -8,6 +8,7 @@ import (
 	"github.com/rcconform/rcconform/harness/trace"
 
 	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -264,8 +265,8 @@ func TestCaptureBeginsDuringARetransmission(t *testing.T) {
 
 // TestFailedInvalidateAcknowledged: an ACK naming a SEND with Invalidate
 // with an MSN that does not count it may be a positive ACK of a failed
-// request (§9.7.5.1.5's, as rxe sends), so C9-148 leaves it open; the same
-// ACK of a plain SEND is C9-148's violation.
+// request (§9.7.5.1.5's, as rxe sends), so C9-148 leaves it undecided;
+// the same ACK of a plain SEND is C9-148's violation.
 func TestFailedInvalidateAcknowledged(t *testing.T) {
 	build := func(op wire.Opcode) []*trace.Record {
 		var b rtest.Builder
@@ -277,7 +278,7 @@ func TestFailedInvalidateAcknowledged(t *testing.T) {
 	}
 	rtest.WantViolation(t, build(wire.SendOnly), rtest.Active(1024), ID, "MSN 1 is too low")
 	tl := rtest.WantIndeterminate(t, build(wire.SendOnlyInvalidate), rtest.Active(1024), ID)
-	if !strings.Contains(tl.Reason, "§9.7.5.1.5") {
-		t.Errorf("reason %q does not name §9.7.5.1.5", tl.Reason)
+	if !strings.Contains(tl.Reason, "§9.7.5.1.5") || tl.Verdict() != reports.Pass {
+		t.Errorf("verdict %s, reason %q: want a pass with the instance undecided, naming §9.7.5.1.5", tl.Verdict(), tl.Reason)
 	}
 }
