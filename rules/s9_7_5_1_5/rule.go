@@ -27,11 +27,12 @@ func init() {
 
 // monitor judges, in a trace, the requests it can prove the responder
 // cannot execute: SEND and RDMA WRITE packets carrying more than the path
-// MTU (the connection's, configured or announced by its handshake, or,
-// for an Only or Last packet, the one its full First and Middle packets
-// show). A reserved opcode never reaches the monitors (a capture lists
-// such frames as malformed), and whether an R_Key can be invalidated is
-// not on the wire, so those are judged by the active scenarios only.
+// MTU (Conn.BeyondMTU: the connection's, configured or announced by its
+// handshake, or, for an Only or Last packet, the one its full First and
+// Middle packets show), and requests with a reserved RC opcode, which the
+// auditor notes on their connection (Conn.ReservedOps). Whether an R_Key
+// can be invalidated is not on the wire: a SEND with Invalidate that
+// failed is judged by the active scenarios only.
 //
 // Such a request, new to the responder (at its expected PSN, as the
 // connection's reconstruction proves), must draw a NAK invalid request:
@@ -47,8 +48,10 @@ func init() {
 //   - a NAK invalid request after it is the answer owed: checked.
 //
 // A request whose standing the trace does not prove (it may have been a
-// duplicate of one executed unseen) is counted undecided when an ACK
-// covers it.
+// duplicate of one executed unseen) is left open when an ACK covers it. A
+// reserved-opcode request is not in its sender's IPv4 Identification run
+// (the model does not take it in), so off a complete trace its instances
+// stay open.
 type monitor struct {
 	open []*pending
 	// reserved is how many of the connection's reserved-opcode
@@ -58,7 +61,6 @@ type monitor struct {
 
 // pending is a request the responder cannot execute, not yet answered.
 type pending struct {
-	rec   *trace.Record
 	psn   wire.PSN
 	why   string
 	seq   uint64 // Conn.Seq when it was seen
@@ -129,7 +131,7 @@ func (m *monitor) request(c *harness.Conn, r *trace.Record) {
 	// On a complete trace the first request carries the expected PSN (the
 	// reconstruction pins it there once it has taken the request in).
 	inSeq := cls == harness.ReqInSeq || !c.HaveReq && c.Complete()
-	m.hold(&pending{rec: r, psn: p.PSN, why: why, seq: c.Seq(), inSeq: inSeq})
+	m.hold(&pending{psn: p.PSN, why: why, seq: c.Seq(), inSeq: inSeq})
 }
 
 // takeReserved holds the reserved-opcode requests noted on the
@@ -144,7 +146,7 @@ func (m *monitor) takeReserved(c *harness.Conn) {
 		if cls := c.Classify(p.PSN); !op.InSeq && (cls == harness.ReqAhead || cls == harness.ReqBehind) {
 			continue
 		}
-		m.hold(&pending{rec: op.Rec, psn: p.PSN, inSeq: op.InSeq, seq: c.Seq(),
+		m.hold(&pending{psn: p.PSN, inSeq: op.InSeq, seq: c.Seq(),
 			why: fmt.Sprintf("a request with the reserved RC opcode 0x%02x, PSN %d (frame %d), which no responder can execute", uint8(p.Opcode), p.PSN, op.Rec.Frame)})
 	}
 }
