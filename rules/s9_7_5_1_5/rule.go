@@ -189,7 +189,7 @@ func (m *monitor) acked(c *harness.Conn, r *trace.Record) {
 		case c.ResponsePSNFault() != "":
 			c.Unresolved(ID, "a positive ACK covers a request the responder cannot execute, but the responder's ACK PSNs are already at fault ("+c.ResponsePSNFault()+"): what it covers is not known")
 		case !e.inSeq:
-			c.Unresolved(ID, "a positive ACK covers a request longer than the path MTU, but the trace does not show that the request was new to the responder (it may repeat one executed unseen): a capture holding the connection from its start (--complete) decides")
+			c.Unresolved(ID, "a positive ACK covers a request the responder cannot execute, but the trace does not show that the request was new to the responder (it may repeat one executed unseen): a capture holding the connection from its start (--complete) decides")
 		default:
 			msg := fmt.Sprintf("%s, yet the positive ACK with PSN %d covers it, as if it had been executed: a request the responder cannot execute is owed a NAK invalid request", e.why, a)
 			expected := []string{fmt.Sprintf("a NAK invalid request answering the request at PSN %d", e.psn)}
@@ -199,7 +199,7 @@ func (m *monitor) acked(c *harness.Conn, r *trace.Record) {
 			}
 			psn := e.psn
 			c.ViolationUnlessMissed(ID, trace.ToResponder, e.seq, r, msg, expected, r.Packet.String(),
-				"a positive ACK covers a request longer than the path MTU: only a valid copy of the request that the capture missed explains it (--complete decides)",
+				"a positive ACK covers a request the responder cannot execute: only a valid copy of the request that the capture missed explains it (--complete decides)",
 				func(next *trace.Record) bool { return next.Packet.PSN == psn && c.BeyondMTU(next) == "" })
 		}
 		return true
@@ -216,7 +216,7 @@ func (m *monitor) stillExpected(c *harness.Conn, r *trace.Record) {
 			return false
 		}
 		if !c.Complete() {
-			c.Unresolved(ID, "a sequence NAK names the PSN of a request longer than the path MTU: the responder dropped it without an answer, unless it was lost before reaching the responder (a capture taken at the responder, --complete, decides)")
+			c.Unresolved(ID, "a sequence NAK names the PSN of a request the responder cannot execute: the responder dropped it without an answer, unless it was lost before reaching the responder (a capture taken at the responder, --complete, decides)")
 			return true
 		}
 		c.Violation(ID, r, fmt.Sprintf("%s; it drew no answer, and a later request drew the sequence NAK with PSN %d: the responder dropped it silently, though a request it cannot execute is owed a NAK invalid request", e.why, n),
