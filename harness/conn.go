@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"math"
 	"net/netip"
 
@@ -229,6 +230,10 @@ type Conn struct {
 	// rs follows a request that may have begun QPs made anew with the
 	// same numbers near the old PSNs (restart.go).
 	rs restart
+	// reservedOps are the latest requests with a reserved RC opcode,
+	// nReserved how many were noted (ReservedOps).
+	reservedOps []ReservedOp
+	nReserved   int
 }
 
 // sharedValue is one entry of Conn.Shared.
@@ -332,6 +337,29 @@ func (c *Conn) MTU() int {
 		return c.Settings.MTU
 	}
 	return c.MTUGuess
+}
+
+// BeyondMTU says why request r is one no responder can execute for its
+// length: a SEND or RDMA WRITE packet carrying more than the path MTU (the
+// connection's, configured or announced by its handshake, or, for an Only
+// or Last packet, the one its full First and Middle packets show). It
+// returns "" when r is not such a packet, or the MTU is not known.
+func (c *Conn) BeyondMTU(r *trace.Record) string {
+	p := r.Packet
+	if cl := ops[p.Opcode].class; r.Truncated || cl != wire.ClassSend && cl != wire.ClassWrite {
+		return ""
+	}
+	mtu, how := c.Settings.MTU, "the connection's path MTU"
+	if mtu == 0 {
+		if pos := ops[p.Opcode].position; pos != wire.PosOnly && pos != wire.PosLast {
+			return ""
+		}
+		mtu, how = c.MTUGuess, "the path MTU its full First and Middle packets show"
+	}
+	if mtu == 0 || r.PayloadLen <= mtu {
+		return ""
+	}
+	return fmt.Sprintf("a %s with PSN %d (frame %d) carries %d bytes, more than %s, %d", p.Opcode, p.PSN, r.Frame, r.PayloadLen, how, mtu)
 }
 
 // JudgesResponder reports whether responder-side monitors should judge
@@ -522,3 +550,34 @@ func (c *Conn) retireReads(psn wire.PSN, resp bool) {
 	}
 	c.Reads = c.Reads[:k]
 }
+
+// ReservedOp is a request with a reserved RC opcode (wire.Opcode.ReservedRC)
+// the connection's requester sent, which no responder can execute. The
+// connection model takes no state from it (it is no request of the RC
+// operations), so it is noted apart, as the auditor routes it (before the
+// records held back to restore the senders' order are delivered).
+type ReservedOp struct {
+	Rec *trace.Record
+	// InSeq: it carried the responder's expected PSN as the trace proved
+	// it when the request was routed (or it is the first request of a
+	// complete trace).
+	InSeq bool
+}
+
+// maxReservedOps bounds the reserved-opcode requests a connection keeps.
+const maxReservedOps = 16
+
+// noteReserved notes a reserved-opcode request.
+func (c *Conn) noteReserved(r *trace.Record) {
+	op := ReservedOp{Rec: r, InSeq: c.Classify(r.Packet.PSN) == ReqInSeq || !c.HaveReq && c.Complete()}
+	if len(c.reservedOps) == maxReservedOps {
+		c.reservedOps = append(c.reservedOps[:0], c.reservedOps[1:]...)
+	}
+	c.reservedOps = append(c.reservedOps, op)
+	c.nReserved++
+}
+
+// ReservedOps returns the latest reserved-opcode requests noted on the
+// connection, oldest first, and how many were noted in all (a monitor
+// takes those it has not seen from the count).
+func (c *Conn) ReservedOps() (latest []ReservedOp, total int) { return c.reservedOps, c.nReserved }

@@ -178,6 +178,9 @@ func (a *Auditor) Observe(r *trace.Record) {
 	}
 	op := r.Packet.Opcode
 	if !ops[op].request && !ops[op].response {
+		if op.ReservedRC() {
+			a.reservedOp(r)
+		}
 		return
 	}
 	c := a.connFor(r)
@@ -193,6 +196,22 @@ func (a *Auditor) Observe(r *trace.Record) {
 	}
 	for _, r := range c.hold(r) {
 		c.deliver(r)
+	}
+}
+
+// reservedOp notes a request with a reserved RC opcode on the connection
+// its key names, if there is one (it begins none: no pairing or model
+// state is taken from it).
+func (a *Auditor) reservedOp(r *trace.Record) {
+	var c *Conn
+	switch {
+	case a.pin != nil && len(a.conns) > 0:
+		c = a.conns[0]
+	case a.pin == nil:
+		c = a.lookup(0, connKey{r.Src, r.Dst, r.Packet.DestQP})
+	}
+	if c != nil {
+		c.noteReserved(r)
 	}
 }
 

@@ -204,10 +204,19 @@ func (s *ShardedAuditor) Observe(r *trace.Record) {
 		sc = s.lookup(0, connKey{r.Src, r.Dst, p.DestQP})
 	case f.response:
 		sc = s.lookup(1, connKey{r.Dst, r.Src, p.DestQP})
+	case p.Opcode.ReservedRC():
+		// Noted on the connection its key names, if there is one, as
+		// the single Auditor does (Auditor.reservedOp): no routing.
+		if sc = s.lookup(0, connKey{r.Src, r.Dst, p.DestQP}); sc == nil {
+			return
+		}
 	default:
 		return
 	}
-	if sc == nil || !sc.m.respRouted || ops[p.Opcode].request && sc.m.reborn(r) != "" {
+	switch {
+	case p.Opcode.ReservedRC():
+		// Routed by table only (above).
+	case sc == nil || !sc.m.respRouted || ops[p.Opcode].request && sc.m.reborn(r) != "":
 		// Not yet paired: the model decides, and follows the connection
 		// until its first response. A request that begins a connection
 		// in place of its key's (Auditor.rebirth) goes to the model too.
@@ -215,7 +224,7 @@ func (s *ShardedAuditor) Observe(r *trace.Record) {
 		if sc == nil {
 			return
 		}
-	} else {
+	default:
 		// Routed by table: the model's routing-time state follows all
 		// the same (adoptRequests reads the latest response's PSN and
 		// UDP source port).

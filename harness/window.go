@@ -319,7 +319,7 @@ func (w *Window) response(c *Conn, r *trace.Record) {
 	case op == wire.Acknowledge && p.AETH.IsACK():
 		w.positive(c, p.PSN, p.PSN)
 	case op == wire.Acknowledge && p.AETH.IsNAK(wire.NAKPSNSequence):
-		w.seqNAK(p.PSN)
+		w.seqNAK(c, p.PSN)
 	case op == wire.Acknowledge && p.AETH.IsRNR():
 		w.refusal(p.PSN)
 	case op == wire.Acknowledge:
@@ -363,8 +363,17 @@ func (w *Window) positive(c *Conn, psn, last wire.PSN) {
 }
 
 // seqNAK handles a PSN sequence error NAK naming x.
-func (w *Window) seqNAK(x wire.PSN) {
+func (w *Window) seqNAK(c *Conn, x wire.PSN) {
 	if !w.on {
+		return
+	}
+	if w.TookBeyondMTU(c, x) {
+		// The window took in sequence a request no responder can
+		// execute, and the responder still expects its PSN: it dropped
+		// the request (without the NAK invalid request it owes it,
+		// §9.7.5.1.5), so its expected PSN stayed there, as after a
+		// refusal.
+		w.refusal(x)
 		return
 	}
 	if w.hyp {
@@ -378,6 +387,23 @@ func (w *Window) seqNAK(x wire.PSN) {
 		w.rehypothesise(x)
 		w.synced = false
 	}
+}
+
+// TookBeyondMTU reports whether the window took in sequence, at PSN x, a
+// request no responder can execute for its length (Conn.BeyondMTU): a
+// sequence NAK naming x then shows the responder dropped it.
+func (w *Window) TookBeyondMTU(c *Conn, x wire.PSN) bool {
+	i := w.StepBy(x, false)
+	if i < 0 {
+		return false
+	}
+	seq := w.steps[i].seq
+	for _, q := range w.reqs {
+		if q.Seq == seq {
+			return c.BeyondMTU(q.Rec) != ""
+		}
+	}
+	return false
 }
 
 // refusal handles an RNR NAK naming psn: the request was refused and the

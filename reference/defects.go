@@ -88,6 +88,8 @@ const (
 	DefRetryAfterFatalNAK   = "retry-after-fatal-nak"
 	DefTooManyReadsRNR      = "too-many-reads-rnr"
 	DefTooManyReadsServed   = "too-many-reads-served"
+	DefAckInvalidRequest    = "ack-invalid-request"
+	DefDropInvalidRequest   = "drop-invalid-request"
 )
 
 var defects = []Defect{
@@ -187,6 +189,10 @@ var defects = []Defect{
 		"more outstanding READ/ATOMIC requests than the responder resources get an RNR NAK instead of NAK invalid request", nil},
 	{DefTooManyReadsServed, []string{"Table-58"},
 		"more outstanding READ/ATOMIC requests than the responder resources are served (as rxe does)", nil},
+	{DefAckInvalidRequest, []string{"§9.7.5.1.5"},
+		"a request it cannot execute is acknowledged positively: a single-packet SEND or WRITE longer than the path MTU is executed (as rxe 6.1 does), a SEND with Invalidate whose R_Key cannot be invalidated completes in error and is ACKed all the same (as rxe does)", nil},
+	{DefDropInvalidRequest, []string{"§9.7.5.1.5"},
+		"a request it cannot execute is dropped without a NAK, its expected PSN left where it was: a reserved opcode (as rxe does), a SEND or WRITE packet longer than the path MTU", nil},
 }
 
 func init() {

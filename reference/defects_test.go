@@ -245,6 +245,27 @@ var defectScenarios = map[string]dscen{
 	}),
 	DefTooManyReadsRNR:    tooManyReads(),
 	DefTooManyReadsServed: tooManyReads(),
+	DefAckInvalidRequest:  invalidRequests(),
+	DefDropInvalidRequest: invalidRequests(),
+}
+
+// invalidRequests sends a SEND Only longer than the MTU, then, at the
+// next PSN, a SEND with Invalidate of an unknown R_Key and a reserved
+// opcode: the clean reference NAKs the first and is in ERROR after it; a
+// defect that executes it ACKs the first two; one that drops it still
+// expects its PSN, so a sequence NAK answers the two after it.
+func invalidRequests() dscen {
+	return dscen{run: func(p *peer) {
+		postRecvs(4, 8192)(p)
+		p.send(pkt(wire.SendOnly, e, true, buf(1100, 0)))
+		p.settle()
+		inv := pkt(wire.SendOnlyInvalidate, e+1, true, buf(8, 0))
+		inv.IETH = p.mr.RKey ^ 0x5A5A00
+		p.send(inv)
+		p.settle()
+		p.send(pkt(wire.Opcode(0x15), e+1, true, buf(8, 0)))
+		p.settle()
+	}}
 }
 
 // transcript renders what the QP sent, with times, for comparison.

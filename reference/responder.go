@@ -137,6 +137,8 @@ func (q *QP) respUnknownOpcode(p *wire.Packet) {
 		return
 	}
 	switch d := p.PSN.Diff(r.epsn); {
+	case d == 0 && q.has(DefDropInvalidRequest):
+		// Dropped without a word: the expected PSN stays.
 	case d == 0:
 		q.nakFatal(wire.NAKInvalidRequest, r.epsn)
 	case d > 0:
@@ -172,11 +174,39 @@ func (q *QP) payloadOK(p *wire.Packet) bool {
 	return n <= q.cfg.MTU
 }
 
+// tooLong handles a SEND or WRITE packet longer than the path MTU, which
+// cannot be executed: it gets a NAK invalid request with the expected
+// PSN. It reports whether the packet is executed all the same (defect
+// ack-invalid-request, for a single-packet message, as rxe 6.1 does).
+func (q *QP) tooLong(p *wire.Packet) bool {
+	switch {
+	case q.has(DefAckInvalidRequest) && p.Opcode.Position() == wire.PosOnly:
+		return true
+	case q.has(DefDropInvalidRequest):
+		// Dropped without a word: the expected PSN stays.
+	default:
+		q.nakFatal(wire.NAKInvalidRequest, q.r.epsn)
+	}
+	return false
+}
+
+// overMTU reports whether p is a SEND or WRITE packet whose payload is
+// longer than the path MTU.
+func (q *QP) overMTU(p *wire.Packet) bool {
+	c := p.Opcode.Class()
+	return (c == wire.ClassSend || c == wire.ClassWrite) && len(p.Payload) > q.cfg.MTU
+}
+
 // respNew executes a request carrying the expected PSN.
 func (q *QP) respNew(p *wire.Packet) {
 	if q.badSequence(p) || !q.payloadOK(p) {
-		q.nakFatal(wire.NAKInvalidRequest, q.r.epsn)
-		return
+		if q.badSequence(p) || !q.overMTU(p) {
+			q.nakFatal(wire.NAKInvalidRequest, q.r.epsn)
+			return
+		}
+		if !q.tooLong(p) {
+			return
+		}
 	}
 	switch p.Opcode.Class() {
 	case wire.ClassSend:
@@ -246,7 +276,6 @@ func (q *QP) respSend(p *wire.Packet) {
 		return
 	}
 	m.data = append(m.data, p.Payload...)
-	q.accept()
 	if p.Opcode.EndsMessage() {
 		c := dut.Completion{ID: m.rwqe.id, Op: dut.OpSend, Recv: true, Bytes: len(m.data), Time: q.clock.Now()}
 		switch p.Opcode {
@@ -255,12 +284,10 @@ func (q *QP) respSend(p *wire.Packet) {
 		case wire.SendLastInvalidate, wire.SendOnlyInvalidate:
 			c.Op, c.Imm = dut.OpSendInv, p.IETH
 			if !q.mem.invalidate(p.IETH) {
-				// Class J: the invalidation failed; no NAK, the QP goes to ERROR.
 				c.Status = dut.StatusLocalError
-				q.cq = append(q.cq, c)
-				r.cur = nil
-				q.enterError()
-				return
+				if !q.invalidateFailed(c) {
+					return
+				}
 			}
 		}
 		q.cq = append(q.cq, c)
@@ -268,7 +295,24 @@ func (q *QP) respSend(p *wire.Packet) {
 		r.cur = nil
 		r.msn = (r.msn + 1) & 0xFFFFFF
 	}
+	q.accept()
 	q.ackPolicy(p)
+}
+
+// invalidateFailed handles a SEND with Invalidate whose R_Key cannot be
+// invalidated (none such, or already invalid), c its receive completion
+// (in error): the request cannot be executed, so it gets a NAK invalid
+// request with the expected PSN (the NAK's PSN: C9-125) and the QP goes
+// to ERROR. It reports whether the request is taken as executed all the
+// same (defect ack-invalid-request, as rxe does: its QP goes to ERROR,
+// but the packet is still acknowledged positively).
+func (q *QP) invalidateFailed(c dut.Completion) bool {
+	if q.has(DefAckInvalidRequest) {
+		return true
+	}
+	q.cq = append(q.cq, c)
+	q.nakFatal(wire.NAKInvalidRequest, q.r.epsn)
+	return false
 }
 
 func (q *QP) respWrite(p *wire.Packet) {

@@ -20,5 +20,6 @@ import (
 	_ "github.com/rcconform/rcconform/rules/c9_124"
 	_ "github.com/rcconform/rcconform/rules/c9_125"
 	_ "github.com/rcconform/rcconform/rules/o9_67"
+	_ "github.com/rcconform/rcconform/rules/s9_7_5_1_5"
 	_ "github.com/rcconform/rcconform/rules/table_58"
 )

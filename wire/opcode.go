@@ -156,6 +156,11 @@ func (o Opcode) Info() (info OpInfo, ok bool) {
 // Known reports whether o is a defined RC opcode.
 func (o Opcode) Known() bool { _, ok := o.Info(); return ok }
 
+// ReservedRC reports whether o is an RC opcode that Release 1.2.1
+// reserves and no later release this package knows defines (0x15,
+// 0x18–0x1B, 0x1E, 0x1F): a request no responder can execute.
+func (o Opcode) ReservedRC() bool { return o.Transport() == TransportRC && !o.Known() }
+
 // Transport returns the transport bits (7:5) of the opcode.
 func (o Opcode) Transport() Opcode { return o & transportMask }
 

@@ -15,3 +15,21 @@ func TestReadResponseOp(t *testing.T) {
 		}
 	}
 }
+
+func TestReservedRC(t *testing.T) {
+	var got []Opcode
+	for o := range 256 {
+		if Opcode(o).ReservedRC() {
+			got = append(got, Opcode(o))
+		}
+	}
+	want := []Opcode{0x15, 0x18, 0x19, 0x1A, 0x1B, 0x1E, 0x1F}
+	if len(got) != len(want) {
+		t.Fatalf("reserved RC opcodes %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("reserved RC opcodes %v, want %v", got, want)
+		}
+	}
+}

@@ -346,7 +346,7 @@ const (
 	failBadICRC            // its receiver dropped it
 	failBadVCRC            // its receiver's link layer dropped it
 	failCut                // cut by the snaplen inside its transport headers
-	failMalformed          // too short for its opcode, a reserved opcode, ...
+	failMalformed          // too short for its opcode, a reserved RC opcode cut short, ...
 )
 
 // outcome is what decode found in one frame.
@@ -482,6 +482,13 @@ func (d *decoder) badRoCE(cf *capture.Frame, err error, o *outcome) {
 			c := &cmFound{src: f.Src.Unmap(), dst: f.Dst.Unmap()}
 			c.msg, c.err = wire.DecodeCMPacket(&f.Packet)
 			o.cm = c
+		}
+	case errors.Is(err, wire.ErrUnknownOpcode) && f.Opcode.ReservedRC() && !f.Truncated:
+		// A request with a reserved RC opcode, which no responder can
+		// execute: judged where it is answered (§9.7.5.1.5).
+		st := d.checkICRC(o)
+		if d.crcOK(st, o) {
+			o.rec = d.record(cf, st)
 		}
 	case f.Truncated && senderCut(cf):
 		o.fail, o.err = failMalformed, fmt.Errorf("%w: %w", errSenderCut(cf), err)
@@ -888,7 +895,7 @@ func (d *decoder) record(cf *capture.Frame, st wire.ICRCStatus) *trace.Record {
 	op := f.Opcode
 	var dir trace.Dir
 	switch {
-	case op.IsRequest():
+	case op.IsRequest() || op.ReservedRC():
 		dir = trace.ToResponder
 	case op.IsResponse():
 		dir = trace.ToRequester

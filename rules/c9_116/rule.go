@@ -42,7 +42,8 @@ func init() {
 // nothing. A duplicate (behind the expected PSN) left unanswered is
 // judged by the rules for answering duplicates (C9-105, C9-107, o9-66,
 // which lets a responder drop a duplicate READ it no longer holds), so
-// it is undecided here.
+// it is undecided here. A SEND or WRITE packet longer than the path MTU
+// is no valid request either: its answer is §9.7.5.1.5's matter.
 type monitor struct {
 	open []openReq // uncovered AckReq requests, oldest first
 	// latched is set while a NAK or RNR NAK with PSN latchPSN is
@@ -97,6 +98,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		}
 		if m.latched && p.PSN.After(m.latchPSN) {
 			return // out of sequence while the NAK latch holds: not a valid request
+		}
+		if c.BeyondMTU(r) != "" {
+			return // longer than the path MTU: not a valid request (§9.7.5.1.5 judges its answer)
 		}
 		class := c.Classify(p.PSN)
 		if class == harness.ReqAhead {

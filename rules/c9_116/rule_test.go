@@ -11,6 +11,8 @@ import (
 
 func TestMonitor(t *testing.T) {
 	fresh := ht.Fresh(100) // an active run on a QP whose responder expects PSN 100
+	mtu1024 := ht.Complete()
+	mtu1024.MTU = 1024
 	cases := []struct {
 		name     string
 		settings harness.Settings
@@ -57,6 +59,12 @@ func TestMonitor(t *testing.T) {
 			tr.Req(wire.SendOnly, 10, true)
 			tr.Ack(10, 1)
 		}, reports.Pass},
+		{"AckReq on a SEND of the path MTU never answered", mtu1024, func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true).PayloadLen = 1024
+		}, reports.Fail},
+		{"AckReq on a SEND longer than the path MTU never answered: not a valid request (§9.7.5.1.5's)", mtu1024, func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true).PayloadLen = 1028
+		}, reports.NotExercised},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

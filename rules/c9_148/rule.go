@@ -85,6 +85,10 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	case j.Violation && j.OwnPSN:
 		// One root cause, one clause: the PSN may be the wrong field.
 		c.Unresolved(ID, "an ACK's MSN is lower than the messages its PSN acknowledges: either its PSN (judged under C9-95) or its MSN is wrong, and the trace does not tell which; "+j.Message)
+	case j.Violation && j.MayHaveFailed:
+		// Which keys the responder can invalidate is not on the wire: a
+		// failed request, positively acknowledged, is §9.7.5.1.5's.
+		c.Indeterminate(ID, "an ACK naming a SEND with Invalidate carries an MSN that does not count it: the SEND failed if the responder could not invalidate the key it names (then the MSN is right and the positive ACK is §9.7.5.1.5's fault), which the trace does not show; "+j.Message)
 	case j.Violation:
 		if len(m.held) == maxHeld {
 			m.report(c, m.held[0])

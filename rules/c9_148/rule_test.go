@@ -1,12 +1,14 @@
 package c9_148
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rcconform/rcconform/harness/trace"
 
 	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -259,4 +261,24 @@ func TestCaptureBeginsDuringARetransmission(t *testing.T) {
 		b.Ack(309, 70)
 		rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
 	})
+}
+
+// TestFailedInvalidateAcknowledged: an ACK naming a SEND with Invalidate
+// with an MSN that does not count it may be a positive ACK of a failed
+// request (§9.7.5.1.5's, as rxe sends), so C9-148 leaves it undecided;
+// the same ACK of a plain SEND is C9-148's violation.
+func TestFailedInvalidateAcknowledged(t *testing.T) {
+	build := func(op wire.Opcode) []*trace.Record {
+		var b rtest.Builder
+		b.Send(10, true)
+		b.Ack(10, 1)
+		b.Req(op, 11, true, 16)
+		b.Ack(11, 1)
+		return b.Recs
+	}
+	rtest.WantViolation(t, build(wire.SendOnly), rtest.Active(1024), ID, "MSN 1 is too low")
+	tl := rtest.WantIndeterminate(t, build(wire.SendOnlyInvalidate), rtest.Active(1024), ID)
+	if !strings.Contains(tl.Reason, "§9.7.5.1.5") || tl.Verdict() != reports.Pass {
+		t.Errorf("verdict %s, reason %q: want a pass with the instance undecided, naming §9.7.5.1.5", tl.Verdict(), tl.Reason)
+	}
 }

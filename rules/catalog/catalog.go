@@ -352,6 +352,13 @@ var entries = []Entry{
 
 	// ---- Section-keyed rules and the requester's retry machinery ----
 	{
+		ID: "§9.7.5.1.5", Section: "§9.7.5.1.5", Side: Responder, Level: Mandatory, Status: SectionKeyed,
+		Summary: "A request the responder cannot execute (longer than the path MTU, a reserved opcode, a SEND with Invalidate of a key it cannot invalidate) gets a NAK invalid request, never a positive ACK or silence.",
+		Text: "A request that arrives at the expected PSN but cannot be executed, such as a SEND or RDMA WRITE packet carrying more than the path MTU, an RC opcode that is reserved, or a SEND with Invalidate naming an R_Key the responder cannot invalidate, must be answered with a NAK invalid request (NAK code 1). " +
+			"It is never acknowledged positively, as if it had been executed, nor dropped without an answer. " +
+			"The section states this, with the responder error summary of Table 58, without a public clause number; the PSN the NAK carries is C9-125's matter.",
+	},
+	{
 		ID: "§9.7.5.2", Section: "§9.7.5.2", Side: Responder, Level: Mandatory, Status: SectionKeyed,
 		Summary: "AETH format: syndrome bit 7 is reserved zero, syndrome kind 10 is reserved, NAK codes 4–31 are reserved on RC.",
 		Text: "In every AETH, bit 7 of the syndrome is reserved and must be zero, and bits 6:5 must not hold the reserved kind 10. " +

@@ -328,6 +328,31 @@ var recallCatalogue = []injection{
 			}}
 		},
 	},
+	{
+		// §9.7.5.1.5: a request the responder cannot execute gets a NAK
+		// invalid request. Injected: a SEND or WRITE Only sent once at
+		// its PSN (so it reached the responder at its expected PSN)
+		// and acknowledged, made 4 bytes longer than the path MTU: the
+		// ACK took it as executed. Decided on a complete capture, which
+		// gives the MTU and shows the request was new; elsewhere the
+		// MTU may be unknown and the request a repeat of one unseen.
+		key: "§9.7.5.1.5 a request beyond the MTU acknowledged", clause: "§9.7.5.1.5",
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			q := s.pick(rng, func(i int, r *trace.Record) bool {
+				op := r.Packet.Opcode
+				return (op == wire.SendOnly || op == wire.WriteOnly) && s.sends(r.Packet.PSN) == 1 && s.acknowledgedAfter(i)
+			})
+			if q == nil {
+				return nil
+			}
+			n := s.mtu + 4
+			q.Packet.Payload, q.PayloadLen = make([]byte, n), n
+			if q.Packet.Opcode == wire.WriteOnly {
+				q.Packet.RETH.Length = uint32(n)
+			}
+			return &injected{at: q, decides: func(e *evidence) bool { return e.complete }}
+		},
+	},
 }
 
 func isPosACK(r *trace.Record) bool {
@@ -466,6 +491,17 @@ func (s *sent) acknowledgedAfter(i int) bool {
 		}
 	}
 	return false
+}
+
+// sends counts the transmissions of requests at psn.
+func (s *sent) sends(psn wire.PSN) int {
+	n := 0
+	for _, r := range s.recs {
+		if r.Dir == trace.ToResponder && r.Packet.PSN == psn {
+			n++
+		}
+	}
+	return n
 }
 
 // requestAt: a request whose opcode is of kind was sent at psn.

@@ -184,6 +184,7 @@ static void request(const uint8_t *f, int n) {
 	int cont = op == 0x01 || op == 0x02 || op == 0x03 || op == 0x07 || op == 0x08 || op == 0x09;
 	int kind = op <= 0x05 ? 1 : op <= 0x0B ? 2 : 0;
 	if (cont ? q->inmsg != kind : q->inmsg != 0) { ack(f, q, q->epsn, 0x61); return; } /* NAK invalid request */
+	if (op <= 0x0B && plen > q->mtu) { ack(f, q, q->epsn, 0x61); return; }         /* longer than the MTU: likewise */
 	q->inmsg = op == 0x00 || op == 0x01 || op == 0x06 || op == 0x07 ? kind : 0;
 	q->latched = 0;
 	if (op <= 0x05) {                              /* SEND */

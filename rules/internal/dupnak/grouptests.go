@@ -38,6 +38,18 @@ func CheckNAKPSNMonitor(t *testing.T, ID string) {
 			b.Send(e.Add(2))
 			b.NAK(wire.NAKPSNSequence, e.Add(2), 2)
 		}, true, true},
+		{"sequence NAK naming a SEND longer than the MTU, taken in sequence, after a later request: dropped (§9.7.5.1.5's), so expected still", func(b *TraceBuilder) {
+			est(b)
+			b.Req(wire.SendOnly, e, true).PayloadLen = 1028
+			b.Send(e.Add(1))
+			b.NAK(wire.NAKPSNSequence, e, 2)
+		}, true, false},
+		{"sequence NAK naming a SEND of the MTU, taken in sequence, after a later request", func(b *TraceBuilder) {
+			est(b)
+			b.Req(wire.SendOnly, e, true).PayloadLen = 1024
+			b.Send(e.Add(1))
+			b.NAK(wire.NAKPSNSequence, e, 2)
+		}, true, true},
 		{"capture: sequence NAK behind the acknowledged PSN", func(b *TraceBuilder) {
 			est(b)
 			b.Send(e.Add(2))

@@ -350,11 +350,19 @@ func (t *Tracker) describe(c *harness.Conn, ev *Event, x wire.PSN) {
 		ev.Behind = x.Before(t.w.Steps()[0].E)
 		ev.Accepted = t.w.StepBy(x, false) >= 0
 		ev.NamesStep = t.w.StepBy(x, true) >= 0
+		// A request at x that no responder can execute for its length
+		// may have been dropped (without the NAK invalid request it is
+		// owed: §9.7.5.1.5's matter): the requests after it then met
+		// the expected PSN x, ahead of it.
+		dropped := ev.Rec.Packet.AETH.IsNAK(wire.NAKPSNSequence) && t.w.TookBeyondMTU(c, x)
+		took := false
 		for _, q := range t.w.Reqs() {
-			if q.Rec.Packet.PSN == x {
+			psn := q.Rec.Packet.PSN
+			if psn == x {
 				ev.ReqSinceBase = true
+				took = took || dropped && c.BeyondMTU(q.Rec) != ""
 			}
-			if q.Class == ReqAhead && q.E == x {
+			if q.Class == ReqAhead && q.E == x || took && psn.After(x) {
 				ev.AheadOf = true
 			}
 		}

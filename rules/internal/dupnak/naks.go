@@ -21,7 +21,15 @@ type NAKCase struct {
 	// MaxDestRdAtomic, when set, is the responder resources the
 	// connection must be configured with.
 	MaxDestRdAtomic int
+	// Governs is the rule of ours that requires the NAK (the trigger's
+	// clause; "" when none does).
+	Governs string
 }
+
+// invalidRule is the section-keyed rule that owes an invalid request its
+// NAK invalid request (rules/s9_7_5_1_5; a string here, since that
+// package builds on this one).
+const invalidRule = "§9.7.5.1.5"
 
 // establish completes three SENDs so the expected PSN is known from the
 // device's own ACK.
@@ -102,9 +110,11 @@ func SeqCases() []NAKCase {
 	return cases
 }
 
-// InvCases provoke invalid requests at the expected PSN.
+// InvCases provoke invalid requests at the expected PSN: a NAK invalid
+// request is owed to each (§9.7.5.1.5; the one beyond the responder
+// resources by Table-58).
 func InvCases() []NAKCase {
-	return []NAKCase{
+	cases := []NAKCase{
 		nc("a SEND Middle with no message in progress", invOnly, func(p *harness.Peer) wire.PSN {
 			establish(p)
 			k := p.Packet(wire.SendMiddle, p.PSN)
@@ -159,7 +169,7 @@ func InvCases() []NAKCase {
 			p.Send(k)
 			return p.PSN
 		}),
-		{Name: "more READs outstanding than the responder resources (Table 58)", Codes: invOnly, MaxDestRdAtomic: 2, Run: func(p *harness.Peer) wire.PSN {
+		{Name: "more READs outstanding than the responder resources (Table 58)", Codes: invOnly, MaxDestRdAtomic: 2, Governs: "Table-58", Run: func(p *harness.Peer) wire.PSN {
 			establish(p)
 			n := p.Info.Config.MaxDestRdAtomic
 			var e wire.PSN
@@ -172,6 +182,12 @@ func InvCases() []NAKCase {
 			return e
 		}},
 	}
+	for i := range cases {
+		if cases[i].Governs == "" {
+			cases[i].Governs = invalidRule
+		}
+	}
+	return cases
 }
 
 // AheadInvalidCases send a request that is both out of sequence and
@@ -211,8 +227,8 @@ func AheadInvalidCases() []NAKCase {
 //
 // The NAK of the case's kind is the scenario's trigger: a device that
 // answers otherwise (an ACK, another NAK, nothing) leaves the clause not
-// exercised, saying what it did; only the resource overrun names a rule
-// of ours that requires the NAK (Table-58). A NAK of the other kind (an
+// exercised, saying what it did, and the rule of ours that requires the
+// NAK (NAKCase.Governs) gets the finding. A NAK of the other kind (an
 // "either" case answered with a sequence NAK in a C9-125 scenario) with
 // the wrong PSN is a finding of that kind's clause (C9-121 or C9-125).
 func RunNAKCase(p *harness.Peer, c NAKCase) {
@@ -225,16 +241,12 @@ func RunNAKCase(p *harness.Peer, c NAKCase) {
 	for _, code := range c.Codes {
 		want = append(want, fmt.Sprintf("an Acknowledge with %s and PSN %d, the responder's expected PSN", wire.SyndromeString(wire.SynNAK(code)), e))
 	}
-	governs := ""
-	if c.MaxDestRdAtomic > 0 {
-		governs = "Table-58"
-	}
 	kinds := make([]string, len(c.Codes))
 	for i, code := range c.Codes {
 		kinds[i] = wire.SyndromeString(wire.SynNAK(code))
 	}
 	trigger := fmt.Sprintf("answer %s with a NAK (%s)", c.Name, strings.Join(kinds, " or "))
-	p.Trigger(governs, trigger, func() {
+	p.Trigger(c.Governs, trigger, func() {
 		rec, skipped := p.Expect(want[0], Liveness, func(k *wire.Packet) bool {
 			return k.Opcode == wire.Acknowledge && !k.AETH.IsACK() || harness.IsAck(k) && k.PSN.AtOrAfter(e)
 		})

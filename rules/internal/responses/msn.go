@@ -351,6 +351,12 @@ type Judgement struct {
 	// An ACK naming a request that carried AckReq has its PSN fixed by
 	// that request, and is not suspect.
 	OwnPSN bool
+	// MayHaveFailed: the violation is an MSN too low for an Acknowledge
+	// naming a SEND with Invalidate, which fails when the responder
+	// cannot invalidate its key (invalidateAt): the MSN is then right and
+	// the positive ACK is the fault (§9.7.5.1.5's), and which keys the
+	// responder can invalidate is not on the wire.
+	MayHaveFailed bool
 }
 
 func msn24(v int64) int64 { return v & 0xFFFFFF }
@@ -381,6 +387,15 @@ func (m *MSNModel) early(c *harness.Conn, p wire.PSN) bool {
 func ackReqAt(c *harness.Conn, p wire.PSN) bool {
 	_, ackReq, _, ok := c.Req(p)
 	return ok && ackReq
+}
+
+// invalidateAt reports whether the request at p is a SEND with
+// Invalidate: a responder that cannot invalidate its key fails it, and
+// an ACK naming it is then §9.7.5.1.5's fault (a failed request is owed a
+// NAK invalid request), which no packet tells from a wrong MSN.
+func invalidateAt(c *harness.Conn, p wire.PSN) bool {
+	op, _, _, ok := c.Req(p)
+	return ok && opc.Has(op, wire.HdrIETH)
 }
 
 func describe(b bound) string {
@@ -576,9 +591,10 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 			j = Judgement{Violation: true, Other: m.lo.rec,
 				Message: fmt.Sprintf("MSN %d is too low: by this packet at least %d new messages had completed (it acknowledges every message up to PSN %d), while %s shows the count started no lower than %d",
 					msn24(u), A, covers, describe(m.lo), msn24(m.lo.v)),
-				Expected: []string{fmt.Sprintf("an MSN of at least %d: one increment per completed new message, a READ counted no later than its last response packet", msn24(m.lo.v+int64(A)))},
-				Seen:     fmt.Sprintf("MSN %d", msn24(u)),
-				OwnPSN:   opc.Class(op) == wire.ClassAck && !ackReqAt(c, covers)}
+				Expected:      []string{fmt.Sprintf("an MSN of at least %d: one increment per completed new message, a READ counted no later than its last response packet", msn24(m.lo.v+int64(A)))},
+				Seen:          fmt.Sprintf("MSN %d", msn24(u)),
+				OwnPSN:        opc.Class(op) == wire.ClassAck && !ackReqAt(c, covers),
+				MayHaveFailed: opc.Class(op) == wire.ClassAck && invalidateAt(c, covers)}
 		case haveS && m.haveHi && loC.v > m.hi.v:
 			j = Judgement{Violation: true, Other: m.hi.rec,
 				Message: fmt.Sprintf("MSN %d is too high: only %d new messages had reached the responder by this packet, while %s shows the count started no higher than %d; duplicates never move the MSN",
@@ -590,7 +606,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
 	if j.Violation {
 		// Start again from this packet alone, so one fault is reported once.
 		m.lo, m.haveLo = loC, haveS
-		m.hi, m.haveHi = hiC, haveA && !j.OwnPSN // a suspect PSN bounds nothing
+		m.hi, m.haveHi = hiC, haveA && !j.OwnPSN && !j.MayHaveFailed // a suspect PSN bounds nothing
 		if !replay {
 			m.mono, m.monoRec, m.haveMono = u, r, true
 		}

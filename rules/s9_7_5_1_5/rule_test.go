@@ -1,0 +1,235 @@
+package s9_7_5_1_5
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reference"
+	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// want is what the monitor must make of a trace.
+type want int
+
+const (
+	violation     want = iota // a violation, with the fragment in its message
+	clean                     // no violation, something checked
+	undecided                 // no violation, an instance left open
+	nothingJudged             // no violation, nothing checked or undecided
+)
+
+func TestMonitor(t *testing.T) {
+	complete := rtest.Capture(0)
+	complete.Complete = true
+	// est has the responder acknowledge PSN 10: it expects 11.
+	est := func(b *rtest.Builder) {
+		b.Send(10, true)
+		b.Ack(10, 1)
+	}
+	cases := []struct {
+		name     string
+		settings harness.Settings
+		build    func(b *rtest.Builder)
+		want     want
+		fragment string
+	}{
+		{"a SEND Only beyond the MTU acknowledged", rtest.Active(1024), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.SendOnly, 11, true, 1028)
+			b.Ack(11, 2)
+		}, violation, "as if it had been executed"},
+		{"a WRITE Only beyond the MTU covered by a later ACK", rtest.Active(256), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.WriteOnly, 11, false, 300)
+			b.Send(12, true)
+			b.Ack(12, 3)
+		}, violation, "carries 300 bytes, more than the connection's path MTU, 256"},
+		{"a SEND Only beyond the MTU dropped: a later SEND draws a sequence NAK naming it", rtest.Active(1024), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.SendOnly, 11, true, 1028)
+			b.Send(12, true)
+			b.NAK(11, wire.NAKPSNSequence, 1)
+		}, violation, "dropped it silently"},
+		{"a SEND Only beyond the MTU NAKed invalid request", rtest.Active(1024), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.SendOnly, 11, true, 1028)
+			b.NAK(11, wire.NAKInvalidRequest, 1)
+		}, clean, ""},
+		{"a SEND Only of exactly the MTU acknowledged", rtest.Active(1024), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.SendOnly, 11, true, 1024)
+			b.Ack(11, 2)
+		}, nothingJudged, ""},
+		{"a request beyond the MTU resent valid, then acknowledged", rtest.Active(1024), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.SendOnly, 11, true, 1028)
+			b.Req(wire.SendOnly, 11, true, 512)
+			b.Ack(11, 2)
+		}, nothingJudged, ""},
+		{"a request beyond the MTU ahead of the expected PSN: a sequence NAK is its answer", rtest.Active(1024), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.SendOnly, 12, true, 1028)
+			b.NAK(11, wire.NAKPSNSequence, 1)
+			b.Send(11, true)
+			b.Ack(11, 2)
+		}, nothingJudged, ""},
+		{"the MTU shown by a SEND's full First packet, on a complete capture", complete, func(b *rtest.Builder) {
+			b.Req(wire.SendFirst, 10, false, 1024)
+			b.Req(wire.SendLast, 11, true, 8)
+			b.Ack(11, 1)
+			b.Req(wire.SendOnly, 12, true, 1100)
+			b.Ack(12, 2)
+		}, violation, "the path MTU its full First and Middle packets show, 1024"},
+		{"the first request of a complete trace, acknowledged", func() harness.Settings {
+			s := rtest.Capture(1024)
+			s.Complete = true
+			return s
+		}(), func(b *rtest.Builder) {
+			b.Req(wire.WriteOnly, 11, true, 1028)
+			b.Ack(11, 1)
+		}, violation, "as if it had been executed"},
+		{"a reserved opcode acknowledged", rtest.Active(1024), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.Opcode(0x15), 11, true, 16)
+			b.Ack(11, 2)
+		}, violation, "the reserved RC opcode 0x15"},
+		{"a reserved opcode dropped: a later SEND draws a sequence NAK naming it", rtest.Active(1024), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.Opcode(0x1A), 11, true, 16)
+			b.Send(12, true)
+			b.NAK(11, wire.NAKPSNSequence, 1)
+		}, violation, "dropped it silently"},
+		{"a reserved opcode NAKed invalid request", rtest.Active(1024), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.Opcode(0x15), 11, true, 16)
+			b.NAK(11, wire.NAKInvalidRequest, 1)
+		}, clean, ""},
+		{"a reserved opcode ahead of the expected PSN", rtest.Active(1024), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.Opcode(0x15), 12, true, 16)
+			b.NAK(11, wire.NAKPSNSequence, 1)
+		}, nothingJudged, ""},
+		{"a capture: a reserved opcode acknowledged may repeat a valid request unseen", rtest.Capture(1024), func(b *rtest.Builder) {
+			b.Send(10, true)
+			b.Req(wire.Opcode(0x15), 11, true, 16)
+			b.Ack(11, 2)
+		}, undecided, ""},
+		{"no MTU known: nothing judged", rtest.Capture(0), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.SendOnly, 11, true, 5000)
+			b.Ack(11, 2)
+		}, nothingJudged, ""},
+		{"a capture: the request may repeat one executed unseen", rtest.Capture(1024), func(b *rtest.Builder) {
+			b.Req(wire.SendOnly, 11, true, 1028)
+			b.Ack(11, 2)
+		}, undecided, ""},
+		{"a capture: a sequence NAK after a dropped request may follow a loss after the capture point", rtest.Capture(1024), func(b *rtest.Builder) {
+			b.Send(12, true)
+			b.NAK(11, wire.NAKPSNSequence, 0) // pins the expected PSN: 11
+			b.Req(wire.SendOnly, 11, true, 1028)
+			b.Send(12, true)
+			b.NAK(11, wire.NAKPSNSequence, 0)
+		}, undecided, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var b rtest.Builder
+			tc.build(&b)
+			switch tc.want {
+			case violation:
+				rtest.WantViolation(t, b.Recs, tc.settings, ID, tc.fragment)
+			case clean:
+				rtest.WantPass(t, b.Recs, tc.settings, ID)
+			case undecided:
+				rtest.WantIndeterminate(t, b.Recs, tc.settings, ID)
+			case nothingJudged:
+				if tl := rtest.Tally(rtest.Audit(b.Recs, tc.settings, ID), ID); tl.Violations+tl.Checked+tl.Indeterminate != 0 {
+					t.Fatalf("judged %+v, want nothing\n%s", tl, rtest.Dump(b.Recs))
+				}
+			}
+		})
+	}
+}
+
+// TestMonitorByIDs: on a capture, the requester numbering its packets
+// one by one shows, with its next packet, whether the capture missed a
+// valid copy of the request that the ACK could answer.
+func TestMonitorByIDs(t *testing.T) {
+	build := func(skip bool, copyPSN wire.PSN) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		for p := range wire.PSN(10) {
+			b.Send(p, false)
+		}
+		b.Send(10, true)
+		b.NAK(11, wire.NAKPSNSequence, 11) // pins the expected PSN: 11
+		b.Req(wire.SendOnly, 11, true, 1028)
+		if skip {
+			b.Recs[len(b.Recs)-1].IPID++ // the capture missed a packet before it
+		}
+		b.Ack(11, 12)
+		b.Req(wire.SendOnly, copyPSN, true, 16)
+		return b.Recs
+	}
+	s := rtest.Capture(1024)
+	rtest.WantViolation(t, build(false, 12), s, ID, "as if it had been executed", "ran on unbroken")
+	// A valid copy the capture missed might have been answered.
+	rtest.WantIndeterminate(t, build(true, 12), s, ID)
+	// The next request is a valid copy of the same PSN, which may have
+	// passed the capture point before the ACK.
+	rtest.WantIndeterminate(t, build(false, 11), s, ID)
+}
+
+// TestReference: the clean reference NAKs each request it cannot
+// execute; its two defects acknowledge it or drop it, and the monitor
+// catches both in the trace (the reserved opcode and the failed
+// invalidation only the active scenarios judge).
+func TestReference(t *testing.T) {
+	run := func(defect string) *rtest.Ref {
+		r := rtest.NewRef(t, defect, nil, dut.ConnConfig{MTU: 1024, ExpectedPSN: 20, SetPSNs: true})
+		r.Send(time.Millisecond, r.SendOnly(8, true))
+		r.Send(time.Millisecond, r.SendOnly(1030, true))
+		r.Send(5*time.Millisecond, r.SendOnly(8, true))
+		return r
+	}
+	clean := run("")
+	rtest.WantPass(t, clean.Trace(), clean.Settings(), ID)
+	acked := run(reference.DefAckInvalidRequest)
+	rtest.WantViolation(t, acked.Trace(), acked.Settings(), ID, "as if it had been executed")
+	dropped := run(reference.DefDropInvalidRequest)
+	rtest.WantViolation(t, dropped.Trace(), dropped.Settings(), ID, "dropped it silently")
+}
+
+// TestReferenceInvalidate: a SEND with Invalidate naming an unknown R_Key
+// gets a NAK invalid request from the clean reference (and under
+// drop-invalid-request, which leaves it out), a positive ACK under
+// ack-invalid-request.
+func TestReferenceInvalidate(t *testing.T) {
+	for _, tc := range []struct {
+		defect, want string
+	}{
+		{"", "NAK inv-req"},
+		{reference.DefAckInvalidRequest, "ACK"},
+		{reference.DefDropInvalidRequest, "NAK inv-req"},
+	} {
+		r := rtest.NewRef(t, tc.defect, nil, dut.ConnConfig{MTU: 1024, ExpectedPSN: 20, SetPSNs: true})
+		k := r.Pkt(wire.SendOnlyInvalidate, 1)
+		k.Payload, k.AckReq, k.IETH = make([]byte, 8), true, r.Info.RKey^0x5A5A00
+		if err := r.Conn.Send(k); err != nil {
+			t.Fatal(err)
+		}
+		got := r.Drain(5 * time.Millisecond)
+		var seen []string
+		for _, rec := range got {
+			seen = append(seen, rec.Packet.String())
+		}
+		s := strings.Join(seen, "; ")
+		if len(got) != 1 || !strings.Contains(s, tc.want) || got[0].Packet.PSN != 20 {
+			t.Errorf("defect %q: the device sent %q, want one packet with %q at PSN 20", tc.defect, s, tc.want)
+		}
+	}
+}
