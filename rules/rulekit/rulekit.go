@@ -298,6 +298,8 @@ func CheckRegistry() error {
 }
 
 // Setup builds the DUT from the flags; the suite calls it in BeforeSuite.
+// Where it fails, the run's result still gets written (ReportAfterSuite),
+// and every clause in it says the run stopped, and why.
 //
 // It refuses Ginkgo's -p: the clause-keyed verdicts, and each clause's
 // spec reporting its monitor's findings over every scenario's trace, need
@@ -305,6 +307,18 @@ func CheckRegistry() error {
 // against the reference). Under -p each process would hold only its share
 // and the report written by process 1 would be incomplete.
 func Setup() error {
+	err := setup()
+	if err != nil {
+		mu.Lock()
+		if broken == nil {
+			broken = fmt.Errorf("setting up the run: %w", err)
+		}
+		mu.Unlock()
+	}
+	return err
+}
+
+func setup() error {
 	if sc, _ := ginkgo.GinkgoConfiguration(); sc.ParallelTotal > 1 {
 		return fmt.Errorf("the rule suite runs in one process: run it without -p (%d processes asked for); clause verdicts gather every scenario of the run", sc.ParallelTotal)
 	}
