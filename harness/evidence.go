@@ -330,6 +330,13 @@ func MayBeReordered(earlier, later *trace.Record) bool {
 	return later.Time-earlier.Time <= max(later.Skew, reorderPrecision)
 }
 
+// EndsWithinReorder reports whether the connection's records end within
+// the reordering the trace shows after r (MayBeReordered): packets sent
+// before r may have been recorded after it, past the end of the capture.
+func (c *Conn) EndsWithinReorder(r *trace.Record) bool {
+	return len(c.recent) > 0 && MayBeReordered(r, c.recent[len(c.recent)-1])
+}
+
 // idOrder learns whether one sender of a connection counts its IPv4
 // Identification up from packet to packet.
 type idOrder struct {

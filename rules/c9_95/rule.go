@@ -191,7 +191,7 @@ func (m *monitor) End(c *harness.Conn) {
 		// that PSN (a capture need not report its drops): the ACK is
 		// right if it did, wrong if not.
 		c.Unresolved(ID, fmt.Sprintf("ACK PSN %d names no request the capture showed (newest %d), although the capture shows the connection from its start: only requests the capture dropped explain it (--complete decides it)", r.Packet.PSN, c.NextReq.Add(-1)))
-	case !m.reqAfter && endsWithin(c, r):
+	case !m.reqAfter && c.EndsWithinReorder(r):
 		c.Indeterminate(ID, "an ACK named a PSN beyond every request the capture showed, and the capture shows no request of the connection after it, and nothing of it beyond the reordering it shows elsewhere: requests recorded after the ACK, past the capture's end, explain it")
 	default:
 		// A violation unless the capture missed the requests up to that
@@ -199,14 +199,6 @@ func (m *monitor) End(c *harness.Conn) {
 		// before it: nothing the capture shows, so open.
 		c.Unresolved(ID, fmt.Sprintf("an ACK named PSN %d, beyond every request the capture showed by its end (newest %d): legal only if the capture missed the requests up to it or began during a resend of requests already executed (--complete decides it)", r.Packet.PSN, c.NextReq.Add(-1)))
 	}
-}
-
-// endsWithin reports whether the connection's records end within the
-// reordering the capture shows after r (harness.MayBeReordered): the
-// requests an ACK covers may have been recorded after it, past the end.
-func endsWithin(c *harness.Conn, r *trace.Record) bool {
-	recent := c.Recent()
-	return len(recent) > 0 && harness.MayBeReordered(r, recent[len(recent)-1])
 }
 
 // reaches reports whether request p may carry PSN a or show that a
