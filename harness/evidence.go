@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
 )
 
 // This file is the evidence a connection's IPv4 Identifications give
@@ -108,8 +109,14 @@ type unlessMissed struct {
 	expected []string
 	seen     string
 	reason   string
-	proofs   [maxProofs]MissedProof
-	n        int // proofs in use
+	// either (no Alts: none) is what the instance is where the proofs
+	// fail (ViolationUnlessMissedElse).
+	either Either
+	// dating: every proof failed, and the instance waits for its
+	// record's sender to be seen counting its IDs up (either).
+	dating bool
+	proofs [maxProofs]MissedProof
+	n      int // proofs in use
 }
 
 // MissedProof is one way the trace may prove that nothing was missed
@@ -160,11 +167,38 @@ func (c *Conn) ViolationUnlessMissed(clause string, dir trace.Dir, since uint64,
 // too few of the sender's packets have yet shown that it numbers them
 // one by one, the proof waits for the packets that show it.
 func (c *Conn) ViolationUnlessMissedAny(clause string, r *trace.Record, message string, expected []string, seen, reason string, proofs ...MissedProof) {
+	c.holdUnlessMissed(unlessMissed{clause: clause, at: c.seq, rec: r, message: message, expected: expected, seen: seen, reason: reason}, proofs)
+}
+
+// Either is a finding that names several clauses (ViolationEither): its
+// message, and each clause with the explanation under which it is the
+// one broken.
+type Either struct {
+	Message string
+	Alts    []reports.Alternative
+}
+
+// ViolationUnlessMissedElse is ViolationUnlessMissedAny for an instance
+// that what the proofs leave open does not make legal either, but moves
+// to another clause: where every proof fails, r breaks one of the clauses
+// either names (the first: clause, if nothing was missed), and the trace
+// cannot tell which (ViolationEither). That holds only where r is no
+// late packet: its sender is seen to count its IPv4 Identifications up,
+// which puts r after every packet of its sender delivered before it (a
+// late one is left open by Violation); elsewhere the instance stays open
+// with reason.
+func (c *Conn) ViolationUnlessMissedElse(clause string, r *trace.Record, message string, expected []string, seen, reason string, either Either, proofs ...MissedProof) {
+	c.holdUnlessMissed(unlessMissed{clause: clause, at: c.seq, rec: r, message: message, expected: expected, seen: seen, reason: reason, either: either}, proofs)
+}
+
+// holdUnlessMissed decides m at once where its proofs can, and holds it
+// otherwise.
+func (c *Conn) holdUnlessMissed(m unlessMissed, proofs []MissedProof) {
 	if c.Settings.Active || len(c.missed) >= maxUnlessMissed || len(proofs) > maxProofs {
-		c.Unresolved(clause, reason)
+		c.decideOne(&m, false)
 		return
 	}
-	m := unlessMissed{clause: clause, at: c.seq, rec: r, message: message, expected: expected, seen: seen, reason: reason, n: len(proofs)}
+	m.n = len(proofs)
 	copy(m.proofs[:], proofs)
 	for i := range m.n {
 		p := &m.proofs[i]
@@ -182,11 +216,20 @@ func (c *Conn) ViolationUnlessMissedAny(clause string, r *trace.Record, message 
 		}
 		p.unbroken = true
 	}
-	if m.settled() {
+	if m.settled() && !c.awaitDating(&m) {
 		c.decideOne(&m, false)
 		return
 	}
 	c.missed = append(c.missed, m)
+}
+
+// awaitDating reports whether m, every proof of which failed, names
+// alternatives that hold once its record's sender is seen to count its
+// IPv4 Identifications up, and too few of its packets have shown that
+// yet: m then waits for them (dating), as a proof waits for trust.
+func (c *Conn) awaitDating(m *unlessMissed) bool {
+	m.dating = m.either.Alts != nil && m.rec.HasIPID && !c.CountsIPIDUp(m.rec.Dir)
+	return m.dating
 }
 
 // settled reports whether every proof of m failed.
@@ -209,6 +252,15 @@ func (c *Conn) decideMissed(next *trace.Record) {
 	d := next.Dir & 1
 	trusted := c.runs[d].countsByOne()
 	for _, m := range c.missed {
+		if m.dating {
+			if c.CountsIPIDUp(m.rec.Dir) {
+				c.decideOne(&m, false)
+			} else {
+				c.missed[k] = m
+				k++
+			}
+			continue
+		}
 		proved := false
 		for i := range m.n {
 			p := &m.proofs[i]
@@ -227,7 +279,7 @@ func (c *Conn) decideMissed(next *trace.Record) {
 		switch {
 		case proved:
 			c.decideOne(&m, true)
-		case m.settled():
+		case m.settled() && !c.awaitDating(&m):
 			c.decideOne(&m, false)
 		default:
 			c.missed[k] = m
@@ -243,9 +295,12 @@ func (c *Conn) decideMissed(next *trace.Record) {
 func (c *Conn) decideOne(m *unlessMissed, proved bool) {
 	cur := c.cur
 	c.cur = m.rec
-	if proved {
-		c.Violation(m.clause, m.rec, m.message+" (the sender's IPv4 Identifications ran on unbroken: the capture missed none of its packets)", m.expected, m.seen)
-	} else {
+	switch r := m.rec; {
+	case proved:
+		c.Violation(m.clause, r, m.message+" (the sender's IPv4 Identifications ran on unbroken: the capture missed none of its packets)", m.expected, m.seen)
+	case m.either.Alts != nil && r.HasIPID && c.CountsIPIDUp(r.Dir):
+		c.ViolationEither(r, m.either.Message, m.expected, m.seen, m.either.Alts...)
+	default:
 		c.Unresolved(m.clause, m.reason)
 	}
 	c.cur = cur

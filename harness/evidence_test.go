@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -112,6 +113,7 @@ type raiser struct {
 	at, since int
 	proofs    []MissedProof
 	seqs      map[int]uint64
+	either    bool // the instance names alternatives (ViolationUnlessMissedElse)
 }
 
 func (r *raiser) Observe(c *Conn, rec *trace.Record) {
@@ -125,6 +127,11 @@ func (r *raiser) Observe(c *Conn, rec *trace.Record) {
 			proofs[i].Since = r.seqs[r.since]
 		}
 	}
+	if r.either {
+		c.ViolationUnlessMissedElse("probe", rec, "wrong", nil, "seen", "open", Either{Message: "wrong either way", Alts: []reports.Alternative{
+			{ID: "probe", If: "nothing was missed"}, {ID: "other", If: "a packet was missed"}}}, proofs...)
+		return
+	}
 	c.ViolationUnlessMissedAny("probe", rec, "wrong", nil, "seen", "open", proofs...)
 }
 func (*raiser) End(*Conn) {}
@@ -133,7 +140,10 @@ func (*raiser) End(*Conn) {}
 // its proofs shows that the sender it names missed nothing over the
 // stretch, where that sender is seen to number its packets one by one
 // (also when the packets that show it come later); open when every
-// proof fails, or the sender is never seen to count by one.
+// proof fails, or the sender is never seen to count by one. An instance
+// naming alternatives is, where every proof fails, one finding listed
+// under each alternative clause, once its own sender (the responder) is
+// seen to count its IDs up; open where it never is.
 func TestViolationUnlessMissedAny(t *testing.T) {
 	responder := MissedProof{Dir: trace.ToRequester, Since: 1, Now: true} // since frame 2 (raiser.since), through the instance
 	requester := MissedProof{Dir: trace.ToResponder}                      // over the whole connection, through its next packet
@@ -143,13 +153,17 @@ func TestViolationUnlessMissedAny(t *testing.T) {
 		rspGap bool // the responder's IDs skip one between frames 2 and 6
 		reqGap bool // the requester's IDs skip one at frame 7
 		proofs []MissedProof
-		want   string // "violation" or "open"
+		want   string // "violation", "open" or "either"
+		either bool
 	}{
-		{"responder unbroken, trusted only later", 12, false, false, []MissedProof{responder}, "violation"},
-		{"responder unbroken, never seen to count by one", 4, false, false, []MissedProof{responder}, "open"},
-		{"responder broken, requester unbroken", 12, true, false, []MissedProof{responder, requester}, "violation"},
-		{"both broken", 12, true, true, []MissedProof{responder, requester}, "open"},
-		{"requester broken alone", 12, false, true, []MissedProof{requester}, "open"},
+		{"alternatives, every proof broken", 12, true, true, []MissedProof{responder, requester}, "either", true},
+		{"alternatives, a proof holds", 12, true, false, []MissedProof{responder, requester}, "violation", true},
+		{"alternatives, the instance's sender never seen counting up", 4, true, true, []MissedProof{requester}, "open", true},
+		{"responder unbroken, trusted only later", 12, false, false, []MissedProof{responder}, "violation", false},
+		{"responder unbroken, never seen to count by one", 4, false, false, []MissedProof{responder}, "open", false},
+		{"responder broken, requester unbroken", 12, true, false, []MissedProof{responder, requester}, "violation", false},
+		{"both broken", 12, true, true, []MissedProof{responder, requester}, "open", false},
+		{"requester broken alone", 12, false, true, []MissedProof{requester}, "open", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var recs []*trace.Record
@@ -172,17 +186,24 @@ func TestViolationUnlessMissedAny(t *testing.T) {
 			sink := NewSink("t")
 			a := NewAuditor(Settings{FromStart: true}, sink)
 			a.mons = []Monitor{{Clause: "probe", New: func(*Conn) Checker {
-				return &raiser{at: 6, since: 2, proofs: tc.proofs, seqs: map[int]uint64{}}
+				return &raiser{at: 6, since: 2, proofs: tc.proofs, seqs: map[int]uint64{}, either: tc.either}
 			}}}
 			for _, r := range recs {
 				a.Observe(r)
 			}
 			a.End()
-			tl := sink.Tally("probe")
+			tl, other := sink.Tally("probe"), sink.Tally("other")
 			got := "none"
 			switch {
 			case tl == nil:
-			case tl.Violations == 1 && tl.Open == 0:
+			case tl.Violations == 1 && other != nil && other.Violations == 1:
+				got = "either"
+				for _, f := range sink.Findings {
+					if len(f.Alternatives) != 2 || !strings.Contains(f.Message, "wrong either way: one of these clauses is broken") {
+						t.Errorf("finding %+v does not name both alternatives", f)
+					}
+				}
+			case tl.Violations == 1 && tl.Open == 0 && other == nil:
 				got = "violation"
 			case tl.Violations == 0 && tl.Open == 1:
 				got = "open"

@@ -175,6 +175,22 @@ func (c *Conn) InsideRead(p wire.PSN) bool {
 	return s != nil && p.After(s.First) && p.AtOrBefore(s.LastMin)
 }
 
+// OpenReadBefore returns the span of a READ whose answer has not ended
+// and that surely reserves p before its last PSN (from its first PSN up
+// to LastMin, exclusive), where the path MTU is not known (ReadCovering
+// gives the exact range where it is): an ACK there names no request a
+// responder completed (C9-95). Nil otherwise.
+func (c *Conn) OpenReadBefore(p wire.PSN) *ReadSpan {
+	if c.MTU() != 0 {
+		return nil
+	}
+	s := c.ReadSpanAt(p)
+	if s == nil || s.Closed || !p.InRange(s.First, s.LastMin) || p == s.LastMin {
+		return nil
+	}
+	return s
+}
+
 // ReadSpanOf returns the span of the new READ whose first PSN is first
 // and that asked for length bytes (nil: none remembered, or the READ at
 // first asked for another length: a duplicate reserving nothing).

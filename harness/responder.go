@@ -92,6 +92,9 @@ func (c *Conn) ackPSNFault(r *trace.Record) string {
 	if rd := c.ReadCovering(p.PSN); rd != nil && !rd.Done {
 		return fmt.Sprintf("an ACK carries PSN %d, in the range of the READ at PSN %d whose response is not complete (frame %d): its PSN is C9-95's fault", p.PSN, rd.First, r.Frame)
 	}
+	if s := c.OpenReadBefore(p.PSN); s != nil {
+		return fmt.Sprintf("an ACK carries PSN %d, in the range of the READ at PSN %d whose response is not complete (frame %d): its PSN is C9-95's fault", p.PSN, s.First, r.Frame)
+	}
 	if op, _, _, ok := c.Req(p.PSN); ok && ops[op].class == wire.ClassAtomic {
 		if _, answered := c.AtomicOriginal(p.PSN); !answered {
 			return fmt.Sprintf("an ACK carries PSN %d, an ATOMIC's, before its ATOMIC Acknowledge (frame %d): its PSN is C9-95's fault", p.PSN, r.Frame)
@@ -199,10 +202,15 @@ func (c *Conn) reconResponse(r *trace.Record) {
 	case wire.ClassAck:
 		switch {
 		case p.AETH.IsACK():
+			// An ACK whose PSN no legal responder gives says nothing of
+			// where the responder stood: it raises no bound, so that
+			// what follows it is not blamed for its fault (one root
+			// cause, one clause).
+			fault := c.ackPSNFault(r)
 			if c.psnFault == "" {
-				c.psnFault = c.ackPSNFault(r)
+				c.psnFault = fault
 			}
-			if c.SentBefore(p.PSN) {
+			if fault == "" && c.SentBefore(p.PSN) {
 				c.exp.raise(p.PSN.Next())
 			}
 			c.reconCovered(p.PSN)
@@ -255,14 +263,16 @@ func (c *Conn) reconResponse(r *trace.Record) {
 			c.spanUsed(s)
 		}
 	case wire.ClassAtomicAck:
-		if c.psnFault == "" {
-			if rop, _, _, ok := c.Req(p.PSN); ok && ops[rop].class != wire.ClassAtomic {
-				c.psnFault = fmt.Sprintf("an ATOMIC Acknowledge carries PSN %d, which a request other than an ATOMIC carried (frame %d): its PSN is o9-58's fault", p.PSN, r.Frame)
-			} else if c.HaveReq && !p.PSN.Before(c.NextReq) && c.SeesEveryRequest() {
-				c.psnFault = fmt.Sprintf("an ATOMIC Acknowledge carries PSN %d, beyond every request sent (frame %d): its PSN is o9-58's fault", p.PSN, r.Frame)
-			}
+		fault := ""
+		if rop, _, _, ok := c.Req(p.PSN); ok && ops[rop].class != wire.ClassAtomic {
+			fault = fmt.Sprintf("an ATOMIC Acknowledge carries PSN %d, which a request other than an ATOMIC carried (frame %d): its PSN is o9-58's fault", p.PSN, r.Frame)
+		} else if c.HaveReq && !p.PSN.Before(c.NextReq) && c.SeesEveryRequest() {
+			fault = fmt.Sprintf("an ATOMIC Acknowledge carries PSN %d, beyond every request sent (frame %d): its PSN is o9-58's fault", p.PSN, r.Frame)
 		}
-		if c.SentBefore(p.PSN) {
+		if c.psnFault == "" {
+			c.psnFault = fault
+		}
+		if fault == "" && c.SentBefore(p.PSN) {
 			c.exp.raise(p.PSN.Next())
 		}
 		c.reconCovered(p.PSN)

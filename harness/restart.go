@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -92,6 +93,7 @@ type heldFinding struct {
 	r               *trace.Record
 	expected        []string
 	seen            string
+	alts            []reports.Alternative
 	recent          []*trace.Record
 }
 
@@ -212,7 +214,7 @@ func (c *Conn) restartRelease() {
 	held := rs.held
 	rs.held = nil
 	for _, h := range held {
-		c.sink.violationIn(c, h.clause, h.r, h.message, h.expected, h.seen, h.recent)
+		c.sink.violationIn(c, h.clause, h.r, h.message, h.expected, h.seen, h.alts, h.recent)
 	}
 }
 
@@ -232,7 +234,7 @@ func (c *Conn) restartNext(p *wire.Packet) (wire.PSN, bool) {
 // restartHold takes the violation a monitor raised where a restart is
 // pending (held back) or has shown QPs made anew (left undecided); false
 // when neither is so.
-func (c *Conn) restartHold(clause string, r *trace.Record, message string, expected []string, seen string) bool {
+func (c *Conn) restartHold(clause string, r *trace.Record, message string, expected []string, seen string, alts []reports.Alternative) bool {
 	switch c.rs.phase {
 	case restartPending:
 		if len(c.rs.held) >= maxHeldFindings {
@@ -240,7 +242,7 @@ func (c *Conn) restartHold(clause string, r *trace.Record, message string, expec
 				c.rs.frame, c.rs.psn, c.rs.next, maxHeldFindings, message))
 			return true
 		}
-		c.rs.held = append(c.rs.held, heldFinding{clause: clause, message: message, r: r, expected: expected, seen: seen,
+		c.rs.held = append(c.rs.held, heldFinding{clause: clause, message: message, r: r, expected: expected, seen: seen, alts: alts,
 			recent: append([]*trace.Record(nil), c.recent...)})
 		return true
 	case restartAnew:

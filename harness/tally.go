@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/reports"
@@ -12,6 +13,33 @@ import (
 // copy the capture or the network made is legal, the responder sending it
 // again may not be, and the trace cannot tell which.
 func (c *Conn) Violation(clause string, r *trace.Record, message string, expected []string, seen string) {
+	c.violation(clause, r, message, expected, seen, nil)
+}
+
+// ViolationEither reports that r breaks one of several clauses and the
+// trace cannot tell which: every explanation its evidence leaves open
+// makes r illegal, each under the clause it names (alts). The one
+// finding, naming them all, is listed under each, so that none of them
+// passes (one root cause, its clause not known: the finding says so).
+func (c *Conn) ViolationEither(r *trace.Record, message string, expected []string, seen string, alts ...reports.Alternative) {
+	message += ": " + EitherText(alts)
+	for _, a := range alts {
+		c.violation(a.ID, r, message, expected, seen, alts)
+	}
+}
+
+// EitherText says, in one clause of a sentence, which clause each
+// alternative breaks and when.
+func EitherText(alts []reports.Alternative) string {
+	parts := make([]string, len(alts))
+	for i, a := range alts {
+		parts[i] = a.ID + " if " + a.If
+	}
+	return "one of these clauses is broken, and the capture does not tell which: " + strings.Join(parts, "; ")
+}
+
+// violation is Violation for a finding that may name alternatives.
+func (c *Conn) violation(clause string, r *trace.Record, message string, expected []string, seen string, alts []reports.Alternative) {
 	if kind, ok := c.maybeCopies[r]; r != nil && ok {
 		what := "repeats an earlier response byte for byte and no IPv4 Identification tells a copy the capture or the network made (no violation) from the responder sending it again"
 		switch {
@@ -25,10 +53,10 @@ func (c *Conn) Violation(clause string, r *trace.Record, message string, expecte
 		c.Unresolved(clause, fmt.Sprintf("frame %d %s: %s", r.Frame, what, message))
 		return
 	}
-	if c.rs.phase != restartNone && c.restartHold(clause, r, message, expected, seen) {
+	if c.rs.phase != restartNone && c.restartHold(clause, r, message, expected, seen, alts) {
 		return
 	}
-	c.sink.violation(c, clause, r, message, expected, seen)
+	c.sink.violationIn(c, clause, r, message, expected, seen, alts, c.recent)
 }
 
 // Unresolved records an instance of clause the trace leaves open where
@@ -225,13 +253,9 @@ func (s *Sink) tally(clause string) *Tally {
 // Tally returns the tally of clause (nil if nothing happened to it).
 func (s *Sink) Tally(clause string) *Tally { return s.Tallies[clause] }
 
-func (s *Sink) violation(c *Conn, clause string, r *trace.Record, message string, expected []string, seen string) {
-	s.violationIn(c, clause, r, message, expected, seen, c.recent)
-}
-
 // violationIn is violation with the connection's latest records as they
 // were when the violation was found (its ladder).
-func (s *Sink) violationIn(c *Conn, clause string, r *trace.Record, message string, expected []string, seen string, recent []*trace.Record) {
+func (s *Sink) violationIn(c *Conn, clause string, r *trace.Record, message string, expected []string, seen string, alts []reports.Alternative, recent []*trace.Record) {
 	s.tally(clause).Violations++
 	s.perClause[clause]++
 	if s.MaxFindings > 0 && s.perClause[clause] > s.MaxFindings {
@@ -239,7 +263,7 @@ func (s *Sink) violationIn(c *Conn, clause string, r *trace.Record, message stri
 	}
 	f := reports.Finding{
 		ID: clause, Capture: s.Capture, QP: c.ResponderQP,
-		Message: message, Expected: expected, Seen: seen,
+		Message: message, Expected: expected, Seen: seen, Alternatives: alts,
 	}
 	if r != nil {
 		f.PSN = uint32(r.Packet.PSN)

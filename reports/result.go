@@ -168,12 +168,25 @@ type Finding struct {
 	Seen     string   `json:"seen,omitempty"`
 	Scenario string   `json:"scenario,omitempty"`
 	Ladder   []Rung   `json:"ladder,omitempty"`
+	// Alternatives, when set, says that the trace breaks one of several
+	// clauses and cannot tell which: every explanation the evidence
+	// leaves open makes it illegal, each under a clause of its own. The
+	// same finding is then listed under each of the clauses named, and
+	// none of them passes.
+	Alternatives []Alternative `json:"alternatives,omitempty"`
 	// At, in a shard's result only, is where in the capture the finding
 	// was made: the number of the record (from 1, counting RoCE RC
 	// records), or a number above every record's for findings made as
 	// the capture ended. Merge orders findings by it, as a single run
 	// makes them.
 	At int64 `json:"at,omitempty"`
+}
+
+// Alternative is one clause of a finding that names several: the clause
+// broken if the explanation If (in our words) is what happened.
+type Alternative struct {
+	ID string `json:"id"`
+	If string `json:"if"`
 }
 
 // Evidence returns, for each clause result in order, why its verdict was

@@ -3,6 +3,7 @@ package c9_113
 import (
 	"testing"
 
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -100,6 +101,43 @@ func TestMonitor(t *testing.T) {
 		}
 		if tc.checked && tl.Checked == 0 {
 			t.Errorf("%s: want checked, got %+v", tc.name, tl)
+		}
+	}
+}
+
+// TestBehindEither: an RNR NAK naming a SEND the responder had already
+// acknowledged, on a capture where the requester's IDs show a packet
+// missed (so a resend of that PSN may have reached the responder unseen)
+// and the responder's IDs count up (so the NAK was sent after the ACK):
+// either the NAK names the wrong request (C9-113), or the responder
+// refused a duplicate it must acknowledge (C9-105). One finding names
+// both, and both fail; where the responder's IDs do not date the NAK, it
+// stays open.
+func TestBehindEither(t *testing.T) {
+	const s = wire.PSN(100)
+	for _, dated := range []bool{true, false} {
+		b := dupnak.NewTraceBuilder(1024)
+		b.PerSender = true
+		for i := range 10 {
+			b.Send(s.Add(i))
+			b.Ack(s.Add(i), uint32(i+1))
+		}
+		b.SkipID = true // the requester's IDs show a packet the capture missed
+		b.Send(s.Add(10))
+		b.RNR(s.Add(6), 10)
+		b.Send(s.Add(11))
+		for _, r := range b.Recs {
+			if r.Dir == trace.ToRequester && !dated {
+				r.HasIPID = false // as over IPv6: nothing dates the NAK
+			}
+		}
+		sink := dupnak.Audit(b.Recs, false, 1024, ID, "C9-105")
+		own, dup := dupnak.Tally(sink, ID), dupnak.Tally(sink, "C9-105")
+		switch {
+		case dated && (own.Violations != 1 || dup.Violations != 1 || len(sink.Findings) != 2 || len(sink.Findings[0].Alternatives) != 2):
+			t.Errorf("dated: want one finding naming C9-113 and C9-105 under each, got %+v %+v %+v", own, dup, sink.Findings)
+		case !dated && (own.Violations != 0 || own.Open != 1 || dup.Violations != 0):
+			t.Errorf("not dated: want C9-113 open, got %+v %+v %+v", own, dup, sink.Findings)
 		}
 	}
 }

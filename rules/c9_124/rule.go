@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -75,13 +76,31 @@ func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 		k.Indeterminate(c, fmt.Sprintf("a remote access NAK names PSN %d, a request the capture does not show", x))
 	case ev.AckedAlready:
 		dupnak.WrongUnlessResendMissed(k, c, ev.Rec, fmt.Sprintf("the remote access NAK names PSN %d, a request the responder had already acknowledged (through PSN %d), and the requester resent none", x, ev.AckedPSN),
-			expected, fmt.Sprintf("a remote access NAK names PSN %d, already acknowledged: either the wrong packet, or a resend the capture missed", x))
+			expected, fmt.Sprintf("a remote access NAK names PSN %d, already acknowledged: either the wrong packet, or a resend the capture missed", x), dupError(x, ev.AckedPSN.Next()))
 	case ev.HaveLower && ev.Behind:
 		dupnak.WrongUnlessResendMissed(k, c, ev.Rec, fmt.Sprintf("the remote access NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it), and the requester resent none", x, ev.Lower),
-			expected, fmt.Sprintf("a remote access NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it): either the wrong packet, or a resend the capture missed", x, ev.Lower))
+			expected, fmt.Sprintf("a remote access NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it): either the wrong packet, or a resend the capture missed", x, ev.Lower), dupError(x, ev.Lower))
 	default:
 		k.Checked(c)
 	}
 }
 
 func (judge) End(*dupnak.Checker, *harness.Conn) {}
+
+// dupError is what a remote access NAK naming PSN x, behind PSN lower
+// the responder's expected PSN had reached, is where a resend of x may
+// have reached the responder unseen: a NAK for an error found on a
+// duplicate, which the responder must drop silently (C9-106, whose
+// meaning C9-115 shares), or, if none did, a NAK naming a packet that did
+// not fail (C9-124).
+func dupError(x, lower wire.PSN) harness.Either {
+	dup := fmt.Sprintf("a resend of PSN %d the capture missed reached it: an error found on a duplicate, which the responder drops without a NAK", x)
+	return harness.Either{
+		Message: fmt.Sprintf("the remote access NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it, and the responder's IPv4 Identifications show the NAK sent after them)", x, lower),
+		Alts: []reports.Alternative{
+			{ID: ID, If: fmt.Sprintf("no request with PSN %d reached the responder since: the NAK names a packet that did not fail", x)},
+			{ID: "C9-106", If: dup},
+			{ID: "C9-115", If: dup + " (the meaning C9-106 shares)"},
+		},
+	}
+}

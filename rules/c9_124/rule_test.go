@@ -3,6 +3,7 @@ package c9_124
 import (
 	"testing"
 
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -127,4 +128,44 @@ func idOverrun(b *dupnak.TraceBuilder) {
 	b.Req(wire.WriteLast, e.Add(3), true)
 	b.Ack(e, 9)
 	b.Ack(e.Add(1), 9)
+}
+
+// TestBehindEither: a remote access NAK naming a WRITE the responder had
+// already acknowledged, on a capture where the requester's IDs show a
+// packet missed and the responder's IDs count up (the NAK sent after the
+// ACK): either the NAK names a packet that did not fail (C9-124), or the
+// responder NAKed an error on a duplicate a missed resend brought
+// (C9-106, and C9-115 which shares its meaning). One finding names them
+// all, and each fails; without IDs to date the NAK it stays open.
+func TestBehindEither(t *testing.T) {
+	const s = wire.PSN(100)
+	for _, dated := range []bool{true, false} {
+		b := dupnak.NewTraceBuilder(1024)
+		b.PerSender = true
+		for i := range 10 {
+			b.Req(wire.WriteOnly, s.Add(i), true)
+			b.Ack(s.Add(i), uint32(i+1))
+		}
+		b.SkipID = true
+		b.Req(wire.WriteOnly, s.Add(10), true)
+		b.NAK(wire.NAKRemoteAccess, s.Add(6), 10)
+		b.Req(wire.WriteOnly, s.Add(11), true)
+		for _, r := range b.Recs {
+			if r.Dir == trace.ToRequester && !dated {
+				r.HasIPID = false
+			}
+		}
+		sink := dupnak.Audit(b.Recs, false, 1024, ID, "C9-106", "C9-115")
+		own := dupnak.Tally(sink, ID)
+		failed := own.Violations
+		for _, c := range []string{"C9-106", "C9-115"} {
+			failed += dupnak.Tally(sink, c).Violations
+		}
+		switch {
+		case dated && (failed != 3 || len(sink.Findings) != 3 || len(sink.Findings[0].Alternatives) != 3):
+			t.Errorf("dated: want one finding naming C9-124, C9-106 and C9-115 under each, got %d violations, %+v", failed, sink.Findings)
+		case !dated && (failed != 0 || own.Open != 1):
+			t.Errorf("not dated: want C9-124 open, got %+v %+v", own, sink.Findings)
+		}
+	}
 }

@@ -203,6 +203,32 @@ func TestReplayOfAnAtomicBeforeTheCapture(t *testing.T) {
 	rtest.WantViolation(t, build(7), rtest.Capture(0), ID, "went back")
 }
 
+// An ATOMIC acknowledgment whose MSN is above the count the capture
+// shows, on a capture that showed the ATOMIC before any acknowledgment:
+// only a replay of an ATOMIC executed before the capture began, carrying
+// the count of its moment, explains it, and nothing shows one, so the
+// clause is left open (indeterminate), not passed. One more than the
+// count is the ATOMIC counted, and passes; so does the next ACK, counting
+// on from the ATOMIC, either way.
+func TestAtomicAckAboveTheCountOnACapture(t *testing.T) {
+	build := func(msn uint32) []*trace.Record {
+		var b rtest.Builder
+		b.Req(wire.WriteOnly, 4, true, 0)
+		b.Read(5, 8)
+		b.Atomic(6)
+		b.Ack(4, 53)
+		b.Resp(wire.ReadResponseOnly, 5, 0x04, 54, 8)
+		b.Resp(wire.AtomicAcknowledge, 6, 0x04, msn, 0)
+		b.Send(7, true)
+		b.Ack(7, 56)
+		return b.Recs
+	}
+	rtest.WantPass(t, build(55), rtest.Capture(0), ID)
+	if tl := rtest.WantIndeterminate(t, build(59), rtest.Capture(0), ID); tl.Open == 0 {
+		t.Errorf("an MSN 5 above the count left undecided but not open: %+v", tl)
+	}
+}
+
 // Answers after an acknowledgment that already covered their PSNs (found
 // by lossy exchanges cut to begin during a retransmission): the ATOMIC
 // and the READ had completed before that ACK went out (a responder

@@ -54,7 +54,22 @@ type monitor struct {
 	// dups holds the PSNs of duplicate requests (behind the responder's
 	// expected PSN, or at or before an ACKed PSN) not yet answered.
 	dups []wire.PSN
+	// inRead holds ACKs that may lie inside the range of a READ whose
+	// answer had not ended, the path MTU not known: the READ's last PSN,
+	// once its answer or the MTU shows it, decides them.
+	inRead []heldInRead
 }
+
+// heldInRead is an ACK held in monitor.inRead, and the READ whose range
+// may hold its PSN.
+type heldInRead struct {
+	ack    *trace.Record
+	first  wire.PSN
+	length uint32
+}
+
+// maxInRead bounds monitor.inRead; an ACK beyond it is left open.
+const maxInRead = 64
 
 // maxDups bounds the duplicates remembered.
 const maxDups = 64
@@ -89,9 +104,47 @@ var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
 	return opc.IsRequest(op) || op == wire.Acknowledge
 })
 
+// decideInRead decides the ACKs held in inRead whose READ's last PSN is
+// now known (all of them at the end).
+func (m *monitor) decideInRead(c *harness.Conn, end bool) {
+	k := 0
+	for _, h := range m.inRead {
+		s := c.ReadSpanOf(h.first, h.length)
+		a := h.ack.Packet.PSN
+		switch {
+		case s != nil && s.Known() && a.Before(s.LastMin):
+			c.Violation(ID, h.ack, fmt.Sprintf("ACK PSN %d lies inside the PSN range %d..%d reserved by the RDMA READ at PSN %d, whose responses were not complete (the READ's answer later showed its last PSN)", a, h.first, s.LastMin, h.first),
+				[]string{"the PSN of a SEND or RDMA WRITE request, or the newest completed request's PSN"},
+				fmt.Sprintf("ACK PSN %d", a))
+		case s != nil && s.Known():
+			if _, _, _, ok := c.Req(a); !ok && !c.Complete() {
+				c.Indeterminate(ID, "ACK PSN names a request the capture did not show")
+			} else {
+				c.Checked(ID)
+			}
+		case s == nil || end:
+			c.Unresolved(ID, inReadOpen(h.ack, h.first))
+		default:
+			m.inRead[k] = h
+			k++
+			continue
+		}
+	}
+	clear(m.inRead[k:])
+	m.inRead = m.inRead[:k]
+}
+
+// inReadOpen is the reason an ACK held in inRead stays open.
+func inReadOpen(r *trace.Record, first wire.PSN) string {
+	return fmt.Sprintf("frame %d: ACK PSN %d may lie inside the range of the READ at PSN %d, whose response had not ended (a violation), or past its end: the path MTU, which fixes how many packets the READ's answer takes, is not known and the trace never showed the READ's last PSN (--mtu decides it)", r.Frame, r.Packet.PSN, first)
+}
+
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
 		return
+	}
+	if len(m.inRead) > 0 {
+		m.decideInRead(c, false)
 	}
 	p := r.Packet
 	if opc.IsRequest(p.Opcode) {
@@ -125,6 +178,24 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	first := !m.acked
 	m.acked = true
+	// Where the path MTU is not known, NextReq counts a READ as one
+	// PSN: its range is judged first.
+	if s := c.ReadSpanAt(p.PSN); s != nil && c.MTU() == 0 && !s.Known() && !s.Closed && p.PSN.AtOrAfter(s.LastMin) && p.PSN.Before(s.LastMax) {
+		// Inside the READ's range unless the READ asks for fewer
+		// packets than the smallest path MTU gives: its last PSN decides.
+		if len(m.inRead) == maxInRead {
+			c.Unresolved(ID, inReadOpen(r, s.First))
+			return
+		}
+		m.inRead = append(m.inRead, heldInRead{ack: r, first: s.First, length: s.Length})
+		return
+	}
+	if s := c.OpenReadBefore(p.PSN); s != nil {
+		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d lies inside the PSN range %d..%d at least that the RDMA READ of frame %d reserved (its length asks for that many response packets even at the largest path MTU), whose responses are not complete", p.PSN, s.First, s.LastMin, s.Frame),
+			[]string{"the PSN of a SEND or RDMA WRITE request, or the newest completed request's PSN"},
+			fmt.Sprintf("ACK PSN %d", p.PSN))
+		return
+	}
 	if !p.PSN.Before(c.NextReq) {
 		s := c.Settings
 		if s.StartKnown && p.PSN == s.StartPSN.Add(-1) && c.NextReq.AtOrBefore(s.StartPSN) {
@@ -166,6 +237,16 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			fmt.Sprintf("ACK PSN %d", p.PSN))
 		return
 	}
+	if s := c.ReadSpanAt(p.PSN); s != nil && s.Closed && p.PSN.After(s.First) && p.PSN.Before(s.LastMin) {
+		if _, _, _, ok := c.Req(p.PSN); !ok {
+			// The READ's answer showed its range: no request and no
+			// completion has a PSN inside it.
+			c.Violation(ID, r, fmt.Sprintf("ACK PSN %d lies inside the PSN range %d..%d of the RDMA READ of frame %d, which no request or completion has", p.PSN, s.First, s.LastMin, s.Frame),
+				[]string{"the PSN of a SEND or RDMA WRITE request, or the newest completed request's PSN"},
+				fmt.Sprintf("ACK PSN %d", p.PSN))
+			return
+		}
+	}
 	if _, _, _, ok := c.Req(p.PSN); !ok && c.ReadCovering(p.PSN) == nil {
 		if !c.Complete() {
 			c.Indeterminate(ID, "ACK PSN names a request the capture did not show")
@@ -176,6 +257,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 }
 
 func (m *monitor) End(c *harness.Conn) {
+	m.decideInRead(c, true)
 	r := m.pending
 	switch {
 	case r == nil:

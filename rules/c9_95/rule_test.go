@@ -144,3 +144,48 @@ func TestMonitor(t *testing.T) {
 		})
 	}
 }
+
+// TestInsideAREADOnACapture: on a capture whose path MTU is not known,
+// an ACK inside the PSNs a READ reserves even at the largest MTU fails at
+// once; one that may lie past the READ's end is held until the READ's
+// answer shows its last PSN (inside: a violation; past it: no request the
+// capture shows, undecided); and one inside the range of a READ
+// answered before it fails too.
+func TestInsideAREADOnACapture(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		build func(tr *ht.Trace)
+		want  reports.Verdict
+	}{
+		{"inside at any MTU", func(tr *ht.Trace) {
+			tr.Read(10, 3*4096)
+			tr.Ack(11, 1)
+		}, reports.Fail},
+		{"held, the answer ends after it", func(tr *ht.Trace) {
+			tr.Read(10, 2048)
+			tr.Ack(12, 1)
+			tr.ReadStream(10, 2048, 512, 1) // four packets: 10..13
+		}, reports.Fail},
+		{"held, the answer ends before it", func(tr *ht.Trace) {
+			tr.Read(10, 2048)
+			tr.Ack(12, 1)
+			tr.ReadStream(10, 2048, 1024, 1) // two packets: 10..11
+		}, reports.Indeterminate},
+		{"held, the answer never seen", func(tr *ht.Trace) {
+			tr.Read(10, 2048)
+			tr.Ack(12, 1)
+		}, reports.Indeterminate},
+		{"inside a READ answered before", func(tr *ht.Trace) {
+			tr.Read(10, 2048)
+			tr.ReadStream(10, 2048, 512, 1)
+			tr.Ack(11, 1)
+		}, reports.Fail},
+	} {
+		var tr ht.Trace
+		tc.build(&tr)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		if got := tallies[ID].Verdict(); got != tc.want {
+			t.Errorf("%s: %s (%+v, %v), want %s", tc.name, got, tallies[ID], findings, tc.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/dut"
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
 	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -165,4 +166,54 @@ func TestLostLastAndLostRequest(t *testing.T) {
 	rtest.WantIndeterminate(t, b.Recs, rtest.Capture(1024), ID)
 	rtest.WantIndeterminate(t, b.Recs, rtest.Capture(0), ID)
 	rtest.WantViolation(t, b.Recs, rtest.Active(1024), ID, "")
+}
+
+// TestSkipOnACapture: off a complete capture, a READ answer's Last that
+// skips a PSN fails once the responder's IPv4 Identifications show that
+// nothing it sent between the Middle and the Last escaped the capture,
+// also where the Last lands on the PSN of the next READ (a Last starts no
+// answer); with a gap in the responder's IDs there it stays open.
+func TestSkipOnACapture(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		onRead bool // the next request is a READ at the skipped-to PSN
+		gap    bool // the responder's IDs skip one before the Last
+		want   string
+	}{
+		{"IDs unbroken", false, false, "violation"},
+		{"IDs unbroken, onto the next READ's PSN", true, false, "violation"},
+		{"a responder packet missed", false, true, "open"},
+	} {
+		var tr ht.Trace
+		for i := range 8 { // enough ACKs for the responder's IDs to count
+			tr.Req(wire.SendOnly, wire.PSN(10+i), true)
+			tr.Ack(wire.PSN(10+i), uint32(i+1))
+		}
+		tr.Read(18, 3*1024)
+		if tc.onRead {
+			tr.Read(21, 8)
+		} else {
+			tr.Req(wire.SendOnly, 21, true)
+		}
+		tr.ReadResp(wire.ReadResponseFirst, 18, 9, 1024)
+		tr.ReadResp(wire.ReadResponseMiddle, 19, 9, 1024)
+		last := tr.ReadResp(wire.ReadResponseLast, 21, 9, 1024) // skips 20
+		tr.Req(wire.SendOnly, 22, true)
+		tr.IPIDs(100, 5000)
+		if tc.gap {
+			last.IPID++
+		}
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		tl := tallies[ID]
+		got := "other"
+		switch {
+		case tl != nil && tl.Violations == 1:
+			got = "violation"
+		case tl != nil && tl.Open > 0:
+			got = "open"
+		}
+		if got != tc.want {
+			t.Errorf("%s: got %s (%+v, %v), want %s", tc.name, got, tl, findings, tc.want)
+		}
+	}
 }

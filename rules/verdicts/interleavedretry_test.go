@@ -96,12 +96,25 @@ func interleavedKeepIDs(rng *rand.Rand, ports, whole bool, exchange func() *ht.T
 		all = append(all, tr.Records...)
 	}
 	sort.SliceStable(all, func(a, b int) bool { return all[a].Time < all[b].Time })
+	// One counter per host for all its QPs. A QP's packets lost before
+	// the capture point left gaps in its own numbering: the host's
+	// counter skips as many there, so that they still show.
 	ids := [2]uint16{uint16(rng.Uint32()), uint16(rng.Uint32())}
 	m := map[key]uint16{}
+	type qpDir struct {
+		q   int
+		dir trace.Dir
+	}
+	last := map[qpDir]uint16{}
 	for _, r := range all {
 		kk := key{owner[r], r.Dir, r.IPID}
 		id, ok := m[kk]
 		if !ok {
+			qd := qpDir{owner[r], r.Dir}
+			if l, seen := last[qd]; seen && r.IPID-l > 1 && r.IPID-l < 0x8000 {
+				ids[r.Dir&1] += r.IPID - l - 1
+			}
+			last[qd] = r.IPID
 			id = ids[r.Dir&1]
 			ids[r.Dir&1]++
 			m[kk] = id

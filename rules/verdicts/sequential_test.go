@@ -47,18 +47,21 @@ func sequentialTrace(rng *rand.Rand, loss float64) *interleaved {
 		at = tr.Records[len(tr.Records)-1].Time + 150*time.Millisecond
 		all = append(all, tr.Records...)
 	}
-	kept := all[:0]
-	for _, r := range all {
-		if rng.Float64() >= loss {
-			kept = append(kept, r)
-		}
+	lost := make([]bool, len(all))
+	for i := range all {
+		lost[i] = rng.Float64() < loss
 	}
-	// One IPv4 ID counter per host, for all its QPs.
+	// One IPv4 ID counter per host, for all its QPs, numbering every
+	// packet sent: a lost one leaves its gap.
 	ids := [2]uint16{uint16(rng.Uint32()), uint16(rng.Uint32())}
-	for f, r := range kept {
-		r.Frame = f + 1
+	var kept []*trace.Record
+	for i, r := range all {
 		r.IPID = ids[r.Dir&1]
 		ids[r.Dir&1]++
+		if !lost[i] {
+			r.Frame = len(kept) + 1
+			kept = append(kept, r)
+		}
 	}
 	return &interleaved{recs: kept, k: k}
 }

@@ -87,8 +87,9 @@ func (v variant) settings(mtu int) harness.Settings {
 // lostReq adds a request that the network lost on its way to the
 // responder, when the capture point lies before the loss.
 func (v variant) lostReq(t *ht.Trace, op wire.Opcode, psn wire.PSN, ackReq bool) {
-	if v.showsLost() {
-		t.Req(op, psn, ackReq)
+	r := t.Req(op, psn, ackReq)
+	if !v.showsLost() {
+		r.Note = noteLost // numbered, then left out of the capture (finish)
 	}
 }
 
@@ -100,7 +101,7 @@ func (v variant) showsLostResp() bool { return v.at == atResponder || v.at == mi
 // requester) only when the capture point lies before the loss.
 func (v variant) lostResp(t *ht.Trace, r *trace.Record) {
 	if !v.showsLostResp() {
-		t.Remove(len(t.Records) - 1)
+		r.Note = noteLost // numbered, then left out of the capture (finish)
 	}
 }
 
@@ -158,6 +159,11 @@ func (v variant) finish(t *ht.Trace) {
 	t.IPIDs(1000, 5000)
 	if v.reorder && v.at != atResponder {
 		t.Swap(14, 15)
+	}
+	for i := len(t.Records) - 1; i >= 0; i-- {
+		if t.Records[i].Note == noteLost {
+			t.Remove(i) // its sender numbered it: its ID leaves a gap
+		}
 	}
 }
 

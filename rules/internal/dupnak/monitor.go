@@ -114,12 +114,14 @@ func (k *Checker) ViolationUnlessMissed(c *harness.Conn, dir trace.Dir, since ui
 // requester's next packet shows, by its IPv4 Identifications, that the
 // capture missed none of its packets over the connection (a next packet
 // that resends the PSN may have passed the capture point first, where the
-// capture's order between the directions is not certain); open, with
-// reason, otherwise.
-func WrongUnlessResendMissed(k *Checker, c *harness.Conn, r *trace.Record, msg string, expected []string, reason string) {
+// capture's order between the directions is not certain). Otherwise it
+// is either (no Alts: open, with reason): the clauses that a missed
+// resend, a duplicate at the responder, would make the one broken
+// (harness.Conn.ViolationUnlessMissedElse).
+func WrongUnlessResendMissed(k *Checker, c *harness.Conn, r *trace.Record, msg string, expected []string, reason string, either harness.Either) {
 	x := r.Packet.PSN
-	k.ViolationUnlessMissed(c, trace.ToResponder, 0, r, msg, expected, Seen(r), reason,
-		func(next *trace.Record) bool { return next.Packet.PSN == x })
+	c.ViolationUnlessMissedElse(k.ID, r, msg, expected, Seen(r), reason, either,
+		harness.MissedProof{Dir: trace.ToResponder, Excuse: func(next *trace.Record) bool { return next.Packet.PSN == x }})
 }
 
 // Checked counts a held instance of the checker's clause.

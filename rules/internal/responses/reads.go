@@ -203,7 +203,7 @@ type Event struct {
 	Kind   EventKind
 	Req    *ReadReq // EvRequest: the request; EvSkip/EvOrphan: the READ whose range holds the PSN, if any
 	Stream *Stream  // the stream the packet belongs to (or, for EvNAK, the stream open when it came)
-	Prev   *Stream  // EvStart: the stream that was open before, now abandoned
+	Prev   *Stream  // EvStart, EvSkip: the stream that was open before, now abandoned
 	// MTU is the path MTU used to judge the packet (0 unknown).
 	MTU int
 	// Before is the stream that was open before the packet (nil: none)
@@ -737,7 +737,8 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 		}
 	}
 	if q := t.Covering(x, mtu); q != nil {
-		if prev := t.Current(); prev != nil {
+		prev := t.Current()
+		if prev != nil {
 			prev.Open = false
 		}
 		s := &Stream{Req: q, Start: x, Next: x, Open: true, StartRec: r, SeqAtStart: t.requests, Resynced: true, MTU: mtu}
@@ -745,7 +746,7 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 		s.Replay = q.Dup || q.Streams > 0
 		t.cur = s
 		t.advance(s, r)
-		*ev = Event{Kind: EvSkip, Stream: s, Req: q, MTU: mtu}
+		*ev = Event{Kind: EvSkip, Stream: s, Req: q, Prev: prev, MTU: mtu}
 		return
 	}
 	*ev = Event{Kind: EvOrphan, MTU: mtu}
