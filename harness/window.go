@@ -430,5 +430,12 @@ func (w *Window) refusal(psn wire.PSN) {
 	}
 	if !w.synced {
 		w.rehypothesise(psn)
+		return
+	}
+	if len(w.steps) > 0 && psn.Before(w.steps[0].E) {
+		// Behind the expected PSN the responder's own word fixed: the
+		// NAK's PSN is wrong (C9-113), and which request it refused,
+		// if any, the trace does not tell.
+		w.giveUp(fmt.Sprintf("an RNR NAK named PSN %d, which the responder had already passed (its expected PSN was %d): which request it refused the trace does not tell", psn, w.steps[0].E))
 	}
 }

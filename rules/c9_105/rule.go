@@ -42,6 +42,11 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 // again) is visible only on the device: the active scenarios check it.
 type judge struct {
 	pending []*trace.Record // duplicate SENDs/WRITEs not yet answered
+	// answered are the duplicates the latest answer took from pending,
+	// off complete traces: a responder may answer each duplicate packet,
+	// and a later answer naming one of them (which C9-95 leaves to this
+	// clause) is judged against them.
+	answered []*trace.Record
 }
 
 // Opcodes implements harness.OpcodeFilter: requests (duplicates are kept) and
@@ -66,10 +71,17 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 		}
 		return
 	}
-	if !harness.IsAck(p) || len(j.pending) == 0 {
+	if !harness.IsAck(p) {
+		return
+	}
+	if len(j.pending) == 0 {
+		j.answerAgain(k, c, ev)
 		return
 	}
 	dups := j.pending
+	if !k.T.Complete() {
+		j.answered = dups
+	}
 	// copies: every duplicate repeats an earlier transmission with its
 	// IPv4 ID (harness.Conn.MaybeCopy): the capture may have recorded it
 	// twice, and the responder then received no duplicate to answer. An
@@ -124,6 +136,26 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	default:
 		j.pending = nil
 		k.Indeterminate(c, "an ACK followed a duplicate SEND/WRITE, but the newest completed PSN is not known: "+k.T.Why())
+	}
+}
+
+// answerAgain judges a positive ACK after the duplicates' answer, off
+// complete traces: one naming the PSN of a duplicate answered, older than
+// a PSN the responder had already acknowledged, answers that duplicate
+// with its own PSN, not the newest completed one.
+func (j *judge) answerAgain(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+	p := ev.Rec.Packet
+	if k.T.Complete() || !ev.HaveLower || !p.PSN.Before(ev.Lower.Add(-1)) {
+		return
+	}
+	for _, d := range j.answered {
+		if d.Packet.PSN == p.PSN {
+			j.answered = nil
+			k.Violation(c, ev.Rec, fmt.Sprintf("the ACK answering the duplicate %s at PSN %d carries that PSN, older than PSN %d the responder had already acknowledged: a duplicate is answered with the newest completed PSN",
+				d.Packet.Opcode.ShortName(), p.PSN, ev.Lower.Add(-1)),
+				[]string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, at least %d", ev.Lower.Add(-1))}, dupnak.Seen(ev.Rec))
+			return
+		}
 	}
 }
 

@@ -124,3 +124,25 @@ func TestCopiedRequest(t *testing.T) {
 		t.Errorf("a copy of the Middle, then an ACK going back behind the first ACK: want a violation, got %+v", tl)
 	}
 }
+
+// TestAnsweredAgain: on a capture, a responder may answer each duplicate
+// packet; after a right answer (the newest completed PSN), a second one
+// naming a duplicate's own PSN, older than that, fails too.
+func TestAnsweredAgain(t *testing.T) {
+	for _, again := range []wire.PSN{12, 14} {
+		b := dupnak.NewTraceBuilder(1024)
+		b.PerSender = true
+		for i := range 5 {
+			b.Send(wire.PSN(10 + i))
+		}
+		b.Ack(14, 5)
+		b.Send(12) // duplicates
+		b.Send(13)
+		b.Ack(14, 5)
+		b.Ack(again, 5)
+		tl := dupnak.Tally(dupnak.Audit(b.Recs, false, 1024, ID), ID)
+		if want := again == 12; (tl.Violations > 0) != want {
+			t.Errorf("second answer naming PSN %d: violation %v, want %v (%+v)", again, tl.Violations > 0, want, tl)
+		}
+	}
+}
