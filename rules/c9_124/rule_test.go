@@ -169,3 +169,30 @@ func TestBehindEither(t *testing.T) {
 		}
 	}
 }
+
+// TestMidResponseNAK: a remote access NAK naming a READ whose answer had
+// begun (its packets, the First lost before the capture point, raised the
+// responder's expected PSN past the READ's PSN) may end a READ failing
+// mid-response, which C9-100 and C9-112
+// judge: C9-124 stays open, without alternatives (found on Linux
+// soft-RoCE 6.12, which NAKs a READ failing mid-response).
+func TestMidResponseNAK(t *testing.T) {
+	b := dupnak.NewTraceBuilder(1024)
+	b.PerSender = true
+	for i := range 10 {
+		b.Req(wire.WriteOnly, wire.PSN(40+i), true)
+		b.Ack(wire.PSN(40+i), uint32(i+1))
+	}
+	b.Read(50, 8*1024)
+	b.SkipRspID = true // its First lost before the capture point
+	for i := 1; i < 5; i++ {
+		b.ReadResp(wire.ReadResponseMiddle, wire.PSN(50+i), 1024, 10)
+	}
+	b.NAK(wire.NAKRemoteAccess, 50, 10)
+	b.SkipID = true
+	b.Req(wire.WriteOnly, 58, true)
+	sink := dupnak.Audit(b.Recs, false, 1024, ID)
+	if own := dupnak.Tally(sink, ID); own.Violations != 0 {
+		t.Errorf("C9-124 failed on a READ's mid-response NAK: %+v %v", own, sink.Findings)
+	}
+}
