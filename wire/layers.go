@@ -20,7 +20,8 @@ import (
 //	 \_____________ LayerContents ____________/\_Payload_/
 //
 // Decoding goes through the same code as Frame, so a DecodingLayerParser
-// that reuses a RoCE allocates nothing:
+// that reuses a RoCE allocates nothing (once UDP port 4791 is registered,
+// below):
 //
 //	var (
 //		eth  layers.Ethernet
@@ -48,7 +49,8 @@ import (
 // it with Frame, or decode the GRH with layers.IPv6 yourself and hand its
 // payload to RoCE.DecodeFromBytes.
 //
-// For gopacket.NewPacket to decode a UDP datagram to port 4791 as RoCE,
+// For gopacket to decode a UDP datagram to port 4791 as RoCE (NewPacket,
+// and a DecodingLayerParser, which asks the UDP layer what comes next),
 // register the port once in your program:
 //
 //	layers.RegisterUDPPortLayerType(layers.UDPPort(wire.UDPPort), wire.LayerTypeBTH)
