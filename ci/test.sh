@@ -15,6 +15,11 @@ fi
 echo "== go vet"
 go vet ./...
 
+echo "== the audit's binary does not link gopacket/layers (its 7 MB of tables cost the collector: docs/performance.md)"
+if go list -deps ./cmd/rcconform | grep -qx 'github.com/google/gopacket/layers'; then
+  echo "these packages of cmd/rcconform import github.com/google/gopacket/layers:"; go list -deps -f '{{.ImportPath}}: {{join .Imports " "}}' ./cmd/rcconform | grep -E ': (.* )?github.com/google/gopacket/layers( |$)' | cut -d: -f1; exit 1
+fi
+
 echo "== tests (the README's test command), on the committed tree with nothing beside it"
 # What a user gets from `git clone`: the committed files alone, in a
 # fresh folder with nothing beside it, so no test may need files outside

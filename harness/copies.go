@@ -206,8 +206,12 @@ const copyIDs = 256
 // transmission.
 type CopyRing struct {
 	recent [copyDepth]*trace.Record // a ring: the newest at head-1
-	n      int                      // how many it holds
-	head   int                      // where the next goes
+	// ids holds, beside each packet of recent, its IPv4 ID with bit 16
+	// set when it has one (idKey), so that the packets of other IDs are
+	// passed over without reading their records.
+	ids  [copyDepth]uint32
+	n    int // how many it holds
+	head int // where the next goes
 	// byID holds, for packets with an IPv4 ID from a sender whose IDs
 	// change, a fingerprint of the latest one by the ID's low bits.
 	byID *[copyIDs]idPrint
@@ -265,24 +269,26 @@ func fingerprint(r *trace.Record) uint64 {
 	p := r.Packet
 	bth := p.BTH
 	src := r.Src.As16()
-	h := mix(0, binary.LittleEndian.Uint64(src[:8]))
-	h = mix(h, binary.LittleEndian.Uint64(src[8:]))
-	h = mix(h, uint64(bth.Opcode)|uint64(bth.PSN)<<8|uint64(bth.DestQP)<<32)
-	h = mix(h, uint64(bth.PKey)|uint64(bth.PadCnt)<<16|uint64(bth.TVer)<<24|b2u(bth.SE)<<32|b2u(bth.M)<<33|b2u(bth.AckReq)<<34|b2u(bth.FECN)<<35|b2u(bth.BECN)<<36|uint64(bth.Resv6)<<40|uint64(bth.Resv7)<<48)
-	h = mix(h, uint64(p.AETH.Syndrome)|uint64(p.AETH.MSN)<<8)
-	h = mix(h, p.RETH.VA)
-	h = mix(h, uint64(p.RETH.RKey)|uint64(p.RETH.Length)<<32)
-	h = mix(h, p.Atomic.VA)
-	h = mix(h, uint64(p.Atomic.RKey))
-	h = mix(h, p.Atomic.SwapAdd)
-	h = mix(h, p.Atomic.Compare)
-	h = mix(h, p.AtomicAck)
-	h = mix(h, uint64(p.Imm)|uint64(p.IETH)<<32)
-	h = mix(h, uint64(p.FETH)|uint64(uint32(r.PayloadLen))<<32)
+	// Four independent chains, joined at the end: the fields are hashed
+	// side by side rather than one multiply after another.
+	a := mix(1, binary.LittleEndian.Uint64(src[:8]))
+	b := mix(2, binary.LittleEndian.Uint64(src[8:]))
+	c := mix(3, uint64(bth.Opcode)|uint64(bth.PSN)<<8|uint64(bth.DestQP)<<32)
+	d := mix(4, uint64(bth.PKey)|uint64(bth.PadCnt)<<16|uint64(bth.TVer)<<24|b2u(bth.SE)<<32|b2u(bth.M)<<33|b2u(bth.AckReq)<<34|b2u(bth.FECN)<<35|b2u(bth.BECN)<<36|uint64(bth.Resv6)<<40|uint64(bth.Resv7)<<48)
+	a = mix(a, uint64(p.AETH.Syndrome)|uint64(p.AETH.MSN)<<8)
+	b = mix(b, p.RETH.VA)
+	c = mix(c, uint64(p.RETH.RKey)|uint64(p.RETH.Length)<<32)
+	d = mix(d, p.Atomic.VA)
+	a = mix(a, uint64(p.Atomic.RKey))
+	b = mix(b, p.Atomic.SwapAdd)
+	c = mix(c, p.Atomic.Compare)
+	d = mix(d, p.AtomicAck)
+	a = mix(a, uint64(p.Imm)|uint64(p.IETH)<<32)
+	b = mix(b, uint64(p.FETH)|uint64(uint32(r.PayloadLen))<<32)
 	if len(p.Payload) > 0 {
-		h = mix(h, maphash.Bytes(copySeed, p.Payload))
+		c = mix(c, maphash.Bytes(copySeed, p.Payload))
 	}
-	return h
+	return mix(mix(mix(a, b), c), d)
 }
 
 // mix folds v into the hash h (one rotate, xor and multiply: the fields
@@ -317,11 +323,13 @@ func (k *CopyRing) Copy(r *trace.Record, idsVary bool) bool {
 // transmission the same one. Such a packet is remembered too.
 func (k *CopyRing) Check(r *trace.Record, idsVary bool) (cp, maybe bool) {
 	ids := r.HasIPID && idsVary
+	key := idKey(r)
 	for i := 1; i <= k.n; i++ { // newest first
-		q := k.recent[(k.head-i)&(copyDepth-1)]
-		if ids && q.HasIPID && q.IPID != r.IPID {
+		j := (k.head - i) & (copyDepth - 1)
+		if qk := k.ids[j]; ids && qk&hasID != 0 && qk != key {
 			continue // another transmission (checked first: the cheap test)
 		}
+		q := k.recent[j]
 		if q.Src != r.Src || q.PayloadLen != r.PayloadLen || !samePacket(q.Packet, r.Packet) {
 			continue
 		}
@@ -359,12 +367,23 @@ func (k *CopyRing) Check(r *trace.Record, idsVary bool) (cp, maybe bool) {
 			maybe = true
 		}
 	}
-	k.recent[k.head] = r
+	k.recent[k.head], k.ids[k.head] = r, key
 	k.head = (k.head + 1) & (copyDepth - 1)
 	if k.n < copyDepth {
 		k.n++
 	}
 	return false, maybe
+}
+
+// hasID marks an idKey that holds an IPv4 ID.
+const hasID = 1 << 16
+
+// idKey is r's IPv4 ID with hasID set, or 0 when r has none.
+func idKey(r *trace.Record) uint32 {
+	if !r.HasIPID {
+		return 0
+	}
+	return hasID | uint32(r.IPID)
 }
 
 // samePacket reports whether two packets carry the same headers and

@@ -327,10 +327,12 @@ func (c *Conn) endMissed() {
 type skewMeter struct {
 	hosts map[netip.Addr]*hostIDs
 	skew  time.Duration
-	// last is the host of the latest record, looked up again without the
-	// map while the same host keeps sending (a burst, a READ's answer).
-	lastSrc netip.Addr
-	last    *hostIDs
+	// last is the host of the latest record and other the host of the
+	// latest one before from another host: looked up again without the
+	// map while the same two hosts keep sending (a burst, a READ's
+	// answer, requests and their responses).
+	lastSrc, otherSrc netip.Addr
+	last, other       *hostIDs
 }
 
 // hostIDs is one sending host's IDs, for skewMeter.
@@ -348,7 +350,11 @@ func (m *skewMeter) note(r *trace.Record) {
 	if r.HasIPID {
 		h := m.last
 		if h == nil || r.Src != m.lastSrc {
-			h = m.hosts[r.Src]
+			if m.other != nil && r.Src == m.otherSrc {
+				h = m.other
+			} else {
+				h = m.hosts[r.Src]
+			}
 		}
 		if h == nil && len(m.hosts) < maxSkewHosts {
 			if m.hosts == nil {
@@ -358,7 +364,10 @@ func (m *skewMeter) note(r *trace.Record) {
 			m.hosts[r.Src] = h
 		}
 		if h != nil {
-			m.lastSrc, m.last = r.Src, h
+			if h != m.last {
+				m.otherSrc, m.other = m.lastSrc, m.last
+				m.lastSrc, m.last = r.Src, h
+			}
 			h.order.learn(r)
 			switch d := r.IPID - h.newest; {
 			case d != 0 && d < idStep:

@@ -53,6 +53,10 @@ func Example() {
 // Build the same frame from gopacket layers, and decode it with a
 // DecodingLayerParser.
 func ExampleSerializeFrame() {
+	// Once in a program: UDP port 4791 carries RoCE (what the UDP layer
+	// tells the parser comes next).
+	layers.RegisterUDPPortLayerType(layers.UDPPort(wire.UDPPort), wire.LayerTypeBTH)
+
 	eth := &layers.Ethernet{
 		SrcMAC:       []byte{0x52, 0x54, 0x00, 0x00, 0x00, 0x02},
 		DstMAC:       []byte{0x52, 0x54, 0x00, 0x00, 0x00, 0x01},

@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
 )
 
 // gopacket integration: the InfiniBand transport that RoCEv2 carries on UDP
@@ -20,7 +20,8 @@ import (
 //	 \_____________ LayerContents ____________/\_Payload_/
 //
 // Decoding goes through the same code as Frame, so a DecodingLayerParser
-// that reuses a RoCE allocates nothing:
+// that reuses a RoCE allocates nothing (once UDP port 4791 is registered,
+// below):
 //
 //	var (
 //		eth  layers.Ethernet
@@ -47,6 +48,17 @@ import (
 // RoCEv1 (EtherType 0x8915, a GRH) is not registered with gopacket: decode
 // it with Frame, or decode the GRH with layers.IPv6 yourself and hand its
 // payload to RoCE.DecodeFromBytes.
+//
+// For gopacket to decode a UDP datagram to port 4791 as RoCE (NewPacket,
+// and a DecodingLayerParser, which asks the UDP layer what comes next),
+// register the port once in your program:
+//
+//	layers.RegisterUDPPortLayerType(layers.UDPPort(wire.UDPPort), wire.LayerTypeBTH)
+//
+// This package does not do it, and takes nothing from gopacket/layers:
+// that package's tables (7 MB with pointers) would be in every program
+// importing wire, and the garbage collector scans them in each cycle (of
+// the capture audit, they took 3–4 % of one core's time).
 
 // LayerTypeBTH is the gopacket layer type of RoCE. Number 1791 lies in the
 // range gopacket leaves to applications (1000–1999).
@@ -57,11 +69,6 @@ var LayerTypeBTH = gopacket.RegisterLayerType(1791, gopacket.LayerTypeMetadata{
 
 // layerClassBTH is LayerTypeBTH as a gopacket.LayerClass, converted once.
 var layerClassBTH gopacket.LayerClass = LayerTypeBTH
-
-func init() {
-	// RoCEv2 is UDP destination port 4791 (Annex A17).
-	layers.RegisterUDPPortLayerType(layers.UDPPort(UDPPort), LayerTypeBTH)
-}
 
 // RoCE is the InfiniBand transport packet a RoCEv2 UDP datagram carries:
 // the decoded Packet (BTH, extension headers, payload without the pad) and
@@ -161,39 +168,56 @@ func (r *RoCE) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOp
 }
 
 // VerifyICRC checks the ICRC of the packet r was last decoded from against
-// ip, the IPv4 or IPv6 layer, and udp, the UDP layer, decoded with it from
-// the same frame (udp nil and ip a GRH decoded as IPv6 for RoCEv1). It
-// returns ICRCOK or ICRCBad; ICRCUnverifiable when the UDP length says the
-// datagram was longer than what was decoded (a capture's snaplen cut it);
-// ICRCUnchecked when r holds no decoded packet or ip is neither IPv4 nor
-// IPv6. It allocates nothing.
-func (r *RoCE) VerifyICRC(ip gopacket.Layer, udp *layers.UDP) ICRCStatus {
-	if r.transport == nil || ip == nil {
+// ip, the IPv4 or IPv6 layer (a *layers.IPv4 or *layers.IPv6), and udp,
+// the UDP layer (a *layers.UDP), decoded with it from the same frame (udp
+// nil and ip a GRH decoded as IPv6 for RoCEv1). It returns ICRCOK or
+// ICRCBad; ICRCUnverifiable when the UDP length says the datagram was
+// longer than what was decoded (a capture's snaplen cut it);
+// ICRCUnchecked when r holds no decoded packet or ip holds neither an
+// IPv4 nor an IPv6 header (its version field tells). It allocates nothing.
+func (r *RoCE) VerifyICRC(ip, udp gopacket.Layer) ICRCStatus {
+	if r.transport == nil || isNil(ip) {
+		return ICRCUnchecked
+	}
+	ipHdr := ip.LayerContents()
+	if len(ipHdr) == 0 {
 		return ICRCUnchecked
 	}
 	var encap Encap
-	switch ip.LayerType() {
-	case layers.LayerTypeIPv4:
+	switch ipHdr[0] >> 4 {
+	case 4:
 		encap = RoCEv2IPv4
-	case layers.LayerTypeIPv6:
+	case 6:
 		encap = RoCEv2IPv6
-		if udp == nil {
+		if isNil(udp) {
 			encap = RoCEv1
 		}
 	default:
 		return ICRCUnchecked
 	}
 	var udpHdr []byte
-	if udp != nil {
-		udpHdr = udp.Contents
-		if udp.Length != 0 && int(udp.Length) > 8+len(r.transport)+ICRCLen {
-			return ICRCUnverifiable
+	if encap != RoCEv1 {
+		udpHdr = udp.LayerContents()
+		if len(udpHdr) >= 8 {
+			if n := int(binary.BigEndian.Uint16(udpHdr[4:])); n != 0 && n > 8+len(r.transport)+ICRCLen {
+				return ICRCUnverifiable
+			}
 		}
 	}
-	if icrcTransport(ip.LayerContents(), udpHdr, r.transport, encap) == r.ICRC {
+	if icrcTransport(ipHdr, udpHdr, r.transport, encap) == r.ICRC {
 		return ICRCOK
 	}
 	return ICRCBad
+}
+
+// isNil reports whether a layer given as an interface is none: nil, or a
+// nil pointer (a *layers.UDP that is nil, say).
+func isNil(l any) bool {
+	if l == nil {
+		return true
+	}
+	v := reflect.ValueOf(l)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // LayerContents returns the BTH and extension headers.
@@ -211,9 +235,16 @@ func decodeRoCE(data []byte, p gopacket.PacketBuilder) error {
 	return p.NextDecoder(r.NextLayerType())
 }
 
-// SerializeFrame serializes a RoCE frame into buf: eth (nil for none), ip
-// (a *layers.IPv4 or *layers.IPv6; for RoCEv1, a *layers.IPv6 standing for
-// the GRH, with NextHeader 0x1B), udp (nil for RoCEv1) and roce, and
+// UDPLayer is what SerializeFrame needs of its UDP layer: a *layers.UDP.
+type UDPLayer interface {
+	gopacket.SerializableLayer
+	SetNetworkLayerForChecksum(gopacket.NetworkLayer) error
+}
+
+// SerializeFrame serializes a RoCE frame into buf: eth (a *layers.Ethernet,
+// nil for none), ip (a *layers.IPv4 or *layers.IPv6; for RoCEv1, a
+// *layers.IPv6 standing for the GRH, with NextHeader 0x1B), udp (a
+// *layers.UDP, nil for RoCEv1) and roce, and
 // writes the ICRC (§7.8.1, §A17.4.3.4) over what was serialized, setting
 // roce.ICRC to it.
 //
@@ -226,12 +257,13 @@ func decodeRoCE(data []byte, p gopacket.PacketBuilder) error {
 // For an 802.1Q tag, pass eth as nil and serialize the tag and the
 // Ethernet header onto buf afterwards (layers.Dot1Q.SerializeTo, then
 // layers.Ethernet.SerializeTo): the ICRC does not cover them.
-func SerializeFrame(buf gopacket.SerializeBuffer, opts gopacket.SerializeOptions, eth *layers.Ethernet, ip gopacket.SerializableLayer, udp *layers.UDP, roce *RoCE) error {
-	if ip == nil || roce == nil {
+func SerializeFrame(buf gopacket.SerializeBuffer, opts gopacket.SerializeOptions, eth, ip gopacket.SerializableLayer, udp UDPLayer, roce *RoCE) error {
+	if isNil(ip) || roce == nil {
 		return errors.New("serializing RoCE frame: ip and roce are required")
 	}
+	noUDP := isNil(udp)
 	ls := []gopacket.SerializableLayer{ip, roce}
-	if udp != nil {
+	if !noUDP {
 		ls = []gopacket.SerializableLayer{ip, udp, roce}
 		if opts.ComputeChecksums {
 			nl, ok := ip.(gopacket.NetworkLayer)
@@ -254,7 +286,7 @@ func SerializeFrame(buf gopacket.SerializeBuffer, opts gopacket.SerializeOptions
 		encap := RoCEv2IPv4
 		if pkt[0]>>4 == 6 {
 			encap = RoCEv2IPv6
-			if udp == nil {
+			if noUDP {
 				encap = RoCEv1
 			}
 		}
@@ -265,11 +297,11 @@ func SerializeFrame(buf gopacket.SerializeBuffer, opts gopacket.SerializeOptions
 		roce.ICRC = icrc
 		// The UDP checksum covers the ICRC, which covers the UDP header
 		// with its checksum masked: one more pass settles both.
-		if udp == nil || !opts.ComputeChecksums || old == icrc || pass > 0 {
+		if noUDP || !opts.ComputeChecksums || old == icrc || pass > 0 {
 			break
 		}
 	}
-	if eth != nil {
+	if !isNil(eth) {
 		if err := eth.SerializeTo(buf, opts); err != nil {
 			return err
 		}

@@ -18,6 +18,12 @@ import (
 	"github.com/google/gopacket/pcapgo"
 )
 
+// The tests register RoCEv2's UDP port with gopacket as the package
+// documentation tells programs to, so that gopacket.NewPacket decodes it.
+func init() {
+	layers.RegisterUDPPortLayerType(layers.UDPPort(UDPPort), LayerTypeBTH)
+}
+
 // layerParser is a DecodingLayerParser for RoCEv2 over IPv4 or IPv6.
 type layerParser struct {
 	eth     layers.Ethernet
@@ -97,6 +103,14 @@ func TestDecodingLayerParserVectors(t *testing.T) {
 		}
 		if lp.roce.NextLayerType() != wantNext {
 			t.Errorf("%s: NextLayerType = %v, want %v", v.Name, lp.roce.NextLayerType(), wantNext)
+		}
+		// A network layer whose version is neither 4 nor 6 is not
+		// checked, and neither is a missing one.
+		if st := lp.roce.VerifyICRC(gopacket.Payload{0x55, 0, 0, 0}, &lp.udp); st != ICRCUnchecked {
+			t.Errorf("%s: VerifyICRC with a version 5 header = %v", v.Name, st)
+		}
+		if st := lp.roce.VerifyICRC((*layers.IPv4)(nil), &lp.udp); st != ICRCUnchecked {
+			t.Errorf("%s: VerifyICRC with a nil IPv4 layer = %v", v.Name, st)
 		}
 		// A changed covered byte fails VerifyICRC.
 		b := bytes.Clone(v.Frame)

@@ -66,7 +66,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 }
 
 // observe is Observe with a model of the monitor's own.
-func (m *monitor) observe(c *harness.Conn, r *trace.Record, ev responses.Event, own *responses.MSNModel) {
+func (m *monitor) observe(c *harness.Conn, r *trace.Record, ev *responses.Event, own *responses.MSNModel) {
 	if opc.IsRequest(r.Packet.Opcode) {
 		own.Request(c, r, ev.MTU)
 		return

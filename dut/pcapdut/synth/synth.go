@@ -22,11 +22,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
-	"github.com/google/gopacket/pcapgo"
-
 	"github.com/rcconform/rcconform/wire"
+	"github.com/rcconform/rcconform/wire/capture"
 )
 
 // Options shape the capture. Zero values take the defaults.
@@ -69,8 +66,8 @@ func Write(w io.Writer, o Options) (Stats, error) {
 		return Stats{}, fmt.Errorf("writing synthetic capture: no operation begins with an opcode of %v", o.Ops)
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	pw := pcapgo.NewWriterNanos(bw)
-	if err := pw.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
+	pw, err := capture.NewPcapWriter(bw, 65535, capture.LinkTypeEthernet)
+	if err != nil {
 		return Stats{}, fmt.Errorf("writing synthetic capture: %w", err)
 	}
 	var st Stats
@@ -79,8 +76,7 @@ func Write(w io.Writer, o Options) (Stats, error) {
 		g.ending = st.Frames >= g.opts.Frames
 		frame, isReq := g.next()
 		ts = ts.Add(time.Duration(300+g.rng.IntN(900)) * time.Nanosecond)
-		ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(frame), Length: len(frame)}
-		if err := pw.WritePacket(ci, frame); err != nil {
+		if err := pw.WritePacket(ts, frame, 0); err != nil {
 			return st, fmt.Errorf("writing synthetic capture: frame %d: %w", st.Frames+1, err)
 		}
 		st.Frames++

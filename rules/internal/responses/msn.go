@@ -408,7 +408,7 @@ func describe(b bound) string {
 // Model judges an AETH that shapes the model: a positive ACK, a READ
 // response First/Last/Only with an ACK syndrome, or an ATOMIC
 // acknowledgment. ev is the READ tracker's event for r.
-func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
+func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement {
 	p := r.Packet
 	op := p.Opcode
 	if opc.Class(op) == wire.ClassReadResponse && !opc.Has(op, wire.HdrAETH) && (ev.Stream == nil || ev.Kind == EvOrphan) && !c.Complete() && m.started {
@@ -773,7 +773,7 @@ func (s *SharedMSN) Request(c *harness.Conn, r *trace.Record, mtu int) {
 }
 
 // Model is MSNModel.Model, once per packet.
-func (s *SharedMSN) Model(c *harness.Conn, r *trace.Record, ev Event) Judgement {
+func (s *SharedMSN) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement {
 	if !s.memo(c, r) {
 		s.memoJ = s.m.Model(c, r, ev)
 	}

@@ -269,7 +269,8 @@ type Tracker struct {
 	covered     wire.PSN
 	haveCovered bool
 
-	// A shared tracker remembers the event of the record it saw last.
+	// The tracker keeps the event of the record it saw last; a shared
+	// one gives it again to the monitors that ask after the first.
 	shared  bool
 	fed     bool // a monitor has joined as the feeder
 	memoRec *trace.Record
@@ -512,19 +513,16 @@ func (t *Tracker) coveringBefore(p wire.PSN, mtu int) *ReadReq {
 	return nil
 }
 
-// Observe updates the model with r and says what r is.
-func (t *Tracker) Observe(c *harness.Conn, r *trace.Record) Event {
-	if t.shared {
-		if t.memoRec == r && t.memoN == c.Packets {
-			return t.memoEv
-		}
-		t.observe(c, r, &t.memoEv)
-		t.memoRec, t.memoN = r, c.Packets
-		return t.memoEv
+// Observe updates the model with r and says what r is. The event is the
+// tracker's own, valid until the next call (the monitors sharing the
+// tracker get the same one for a packet: none may change it).
+func (t *Tracker) Observe(c *harness.Conn, r *trace.Record) *Event {
+	if t.shared && t.memoRec == r && t.memoN == c.Packets {
+		return &t.memoEv
 	}
-	var ev Event
-	t.observe(c, r, &ev)
-	return ev
+	t.observe(c, r, &t.memoEv)
+	t.memoRec, t.memoN = r, c.Packets
+	return &t.memoEv
 }
 
 // observe sets ev to what r is, and updates the model.
