@@ -51,8 +51,9 @@ type monitor struct {
 	// recorded after it (the capture went on showing the requester).
 	reqAfter bool
 	acked    bool // a positive ACK was seen
-	// dups holds the PSNs of duplicate requests (behind the responder's
-	// expected PSN, or at or before an ACKed PSN) not yet answered.
+	// dups holds the PSNs of duplicate SENDs and WRITEs (behind the
+	// responder's expected PSN, or at or before an ACKed PSN) not yet
+	// answered.
 	dups []wire.PSN
 	// inRead holds ACKs that may lie inside the range of a READ whose
 	// answer had not ended, the path MTU not known: the READ's last PSN,
@@ -148,7 +149,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	p := r.Packet
 	if opc.IsRequest(p.Opcode) {
-		m.noteDup(c, p.PSN)
+		if cl := opc.Class(p.Opcode); cl == wire.ClassSend || cl == wire.ClassWrite {
+			m.noteDup(c, p.PSN) // C9-105 judges how these are answered
+		}
 		if m.pending != nil && c.HaveReq && !reaches(p, m.pending.Packet.PSN) {
 			m.reqAfter = true
 		} else if m.pending != nil && c.HaveReq {
