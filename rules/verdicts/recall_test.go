@@ -336,6 +336,29 @@ var recallCatalogue = []injection{
 		},
 	},
 	{
+		// C9-111 (C9-121 and C9-125 share its meaning): a sequence NAK
+		// names the responder's expected PSN, which never goes back.
+		// Injected: it names 1 or 2 PSNs behind a request a positive
+		// response had already acknowledged. Legal only if the NAK is
+		// older than it looks (late, or a copy): decided when the
+		// responder's IDs date it after that response.
+		key: "C9-111 sequence NAK behind an acknowledged PSN", clause: "C9-111", alts: []string{"C9-121", "C9-125"},
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			d := 1 + rng.IntN(2)
+			n := s.pick(rng, func(i int, r *trace.Record) bool {
+				b := s.prevACK(i)
+				return isSeqNAK(r) && b != nil && r.Packet.PSN.Add(-d).AtOrBefore(b.Packet.PSN)
+			})
+			if n == nil {
+				return nil
+			}
+			n.Packet.PSN = n.Packet.PSN.Add(-d)
+			return &injected{at: n, decides: func(e *evidence) bool {
+				return e.complete || e.dates(trace.ToRequester) && e.acknowledgedBefore(n)
+			}}
+		},
+	},
+	{
 		// §9.7.5.1.5: a request the responder cannot execute gets a NAK
 		// invalid request. Injected: a SEND or WRITE Only sent once at
 		// its PSN (so it reached the responder at its expected PSN)
@@ -884,6 +907,28 @@ var recallKnown = map[recallKey]int{
 	// NAK at the PSN it took blamed (C9-113); off them the acknowledgment
 	// at fault raises no bound on the expected PSN, so no later NAK is.
 	{"o9-58 ATOMIC ack one PSN late", "complete", "also C9-113"}: 2,
+	// C9-111 (the first example, a sequence NAK naming a PSN no
+	// responder state gives). Misses: a duplicate came since the
+	// responder's last proven point, and the NAK behind the PSN it had
+	// acknowledged is left to C9-103 (a duplicate must not move the
+	// expected PSN), which does not fail it. Complete: the NAK latch is
+	// also blamed (C9-114/C9-122): it takes the wrong PSN as the one
+	// latched, and the correct NAK after it as a second one.
+	{"C9-111 sequence NAK behind an acknowledged PSN", "at the requester, IDs counting", "also C9-103"}: 1,
+	{"C9-111 sequence NAK behind an acknowledged PSN", "at the requester, IDs counting", "miss"}:        1,
+	{"C9-111 sequence NAK behind an acknowledged PSN", "at the responder, IDs IPv6", "also C9-103"}:     1,
+	{"C9-111 sequence NAK behind an acknowledged PSN", "at the responder, IDs counting", "also C9-103"}: 1,
+	{"C9-111 sequence NAK behind an acknowledged PSN", "at the responder, IDs counting", "miss"}:        2,
+	{"C9-111 sequence NAK behind an acknowledged PSN", "at the responder, IDs fixed", "also C9-103"}:    1,
+	{"C9-111 sequence NAK behind an acknowledged PSN", "complete", "also C9-114"}:                       25,
+	{"C9-111 sequence NAK behind an acknowledged PSN", "complete", "also C9-122"}:                       25,
+	{"C9-111 sequence NAK behind an acknowledged PSN", "in the middle, IDs IPv6", "also C9-103"}:        1,
+	{"C9-111 sequence NAK behind an acknowledged PSN", "in the middle, IDs IPv6", "also o9-67"}:         1,
+	{"C9-111 sequence NAK behind an acknowledged PSN", "in the middle, IDs counting", "also C9-103"}:    2,
+	{"C9-111 sequence NAK behind an acknowledged PSN", "in the middle, IDs counting", "also o9-67"}:     1,
+	{"C9-111 sequence NAK behind an acknowledged PSN", "in the middle, IDs counting", "miss"}:           4,
+	{"C9-111 sequence NAK behind an acknowledged PSN", "in the middle, IDs fixed", "also C9-103"}:       1,
+	{"C9-111 sequence NAK behind an acknowledged PSN", "in the middle, IDs fixed", "also o9-67"}:        1,
 
 	// §9.7.7.2: all decided traces found. With IPv6 or fixed IDs, the
 	// out-of-sequence requests before the first NAK count as prompts for
