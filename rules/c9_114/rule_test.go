@@ -3,9 +3,35 @@ package c9_114
 import (
 	"testing"
 
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/wire"
 )
 
 // TestMonitor runs the shared table of its meaning group against this
 // clause's own monitor.
 func TestMonitor(t *testing.T) { dupnak.CheckLatchMonitor(t, ID) }
+
+// TestAfterAWrongNAKPSN: on a complete trace, a sequence NAK naming a PSN
+// no expected PSN of the responder gives (C9-111's fault) sets no latch
+// the trace can place: the requests and the correct NAK after it are not
+// judged against its PSN (one root cause, one clause).
+func TestAfterAWrongNAKPSN(t *testing.T) {
+	var tr ht.Trace
+	tr.Req(wire.SendOnly, 90, true)
+	tr.Ack(90, 1)
+	tr.Req(wire.SendOnly, 92, true)    // 91 lost: out of sequence
+	tr.NAK(89, wire.NAKPSNSequence, 1) // should name 91
+	tr.Req(wire.SendOnly, 93, true)
+	tr.NAK(91, wire.NAKPSNSequence, 1) // a second NAK, as if 89 were latched
+	tr.Req(wire.SendOnly, 91, true)
+	tr.Req(wire.SendOnly, 92, true)
+	tr.Ack(92, 3)
+	s := ht.Complete()
+	s.MTU = 1024
+	tallies, findings := ht.AuditAll(&tr, s)
+	if v := tallies[ID].Verdict(); v == reports.Fail {
+		t.Errorf("%s fails on the NAK after a wrong NAK PSN: %v", ID, findings)
+	}
+}

@@ -422,6 +422,14 @@ func (t *Tracker) seqNAK(c *harness.Conn, r *trace.Record, ev *Event) {
 	}
 	t.prevNAK = r
 	ev.PrevLatch = t.latch
+	if t.complete && t.w.Holds() && t.w.FirstE(x) < 0 {
+		// No expected PSN the responder could have had is x: the NAK's
+		// PSN is wrong (C9-111's fault), and which PSN the responder
+		// latched the trace does not tell. No episode is judged on it
+		// (one root cause, one clause).
+		t.latch = nil
+		return
+	}
 	// The reconstruction's window already took the NAK in (Observe).
 	l := &Latch{PSN: x, NAK: r, Exact: t.complete && t.w.Holds(), Seq: c.Seq()}
 	// A request with PSN x accepted in the window after the NAK's point
