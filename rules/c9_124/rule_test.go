@@ -171,11 +171,11 @@ func TestBehindEither(t *testing.T) {
 }
 
 // TestMidResponseNAK: a remote access NAK naming a READ whose answer had
-// begun (its packets, the First lost before the capture point, raised the
-// responder's expected PSN past the READ's PSN) may end a READ failing
-// mid-response, which C9-100 and C9-112
-// judge: C9-124 stays open, without alternatives (found on Linux
-// soft-RoCE 6.12, which NAKs a READ failing mid-response).
+// begun may end a READ failing mid-response, which C9-100 and C9-112
+// judge: C9-124 does not fail it. (This trace is held by the older guard
+// on a READ answer's acknowledged PSN; the guard in dupError, for a trace
+// whose answer's First the model does not take as acknowledging, is held
+// by the soft-RoCE 6.12 lab, whose mid-response NAKs it keeps open.)
 func TestMidResponseNAK(t *testing.T) {
 	b := dupnak.NewTraceBuilder(1024)
 	b.PerSender = true

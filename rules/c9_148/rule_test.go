@@ -184,15 +184,22 @@ func TestRetriesThroughLoss(t *testing.T) {
 // answer repeats the original one, MSN included (allowed), below the MSN
 // already sent: no MSN went back. The same answer to a new ATOMIC after
 // the first request the capture shows fails.
+// atomicFirst starts a capture that shows a WRITE, a READ and an ATOMIC
+// (PSNs 4 to 6) before any acknowledgment, then their answers; the
+// ATOMIC's acknowledgment carries MSN atomicMSN (55 counts it).
+func atomicFirst(b *rtest.Builder, atomicMSN uint32) {
+	b.Req(wire.WriteOnly, 4, true, 0)
+	b.Read(5, 8)
+	b.Atomic(6)
+	b.Ack(4, 53)
+	b.Resp(wire.ReadResponseOnly, 5, 0x04, 54, 8)
+	b.Resp(wire.AtomicAcknowledge, 6, 0x04, atomicMSN, 0)
+}
+
 func TestReplayOfAnAtomicBeforeTheCapture(t *testing.T) {
 	build := func(atomic wire.PSN) []*trace.Record {
 		var b rtest.Builder
-		b.Req(wire.WriteOnly, 4, true, 0)
-		b.Read(5, 8)
-		b.Atomic(6)
-		b.Ack(4, 53)
-		b.Resp(wire.ReadResponseOnly, 5, 0x04, 54, 8)
-		b.Resp(wire.AtomicAcknowledge, 6, 0x04, 55, 0)
+		atomicFirst(&b, 55)
 		b.Atomic(atomic)
 		b.Resp(wire.AtomicAcknowledge, atomic, 0x04, 52, 0)
 		b.Send(8, true)
@@ -213,12 +220,7 @@ func TestReplayOfAnAtomicBeforeTheCapture(t *testing.T) {
 func TestAtomicAckAboveTheCountOnACapture(t *testing.T) {
 	build := func(msn uint32) []*trace.Record {
 		var b rtest.Builder
-		b.Req(wire.WriteOnly, 4, true, 0)
-		b.Read(5, 8)
-		b.Atomic(6)
-		b.Ack(4, 53)
-		b.Resp(wire.ReadResponseOnly, 5, 0x04, 54, 8)
-		b.Resp(wire.AtomicAcknowledge, 6, 0x04, msn, 0)
+		atomicFirst(&b, msn)
 		b.Send(7, true)
 		b.Ack(7, 56)
 		return b.Recs
