@@ -147,6 +147,8 @@ type Conn struct {
 	seq    uint64
 	runs   [2]idRun
 	missed []unlessMissed
+	// awaited holds the instances waiting for a later record (Await).
+	awaited []Decide
 	// held is a ring of the records held back to restore the senders'
 	// order: nHeld of them from held[heldHead] on (Conn.heldAt).
 	held     [heldRing]*trace.Record

@@ -5,7 +5,8 @@
 // expected PSN, the requests it dropped and where the connection began
 // (responder.go), the copies a network or capture made (copies.go), and
 // what the capture's own evidence proves (evidence.go: each sender's
-// IPv4 Identifications, loss, the reordering bound). The one-pass audit
+// IPv4 Identifications, loss, the reordering bound); an instance a later
+// record decides waits on the connection (await.go). The one-pass audit
 // pairs records into connections (pairing.go, reorder.go, restart.go,
 // shard.go); findings and per-clause tallies become verdicts (tally.go),
 // with ladder diagrams for failure messages (ladder.go). Active specs

@@ -229,6 +229,9 @@ func (c *Conn) deliver(r *trace.Record) {
 		c.staleMSN(r)
 	}
 	c.restartStep(r)
+	if len(c.awaited) > 0 {
+		c.decideAwaited(r)
+	}
 	if op := r.Packet.Opcode; op < 32 {
 		for _, i := range c.route[op] {
 			c.checkers[i].Observe(c, r)
@@ -251,6 +254,7 @@ func (a *Auditor) End() {
 		for _, ch := range c.checkers {
 			ch.End(c)
 		}
+		c.decideAwaited(nil)
 		c.endMissed()
 		c.restartEnd()
 	}

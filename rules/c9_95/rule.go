@@ -46,31 +46,12 @@ func init() {
 // the ACK acknowledges nothing (an active run knows the QP's start and
 // decides; a capture does not show it).
 type monitor struct {
-	pending *trace.Record // an ACK ahead of every request seen
-	// reqAfter: a request that does not reach the pending ACK's PSN was
-	// recorded after it (the capture went on showing the requester).
-	reqAfter bool
-	acked    bool // a positive ACK was seen
+	acked bool // a positive ACK was seen
 	// dups holds the PSNs of duplicate SENDs and WRITEs (behind the
 	// responder's expected PSN, or at or before an ACKed PSN) not yet
 	// answered.
 	dups []wire.PSN
-	// inRead holds ACKs that may lie inside the range of a READ whose
-	// answer had not ended, the path MTU not known: the READ's last PSN,
-	// once its answer or the MTU shows it, decides them.
-	inRead []heldInRead
 }
-
-// heldInRead is an ACK held in monitor.inRead, and the READ whose range
-// may hold its PSN.
-type heldInRead struct {
-	ack    *trace.Record
-	first  wire.PSN
-	length uint32
-}
-
-// maxInRead bounds monitor.inRead; an ACK beyond it is left open.
-const maxInRead = 64
 
 // maxDups bounds the duplicates remembered.
 const maxDups = 64
@@ -105,16 +86,17 @@ var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
 	return opc.IsRequest(op) || op == wire.Acknowledge
 })
 
-// decideInRead decides the ACKs held in inRead whose READ's last PSN is
-// now known (all of them at the end).
-func (m *monitor) decideInRead(c *harness.Conn, end bool) {
-	k := 0
-	for _, h := range m.inRead {
-		s := c.ReadSpanOf(h.first, h.length)
-		a := h.ack.Packet.PSN
+// inRead holds ack, which may lie inside the range of the READ at PSN
+// first asking for length bytes, whose answer had not ended, the path
+// MTU not known: the READ's last PSN, once its answer or the MTU shows
+// it, decides it (open if the trace never shows it).
+func inRead(ack *trace.Record, first wire.PSN, length uint32) harness.Decide {
+	return func(c *harness.Conn, next *trace.Record) bool {
+		s := c.ReadSpanOf(first, length)
+		a := ack.Packet.PSN
 		switch {
 		case s != nil && s.Known() && a.Before(s.LastMin):
-			c.Violation(ID, h.ack, fmt.Sprintf("ACK PSN %d lies inside the PSN range %d..%d reserved by the RDMA READ at PSN %d, whose responses were not complete (the READ's answer later showed its last PSN)", a, h.first, s.LastMin, h.first),
+			c.Violation(ID, ack, fmt.Sprintf("ACK PSN %d lies inside the PSN range %d..%d reserved by the RDMA READ at PSN %d, whose responses were not complete (the READ's answer later showed its last PSN)", a, first, s.LastMin, first),
 				[]string{"the PSN of a SEND or RDMA WRITE request, or the newest completed request's PSN"},
 				fmt.Sprintf("ACK PSN %d", a))
 		case s != nil && s.Known():
@@ -123,52 +105,78 @@ func (m *monitor) decideInRead(c *harness.Conn, end bool) {
 			} else {
 				c.Checked(ID)
 			}
-		case s == nil || end:
-			c.Unresolved(ID, inReadOpen(h.ack, h.first))
+		case s == nil || next == nil:
+			c.Unresolved(ID, fmt.Sprintf("frame %d: ACK PSN %d may lie inside the range of the READ at PSN %d, whose response had not ended (a violation), or past its end: the path MTU, which fixes how many packets the READ's answer takes, is not known and the trace never showed the READ's last PSN (--mtu decides it)", ack.Frame, a, first))
 		default:
-			m.inRead[k] = h
-			k++
-			continue
+			return false
 		}
+		return true
 	}
-	clear(m.inRead[k:])
-	m.inRead = m.inRead[:k]
 }
 
-// inReadOpen is the reason an ACK held in inRead stays open.
-func inReadOpen(r *trace.Record, first wire.PSN) string {
-	return fmt.Sprintf("frame %d: ACK PSN %d may lie inside the range of the READ at PSN %d, whose response had not ended (a violation), or past its end: the path MTU, which fixes how many packets the READ's answer takes, is not known and the trace never showed the READ's last PSN (--mtu decides it)", r.Frame, r.Packet.PSN, first)
+// ahead holds ack, which names a PSN beyond every request the capture
+// has shown, until a request that may carry its PSN, or the end.
+//
+// Without --complete a capture may miss requests or show packets out of
+// the order they crossed the wire (capture order is not processing
+// order). A request recorded after the ACK within the reordering the
+// capture itself shows (harness.MayBeReordered) explains it; further
+// behind, the ACK is legal only if the capture dropped the request, or
+// began while the requester resent requests executed before it: nothing
+// the capture shows, so the instance stays open.
+func ahead(ack *trace.Record) harness.Decide {
+	// reqAfter: a request that does not reach the ACK's PSN was recorded
+	// after it (the capture went on showing the requester).
+	reqAfter := false
+	a := ack.Packet.PSN
+	return func(c *harness.Conn, next *trace.Record) bool {
+		if next != nil {
+			switch {
+			case !opc.IsRequest(next.Packet.Opcode):
+				return false
+			case !reaches(next.Packet, a):
+				reqAfter = true
+				return false
+			case harness.MayBeReordered(ack, next):
+				c.Indeterminate(ID, "an ACK named a PSN the capture had not yet shown a request for, and a request came within the reordering between packets the capture shows elsewhere: capture reordering explains it; --complete decides it")
+			default:
+				c.Unresolved(ID, "an ACK named a PSN the capture had not yet shown a request for: legal only if the capture dropped that request or began during a resend of requests already executed (the request came later than the reordering the capture shows elsewhere explains); --complete decides it")
+			}
+			return true
+		}
+		switch {
+		case c.SeesEveryRequest() && !a.Before(c.NextReq):
+			// The trace is the responder's complete view and never shows a
+			// request with that PSN: no request the responder received used it.
+			c.Violation(ID, ack, fmt.Sprintf("ACK PSN %d names no request: the trace holds every request the responder received and none used that PSN (newest %d)", a, c.NextReq.Add(-1)),
+				[]string{fmt.Sprintf("the PSN of the newest request covered, at most %d", c.NextReq.Add(-1))},
+				fmt.Sprintf("ACK PSN %d", a))
+		case c.FromStart() && !c.MissedRequests() && !a.Before(c.NextReq):
+			// The capture shows the connection from its start and no sign of
+			// missed requests, but it may have dropped the requests up to
+			// that PSN (a capture need not report its drops): the ACK is
+			// right if it did, wrong if not.
+			c.Unresolved(ID, fmt.Sprintf("ACK PSN %d names no request the capture showed (newest %d), although the capture shows the connection from its start: only requests the capture dropped explain it (--complete decides it)", a, c.NextReq.Add(-1)))
+		case !reqAfter && c.EndsWithinReorder(ack):
+			c.Indeterminate(ID, "an ACK named a PSN beyond every request the capture showed, and the capture shows no request of the connection after it, and nothing of it beyond the reordering it shows elsewhere: requests recorded after the ACK, past the capture's end, explain it")
+		default:
+			// A violation unless the capture missed the requests up to that
+			// PSN or began while the requester resent requests executed
+			// before it: nothing the capture shows, so open.
+			c.Unresolved(ID, fmt.Sprintf("an ACK named PSN %d, beyond every request the capture showed by its end (newest %d): legal only if the capture missed the requests up to it or began during a resend of requests already executed (--complete decides it)", a, c.NextReq.Add(-1)))
+		}
+		return true
+	}
 }
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
 		return
 	}
-	if len(m.inRead) > 0 {
-		m.decideInRead(c, false)
-	}
 	p := r.Packet
 	if opc.IsRequest(p.Opcode) {
 		if cl := opc.Class(p.Opcode); cl == wire.ClassSend || cl == wire.ClassWrite {
 			m.noteDup(c, p.PSN) // C9-105 judges how these are answered
-		}
-		if m.pending != nil && c.HaveReq && !reaches(p, m.pending.Packet.PSN) {
-			m.reqAfter = true
-		} else if m.pending != nil && c.HaveReq {
-			// Without --complete a capture may miss requests or show
-			// packets out of the order they crossed the wire (capture
-			// order is not processing order). A request recorded after
-			// the ACK within the reordering the capture itself shows
-			// (harness.MayBeReordered) explains it; further behind, the
-			// ACK is legal only if the capture dropped the request, or
-			// began while the requester resent requests executed before
-			// it: nothing the capture shows, so the instance stays open.
-			if harness.MayBeReordered(m.pending, r) {
-				c.Indeterminate(ID, "an ACK named a PSN the capture had not yet shown a request for, and a request came within the reordering between packets the capture shows elsewhere: capture reordering explains it; --complete decides it")
-			} else {
-				c.Unresolved(ID, "an ACK named a PSN the capture had not yet shown a request for: legal only if the capture dropped that request or began during a resend of requests already executed (the request came later than the reordering the capture shows elsewhere explains); --complete decides it")
-			}
-			m.pending = nil
 		}
 		return
 	}
@@ -186,11 +194,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if s := c.ReadSpanAt(p.PSN); s != nil && c.MTU() == 0 && !s.Known() && !s.Closed && p.PSN.AtOrAfter(s.LastMin) && p.PSN.Before(s.LastMax) {
 		// Inside the READ's range unless the READ asks for fewer
 		// packets than the smallest path MTU gives: its last PSN decides.
-		if len(m.inRead) == maxInRead {
-			c.Unresolved(ID, inReadOpen(r, s.First))
-			return
-		}
-		m.inRead = append(m.inRead, heldInRead{ack: r, first: s.First, length: s.Length})
+		c.Await(inRead(r, s.First, s.Length))
 		return
 	}
 	if s := c.OpenReadBefore(p.PSN); s != nil {
@@ -217,7 +221,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 				fmt.Sprintf("ACK PSN %d", p.PSN))
 			return
 		}
-		m.pending, m.reqAfter = r, false
+		c.Await(ahead(r))
 		return
 	}
 	if p.PSN.Before(c.FirstReq) {
@@ -259,32 +263,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	c.Checked(ID)
 }
 
-func (m *monitor) End(c *harness.Conn) {
-	m.decideInRead(c, true)
-	r := m.pending
-	switch {
-	case r == nil:
-	case c.SeesEveryRequest() && !r.Packet.PSN.Before(c.NextReq):
-		// The trace is the responder's complete view and never shows a
-		// request with that PSN: no request the responder received used it.
-		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d names no request: the trace holds every request the responder received and none used that PSN (newest %d)", r.Packet.PSN, c.NextReq.Add(-1)),
-			[]string{fmt.Sprintf("the PSN of the newest request covered, at most %d", c.NextReq.Add(-1))},
-			fmt.Sprintf("ACK PSN %d", r.Packet.PSN))
-	case c.FromStart() && !c.MissedRequests() && !r.Packet.PSN.Before(c.NextReq):
-		// The capture shows the connection from its start and no sign of
-		// missed requests, but it may have dropped the requests up to
-		// that PSN (a capture need not report its drops): the ACK is
-		// right if it did, wrong if not.
-		c.Unresolved(ID, fmt.Sprintf("ACK PSN %d names no request the capture showed (newest %d), although the capture shows the connection from its start: only requests the capture dropped explain it (--complete decides it)", r.Packet.PSN, c.NextReq.Add(-1)))
-	case !m.reqAfter && c.EndsWithinReorder(r):
-		c.Indeterminate(ID, "an ACK named a PSN beyond every request the capture showed, and the capture shows no request of the connection after it, and nothing of it beyond the reordering it shows elsewhere: requests recorded after the ACK, past the capture's end, explain it")
-	default:
-		// A violation unless the capture missed the requests up to that
-		// PSN or began while the requester resent requests executed
-		// before it: nothing the capture shows, so open.
-		c.Unresolved(ID, fmt.Sprintf("an ACK named PSN %d, beyond every request the capture showed by its end (newest %d): legal only if the capture missed the requests up to it or began during a resend of requests already executed (--complete decides it)", r.Packet.PSN, c.NextReq.Add(-1)))
-	}
-}
+func (m *monitor) End(*harness.Conn) {}
 
 // reaches reports whether request p may carry PSN a or show that a
 // request with PSN a was sent before it: its own PSN is at or past a, or

@@ -57,10 +57,6 @@ type monitor struct {
 	t       *responses.Tracker
 	feeder  bool // the shared tracker's feeder (responses.Join)
 	flagged map[*responses.Stream]bool
-	// lastRec is the latest READ response packet seen, lastSeq its
-	// Conn.Seq.
-	lastRec *trace.Record
-	lastSeq uint64
 }
 
 // Opcodes implements harness.OpcodeFilter: the monitor judges READ responses;
@@ -86,16 +82,15 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !opc.IsResponse(p.Opcode) || opc.Class(p.Opcode) != wire.ClassReadResponse || responses.NAKKind(p) {
 		return
 	}
-	prevRec, prevSeq := m.lastRec, m.lastSeq
-	m.lastRec, m.lastSeq = r, c.Seq()
 	// The stream open before r: one r ended (a start elsewhere) or left
-	// open (an orphan).
+	// open (an orphan). It is judged where its packet was the READ
+	// response just before r (ev.PrevResp).
 	open := ev.Prev
 	if ev.Kind == responses.EvOrphan {
 		open = m.t.Current()
 	}
-	if open != nil && open.LastRec == prevRec && !c.Complete() && !opc.StartsMessage(p.Opcode) && p.PSN != open.Next && (ev.Kind == responses.EvSkip || ev.Kind == responses.EvOrphan || ev.Kind == responses.EvStart) {
-		m.skipUnlessMissed(c, r, open, prevSeq)
+	if open != nil && open.LastRec == ev.PrevResp && !c.Complete() && !opc.StartsMessage(p.Opcode) && p.PSN != open.Next && (ev.Kind == responses.EvSkip || ev.Kind == responses.EvOrphan || ev.Kind == responses.EvStart) {
+		m.skipUnlessMissed(c, r, open)
 		return
 	}
 	s := ev.Stream
@@ -235,20 +230,19 @@ func (m *monitor) cont(c *harness.Conn, r *trace.Record, s *responses.Stream) {
 }
 
 // skipUnlessMissed judges a Middle or Last response r that does not carry
-// the next PSN of the open stream s (whose latest packet had sequence
-// number prevSeq), on a trace that may miss packets: a Middle or Last
+// the next PSN of the open stream s, on a trace that may miss packets: a Middle or Last
 // starts no answer, so it continues s, skipping PSNs, unless the capture
 // missed the responder's packets in between (the rest of s and the start
 // of another answer). The responder's IPv4 Identifications running on
 // unbroken since s's latest packet rule that out.
-func (m *monitor) skipUnlessMissed(c *harness.Conn, r *trace.Record, s *responses.Stream, prevSeq uint64) {
+func (m *monitor) skipUnlessMissed(c *harness.Conn, r *trace.Record, s *responses.Stream) {
 	p := r.Packet
 	q := s.Req
 	c.ViolationUnlessMissedAny(ID, r,
 		fmt.Sprintf("READ response PSN %d (%s) follows PSN %d of the answer to the READ at PSN %d (frame %d) and starts no answer of its own: the answer skipped to it from PSN %d", p.PSN, p.Opcode, s.Next.Add(-1), q.PSN, q.Rec.Frame, s.Next),
 		[]string{fmt.Sprintf("the next response packet of the READ at PSN %d with PSN %d", q.PSN, s.Next)}, p.String(),
 		fmt.Sprintf("a READ response %s at PSN %d follows the answer to the READ at PSN %d, whose next PSN was %d: packets of the responder lost before the capture point (the rest of that answer and the start of another) explain it (--complete decides)", p.Opcode, p.PSN, q.PSN, s.Next),
-		harness.MissedProof{Dir: trace.ToRequester, Since: prevSeq, Now: true})
+		harness.MissedProof{Dir: trace.ToRequester, Since: s.LastSeq, Now: true})
 }
 
 // orphan judges a READ response that no READ request seen explains.

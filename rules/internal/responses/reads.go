@@ -134,6 +134,9 @@ type Stream struct {
 	MTU      int // the path MTU the stream was judged with (0 unknown)
 	StartRec *trace.Record
 	LastRec  *trace.Record
+	// LastSeq is the connection's sequence number of LastRec
+	// (harness.Conn.Seq), to ask what its sender sent since.
+	LastSeq uint64
 	// SeqAtStart is the request counter when the stream began: READ
 	// requests with a larger Seq arrived while it was being sent.
 	SeqAtStart int
@@ -217,6 +220,11 @@ type Event struct {
 	// (and a replay may carry the MSN of the first answer:
 	// docs/interpretations.md, "MSN of a replayed answer").
 	MaybeReplay bool
+	// PrevResp (a READ response that is no NAK) is the READ response
+	// before it that was no NAK (nil: none): the stream it went on was
+	// the last one sent before this packet where it is that stream's
+	// LastRec.
+	PrevResp *trace.Record
 }
 
 // Tracker follows the READ requests of one connection and the response
@@ -242,6 +250,9 @@ type Tracker struct {
 	cur      *Stream // the stream the responder is sending (Open), or the last one
 	naked    []*Stream
 	requests int
+	// lastResp is the latest READ response that was no NAK
+	// (Event.PrevResp).
+	lastResp *trace.Record
 
 	// Indexes over reads, which give the same answers as walking them
 	// all:
@@ -534,6 +545,9 @@ func (t *Tracker) observe(c *harness.Conn, r *trace.Record, ev *Event) {
 	}
 	t.classify(c, r, ev)
 	ev.Before, ev.BeforeNext = before, beforeNext
+	if p := r.Packet; opc.IsResponse(p.Opcode) && opc.Class(p.Opcode) == wire.ClassReadResponse && !NAKKind(p) {
+		ev.PrevResp, t.lastResp = t.lastResp, r
+	}
 }
 
 func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
@@ -680,12 +694,12 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 					// the sequential-QPs generator with loss).
 					s.Open = false
 				} else if t.ReqAt(x) == nil {
-					t.advance(s, r)
+					t.advance(c, s, r)
 					*ev = Event{Kind: EvBeyond, Stream: s, MTU: mtu}
 					return
 				}
 			} else {
-				t.advance(s, r)
+				t.advance(c, s, r)
 				*ev = Event{Kind: EvContinue, Stream: s, MTU: mtu}
 				if !s.Replay && opc.Has(p.Opcode, wire.HdrAETH) && !c.Complete() {
 					ev.MaybeReplay = t.DupSince(s.Req, x) != nil
@@ -723,7 +737,7 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 		s.Replay = q.Dup || q.Streams > 0 || q.Answered
 		q.Streams++
 		t.cur = s
-		t.advance(s, r)
+		t.advance(c, s, r)
 		*ev = Event{Kind: EvStart, Stream: s, Prev: prev, MTU: mtu}
 		return
 	}
@@ -743,7 +757,7 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 		s.End, s.EndKnown = q.Last(mtu)
 		s.Replay = q.Dup || q.Streams > 0
 		t.cur = s
-		t.advance(s, r)
+		t.advance(c, s, r)
 		*ev = Event{Kind: EvSkip, Stream: s, Req: q, Prev: prev, MTU: mtu}
 		return
 	}
@@ -763,10 +777,10 @@ func (t *Tracker) DupSince(q *ReadReq, x wire.PSN) *ReadReq {
 }
 
 // advance takes packet r into stream s.
-func (t *Tracker) advance(s *Stream, r *trace.Record) {
+func (t *Tracker) advance(c *harness.Conn, s *Stream, r *trace.Record) {
 	p := r.Packet
 	s.Packets++
-	s.LastRec = r
+	s.LastRec, s.LastSeq = r, c.Seq()
 	s.Next = p.PSN.Next()
 	if s.EndKnown && p.PSN == s.End && !NAKKind(p) {
 		// Every PSN of the range has been sent, whatever the opcode
