@@ -12,8 +12,9 @@ import "github.com/rcconform/rcconform/harness/trace"
 
 // Decide settles an awaited instance as the record next arrives, before
 // any monitor sees it: the reconstruction describes the trace up to the
-// record before next. next is nil when the trace has ended (or too many
-// instances are held): the instance must then be settled. Decide returns
+// record before next. next is nil when the trace has ended (the
+// reconstruction then holds every record) or too many instances are
+// held: the instance must then be settled. Decide returns
 // true once it has raised the instance's outcome (Violation, Checked,
 // Unresolved or Indeterminate), false to go on waiting.
 type Decide func(c *Conn, next *trace.Record) bool

@@ -63,19 +63,6 @@ func (c *Conn) reqAt(p wire.PSN) *reqEntry {
 	return &pg[i%reqPage]
 }
 
-// Read is an RDMA READ request seen on the connection.
-type Read struct {
-	First, Last wire.PSN
-	Length      uint32
-	VA          uint64
-	RKey        uint32
-	Frame       int
-	// Next is the next response PSN expected for this READ; Done when the
-	// Last/Only response was seen.
-	Next wire.PSN
-	Done bool
-}
-
 // Conn is the model of one RC connection (one requester QP talking to one
 // responder QP) built from the trace, shared by every monitor.
 type Conn struct {
@@ -103,8 +90,7 @@ type Conn struct {
 	FirstReq   wire.PSN // first request PSN seen
 	NextReq    wire.PSN // one past the highest PSN a request used (READ: its reserved range)
 	reqs       [reqWindow / reqPage]*[reqPage]reqEntry
-	Reads      []*Read // READs whose responses are not complete, oldest first
-	MTUGuess   int     // largest payload of a First/Middle request or response seen (0: none)
+	MTUGuess   int // largest payload of a First/Middle request or response seen (0: none)
 	atomicOrig map[wire.PSN]uint64
 
 	// Responses.
@@ -133,6 +119,9 @@ type Conn struct {
 	// that a connection with few READs holds little.
 	spans  []ReadSpan
 	nSpans int
+	// nOwed counts the spans in the ring whose READ's answer is owed
+	// (ReadSpan.owed).
+	nOwed int
 	// unordered counts the spans in the ring, the oldest left out, that
 	// are not ordered (ReadSpan.ordered).
 	unordered int
@@ -315,16 +304,6 @@ func (c *Conn) SentBefore(p wire.PSN) bool {
 	return p.AtOrAfter(c.FirstReq) && p.Before(c.NextReq)
 }
 
-// ReadCovering returns the outstanding READ whose reserved range holds p.
-func (c *Conn) ReadCovering(p wire.PSN) *Read {
-	for _, r := range c.Reads {
-		if p.InRange(r.First, r.Last) {
-			return r
-		}
-	}
-	return nil
-}
-
 // AtomicOriginal returns the original value first returned for the
 // ATOMIC at PSN p.
 func (c *Conn) AtomicOriginal(p wire.PSN) (uint64, bool) {
@@ -440,15 +419,18 @@ func (c *Conn) absorb(r *trace.Record) {
 		// duplicate READ asks for more than the original did.
 		fresh := !c.HaveReq || p.PSN.AtOrAfter(c.NextReq)
 		lastMin, lastMax := last, last
+		var span *ReadSpan
 		if op == wire.ReadRequest {
 			if s := c.ReadSpanAt(p.PSN); s != nil && s.First == p.PSN {
-				lastMin, lastMax = s.LastMin, s.LastMax
+				span = s
 			} else if fresh || c.ReadSpanAt(p.PSN) == nil {
-				s := c.newSpan(r)
+				span = c.newSpan(r)
 				if !fresh {
-					c.boundBySeen(s)
+					c.boundBySeen(span)
 				}
-				lastMin, lastMax = s.LastMin, s.LastMax
+			}
+			if span != nil {
+				lastMin, lastMax = span.LastMin, span.LastMax
 			}
 		}
 		if fresh && c.HaveReq {
@@ -470,12 +452,8 @@ func (c *Conn) absorb(r *trace.Record) {
 		} else if fresh && last.AtOrAfter(c.NextReq) {
 			c.NextReq = last.Next()
 		}
-		if op == wire.ReadRequest && fresh && c.ReadCovering(p.PSN) == nil && c.MTU() != 0 {
-			c.Reads = append(c.Reads, &Read{First: p.PSN, Last: last, Length: p.RETH.Length,
-				VA: p.RETH.VA, RKey: p.RETH.RKey, Frame: r.Frame, Next: p.PSN})
-			if len(c.Reads) > 256 {
-				c.Reads = c.Reads[1:]
-			}
+		if span != nil && fresh && c.MTU() != 0 && span.LastMin == last {
+			c.oweAnswer(span)
 		}
 		if pos := ops[op].position; (pos == wire.PosFirst || pos == wire.PosMiddle) && !r.Truncated {
 			if n := r.PayloadLen; n > c.MTUGuess && wire.ValidMTU(n) {
@@ -502,7 +480,9 @@ func (c *Conn) absorb(r *trace.Record) {
 	case wire.ClassAck:
 		if p.AETH.IsACK() {
 			c.LastAckPSN, c.HaveAck = p.PSN, true
-			c.retireReads(p.PSN, false)
+			if c.nOwed > 0 {
+				c.answered(p.PSN, false, true)
+			}
 		} else {
 			c.LastNAK = r
 		}
@@ -512,13 +492,9 @@ func (c *Conn) absorb(r *trace.Record) {
 				c.MTUGuess = n
 			}
 		}
-		if rd := c.ReadCovering(p.PSN); rd != nil {
-			rd.Next = p.PSN.Next()
-			if ops[op].ends && p.PSN == rd.Last {
-				rd.Done = true
-			}
+		if ops[op].ends && c.nOwed > 0 {
+			c.answered(p.PSN, true, false)
 		}
-		c.retireReads(p.PSN, true)
 	case wire.ClassAtomicAck:
 		if c.atomicOrig == nil {
 			c.atomicOrig = map[wire.PSN]uint64{}
@@ -534,23 +510,6 @@ func (c *Conn) absorb(r *trace.Record) {
 			}
 		}
 	}
-}
-
-// retireReads drops READs that are complete, or that an acknowledgment
-// with a later PSN has implicitly NAKed (the requester will re-issue).
-func (c *Conn) retireReads(psn wire.PSN, resp bool) {
-	k := 0
-	for _, rd := range c.Reads {
-		if rd.Done || (!resp && psn.After(rd.Last)) {
-			continue
-		}
-		c.Reads[k] = rd
-		k++
-	}
-	for i := k; i < len(c.Reads); i++ {
-		c.Reads[i] = nil
-	}
-	c.Reads = c.Reads[:k]
 }
 
 // ReservedOp is a request with a reserved RC opcode (wire.Opcode.ReservedRC)

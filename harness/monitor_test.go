@@ -88,7 +88,7 @@ func TestConnModel(t *testing.T) {
 	if c.NextReq != 2 {
 		t.Fatalf("NextReq = %d, want 2 (READ of 3 packets from 0xFFFFFF wraps)", c.NextReq)
 	}
-	if r := c.ReadCovering(1); r == nil || r.First != 0xFFFFFF || r.Last != 1 {
+	if r := c.ReadCovering(1); r == nil || r.First != 0xFFFFFF || r.LastMin != 1 {
 		t.Fatalf("READ range not tracked across the wrap: %+v", r)
 	}
 	if !c.SentBefore(0) || c.SentBefore(2) {
@@ -96,8 +96,29 @@ func TestConnModel(t *testing.T) {
 	}
 	last := &trace.Record{Frame: 3, Dir: trace.ToRequester, Packet: &wire.Packet{BTH: wire.BTH{Opcode: wire.ReadResponseLast, PSN: 1}}}
 	c.absorb(last)
-	if len(c.Reads) != 0 {
-		t.Fatal("the READ was not retired by its Last response")
+	if c.ReadCovering(1) != nil || c.ReadCovering(0xFFFFFF) != nil {
+		t.Fatal("the READ's answer is still owed after its Last response")
+	}
+	if s := c.ReadSpanAt(0); s == nil || !s.Closed {
+		t.Fatalf("the READ's span is gone or not closed by its Last response: %+v", s)
+	}
+}
+
+// A positive ACK beyond an owed READ's last PSN ends what it owed (the
+// requester takes the READ for lost); one inside leaves it owed.
+func TestOwedReadPassedByACK(t *testing.T) {
+	c := &Conn{Settings: Settings{MTU: 1024}, sink: NewSink("")}
+	rd := req(1, wire.ReadRequest, 1, 10, false)
+	rd.Packet.RETH.Length = 3000 // 10..12
+	c.absorb(rd)
+	c.absorb(req(2, wire.SendOnly, 1, 13, false))
+	c.absorb(ack(3, 1, 12, 0, 1))
+	if c.ReadCovering(11) == nil {
+		t.Fatal("an ACK at the READ's last PSN ended what it owed")
+	}
+	c.absorb(ack(4, 1, 13, 0, 2))
+	if c.ReadCovering(11) != nil {
+		t.Fatal("an ACK beyond the READ's last PSN left its answer owed")
 	}
 }
 

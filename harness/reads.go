@@ -6,7 +6,9 @@ import (
 )
 
 // This file holds the PSN ranges READ requests reserve, learnt from the
-// requests and from the responses that close them. With the responder's
+// requests and from the responses that close them: the engine's one
+// table of READ spans, which also marks the READs whose answer is still
+// owed (ReadCovering). With the responder's
 // expected PSN (responder.go), the copies (copies.go) and the capture's
 // evidence (evidence.go) it makes the connection's reconstruction that
 // every monitor reads (docs/verdicts.md). Conn.absorb keeps it up to date
@@ -36,6 +38,11 @@ type ReadSpan struct {
 	// Closed is set once a Last or Only response at the span's last PSN
 	// was seen.
 	Closed bool
+	// owed: a new READ seen with the path MTU known (its range exact
+	// from the start) whose answer is still owed: no Last or Only at its
+	// last PSN yet, and no positive acknowledgment beyond it (which
+	// tells the requester the READ was lost). ReadCovering finds these.
+	owed bool
 	// ordered: when the span was recorded, it began after the previous
 	// span's furthest end, less than orderedStep PSNs after the previous
 	// span's first PSN, and spanned less than orderedStep PSNs (see
@@ -78,6 +85,9 @@ func (c *Conn) newSpan(r *trace.Record) *ReadSpan {
 	}
 	if c.nSpans >= spanRing && !c.spans[(c.nSpans+1)&(len(c.spans)-1)].ordered {
 		c.unordered-- // the second oldest becomes the oldest
+	}
+	if c.nSpans >= spanRing && c.spans[c.nSpans&(len(c.spans)-1)].owed {
+		c.nOwed-- // the oldest leaves the ring
 	}
 	if c.nSpans == len(c.spans) && len(c.spans) < spanRing {
 		// The ring is full, not yet at its largest: double it (the
@@ -126,6 +136,50 @@ func (c *Conn) boundBySeen(s *ReadSpan) {
 				s.LastMax = end
 			}
 			return
+		}
+	}
+}
+
+// ReadCovering returns the span of the READ whose answer is owed (seen
+// new with the path MTU known, not answered to its last PSN, not passed
+// by a positive acknowledgment) and whose range holds p (nil: none).
+func (c *Conn) ReadCovering(p wire.PSN) *ReadSpan {
+	for i, seen := 1, 0; seen < c.nOwed; i++ {
+		s := &c.spans[(c.nSpans-i)&(len(c.spans)-1)]
+		if !s.owed {
+			continue
+		}
+		if p.InRange(s.First, s.LastMin) {
+			return s
+		}
+		seen++
+	}
+	return nil
+}
+
+// oweAnswer marks span s, of a new READ seen with the path MTU known and
+// inside no other owed READ's range, as owed its answer.
+func (c *Conn) oweAnswer(s *ReadSpan) {
+	if !s.owed && s.Known() && c.ReadCovering(s.First) == nil {
+		s.owed = true
+		c.nOwed++
+	}
+}
+
+// answered notes a response at PSN psn: a Last or Only (ends) at the last
+// PSN of an owed READ ends what it owed; a positive ACK (ack) beyond an
+// owed READ's last PSN ends it too (the READ is implicitly NAKed, and the
+// requester will issue it again).
+func (c *Conn) answered(psn wire.PSN, ends, ack bool) {
+	for i, seen, n := 1, 0, c.nOwed; seen < n; i++ {
+		s := &c.spans[(c.nSpans-i)&(len(c.spans)-1)]
+		if !s.owed {
+			continue
+		}
+		seen++
+		if ends && psn == s.LastMin || ack && psn.After(s.LastMin) {
+			s.owed = false
+			c.nOwed--
 		}
 	}
 }

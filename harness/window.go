@@ -328,7 +328,7 @@ func (w *Window) response(c *Conn, r *trace.Record) {
 		w.dead = true
 	case ops[op].class == wire.ClassReadResponse:
 		if rd := c.ReadCovering(p.PSN); rd != nil {
-			w.positive(c, rd.First, rd.Last)
+			w.positive(c, rd.First, rd.LastMin)
 		}
 	case op == wire.AtomicAcknowledge:
 		w.positive(c, p.PSN, p.PSN)

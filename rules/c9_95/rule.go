@@ -238,8 +238,8 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			fmt.Sprintf("ACK PSN %d", p.PSN))
 		return
 	}
-	if rd := c.ReadCovering(p.PSN); rd != nil && !rd.Done && p.PSN != rd.Last {
-		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d lies inside the PSN range %d..%d reserved by the RDMA READ of frame %d, whose responses are not complete", p.PSN, rd.First, rd.Last, rd.Frame),
+	if rd := c.ReadCovering(p.PSN); rd != nil && p.PSN != rd.LastMin {
+		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d lies inside the PSN range %d..%d reserved by the RDMA READ of frame %d, whose responses are not complete", p.PSN, rd.First, rd.LastMin, rd.Frame),
 			[]string{"the PSN of a SEND or RDMA WRITE request, or the newest completed request's PSN"},
 			fmt.Sprintf("ACK PSN %d", p.PSN))
 		return

@@ -32,13 +32,7 @@ func init() {
 // and in one that shows every request from the connection's start, and
 // indeterminate otherwise. Whether a device supports atomics does not
 // matter here: a device that sends ATOMIC Acknowledges is bound.
-type monitor struct {
-	pending []*trace.Record // ATOMIC Acknowledges naming no request the trace showed yet
-}
-
-// maxPending bounds monitor.pending; the oldest held acknowledgment
-// beyond it is left undecided.
-const maxPending = 64
+type monitor struct{}
 
 // Opcodes implements harness.OpcodeFilter: the monitor judges ATOMIC
 // Acknowledges.
@@ -58,23 +52,26 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() || r.Packet.Opcode != wire.AtomicAcknowledge {
 		return
 	}
-	m.settle(c, false)
 	p := r.Packet
 	switch {
 	case m.judge(c, r, ""):
 	case c.ReadCovering(p.PSN) != nil:
 		rd := c.ReadCovering(p.PSN)
-		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, inside the PSNs %d..%d that the RDMA READ of frame %d reserved for its response", p.PSN, rd.First, rd.Last, rd.Frame),
+		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, inside the PSNs %d..%d that the RDMA READ of frame %d reserved for its response", p.PSN, rd.First, rd.LastMin, rd.Frame),
 			want(), p.String())
 	case c.Complete():
 		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, a PSN no ATOMIC request used", p.PSN),
 			want(), p.String())
 	default:
-		if len(m.pending) == maxPending {
-			m.unsettled(c, m.pending[0])
-			m.pending = m.pending[1:]
-		}
-		m.pending = append(m.pending, r)
+		c.Await(func(c *harness.Conn, next *trace.Record) bool {
+			if m.judge(c, r, ", captured after the acknowledgment") {
+				return true
+			}
+			if next == nil {
+				m.unsettled(c, r)
+			}
+			return next == nil
+		})
 	}
 }
 
@@ -96,24 +93,6 @@ func (m *monitor) judge(c *harness.Conn, r *trace.Record, when string) bool {
 	return true
 }
 
-// settle judges the held acknowledgments whose PSN a request captured
-// since has shown; at the end of the trace (end), the rest too.
-func (m *monitor) settle(c *harness.Conn, end bool) {
-	k := 0
-	for _, r := range m.pending {
-		switch {
-		case m.judge(c, r, ", captured after the acknowledgment"):
-		case end:
-			m.unsettled(c, r)
-		default:
-			m.pending[k] = r
-			k++
-		}
-	}
-	clear(m.pending[k:])
-	m.pending = m.pending[:k]
-}
-
 // unsettled judges a held acknowledgment whose PSN no request the trace
 // showed.
 func (m *monitor) unsettled(c *harness.Conn, r *trace.Record) {
@@ -127,5 +106,4 @@ func (m *monitor) unsettled(c *harness.Conn, r *trace.Record) {
 	c.Unresolved(ID, "an ATOMIC Acknowledge names a PSN the capture shows no request for (the capture began mid-connection or missed the request)")
 }
 
-// End judges the ATOMIC Acknowledges still held.
-func (m *monitor) End(c *harness.Conn) { m.settle(c, true) }
+func (*monitor) End(*harness.Conn) {}

@@ -389,7 +389,7 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, ev *Event) {
 		t.dead = true
 	case opc.Class(op) == wire.ClassReadResponse:
 		if rd := c.ReadCovering(p.PSN); rd != nil {
-			t.positive(c, ev, rd.First, rd.Last, p.PSN)
+			t.positive(c, ev, rd.First, rd.LastMin, p.PSN)
 		}
 	case op == wire.AtomicAcknowledge:
 		t.positive(c, ev, p.PSN, p.PSN, p.PSN)
