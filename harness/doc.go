@@ -6,7 +6,10 @@
 // (responder.go), the copies a network or capture made (copies.go), and
 // what the capture's own evidence proves (evidence.go: each sender's
 // IPv4 Identifications, loss, the reordering bound); an instance a later
-// record decides waits on the connection (await.go). The one-pass audit
+// record decides waits on the connection (await.go). Subpackages hold
+// the parts of the reconstruction that monitors share beyond it:
+// harness/retries, the requester's request stream and retry episodes;
+// harness/opc, the opcode facts every model asks. The one-pass audit
 // pairs records into connections (pairing.go, reorder.go, restart.go,
 // shard.go); findings and per-clause tallies become verdicts (tally.go),
 // with ladder diagrams for failure messages (ladder.go). Active specs

@@ -7,9 +7,9 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
-	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 

@@ -9,9 +9,9 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/opc"
+	"github.com/rcconform/rcconform/harness/retries"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/opc"
-	"github.com/rcconform/rcconform/rules/internal/requester"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -20,7 +20,7 @@ const ID = "C9-140"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		t, feeder := requester.Join(c)
+		t, feeder := retries.Join(c)
 		return &monitor{t: t, feeder: feeder}
 	}})
 }
@@ -47,8 +47,8 @@ func init() {
 // or not at all and so triggered the resend, or a NAK, RNR NAK or
 // response the capture dropped may have triggered it.
 type monitor struct {
-	t      *requester.Tracker
-	feeder bool // the shared tracker's feeder (requester.Join)
+	t      *retries.Tracker
+	feeder bool // the shared tracker's feeder (retries.Join)
 }
 
 // Opcodes implements harness.OpcodeFilter: the monitor judges requests only;
@@ -72,7 +72,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	ev := m.t.Request(r)
-	if ev.Kind != requester.KindResend || !ev.Start || ev.Cause != requester.CauseTimeout {
+	if ev.Kind != retries.KindResend || !ev.Start || ev.Cause != retries.CauseTimeout {
 		return
 	}
 	p := r.Packet
@@ -88,11 +88,11 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		c.Indeterminate(ID, "a PSN was retransmitted whose earlier transmission the capture does not show, so the timer interval cannot be measured")
 		return
 	}
-	if !requester.Delivered(c) && (ev.RespSince || ev.Answered) {
+	if !retries.Delivered(c) && (ev.RespSince || ev.Answered) {
 		c.Indeterminate(ID, "a retransmission followed responses that may not have reached the requester intact (a capture cannot tell); a capture taken at the requester (--complete) would decide")
 		return
 	}
-	d, zero, known := requester.AckTimeout(c)
+	d, zero, known := retries.AckTimeout(c)
 	if !known {
 		c.Indeterminate(ID, "retransmissions after a silence were seen but the local ACK timeout is unknown; --ack-timeout=N would decide whether they came too early")
 		return
@@ -102,7 +102,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		c.Indeterminate(ID, "a repeated request could not be told from a network duplicate (IPv6, or an IPv4 Identification that does not change)")
 		return
 	}
-	if !requester.Delivered(c) && (zero || gap < requester.TimerFloor(c, d)) {
+	if !retries.Delivered(c) && (zero || gap < retries.TimerFloor(c, d)) {
 		// A capture may drop frames without saying so: a NAK, RNR NAK or
 		// response it did not record may have asked for the early
 		// retransmission (found by the metamorphic tests: capture loss).
@@ -118,11 +118,11 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	switch {
 	case gap >= d:
 		c.Checked(ID)
-	case gap >= requester.TimerFloor(c, d):
+	case gap >= retries.TimerFloor(c, d):
 		if c.Settings.Active {
 			c.Indeterminate(ID, fmt.Sprintf("a retransmission came short of the transport timer interval by less than the live adapter's timing tolerance (%v), which the harness's timestamps cannot resolve", c.Settings.Tolerance))
 		} else {
-			c.Indeterminate(ID, fmt.Sprintf("a retransmission came within %.0f%% short of the transport timer interval, which capture timestamps cannot resolve", requester.CaptureTimerSlack*100))
+			c.Indeterminate(ID, fmt.Sprintf("a retransmission came within %.0f%% short of the transport timer interval, which capture timestamps cannot resolve", retries.CaptureTimerSlack*100))
 		}
 	default:
 		c.Violation(ID, r, fmt.Sprintf("PSN %d (%s) was sent again %v after the transmission of frame %d, before the transport timer could expire: its interval is %v (4.096 µs × 2^%d), and no NAK, RNR NAK or implied NAK came in between", p.PSN, p.Opcode.ShortName(), gap, prev.Frame, d, c.Settings.AckTimeout),

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/opc"
+	"github.com/rcconform/rcconform/harness/retries"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/opc"
-	"github.com/rcconform/rcconform/rules/internal/requester"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -24,7 +24,7 @@ const ID = "go-back-n"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		return &monitor{t: requester.Shared(c)}
+		return &monitor{t: retries.Shared(c)}
 	}})
 }
 
@@ -54,15 +54,15 @@ func init() {
 // go-back-N's start depends on that, the verdict is indeterminate; the
 // content of every resend is judged in any trace.
 type monitor struct {
-	t     *requester.Tracker
+	t     *retries.Tracker
 	await *await
 }
 
 type await struct {
 	nak    *trace.Record
-	cause  requester.Cause
+	cause  retries.Cause
 	lo, hi wire.PSN // a resend starting in [lo, hi] answers the NAK
-	reads  []*requester.Sent
+	reads  []*retries.Sent
 }
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
@@ -74,12 +74,12 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	ev := m.t.Request(r)
-	if ev.Kind == requester.KindNetDup {
+	if ev.Kind == retries.KindNetDup {
 		return
 	}
-	if ev.Kind == requester.KindResend {
+	if ev.Kind == retries.KindResend {
 		m.content(c, r, ev)
-		if ev.Start && ev.Cause == requester.CauseTimeout && ev.HaveBase {
+		if ev.Start && ev.Cause == retries.CauseTimeout && ev.HaveBase {
 			m.timeoutStart(c, r, ev)
 		}
 		if ev.MaybeStart && ev.HaveBase && r.Packet.PSN.After(ev.Base) {
@@ -105,7 +105,7 @@ func (m *monitor) response(c *harness.Conn, r *trace.Record) {
 	next := ev.NextBefore
 	p := r.Packet
 	switch ev.NAK {
-	case requester.CauseSeqNAK, requester.CauseRNR:
+	case retries.CauseSeqNAK, retries.CauseRNR:
 		// A PSN before the requester's oldest unacknowledged one that the
 		// reconstruction shows no response acknowledged yet is a request
 		// lost before the capture point: the NAK asks for it.
@@ -117,12 +117,12 @@ func (m *monitor) response(c *harness.Conn, r *trace.Record) {
 			m.await = nil
 			return
 		}
-		if s := m.t.Lookup(p.PSN); s != nil && !requester.Fresh(c, s, r.Time) {
+		if s := m.t.Lookup(p.PSN); s != nil && !retries.Fresh(c, s, r.Time) {
 			m.await = nil
 			return
 		}
 		a := &await{nak: r, cause: ev.NAK, lo: p.PSN, hi: p.PSN}
-		if ev.NAK == requester.CauseRNR {
+		if ev.NAK == retries.CauseRNR {
 			a.lo = base
 		}
 		for _, s := range outstanding {
@@ -131,7 +131,7 @@ func (m *monitor) response(c *harness.Conn, r *trace.Record) {
 			}
 		}
 		m.await = a
-	case requester.CauseFatal:
+	case retries.CauseFatal:
 		m.await = nil
 	default:
 		if ev.Positive && m.await != nil && p.PSN.AtOrAfter(m.await.hi) {
@@ -142,7 +142,7 @@ func (m *monitor) response(c *harness.Conn, r *trace.Record) {
 }
 
 // content checks that a resent PSN carries what it carried before.
-func (m *monitor) content(c *harness.Conn, r *trace.Record, ev requester.ReqEvent) {
+func (m *monitor) content(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
 	o := ev.Orig
 	if o == nil {
 		return
@@ -196,7 +196,7 @@ func (m *monitor) content(c *harness.Conn, r *trace.Record, ev requester.ReqEven
 	case !r.Truncated && !o.First.Truncated && r.PayloadLen != o.Len:
 		bad(fmt.Sprintf("with %d payload bytes instead of %d", r.PayloadLen, o.Len))
 	default:
-		if sum, ok := requester.PayloadSum(r); ok && o.HasSum && sum != o.Sum {
+		if sum, ok := retries.PayloadSum(r); ok && o.HasSum && sum != o.Sum {
 			bad("with a different payload")
 			return
 		}
@@ -205,7 +205,7 @@ func (m *monitor) content(c *harness.Conn, r *trace.Record, ev requester.ReqEven
 }
 
 // timeoutStart checks where a timer-driven go-back-N resumes.
-func (m *monitor) timeoutStart(c *harness.Conn, r *trace.Record, ev requester.ReqEvent) {
+func (m *monitor) timeoutStart(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
 	p := r.Packet
 	if p.PSN.AtOrBefore(ev.Base) {
 		c.Checked(ID)
@@ -224,11 +224,11 @@ func (m *monitor) timeoutStart(c *harness.Conn, r *trace.Record, ev requester.Re
 		fmt.Sprintf("resend starting at PSN %d", p.PSN))
 }
 
-func (m *monitor) awaited(c *harness.Conn, r *trace.Record, ev requester.ReqEvent) {
+func (m *monitor) awaited(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
 	a := m.await
 	p := r.Packet
 	ok := false
-	if ev.Kind == requester.KindResend {
+	if ev.Kind == retries.KindResend {
 		if p.PSN.InRange(a.lo, a.hi) {
 			ok = true
 		}
@@ -244,19 +244,19 @@ func (m *monitor) awaited(c *harness.Conn, r *trace.Record, ev requester.ReqEven
 		return
 	}
 	since := r.Time - a.nak.Time
-	if since <= requester.Reaction(c) {
+	if since <= retries.Reaction(c) {
 		return // sent before the NAK could be processed
 	}
 	m.await = nil
 	what := "a new request"
-	if ev.Kind == requester.KindResend {
+	if ev.Kind == retries.KindResend {
 		what = "a resend"
 	}
 	want := fmt.Sprintf("the resend of PSN %d", a.hi)
-	if a.cause == requester.CauseRNR {
+	if a.cause == retries.CauseRNR {
 		want = fmt.Sprintf("a resend from PSN %d (the refused packet, or an earlier unacknowledged one), after the RNR delay", a.hi)
 	}
-	if !requester.Delivered(c) {
+	if !retries.Delivered(c) {
 		// The NAK may have been lost on its way: a timeout then goes back
 		// to the oldest unacknowledged PSN (never beyond the NAK's), and
 		// new requests are legal.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/retries"
 	"github.com/rcconform/rcconform/rules/internal/requester"
 	"github.com/rcconform/rcconform/rules/internal/requester/reqtest"
 	"github.com/rcconform/rcconform/wire"
@@ -216,7 +217,7 @@ func TestMonitorReference(t *testing.T) {
 		active, captured := reqtest.AuditReference(t, ID, tc.defect, dut.ConnConfig{MTU: 1024, DevicePSN: 0xFFFFFE, SetPSNs: true, Timeout: timeout, RetryCnt: 7, RNRRetry: 7},
 			func(rs *requester.Responder) {
 				rs.Post(requester.SendWR(1, 3000), requester.SendWR(2, 10))
-				rs.Collect(requester.ActiveReaction) // all four on their way
+				rs.Collect(retries.ActiveReaction) // all four on their way
 				rs.NAK(0, wire.NAKPSNSequence)
 				for _, rec := range rs.Collect(requester.Liveness) {
 					rs.Answer(rec)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/retries"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/requester"
 	"github.com/rcconform/rcconform/rules/internal/requester/realtime"
@@ -62,7 +63,7 @@ func resendAfterNAK(rs *requester.Responder, nakAt time.Duration, orig map[wire.
 			return out
 		}
 		k := rec.Packet
-		if len(out) == 0 && k.PSN.After(high) && rec.Time-nakAt <= requester.ActiveReaction {
+		if len(out) == 0 && k.PSN.After(high) && rec.Time-nakAt <= retries.ActiveReaction {
 			// Sent before the NAK arrived.
 			orig[k.PSN] = rec
 			high = k.PSN

@@ -9,8 +9,8 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
-	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 

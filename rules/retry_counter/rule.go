@@ -12,9 +12,9 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/opc"
+	"github.com/rcconform/rcconform/harness/retries"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/opc"
-	"github.com/rcconform/rcconform/rules/internal/requester"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -23,7 +23,7 @@ const ID = "retry-counter"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		t, feeder := requester.Join(c)
+		t, feeder := retries.Join(c)
 		return &monitor{t: t, feeder: feeder}
 	}})
 }
@@ -50,8 +50,8 @@ func init() {
 // when counting the timeout-driven ones (an RNR NAK the capture dropped
 // may explain them).
 type monitor struct {
-	t      *requester.Tracker
-	feeder bool // the shared tracker's feeder (requester.Join)
+	t      *retries.Tracker
+	feeder bool // the shared tracker's feeder (retries.Join)
 }
 
 // Opcodes implements harness.OpcodeFilter: the monitor judges requests only;
@@ -75,22 +75,22 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	ev := m.t.Request(r)
-	if ev.Kind != requester.KindResend || !ev.Start {
+	if ev.Kind != retries.KindResend || !ev.Start {
 		return
 	}
-	if ev.Cause == requester.CauseRNR && ev.RNRUnsure > 0 && c.Settings.RetryCnt >= 0 &&
+	if ev.Cause == retries.CauseRNR && ev.RNRUnsure > 0 && c.Settings.RetryCnt >= 0 &&
 		ev.Transport+ev.TransportUnsure+ev.RNRUnsure > c.Settings.RetryCnt {
 		c.Indeterminate(ID, "resends after RNR NAKs that may not have reached the requester could be timeouts charged to the transport retry counter")
 		return
 	}
-	if ev.Cause != requester.CauseTimeout && ev.Cause != requester.CauseSeqNAK {
+	if ev.Cause != retries.CauseTimeout && ev.Cause != retries.CauseSeqNAK {
 		return
 	}
 	n := c.Settings.RetryCnt
 	switch {
 	case n < 0:
 		c.Indeterminate(ID, "transport retries were seen but the retry count is unknown; --retry-cnt=N would decide whether they exceed it")
-	case ev.Transport > n && ev.Transport-ev.Timeouts <= n && !requester.Delivered(c):
+	case ev.Transport > n && ev.Transport-ev.Timeouts <= n && !retries.Delivered(c):
 		// A capture may drop frames (or begin) without saying so: an RNR
 		// NAK it did not record may have driven the retries nothing in
 		// the trace asked for (RNR retries are not counted here); those

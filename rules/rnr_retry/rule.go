@@ -13,9 +13,9 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/opc"
+	"github.com/rcconform/rcconform/harness/retries"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/opc"
-	"github.com/rcconform/rcconform/rules/internal/requester"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -24,7 +24,7 @@ const ID = "rnr-retry"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		t, feeder := requester.Join(c)
+		t, feeder := retries.Join(c)
 		return &monitor{t: t, feeder: feeder}
 	}})
 }
@@ -44,8 +44,8 @@ func init() {
 // above, or a repeat that cannot be told from a network duplicate); the
 // RNR retry count is unknown.
 type monitor struct {
-	t      *requester.Tracker
-	feeder bool // the shared tracker's feeder (requester.Join)
+	t      *retries.Tracker
+	feeder bool // the shared tracker's feeder (retries.Join)
 }
 
 // Opcodes implements harness.OpcodeFilter: the monitor judges requests only;
@@ -69,14 +69,14 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	ev := m.t.Request(r)
-	if ev.Kind != requester.KindResend || !ev.Start || ev.Cause != requester.CauseRNR || ev.Trigger == nil {
+	if ev.Kind != retries.KindResend || !ev.Start || ev.Cause != retries.CauseRNR || ev.Trigger == nil {
 		return
 	}
 	m.delay(c, r, ev)
 	m.count(c, r, ev)
 }
 
-func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev requester.ReqEvent) {
+func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
 	nak := ev.Trigger.Rec
 	want := wire.RNRDelay(ev.Trigger.Code)
 	gap := r.Time - nak.Time
@@ -84,7 +84,7 @@ func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev requester.ReqEvent)
 		c.Checked(ID)
 		return
 	}
-	if c.Settings.Active && c.Settings.Tolerance > 0 && gap >= requester.TimerFloor(c, want) {
+	if c.Settings.Active && c.Settings.Tolerance > 0 && gap >= retries.TimerFloor(c, want) {
 		// On a real clock (or a slow virtual link) the times are the
 		// harness's: the NAK may have reached the device up to the
 		// tolerance after the harness stamped it, and the resend may have
@@ -100,9 +100,9 @@ func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev requester.ReqEvent)
 	}
 	// Could the ACK timer have fired for this PSN before the NAK was
 	// processed? Then the resend was already under way.
-	d, zero, known := requester.AckTimeout(c)
-	timerFired := !known || (!zero && ev.PrevSend != nil && r.Time-ev.PrevSend.Time >= requester.TimerFloor(c, d))
-	if timerFired && gap > requester.Reaction(c) && requester.Delivered(c) {
+	d, zero, known := retries.AckTimeout(c)
+	timerFired := !known || (!zero && ev.PrevSend != nil && r.Time-ev.PrevSend.Time >= retries.TimerFloor(c, d))
+	if timerFired && gap > retries.Reaction(c) && retries.Delivered(c) {
 		// A resend the transport timer had started would have left by
 		// the time the requester processed the NAK: this one left after
 		// it, sooner than the NAK's delay (no legal behaviour explains
@@ -110,11 +110,11 @@ func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev requester.ReqEvent)
 		timerFired = false
 	}
 	if timerFired {
-		if !requester.Delivered(c) {
+		if !retries.Delivered(c) {
 			c.Unresolved(ID, "a resend came sooner than the RNR NAK's delay, but the NAK may not have reached the requester and its transport timer could have expired; a capture taken at the requester (--complete) with --ack-timeout would decide")
 			return
 		}
-		if !known || (ev.PrevSend != nil && ev.PrevSend.Time+d <= nak.Time+requester.Reaction(c)) {
+		if !known || (ev.PrevSend != nil && ev.PrevSend.Time+d <= nak.Time+retries.Reaction(c)) {
 			c.Unresolved(ID, "a resend came sooner than the RNR NAK's delay, but the transport timer had expired before the NAK could be processed, so the resend may already have been under way")
 			return
 		}
@@ -124,7 +124,7 @@ func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev requester.ReqEvent)
 		fmt.Sprintf("resend after %v", gap))
 }
 
-func (m *monitor) count(c *harness.Conn, r *trace.Record, ev requester.ReqEvent) {
+func (m *monitor) count(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
 	n := c.Settings.RNRRetry
 	switch {
 	case n < 0:

@@ -10,9 +10,9 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/opc"
+	"github.com/rcconform/rcconform/harness/retries"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/opc"
-	"github.com/rcconform/rcconform/rules/internal/requester"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -21,7 +21,7 @@ const ID = "§9.7.5.1.2"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		return &monitor{t: requester.Shared(c)}
+		return &monitor{t: retries.Shared(c)}
 	}})
 }
 
@@ -42,13 +42,13 @@ func init() {
 // more. Implied NAKs of ATOMICs are not judged: the section states the
 // rule for READs.
 type monitor struct {
-	t     *requester.Tracker
+	t     *retries.Tracker
 	await *await
 }
 
 type await struct {
 	ack  *trace.Record
-	read *requester.Sent
+	read *retries.Sent
 	lo   wire.PSN // the READ's first PSN
 	hi   wire.PSN // its first missing response PSN when implicitly NAKed
 }
@@ -66,7 +66,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			if s.Op != wire.ReadRequest {
 				continue
 			}
-			if !requester.Fresh(c, s, r.Time) {
+			if !retries.Fresh(c, s, r.Time) {
 				return
 			}
 			m.await = &await{ack: r, read: s, lo: s.PSN, hi: s.ReadNext}
@@ -76,29 +76,29 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	ev := m.t.Request(r)
 	a := m.await
-	if a == nil || ev.Kind == requester.KindNetDup {
+	if a == nil || ev.Kind == retries.KindNetDup {
 		return
 	}
 	p := r.Packet
-	if p.Opcode == wire.ReadRequest && ev.Kind == requester.KindResend && p.PSN.InRange(a.lo, a.hi) {
+	if p.Opcode == wire.ReadRequest && ev.Kind == retries.KindResend && p.PSN.InRange(a.lo, a.hi) {
 		c.Checked(ID)
 		m.await = nil
 		return
 	}
-	if ev.Kind == requester.KindResend && p.PSN.Before(a.lo) {
+	if ev.Kind == retries.KindResend && p.PSN.Before(a.lo) {
 		return // a resend of something before the READ: not this rule's
 	}
 	since := r.Time - a.ack.Time
-	if since <= requester.Reaction(c) {
+	if since <= retries.Reaction(c) {
 		return // already on its way when the acknowledgment arrived
 	}
 	m.await = nil
-	if !requester.Delivered(c) {
+	if !retries.Delivered(c) {
 		c.Indeterminate(ID, "an acknowledgment passed an incomplete RDMA READ and the READ was not re-issued, but the acknowledgment may not have reached the requester; a capture taken at the requester (--complete) would decide")
 		return
 	}
 	what := "the new request"
-	if ev.Kind == requester.KindResend {
+	if ev.Kind == retries.KindResend {
 		what = "a resend"
 	}
 	c.Violation(ID, r, fmt.Sprintf("the %s with PSN %d (frame %d) passed the RDMA READ at PSN %d..%d, whose response PSN %d had not arrived: an implied NAK; the requester then sent %s with PSN %d (%s) instead of re-issuing the READ",

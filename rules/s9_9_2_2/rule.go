@@ -11,9 +11,9 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/opc"
+	"github.com/rcconform/rcconform/harness/retries"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/opc"
-	"github.com/rcconform/rcconform/rules/internal/requester"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -22,7 +22,7 @@ const ID = "§9.9.2.2"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		t, feeder := requester.Join(c)
+		t, feeder := retries.Join(c)
 		return &monitor{t: t, feeder: feeder}
 	}})
 }
@@ -44,8 +44,8 @@ func init() {
 // requester goes quiet after the NAK passes. Reserved NAK codes are not
 // judged.
 type monitor struct {
-	t        *requester.Tracker
-	feeder   bool // the shared tracker's feeder (requester.Join)
+	t        *retries.Tracker
+	feeder   bool // the shared tracker's feeder (retries.Join)
 	nak      *trace.Record
 	next     wire.PSN // one past the highest PSN sent when the NAK was seen
 	reported bool
@@ -79,33 +79,33 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		next, base, outstanding := ev.NextBefore, ev.BaseBefore, ev.HaveBaseBefore
 		// A NAK for a PSN with nothing outstanding is a ghost the
 		// requester may ignore.
-		if ev.NAK == requester.CauseFatal && m.nak == nil && outstanding &&
+		if ev.NAK == retries.CauseFatal && m.nak == nil && outstanding &&
 			r.Packet.PSN.AtOrAfter(base) && r.Packet.PSN.Before(next) {
 			m.nak, m.next = r, next
 		}
 		return
 	}
 	ev := m.t.Request(r)
-	if m.nak == nil || m.reported || ev.Kind == requester.KindNetDup {
+	if m.nak == nil || m.reported || ev.Kind == retries.KindNetDup {
 		return
 	}
 	p := r.Packet
-	if ev.Kind == requester.KindNew && p.PSN.Diff(m.next) > window {
+	if ev.Kind == retries.KindNew && p.PSN.Diff(m.next) > window {
 		return
 	}
 	since := r.Time - m.nak.Time
-	if since <= requester.Reaction(c) {
+	if since <= retries.Reaction(c) {
 		return // on its way before the NAK could be processed
 	}
 	nak := m.nak.Packet
 	what := fmt.Sprintf("a new request with PSN %d", p.PSN)
-	if ev.Kind == requester.KindResend {
+	if ev.Kind == retries.KindResend {
 		what = fmt.Sprintf("a resend of PSN %d", p.PSN)
 	}
-	if !requester.Delivered(c) {
-		d, zero, known := requester.AckTimeout(c)
-		if ev.Kind == requester.KindResend && ev.Start && !ev.Ambiguous && known && ev.PrevSend != nil &&
-			(zero || r.Time-ev.PrevSend.Time < requester.TimerFloor(c, d)) {
+	if !retries.Delivered(c) {
+		d, zero, known := retries.AckTimeout(c)
+		if ev.Kind == retries.KindResend && ev.Start && !ev.Ambiguous && known && ev.PrevSend != nil &&
+			(zero || r.Time-ev.PrevSend.Time < retries.TimerFloor(c, d)) {
 			m.violation(c, r, fmt.Sprintf("%s, %v after the %s with PSN %d (frame %d), which must not be retried; with the local ACK timeout the transport timer cannot explain it", what, since, wire.SyndromeString(nak.AETH.Syndrome), nak.PSN, m.nak.Frame))
 			return
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/retries"
 	"github.com/rcconform/rcconform/rules/internal/requester"
 	"github.com/rcconform/rcconform/rules/internal/requester/realtime"
 	"github.com/rcconform/rcconform/rules/rulekit"
@@ -51,7 +52,7 @@ func scenario(mtu int, start wire.PSN, counters uint8, atomics bool) rulekit.Sce
 // flushed behind it, and the device sends nothing more.
 func fatal(rs *requester.Responder, psn wire.PSN, code uint8, wr uint64, flushed ...uint64) {
 	rs.NAK(psn, code)
-	rs.EndsWith(wr, statusOf[code], requester.Liveness, requester.ActiveReaction,
+	rs.EndsWith(wr, statusOf[code], requester.Liveness, retries.ActiveReaction,
 		fmt.Sprintf("work request %d completing with %q on the first NAK (%s), with no retry and nothing more sent", wr, statusOf[code], codeName[code]))
 	rs.ExpectState(dut.StateError, "a non-retryable NAK moves the QP to ERROR")
 	for _, id := range flushed {

@@ -2,8 +2,8 @@ package dupnak
 
 import (
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
 

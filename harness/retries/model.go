@@ -1,10 +1,9 @@
-// Package requester holds what the requester-side rules share: a model of
-// one connection's request stream as a requester drives it (first
-// transmissions, resends, go-back-N sweeps, what is acknowledged, which
-// responses could have triggered a retry) for the passive monitors of
-// C9-140, retry-counter, rnr-retry, go-back-n, §9.7.5.1.2 and §9.9.2.2;
-// the active harness's responder role toward a device requester; and
-// helpers to build traces for the monitors' tests.
+// Package retries is the reconstruction of one connection's request
+// stream as its requester drives it (first transmissions, resends,
+// go-back-N sweeps, what is acknowledged, which responses could have
+// triggered a retry), which the passive monitors of C9-140, the retry
+// counter, the RNR retry counter, go-back-N, §9.7.5.1.2 and §9.9.2.2
+// judge.
 //
 // The model follows the requester's retry machinery as
 // docs/interpretations.md ("Go-back-N", "What a response acknowledges") reads
@@ -24,232 +23,14 @@
 // with), what the responses told the requester is complete, the retry
 // episodes with their causes and counters, and the transmissions the timers
 // are measured from.
-package requester
+package retries
 
 import (
-	"hash/crc32"
-	"math/bits"
-	"time"
-
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/opc"
 	"github.com/rcconform/rcconform/wire"
 )
-
-// Timing allowances. A capture shows packets where it was taken, not
-// where the requester decided to send them.
-var (
-	// ActiveReaction is how long after the harness sent a response a
-	// device packet may still have been sent before the device saw it, in
-	// active runs: the reference's link latency (1 µs) with room for a
-	// slower --settings latency.
-	ActiveReaction = 20 * time.Microsecond
-	// CaptureReaction is the same allowance in captures, where the
-	// capture point, the network and the requester's processing add
-	// unknown delays: packets seen within it after a response may have
-	// been sent before the requester processed that response.
-	CaptureReaction = time.Millisecond
-	// CaptureTimerSlack is the fraction of a timer interval a capture's
-	// timestamps may shorten it by (queueing between the requester and
-	// the capture point can delay one transmission more than the next).
-	CaptureTimerSlack = 0.10
-)
-
-// Reaction returns the in-flight allowance for the connection's trace.
-func Reaction(c *harness.Conn) time.Duration {
-	if c.Settings.Active {
-		return ActiveReaction
-	}
-	return CaptureReaction
-}
-
-// TimerFloor returns the shortest interval the trace may show for a timer
-// of interval d without proving it fired early: d itself in active runs,
-// d less the capture slack in captures.
-func TimerFloor(c *harness.Conn, d time.Duration) time.Duration {
-	if c.Settings.Active {
-		// On a real clock the trace's timestamps are the harness's, off
-		// from the device's own by up to the adapter's tolerance.
-		return d - c.Settings.Tolerance
-	}
-	return d - time.Duration(float64(d)*CaptureTimerSlack)
-}
-
-// Delivered reports whether every response the trace shows is known to
-// have reached the requester: in active runs the harness sent them to the
-// device itself; in a capture only when the user says it is complete
-// (--complete: taken where nothing is lost, so a response seen is a
-// response received). Otherwise a response may have been lost between the
-// capture point and the requester, and a requester that ignores it is not
-// at fault.
-func Delivered(c *harness.Conn) bool { return c.Complete() }
-
-// AckTimeout returns the transport timer interval from the connection's
-// settings; known is false when the user did not give --ack-timeout.
-func AckTimeout(c *harness.Conn) (d time.Duration, zero, known bool) {
-	t := c.Settings.AckTimeout
-	if t < 0 {
-		return 0, false, false
-	}
-	return wire.AckTimeout(uint8(t)), t&0x1F == 0, true
-}
-
-// Sent is what the model remembers of one request PSN.
-type Sent struct {
-	PSN    wire.PSN
-	Op     wire.Opcode
-	End    wire.PSN // last PSN the request occupies (a READ: its last reserved PSN)
-	EndOK  bool     // End is known (a READ's needs the MTU)
-	RETH   wire.RETH
-	Atomic wire.AtomicETH
-	Len    int    // payload length on the wire
-	Sum    uint32 // CRC-32 of the payload, when HasSum
-	HasSum bool
-	First  *trace.Record // first transmission seen
-	Last   *trace.Record // latest transmission seen (network duplicates excluded)
-	Sends  int
-	// Done: acknowledged (SEND/WRITE), answered (ATOMIC), or every
-	// response received (READ).
-	Done bool
-	// ReadNext is, for a READ, the first response PSN not yet received.
-	ReadNext wire.PSN
-}
-
-// IsReadOrAtomic reports whether the request waits for a response of its
-// own (so that a later acknowledgment passing it is an implied NAK).
-func (s *Sent) IsReadOrAtomic() bool {
-	return s.Op == wire.ReadRequest || opc.Class(s.Op) == wire.ClassAtomic
-}
-
-// Outstanding is the oldest PSN of s still unanswered.
-func (s *Sent) Outstanding() wire.PSN {
-	if s.Op == wire.ReadRequest {
-		return s.ReadNext
-	}
-	return s.PSN
-}
-
-// Cause says what made a requester go back and resend.
-type Cause uint8
-
-// Causes of a retry.
-const (
-	CauseNone    Cause = iota
-	CauseTimeout       // nothing seen that could explain it: the transport timer
-	CauseSeqNAK        // a PSN-sequence-error NAK
-	CauseRNR           // an RNR NAK
-	CauseImplied       // an acknowledgment passing an outstanding READ/ATOMIC, or a gap in READ responses
-	CauseFatal         // a NAK the requester must not retry (§9.9.2.2)
-)
-
-func (c Cause) String() string {
-	return [...]string{"none", "transport timeout", "sequence-error NAK", "RNR NAK", "implied NAK", "non-retryable NAK"}[c%6]
-}
-
-// Trigger is a response that may make a requester resend.
-type Trigger struct {
-	Cause Cause
-	Rec   *trace.Record
-	PSN   wire.PSN // the NAK's PSN, or the first PSN of the implicitly NAKed READ/ATOMIC
-	Code  uint8    // RNR timer code or NAK code
-	// Target is, for an implied NAK, the READ/ATOMIC it names.
-	Target *Sent
-}
-
-// Kind classifies a request packet.
-type Kind uint8
-
-// Request kinds.
-const (
-	KindNew    Kind = iota // a PSN at or after every PSN used so far
-	KindResend             // a PSN used before, sent again by the requester
-	KindNetDup             // a copy the network made (same IPv4 Identification)
-)
-
-// ReqEvent is the model's reading of one request packet, computed from
-// what came before it.
-type ReqEvent struct {
-	Rec  *trace.Record
-	Kind Kind
-	// Ambiguous: a repeat that cannot be told from a network duplicate
-	// (IPv6, or a sender whose IPv4 Identification does not change).
-	Ambiguous bool
-	// Orig is what was remembered of the PSN before this packet (nil if
-	// the PSN was never seen or is forgotten).
-	Orig *Sent
-	// PrevSend is the previous transmission of the PSN (nil if unknown).
-	PrevSend *trace.Record
-	// Start marks a resend that begins a retry (not the continuation of a
-	// go-back-N sweep already running).
-	Start bool
-	// SweepGap: a continuation that skipped PSNs from GapFrom on (lost
-	// before the capture point, or left out by the requester).
-	SweepGap bool
-	GapFrom  wire.PSN
-	// MaybeStart marks a continuation that could also be a new retry
-	// start: on a real clock the pause since the previous resend reaches
-	// the transport timer's interval less the adapter's tolerance but not
-	// the interval plus it, so the harness's timestamps cannot tell
-	// whether the timer fired in between. The model takes the legal
-	// reading (the sweep going on); a check that only the other reading
-	// would fail is undecided.
-	MaybeStart bool
-	// OldestLast is the latest transmission of the oldest request
-	// outstanding before this packet (nil if none): no transport timer
-	// could have been armed for a go-back-N before it.
-	OldestLast *trace.Record
-	// Cause and Trigger explain a Start.
-	Cause   Cause
-	Trigger *Trigger
-	// Base is the oldest unacknowledged PSN before this packet, as far as
-	// the trace shows (HaveBase false when nothing is outstanding).
-	Base     wire.PSN
-	HaveBase bool
-	// RespSince says a READ response or ATOMIC acknowledgment arrived
-	// since the PSN's previous transmission (in a capture, a response lost
-	// after the capture point could then explain a resend).
-	RespSince bool
-	// Answered says the trace shows the PSN acknowledged or answered
-	// before this resend.
-	Answered bool
-	// Episode counts, after this packet, the retries since the last
-	// positive response: Transport (timeouts and sequence NAKs), RNR, and
-	// how many of them were uncertain. Timeouts counts the certain
-	// transport retries that nothing in the trace asked for (an RNR NAK
-	// the capture dropped may have).
-	Transport, TransportUnsure int
-	RNR, RNRUnsure             int
-	Timeouts                   int
-}
-
-// RespEvent is the model's reading of one response packet.
-type RespEvent struct {
-	Rec *trace.Record
-	// Positive: an ACK, a READ response or an ATOMIC acknowledgment.
-	Positive bool
-	// NAK: the NAK's cause (CauseSeqNAK, CauseRNR, CauseFatal) or CauseNone.
-	NAK  Cause
-	Code uint8
-	// Implied lists the READ/ATOMIC requests this response implicitly
-	// NAKed (its PSN passes them and their responses are incomplete).
-	Implied []*Sent
-	// Gap is set when a READ response skipped PSNs (the requester sees a
-	// sequence error in the responses).
-	Gap *Sent
-	// Progress: a NAK that implicitly acknowledged requests before its PSN.
-	Progress bool
-	// The model before this response, for monitors that judge a response
-	// against it: the oldest unacknowledged PSN (HaveBaseBefore false when
-	// nothing was outstanding) and one past the highest PSN sent.
-	BaseBefore     wire.PSN
-	HaveBaseBefore bool
-	NextBefore     wire.PSN
-	// OutstandingBefore lists, for a sequence-error NAK or an RNR NAK, the
-	// requests outstanding before it, oldest first (what Outstanding
-	// returned just before the response); nil for other responses.
-	OutstandingBefore []*Sent
-}
 
 // Tracker is a model of a connection's request stream. Call Request or
 // Response for every packet, in trace order, from a monitor's Observe
@@ -490,90 +271,6 @@ func (t *Tracker) Outstanding() []*Sent {
 		}
 	}
 	return out
-}
-
-// setStart marks entry i as one that may begin a run of live entries.
-func (t *Tracker) setStart(i int) { t.starts[i>>6] |= 1 << (uint(i) & 63) }
-
-// clearStart unmarks entry i.
-func (t *Tracker) clearStart(i int) { t.starts[i>>6] &^= 1 << (uint(i) & 63) }
-
-// nextStart returns the first marked entry at or after i (len(t.ents) if
-// none).
-func (t *Tracker) nextStart(i int) int {
-	n := len(t.ents)
-	if i >= n {
-		return n
-	}
-	if t.exhaustive {
-		return i
-	}
-	w := i >> 6
-	word := t.starts[w] &^ (1<<(uint(i)&63) - 1)
-	for word == 0 {
-		w++
-		if w >= len(t.starts) {
-			return n
-		}
-		word = t.starts[w]
-	}
-	if j := w<<6 + bits.TrailingZeros64(word); j < n {
-		return j
-	}
-	return n
-}
-
-// set stores s in entry i and marks it and the entry after it (whose
-// predecessor changed) as possible run starts.
-func (t *Tracker) set(i int, s *Sent) {
-	t.ents[i] = s
-	t.setStart(i)
-	if i+1 < len(t.ents) {
-		t.setStart(i + 1)
-	}
-}
-
-// resizeStarts fits starts to len(t.ents), clearing the bits of entries
-// that are gone.
-func (t *Tracker) resizeStarts() {
-	n := len(t.ents)
-	words := (n + 63) >> 6
-	for len(t.starts) < words {
-		t.starts = append(t.starts, 0)
-	}
-	t.starts = t.starts[:words]
-	if n&63 != 0 {
-		t.starts[words-1] &= 1<<(uint(n)&63) - 1
-	}
-}
-
-// dropStarts shifts starts down by drop entries (as trim shifts ents).
-func (t *Tracker) dropStarts(drop int) {
-	w, b := drop>>6, uint(drop)&63
-	src := t.starts
-	k := 0
-	for i := w; i < len(src); i++ {
-		v := src[i] >> b
-		if b != 0 && i+1 < len(src) {
-			v |= src[i+1] << (64 - b)
-		}
-		src[k] = v
-		k++
-	}
-	t.starts = src[:k]
-	t.resizeStarts()
-	if len(t.ents) > 0 {
-		t.setStart(0)
-	}
-}
-
-// PayloadSum returns a CRC-32 of the record's payload, unless the
-// capture cut it short.
-func PayloadSum(r *trace.Record) (uint32, bool) {
-	if r.Truncated || len(r.Packet.Payload) != r.PayloadLen {
-		return 0, false
-	}
-	return crc32.ChecksumIEEE(r.Packet.Payload), true
 }
 
 // readPackets returns the number of response packets a READ of length
@@ -1048,16 +745,4 @@ func (t *Tracker) cover(psn wire.PSN, inclusive bool, self *Sent) (implied []*Se
 		progress = true
 	}
 	return implied, progress
-}
-
-// Fresh reports whether a NAK or acknowledgment seen at time at can be
-// taken to answer the latest transmission of s: s was sent only once, or
-// its latest resend left at least the in-flight allowance earlier (else
-// the response may answer an older copy, and a requester may ignore it
-// as stale because it has already gone back).
-func Fresh(c *harness.Conn, s *Sent, at time.Duration) bool {
-	if s == nil || s.Sends <= 1 || s.Last == nil {
-		return true
-	}
-	return at-s.Last.Time >= Reaction(c)
 }

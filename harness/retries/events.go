@@ -1,0 +1,127 @@
+package retries
+
+import (
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// Cause says what made a requester go back and resend.
+type Cause uint8
+
+// Causes of a retry.
+const (
+	CauseNone    Cause = iota
+	CauseTimeout       // nothing seen that could explain it: the transport timer
+	CauseSeqNAK        // a PSN-sequence-error NAK
+	CauseRNR           // an RNR NAK
+	CauseImplied       // an acknowledgment passing an outstanding READ/ATOMIC, or a gap in READ responses
+	CauseFatal         // a NAK the requester must not retry (§9.9.2.2)
+)
+
+func (c Cause) String() string {
+	return [...]string{"none", "transport timeout", "sequence-error NAK", "RNR NAK", "implied NAK", "non-retryable NAK"}[c%6]
+}
+
+// Trigger is a response that may make a requester resend.
+type Trigger struct {
+	Cause Cause
+	Rec   *trace.Record
+	PSN   wire.PSN // the NAK's PSN, or the first PSN of the implicitly NAKed READ/ATOMIC
+	Code  uint8    // RNR timer code or NAK code
+	// Target is, for an implied NAK, the READ/ATOMIC it names.
+	Target *Sent
+}
+
+// Kind classifies a request packet.
+type Kind uint8
+
+// Request kinds.
+const (
+	KindNew    Kind = iota // a PSN at or after every PSN used so far
+	KindResend             // a PSN used before, sent again by the requester
+	KindNetDup             // a copy the network made (same IPv4 Identification)
+)
+
+// ReqEvent is the model's reading of one request packet, computed from
+// what came before it.
+type ReqEvent struct {
+	Rec  *trace.Record
+	Kind Kind
+	// Ambiguous: a repeat that cannot be told from a network duplicate
+	// (IPv6, or a sender whose IPv4 Identification does not change).
+	Ambiguous bool
+	// Orig is what was remembered of the PSN before this packet (nil if
+	// the PSN was never seen or is forgotten).
+	Orig *Sent
+	// PrevSend is the previous transmission of the PSN (nil if unknown).
+	PrevSend *trace.Record
+	// Start marks a resend that begins a retry (not the continuation of a
+	// go-back-N sweep already running).
+	Start bool
+	// SweepGap: a continuation that skipped PSNs from GapFrom on (lost
+	// before the capture point, or left out by the requester).
+	SweepGap bool
+	GapFrom  wire.PSN
+	// MaybeStart marks a continuation that could also be a new retry
+	// start: on a real clock the pause since the previous resend reaches
+	// the transport timer's interval less the adapter's tolerance but not
+	// the interval plus it, so the harness's timestamps cannot tell
+	// whether the timer fired in between. The model takes the legal
+	// reading (the sweep going on); a check that only the other reading
+	// would fail is undecided.
+	MaybeStart bool
+	// OldestLast is the latest transmission of the oldest request
+	// outstanding before this packet (nil if none): no transport timer
+	// could have been armed for a go-back-N before it.
+	OldestLast *trace.Record
+	// Cause and Trigger explain a Start.
+	Cause   Cause
+	Trigger *Trigger
+	// Base is the oldest unacknowledged PSN before this packet, as far as
+	// the trace shows (HaveBase false when nothing is outstanding).
+	Base     wire.PSN
+	HaveBase bool
+	// RespSince says a READ response or ATOMIC acknowledgment arrived
+	// since the PSN's previous transmission (in a capture, a response lost
+	// after the capture point could then explain a resend).
+	RespSince bool
+	// Answered says the trace shows the PSN acknowledged or answered
+	// before this resend.
+	Answered bool
+	// Episode counts, after this packet, the retries since the last
+	// positive response: Transport (timeouts and sequence NAKs), RNR, and
+	// how many of them were uncertain. Timeouts counts the certain
+	// transport retries that nothing in the trace asked for (an RNR NAK
+	// the capture dropped may have).
+	Transport, TransportUnsure int
+	RNR, RNRUnsure             int
+	Timeouts                   int
+}
+
+// RespEvent is the model's reading of one response packet.
+type RespEvent struct {
+	Rec *trace.Record
+	// Positive: an ACK, a READ response or an ATOMIC acknowledgment.
+	Positive bool
+	// NAK: the NAK's cause (CauseSeqNAK, CauseRNR, CauseFatal) or CauseNone.
+	NAK  Cause
+	Code uint8
+	// Implied lists the READ/ATOMIC requests this response implicitly
+	// NAKed (its PSN passes them and their responses are incomplete).
+	Implied []*Sent
+	// Gap is set when a READ response skipped PSNs (the requester sees a
+	// sequence error in the responses).
+	Gap *Sent
+	// Progress: a NAK that implicitly acknowledged requests before its PSN.
+	Progress bool
+	// The model before this response, for monitors that judge a response
+	// against it: the oldest unacknowledged PSN (HaveBaseBefore false when
+	// nothing was outstanding) and one past the highest PSN sent.
+	BaseBefore     wire.PSN
+	HaveBaseBefore bool
+	NextBefore     wire.PSN
+	// OutstandingBefore lists, for a sequence-error NAK or an RNR NAK, the
+	// requests outstanding before it, oldest first (what Outstanding
+	// returned just before the response); nil for other responses.
+	OutstandingBefore []*Sent
+}
