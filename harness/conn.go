@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/netip"
 
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -252,28 +253,6 @@ func (c *Conn) Shared(key any, make func() any) any {
 	return v
 }
 
-// opFacts is what the connection model asks about an opcode on every
-// packet; ops holds it for every opcode value, as wire.Opcode's methods
-// answer (built once: the methods cost more than a load on this path).
-type opFacts struct {
-	class    wire.Class
-	position wire.Position
-	headers  wire.Header
-	request  bool
-	response bool
-	ends     bool
-}
-
-var ops = func() (t [256]opFacts) {
-	for i := range t {
-		o := wire.Opcode(i)
-		info, _ := o.Info()
-		t[i] = opFacts{class: o.Class(), position: o.Position(), headers: info.Headers,
-			request: o.IsRequest(), response: o.IsResponse(), ends: o.EndsMessage()}
-	}
-	return t
-}()
-
 // recentMax is how many records a finding's ladder shows.
 const recentMax = 16
 
@@ -327,12 +306,12 @@ func (c *Conn) MTU() int {
 // returns "" when r is not such a packet, or the MTU is not known.
 func (c *Conn) BeyondMTU(r *trace.Record) string {
 	p := r.Packet
-	if cl := ops[p.Opcode].class; r.Truncated || cl != wire.ClassSend && cl != wire.ClassWrite {
+	if cl := opc.Class(p.Opcode); r.Truncated || cl != wire.ClassSend && cl != wire.ClassWrite {
 		return ""
 	}
 	mtu, how := c.Settings.MTU, "the connection's path MTU"
 	if mtu == 0 {
-		if pos := ops[p.Opcode].position; pos != wire.PosOnly && pos != wire.PosLast {
+		if pos := opc.Position(p.Opcode); pos != wire.PosOnly && pos != wire.PosLast {
 			return ""
 		}
 		mtu, how = c.MTUGuess, "the path MTU its full First and Middle packets show"
@@ -390,7 +369,7 @@ func (c *Conn) absorb(r *trace.Record) {
 	defer c.syncExpected(r)
 	c.reconStart(r)
 	op := p.Opcode
-	if ops[op].request {
+	if opc.IsRequest(op) {
 		last := p.PSN
 		if op == wire.ReadRequest {
 			mtu := c.MTU()
@@ -455,14 +434,14 @@ func (c *Conn) absorb(r *trace.Record) {
 		if span != nil && fresh && c.MTU() != 0 && span.LastMin == last {
 			c.oweAnswer(span)
 		}
-		if pos := ops[op].position; (pos == wire.PosFirst || pos == wire.PosMiddle) && !r.Truncated {
+		if pos := opc.Position(op); (pos == wire.PosFirst || pos == wire.PosMiddle) && !r.Truncated {
 			if n := r.PayloadLen; n > c.MTUGuess && wire.ValidMTU(n) {
 				c.MTUGuess = n
 			}
 		}
 		return
 	}
-	if !ops[op].response {
+	if !opc.IsResponse(op) {
 		return
 	}
 	c.HaveResp = true
@@ -473,10 +452,10 @@ func (c *Conn) absorb(r *trace.Record) {
 		// NAK stay theirs.
 		return
 	}
-	if ops[op].headers&wire.HdrAETH != 0 {
+	if opc.Has(op, wire.HdrAETH) {
 		c.LastMSN, c.HaveMSN = p.AETH.MSN, true
 	}
-	switch ops[op].class {
+	switch opc.Class(op) {
 	case wire.ClassAck:
 		if p.AETH.IsACK() {
 			c.LastAckPSN, c.HaveAck = p.PSN, true
@@ -487,12 +466,12 @@ func (c *Conn) absorb(r *trace.Record) {
 			c.LastNAK = r
 		}
 	case wire.ClassReadResponse:
-		if pos := ops[op].position; pos == wire.PosFirst || pos == wire.PosMiddle {
+		if pos := opc.Position(op); pos == wire.PosFirst || pos == wire.PosMiddle {
 			if n := r.PayloadLen; n > c.MTUGuess && wire.ValidMTU(n) && !r.Truncated {
 				c.MTUGuess = n
 			}
 		}
-		if ops[op].ends && c.nOwed > 0 {
+		if opc.EndsMessage(op) && c.nOwed > 0 {
 			c.answered(p.PSN, true, false)
 		}
 	case wire.ClassAtomicAck:

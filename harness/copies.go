@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -40,11 +41,11 @@ const copyDepth = 16
 func (c *Conn) copyOf(r *trace.Record) bool {
 	c.idsVary[r.Dir&1].note(r)
 	vary := c.IDsVary(r.Dir)
-	if !ops[r.Packet.Opcode].response {
+	if !opc.IsResponse(r.Packet.Opcode) {
 		// A request's copy is shown to the checkers, marked: the
 		// requester's model tells it from a resend by the mark.
 		r.Copy = false
-		if ops[r.Packet.Opcode].request {
+		if opc.IsRequest(r.Packet.Opcode) {
 			if cp, _ := c.reqCopies.Check(r, vary); cp {
 				r.Copy = true
 				c.noteMaybeCopy(r)
@@ -128,7 +129,7 @@ func (c *Conn) lateResponse(r *trace.Record) {
 // lateResponse decides by them instead.
 func (c *Conn) staleMSN(r *trace.Record) {
 	p := r.Packet
-	if ops[p.Opcode].headers&wire.HdrAETH == 0 {
+	if !opc.Has(p.Opcode, wire.HdrAETH) {
 		return
 	}
 	msn := p.AETH.MSN & 0xFFFFFF

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -118,7 +119,7 @@ func (a *Auditor) Assign(r *trace.Record) *Conn {
 		return nil
 	}
 	op := r.Packet.Opcode
-	if !ops[op].request && !ops[op].response {
+	if !opc.IsRequest(op) && !opc.IsResponse(op) {
 		return nil
 	}
 	c := a.connFor(r)
@@ -177,7 +178,7 @@ func (a *Auditor) Observe(r *trace.Record) {
 		a.skew.note(r)
 	}
 	op := r.Packet.Opcode
-	if !ops[op].request && !ops[op].response {
+	if !opc.IsRequest(op) && !opc.IsResponse(op) {
 		if op.ReservedRC() {
 			a.reservedOp(r)
 		}
@@ -316,7 +317,7 @@ func (a *Auditor) connFor(r *trace.Record) *Conn {
 // state stays the single Auditor's.
 func (c *Conn) noteRoute(r *trace.Record) {
 	p := r.Packet
-	if !ops[p.Opcode].request {
+	if !opc.IsRequest(p.Opcode) {
 		c.respRouted, c.respPSN, c.respPort = true, p.PSN, r.SrcPort
 		if c.adopted {
 			c.respSinceAdopt = true
@@ -347,7 +348,7 @@ func (a *Auditor) route(r *trace.Record) *Conn {
 		return a.conns[0]
 	}
 	p := r.Packet
-	if ops[p.Opcode].request {
+	if opc.IsRequest(p.Opcode) {
 		if c := a.lookup(0, connKey{r.Src, r.Dst, p.DestQP}); c != nil {
 			if why := c.reborn(r); why != "" {
 				if c.Follows != 0 {
@@ -689,31 +690,31 @@ func (c *Conn) noteRouted(r *trace.Record, last wire.PSN) {
 // used.
 func (c *Conn) answers(r *trace.Record) (exact, port, contra bool) {
 	p := r.Packet
-	f := &ops[p.Opcode]
+	class, pos := opc.Class(p.Opcode), opc.Position(p.Opcode)
 	for i := range min(c.nRouted, routedDepth) {
 		q := &c.routed[i]
 		answered := false
 		switch {
-		case f.class == wire.ClassReadResponse:
+		case class == wire.ClassReadResponse:
 			answered = q.op == wire.ReadRequest && p.PSN.InRange(q.first, q.last) &&
-				(f.position != wire.PosFirst && f.position != wire.PosOnly || p.PSN == q.first)
-			if c := ops[q.op].class; c != wire.ClassReadRequest && c != wire.ClassFlush && c != wire.ClassAtomicWrite &&
-				p.PSN == q.first && (f.position == wire.PosFirst || f.position == wire.PosOnly) {
+				(pos != wire.PosFirst && pos != wire.PosOnly || p.PSN == q.first)
+			if c := opc.Class(q.op); c != wire.ClassReadRequest && c != wire.ClassFlush && c != wire.ClassAtomicWrite &&
+				p.PSN == q.first && (pos == wire.PosFirst || pos == wire.PosOnly) {
 				contra = true // (FLUSH and ATOMIC WRITE are answered by a READ Response Only)
 			}
 			if q.op == wire.ReadRequest && p.PSN == q.first &&
-				(f.position == wire.PosFirst && q.length <= minMTU || f.position == wire.PosOnly && q.length > maxMTU) {
+				(pos == wire.PosFirst && q.length <= minMTU || pos == wire.PosOnly && q.length > maxMTU) {
 				// A READ that fits one packet at every MTU answered by
 				// several, or one that needs several at every MTU by one.
 				answered, contra = false, true
 			}
 		case p.Opcode == wire.AtomicAcknowledge:
-			answered = ops[q.op].class == wire.ClassAtomic && p.PSN == q.first
+			answered = opc.Class(q.op) == wire.ClassAtomic && p.PSN == q.first
 			if !answered && p.PSN == q.first {
 				contra = true
 			}
 		case p.Opcode == wire.Acknowledge && (p.AETH.IsACK() || p.AETH.IsRNR()):
-			answered = q.op != wire.ReadRequest && ops[q.op].class != wire.ClassAtomic && p.PSN == q.first
+			answered = q.op != wire.ReadRequest && opc.Class(q.op) != wire.ClassAtomic && p.PSN == q.first
 		}
 		if answered {
 			exact = true

@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -54,7 +55,7 @@ func (c *Conn) syncExpected(r *trace.Record) {
 		return
 	}
 	op := r.Packet.Opcode
-	if ops[op].response && ops[op].headers&wire.HdrAETH != 0 && r.Packet.AETH.IsACK() && c.exp.HaveLo && c.exp.Lo.After(w.Cur()) {
+	if opc.IsResponse(op) && opc.Has(op, wire.HdrAETH) && r.Packet.AETH.IsACK() && c.exp.HaveLo && c.exp.Lo.After(w.Cur()) {
 		w.giveUp(fmt.Sprintf("a response (frame %d) shows the responder past PSN %d, beyond the expected PSN %d that the requests in the capture give it: the capture misses requests that reached the responder", r.Frame, c.exp.Lo.Add(-1), w.Cur()))
 		return
 	}
@@ -95,7 +96,7 @@ func (c *Conn) ackPSNFault(r *trace.Record) string {
 	if s := c.OpenReadBefore(p.PSN); s != nil {
 		return fmt.Sprintf("an ACK carries PSN %d, in the range of the READ at PSN %d whose response is not complete (frame %d): its PSN is C9-95's fault", p.PSN, s.First, r.Frame)
 	}
-	if op, _, _, ok := c.Req(p.PSN); ok && ops[op].class == wire.ClassAtomic {
+	if op, _, _, ok := c.Req(p.PSN); ok && opc.Class(op) == wire.ClassAtomic {
 		if _, answered := c.AtomicOriginal(p.PSN); !answered {
 			return fmt.Sprintf("an ACK carries PSN %d, an ATOMIC's, before its ATOMIC Acknowledge (frame %d): its PSN is C9-95's fault", p.PSN, r.Frame)
 		}
@@ -198,7 +199,7 @@ func (c *Conn) reconRequest(e *reqEntry, p, lastMin, lastMax wire.PSN) {
 func (c *Conn) reconResponse(r *trace.Record) {
 	p := r.Packet
 	op := p.Opcode
-	switch ops[op].class {
+	switch opc.Class(op) {
 	case wire.ClassAck:
 		switch {
 		case p.AETH.IsACK():
@@ -264,7 +265,7 @@ func (c *Conn) reconResponse(r *trace.Record) {
 		}
 	case wire.ClassAtomicAck:
 		fault := ""
-		if rop, _, _, ok := c.Req(p.PSN); ok && ops[rop].class != wire.ClassAtomic {
+		if rop, _, _, ok := c.Req(p.PSN); ok && opc.Class(rop) != wire.ClassAtomic {
 			fault = fmt.Sprintf("an ATOMIC Acknowledge carries PSN %d, which a request other than an ATOMIC carried (frame %d): its PSN is o9-58's fault", p.PSN, r.Frame)
 		} else if c.HaveReq && !p.PSN.Before(c.NextReq) && c.SeesEveryRequest() {
 			fault = fmt.Sprintf("an ATOMIC Acknowledge carries PSN %d, beyond every request sent (frame %d): its PSN is o9-58's fault", p.PSN, r.Frame)
@@ -396,13 +397,13 @@ func (c *Conn) reconStart(r *trace.Record) {
 	}
 	p := r.Packet
 	op := p.Opcode
-	if ops[op].request {
+	if opc.IsRequest(op) {
 		switch {
 		case c.HaveResp && !c.HaveReq:
 			c.start = startMissed // a response before any request
 		case c.HaveReq && p.PSN.Before(c.FirstReq):
 			c.start = startMissed // a request from before the first one seen
-		case (!c.HaveReq || p.PSN.AtOrAfter(c.NextReq)) && ops[op].ends:
+		case (!c.HaveReq || p.PSN.AtOrAfter(c.NextReq)) && opc.EndsMessage(op):
 			if len(c.startMsgs) == maxStartMsgs {
 				c.start = startMissed // too long without an acknowledgment
 				c.startMsgs = nil
@@ -416,7 +417,7 @@ func (c *Conn) reconStart(r *trace.Record) {
 		c.start = startMissed
 		return
 	}
-	if ops[op].headers&wire.HdrAETH == 0 {
+	if !opc.Has(op, wire.HdrAETH) {
 		return
 	}
 	if !p.AETH.IsACK() {
@@ -441,7 +442,7 @@ func (c *Conn) reconStart(r *trace.Record) {
 	switch {
 	case op == wire.ReadResponseFirst:
 		incl = false // the READ itself may or may not count yet
-	case ops[op].class == wire.ClassReadResponse && op != wire.ReadResponseOnly:
+	case opc.Class(op) == wire.ClassReadResponse && op != wire.ReadResponseOnly:
 		if s := c.ReadSpanAt(p.PSN); s != nil {
 			covers = s.First
 		}

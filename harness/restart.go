@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
@@ -105,10 +106,10 @@ func (c *Conn) restartStep(r *trace.Record) {
 	}
 	p := r.Packet
 	rs := &c.rs
-	f := &ops[p.Opcode]
+	op := p.Opcode
 	gap := r.Time - time.Duration(c.lastRecTime)
 	c.lastRecTime = int64(r.Time)
-	if f.request {
+	if opc.IsRequest(op) {
 		switch rs.phase {
 		case restartPending:
 			// New QPs send their PSNs in order from the first (a resend
@@ -123,7 +124,7 @@ func (c *Conn) restartStep(r *trace.Record) {
 				c.restartRelease()
 				return
 			}
-			if f.ends {
+			if opc.EndsMessage(op) {
 				rs.msgs++
 			}
 			return
@@ -131,7 +132,7 @@ func (c *Conn) restartStep(r *trace.Record) {
 			return
 		}
 		if !rs.haveAck || !c.HaveReq || !c.HaveMSN || p.PSN == c.NextReq || gap < minRestartGap ||
-			f.position != wire.PosFirst && f.position != wire.PosOnly {
+			opc.Position(op) != wire.PosFirst && opc.Position(op) != wire.PosOnly {
 			return
 		}
 		// The responder acknowledged every request before it: nothing of
@@ -147,19 +148,19 @@ func (c *Conn) restartStep(r *trace.Record) {
 		*rs = restart{phase: restartPending, frame: r.Frame, psn: p.PSN, next: c.NextReq,
 			oldMSN: c.LastMSN & 0xFFFFFF, ackThrough: rs.ackThrough, haveAck: true, last: p.PSN}
 		rs.nextNew, rs.nextKnown = c.restartNext(p)
-		if f.ends {
+		if opc.EndsMessage(op) {
 			rs.msgs = 1
 		}
 		return
 	}
-	if !f.response {
+	if !opc.IsResponse(op) {
 		return
 	}
 	k, maybe := c.maybeCopies[r]
 	if maybe && k == lateByID {
 		return // sent before responses already seen: it decides nothing
 	}
-	if rs.phase == restartPending && f.headers&wire.HdrAETH != 0 {
+	if rs.phase == restartPending && opc.Has(op, wire.HdrAETH) {
 		msn := p.AETH.MSN & 0xFFFFFF
 		if maybe && k == maybeCopy {
 			// A repeat of an earlier response: the old QPs' answer to a
@@ -190,7 +191,7 @@ func (c *Conn) restartStep(r *trace.Record) {
 		return // late (IsLate, from the lookup above): it moves nothing
 	}
 	var through wire.PSN
-	switch f.class {
+	switch opc.Class(op) {
 	case wire.ClassAck:
 		through = p.PSN
 		if !p.AETH.IsACK() {

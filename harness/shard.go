@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/reports"
 )
@@ -199,10 +200,10 @@ func (s *ShardedAuditor) Observe(r *trace.Record) {
 	s.skew.note(r)
 	p := r.Packet
 	var sc *shardConn
-	switch f := &ops[p.Opcode]; {
-	case f.request:
+	switch {
+	case opc.IsRequest(p.Opcode):
 		sc = s.lookup(0, connKey{r.Src, r.Dst, p.DestQP})
-	case f.response:
+	case opc.IsResponse(p.Opcode):
 		sc = s.lookup(1, connKey{r.Dst, r.Src, p.DestQP})
 	case p.Opcode.ReservedRC():
 		// Noted on the connection its key names, if there is one, as
@@ -216,7 +217,7 @@ func (s *ShardedAuditor) Observe(r *trace.Record) {
 	switch {
 	case p.Opcode.ReservedRC():
 		// Routed by table only (above).
-	case sc == nil || !sc.m.respRouted || ops[p.Opcode].request && sc.m.reborn(r) != "":
+	case sc == nil || !sc.m.respRouted || opc.IsRequest(p.Opcode) && sc.m.reborn(r) != "":
 		// Not yet paired: the model decides, and follows the connection
 		// until its first response. A request that begins a connection
 		// in place of its key's (Auditor.rebirth) goes to the model too.
@@ -306,7 +307,7 @@ func (s *ShardedAuditor) assign(r *trace.Record) *shardConn {
 	} else {
 		sc = s.newConn(m)
 	}
-	if ops[r.Packet.Opcode].request {
+	if opc.IsRequest(r.Packet.Opcode) {
 		k := connKey{r.Src, r.Dst, r.Packet.DestQP}
 		if old := s.reqs[k]; old == nil || old.m.replaced {
 			s.setRoute(0, k, sc)

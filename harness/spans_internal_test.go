@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -120,7 +121,7 @@ func TestReqEntryCompact(t *testing.T) {
 // one is to be made.
 func connByScan(a *Auditor, r *trace.Record) *Conn {
 	p := r.Packet
-	if ops[p.Opcode].request {
+	if opc.IsRequest(p.Opcode) {
 		for _, c := range a.conns {
 			if c.reqKeyed && !c.replaced && c.ResponderQP == p.DestQP && c.Requester == r.Src && c.Responder == r.Dst {
 				if c.reborn(r) == "" {

@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -185,9 +186,9 @@ func (c *Conn) StepWindow(r *trace.Record) WinStep {
 	p := r.Packet
 	op := p.Opcode
 	switch {
-	case ops[op].request:
+	case opc.IsRequest(op):
 		w.request(c, r)
-	case ops[op].response && !w.dead:
+	case opc.IsResponse(op) && !w.dead:
 		// Copies the network or the capture made never reach it: the
 		// connection's copy detector (copies.go) leaves them out.
 		w.response(c, r)
@@ -326,7 +327,7 @@ func (w *Window) response(c *Conn, r *trace.Record) {
 		// NAK codes 1–3 (and reserved ones): the responder ends the
 		// connection once it is sent.
 		w.dead = true
-	case ops[op].class == wire.ClassReadResponse:
+	case opc.Class(op) == wire.ClassReadResponse:
 		if rd := c.ReadCovering(p.PSN); rd != nil {
 			w.positive(c, rd.First, rd.LastMin)
 		}
