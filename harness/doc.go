@@ -8,6 +8,7 @@
 // IPv4 Identifications, loss, the reordering bound); an instance a later
 // record decides waits on the connection (await.go). Subpackages hold
 // the parts of the reconstruction that monitors share beyond it:
+// harness/answers, the READ answer streams and the MSN count;
 // harness/retries, the requester's request stream and retry episodes;
 // harness/opc, the opcode facts every model asks. The one-pass audit
 // pairs records into connections (pairing.go, reorder.go, restart.go,

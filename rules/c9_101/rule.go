@@ -9,9 +9,9 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/responses"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -20,13 +20,13 @@ const ID = "C9-101"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		t, feeder := responses.Join(c)
+		t, feeder := answers.Join(c)
 		return &monitor{t: t, feeder: feeder}
 	}})
 }
 
 // monitor keeps the new READ requests whose response has not yet reached
-// the last PSN of their range (responses.Tracker), and checks every
+// the last PSN of their range (answers.Tracker), and checks every
 // positive Acknowledge: its PSN must not lie beyond such a READ.
 //
 // Why a violation is certain: a responder acknowledges PSN p only once it
@@ -46,19 +46,19 @@ func init() {
 // bounds is indeterminate. READs refused by a NAK are no longer owed a
 // response.
 type monitor struct {
-	t       *responses.Tracker
-	feeder  bool // the shared tracker's feeder (responses.Join)
+	t       *answers.Tracker
+	feeder  bool // the shared tracker's feeder (answers.Join)
 	pending []held
 	// done holds the READs already reported (once each): they count as
 	// answered from then on. The tracker is shared with other monitors,
 	// so this is kept here rather than in the READ.
-	done map[*responses.ReadReq]bool
+	done map[*answers.ReadReq]bool
 }
 
 // reported marks q as reported.
-func (m *monitor) reported(q *responses.ReadReq) {
+func (m *monitor) reported(q *answers.ReadReq) {
 	if m.done == nil {
-		m.done = map[*responses.ReadReq]bool{}
+		m.done = map[*answers.ReadReq]bool{}
 	}
 	m.done[q] = true
 	if len(m.done) > 2*maxReads {
@@ -96,7 +96,7 @@ const maxHeld = 1024
 // shown, waiting for evidence.
 type held struct {
 	ack  *trace.Record
-	read *responses.ReadReq
+	read *answers.ReadReq
 }
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
@@ -106,15 +106,15 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	ev := m.t.Observe(c, r)
 	p := r.Packet
 	switch ev.Kind {
-	case responses.EvRequest:
+	case answers.EvRequest:
 		if ev.Req.Dup {
 			m.dropHeldFor(c, ev.Req)
 		}
 		return
-	case responses.EvStart, responses.EvContinue:
+	case answers.EvStart, answers.EvContinue:
 		m.resolveHeld(c, r, ev.Stream)
 		return
-	case responses.EvAck:
+	case answers.EvAck:
 	default:
 		return
 	}
@@ -178,7 +178,7 @@ func (m *monitor) precededByRead(p wire.PSN, mtu int) bool {
 
 // resolveHeld: a response packet of a held READ's own (non-replay) stream
 // after the ACK proves that the ACK overtook it.
-func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *responses.Stream) {
+func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Stream) {
 	if s == nil || s.Replay {
 		return
 	}
@@ -259,7 +259,7 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *responses.Str
 
 // dropHeldFor: once a duplicate of a held READ arrives, its later
 // responses may answer the duplicate; the held ACK cannot be judged.
-func (m *monitor) dropHeldFor(c *harness.Conn, q *responses.ReadReq) {
+func (m *monitor) dropHeldFor(c *harness.Conn, q *answers.ReadReq) {
 	k := 0
 	for _, h := range m.pending {
 		if h.read.PSN == q.PSN || (q.Partial && q.PSN.After(h.read.PSN) && q.PSN.AtOrBefore(h.read.MaxLast())) {

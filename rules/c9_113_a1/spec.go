@@ -7,6 +7,7 @@ import (
 
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/responses"
 	"github.com/rcconform/rcconform/rules/rulekit"
@@ -87,7 +88,7 @@ func check(p *harness.Peer, recs []*trace.Record, wantNAK bool) {
 	naks := 0
 	for _, rec := range responses.Responses(recs) {
 		k := rec.Packet
-		if !responses.NAKKind(k) {
+		if !answers.NAKKind(k) {
 			continue
 		}
 		naks++

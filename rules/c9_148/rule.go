@@ -8,9 +8,9 @@ package c9_148
 
 import (
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/responses"
 )
 
 // ID is the clause this package checks.
@@ -18,11 +18,11 @@ const ID = "C9-148"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		return &monitor{t: responses.Shared(c), m: responses.SharedMSNModel(c)}
+		return &monitor{t: answers.Shared(c), m: answers.SharedMSNModel(c)}
 	}})
 }
 
-// monitor keeps a model of message completions (responses.MSNModel): the
+// monitor keeps a model of message completions (answers.MSNModel): the
 // new messages the requester sent (SEND and WRITE by their Last or Only
 // packet, READ, ATOMIC; never a duplicate), and checks the MSN of every
 // ACK-kind AETH (Acknowledge, READ Response First/Last/Only, ATOMIC
@@ -51,15 +51,15 @@ func init() {
 // held until the connection ends and are then left undecided on such a
 // connection.
 type monitor struct {
-	t    *responses.Tracker
-	m    *responses.SharedMSN // shared with C9-149
+	t    *answers.Tracker
+	m    *answers.SharedMSN // shared with C9-149
 	held []heldViolation
 }
 
 // heldViolation is a violation awaiting the connection's end.
 type heldViolation struct {
 	r *trace.Record
-	j responses.Judgement
+	j answers.Judgement
 }
 
 // maxHeld bounds the violations held per connection; past it they are

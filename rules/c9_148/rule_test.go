@@ -310,3 +310,19 @@ func TestFailedInvalidateAcknowledged(t *testing.T) {
 		t.Errorf("verdict %s, reason %q: want a pass with the instance undecided, naming §9.7.5.1.5", tl.Verdict(), tl.Reason)
 	}
 }
+
+// The MSN is 24 bits: counting carries on across 0xFFFFFF → 0.
+func TestMSNAcrossTheWrap(t *testing.T) {
+	var b rtest.Builder
+	b.Send(100, true)
+	b.Ack(100, 0xFFFFFE)
+	b.Send(101, false)
+	b.Send(102, true)
+	b.Ack(102, 0) // 0xFFFFFE + 2
+	b.Send(103, true)
+	b.Ack(103, 1)
+	rtest.WantPass(t, b.Recs, rtest.Capture(0), "C9-148")
+	b.Send(104, true)
+	b.Ack(104, 3) // one too many
+	rtest.WantViolation(t, b.Recs, rtest.Capture(0), "C9-148", "MSN 3 is too high")
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/rules/internal/responses"
@@ -255,12 +256,12 @@ func checkRead(p *harness.Peer, recs []*trace.Record, rd *wire.Packet, k uint32,
 			p.Fail(want, fmt.Sprintf("%d response packets: %s", len(stream), responses.Summary(stream)), hi)
 		})
 	}
-	if f := stream[0]; n > 1 && f.Packet.Opcode.Has(wire.HdrAETH) && responses.ACKKind(f.Packet) {
+	if f := stream[0]; n > 1 && f.Packet.Opcode.Has(wire.HdrAETH) && answers.ACKKind(f.Packet) {
 		if m := f.Packet.AETH.MSN; m != k0 && m != k1 {
 			p.Fail(want, fmt.Sprintf("the first packet carries MSN %d", m), f)
 		}
 	}
-	if l := stream[n-1]; l.Packet.Opcode.Has(wire.HdrAETH) && responses.ACKKind(l.Packet) {
+	if l := stream[n-1]; l.Packet.Opcode.Has(wire.HdrAETH) && answers.ACKKind(l.Packet) {
 		if m := l.Packet.AETH.MSN; m != k1 {
 			p.Fail(want, fmt.Sprintf("the %s carries MSN %d", l.Packet.Opcode, m), l)
 		}

@@ -5,9 +5,9 @@ package c9_149
 
 import (
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/responses"
 )
 
 // ID is the clause this package checks.
@@ -15,12 +15,12 @@ const ID = "C9-149"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		return &monitor{t: responses.Shared(c), shared: responses.SharedMSNModel(c)}
+		return &monitor{t: answers.Shared(c), shared: answers.SharedMSNModel(c)}
 	}})
 }
 
 // monitor keeps the same model of message completions as C9-148
-// (responses.MSNModel), shaped only by ACK-kind AETHs, and checks the MSN
+// (answers.MSNModel), shaped only by ACK-kind AETHs, and checks the MSN
 // of every Acknowledge carrying a NAK or RNR NAK syndrome against it:
 //   - not below an MSN the responder already sent (nothing un-completes);
 //   - not below the count of SEND, WRITE and ATOMIC messages ending
@@ -34,12 +34,12 @@ func init() {
 // (as for C9-148). An active run shows the QP from its creation, when the
 // MSN is 0, so every NAK there is judged.
 type monitor struct {
-	t *responses.Tracker
+	t *answers.Tracker
 	// The model is C9-148's (shared), unless a NAK fixed this monitor's
 	// MSN reference before any ACK-kind AETH did: it then goes on with a
 	// model of its own.
-	shared *responses.SharedMSN
-	own    *responses.MSNModel
+	shared *answers.SharedMSN
+	own    *answers.MSNModel
 }
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
@@ -66,7 +66,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 }
 
 // observe is Observe with a model of the monitor's own.
-func (m *monitor) observe(c *harness.Conn, r *trace.Record, ev *responses.Event, own *responses.MSNModel) {
+func (m *monitor) observe(c *harness.Conn, r *trace.Record, ev *answers.Event, own *answers.MSNModel) {
 	if opc.IsRequest(r.Packet.Opcode) {
 		own.Request(c, r, ev.MTU)
 		return
@@ -79,7 +79,7 @@ func (m *monitor) observe(c *harness.Conn, r *trace.Record, ev *responses.Event,
 }
 
 // judge reports the judgement of a NAK's MSN.
-func (m *monitor) judge(c *harness.Conn, r *trace.Record, j responses.Judgement) {
+func (m *monitor) judge(c *harness.Conn, r *trace.Record, j answers.Judgement) {
 	switch {
 	case j.Undecided && j.Open:
 		c.Unresolved(ID, j.Reason)

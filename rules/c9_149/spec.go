@@ -7,6 +7,7 @@ import (
 
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/responses"
 	"github.com/rcconform/rcconform/rules/rulekit"
@@ -66,7 +67,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 					ginkgo.Skip(fmt.Sprintf("unsupported: posting a small receive WQE: %v", err))
 				}
 				p.Send(p.Message(wire.SendOnly, 600, 0, true)...)
-			}, 0, func(k *wire.Packet) bool { return k.Opcode == wire.Acknowledge && responses.NAKKind(k) }},
+			}, 0, func(k *wire.Packet) bool { return k.Opcode == wire.Acknowledge && answers.NAKKind(k) }},
 		{"a READ failing mid-response", dut.ConnConfig{MTU: 256, ExpectedPSN: 5, SetPSNs: true},
 			func(p *harness.Peer) {
 				p.Send(p.Read(40*256, 0))
@@ -76,7 +77,7 @@ var _ = rulekit.Rule(ID, func(r *rulekit.R) {
 				if err := p.Conn.InvalidateRKey(); err != nil {
 					ginkgo.Skip(fmt.Sprintf("unsupported: the adapter cannot invalidate the region's R_Key: %v", err))
 				}
-			}, 1, func(k *wire.Packet) bool { return k.Opcode == wire.Acknowledge && responses.NAKKind(k) }},
+			}, 1, func(k *wire.Packet) bool { return k.Opcode == wire.Acknowledge && answers.NAKKind(k) }},
 	}
 	for _, c := range cases {
 		c := c

@@ -8,9 +8,9 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/responses"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -19,12 +19,12 @@ const ID = "C9-96"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		t, feeder := responses.Join(c)
+		t, feeder := answers.Join(c)
 		return &monitor{t: t, feeder: feeder}
 	}})
 }
 
-// monitor follows every READ response stream (responses.Tracker) and
+// monitor follows every READ response stream (answers.Tracker) and
 // checks, for each READ response packet with an ACK-kind AETH or none:
 //   - a stream starts at the PSN of a READ request seen before it (new or
 //     duplicate): a first packet inside a READ's range, not at a request
@@ -54,9 +54,9 @@ func init() {
 // MTU the range of a READ is known only within bounds; what those bounds
 // cannot decide is indeterminate.
 type monitor struct {
-	t       *responses.Tracker
-	feeder  bool // the shared tracker's feeder (responses.Join)
-	flagged map[*responses.Stream]bool
+	t       *answers.Tracker
+	feeder  bool // the shared tracker's feeder (answers.Join)
+	flagged map[*answers.Stream]bool
 }
 
 // Opcodes implements harness.OpcodeFilter: the monitor judges READ responses;
@@ -79,17 +79,17 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	ev := m.t.Observe(c, r)
 	p := r.Packet
-	if !opc.IsResponse(p.Opcode) || opc.Class(p.Opcode) != wire.ClassReadResponse || responses.NAKKind(p) {
+	if !opc.IsResponse(p.Opcode) || opc.Class(p.Opcode) != wire.ClassReadResponse || answers.NAKKind(p) {
 		return
 	}
 	// The stream open before r: one r ended (a start elsewhere) or left
 	// open (an orphan). It is judged where its packet was the READ
 	// response just before r (ev.PrevResp).
 	open := ev.Prev
-	if ev.Kind == responses.EvOrphan {
+	if ev.Kind == answers.EvOrphan {
 		open = m.t.Current()
 	}
-	if open != nil && open.LastRec == ev.PrevResp && !c.Complete() && !opc.StartsMessage(p.Opcode) && p.PSN != open.Next && (ev.Kind == responses.EvSkip || ev.Kind == responses.EvOrphan || ev.Kind == responses.EvStart) {
+	if open != nil && open.LastRec == ev.PrevResp && !c.Complete() && !opc.StartsMessage(p.Opcode) && p.PSN != open.Next && (ev.Kind == answers.EvSkip || ev.Kind == answers.EvOrphan || ev.Kind == answers.EvStart) {
 		m.skipUnlessMissed(c, r, open)
 		return
 	}
@@ -98,11 +98,11 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	switch ev.Kind {
-	case responses.EvStart:
+	case answers.EvStart:
 		m.start(c, r, s, ev.MTU)
-	case responses.EvContinue:
+	case answers.EvContinue:
 		m.cont(c, r, s)
-	case responses.EvBeyond:
+	case answers.EvBeyond:
 		if opc.StartsMessage(p.Opcode) && !c.Complete() {
 			c.Indeterminate(ID, "a READ response starts at a PSN whose READ request the capture does not show")
 			return
@@ -110,7 +110,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		m.flag(c, r, s, fmt.Sprintf("READ response PSN %d runs past PSN %d, the last PSN the READ at PSN %d (frame %d, %d bytes) reserved %s",
 			p.PSN, s.End, s.Req.PSN, s.Req.Rec.Frame, s.Req.Length, s.Basis()),
 			fmt.Sprintf("%d response packets, PSNs %d..%d, the last one a Last", s.Size(), s.Req.PSN, s.End))
-	case responses.EvSkip:
+	case answers.EvSkip:
 		q := ev.Req
 		if q.Dup && q.Streams == 0 {
 			// The answer to a duplicate READ that does not start at the
@@ -130,18 +130,18 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			return
 		}
 		m.flag(c, r, s, msg, fmt.Sprintf("responses numbered %d, %d, … from the READ's PSN, one per packet", q.PSN, q.PSN.Next()))
-	case responses.EvOrphan:
+	case answers.EvOrphan:
 		m.orphan(c, r)
-	case responses.EvExtAnswer:
+	case answers.EvExtAnswer:
 		op, _, frame, _ := c.Req(p.PSN)
 		c.Indeterminate(ID, fmt.Sprintf("a READ Response Only answers the %s at PSN %d (frame %d): an operation a later IBTA release defines and answers so, outside Release 1.2.1's READ response rules", op, p.PSN, frame))
 	}
 }
 
-func (m *monitor) flag(c *harness.Conn, r *trace.Record, s *responses.Stream, msg, want string) {
+func (m *monitor) flag(c *harness.Conn, r *trace.Record, s *answers.Stream, msg, want string) {
 	if s != nil {
 		if m.flagged == nil {
-			m.flagged = map[*responses.Stream]bool{}
+			m.flagged = map[*answers.Stream]bool{}
 		}
 		m.flagged[s] = true
 	}
@@ -150,7 +150,7 @@ func (m *monitor) flag(c *harness.Conn, r *trace.Record, s *responses.Stream, ms
 
 // start judges the first packet of a stream: the count of packets it
 // implies.
-func (m *monitor) start(c *harness.Conn, r *trace.Record, s *responses.Stream, mtu int) {
+func (m *monitor) start(c *harness.Conn, r *trace.Record, s *answers.Stream, mtu int) {
 	p := r.Packet
 	q := s.Req
 	single, known := false, false
@@ -205,7 +205,7 @@ func unseenBefore(c *harness.Conn, p wire.PSN) bool {
 }
 
 // cont judges a packet continuing a stream.
-func (m *monitor) cont(c *harness.Conn, r *trace.Record, s *responses.Stream) {
+func (m *monitor) cont(c *harness.Conn, r *trace.Record, s *answers.Stream) {
 	p := r.Packet
 	q := s.Req
 	if opc.StartsMessage(p.Opcode) && !c.Complete() {
@@ -235,7 +235,7 @@ func (m *monitor) cont(c *harness.Conn, r *trace.Record, s *responses.Stream) {
 // missed the responder's packets in between (the rest of s and the start
 // of another answer). The responder's IPv4 Identifications running on
 // unbroken since s's latest packet rule that out.
-func (m *monitor) skipUnlessMissed(c *harness.Conn, r *trace.Record, s *responses.Stream) {
+func (m *monitor) skipUnlessMissed(c *harness.Conn, r *trace.Record, s *answers.Stream) {
 	p := r.Packet
 	q := s.Req
 	c.ViolationUnlessMissedAny(ID, r,

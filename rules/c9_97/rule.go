@@ -11,9 +11,9 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/responses"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -22,12 +22,12 @@ const ID = "C9-97"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		t, feeder := responses.Join(c)
+		t, feeder := answers.Join(c)
 		return &monitor{t: t, feeder: feeder}
 	}})
 }
 
-// monitor follows READ response streams (responses.Tracker) and checks the
+// monitor follows READ response streams (answers.Tracker) and checks the
 // first packet of each stream that starts at a READ request's PSN:
 //   - it carries an AETH: a Middle there means the response began without
 //     one (a stream starting with a Last has its AETH; the broken sequence
@@ -43,8 +43,8 @@ func init() {
 // with Middle fails both). Streams whose
 // numbering is broken are C9-96's concern.
 type monitor struct {
-	t      *responses.Tracker
-	feeder bool // the shared tracker's feeder (responses.Join)
+	t      *answers.Tracker
+	feeder bool // the shared tracker's feeder (answers.Join)
 }
 
 // Opcodes implements harness.OpcodeFilter: the monitor judges the first packet
@@ -66,7 +66,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	ev := m.t.Observe(c, r)
-	if ev.Kind != responses.EvStart {
+	if ev.Kind != answers.EvStart {
 		return
 	}
 	p := r.Packet
@@ -89,7 +89,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			q.PSN, q.Rec.Frame, p.Opcode), want(), p.String())
 		return
 	}
-	if !responses.ACKKind(p) {
+	if !answers.ACKKind(p) {
 		c.Violation(ID, r, fmt.Sprintf("the first response packet of the READ at PSN %d (frame %d) carries the syndrome %s, which acknowledges nothing: the first AETH must be an ACK",
 			q.PSN, q.Rec.Frame, p.AETH), want(), p.String())
 		return

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/responses"
 	"github.com/rcconform/rcconform/rules/rulekit"
@@ -113,7 +114,7 @@ func checkFirst(p *harness.Peer, recs []*trace.Record, reads []*wire.Packet, i i
 	if k2.Opcode != op {
 		p.Fail(want, fmt.Sprintf("the response begins with %s", k2.Opcode), first)
 	}
-	if !responses.ACKKind(k2) {
+	if !answers.ACKKind(k2) {
 		p.Fail(want, fmt.Sprintf("its AETH carries %s, which acknowledges nothing", k2.AETH), first)
 	}
 	if msn := k2.AETH.MSN; wire.PSN(msn).Before(wire.PSN(lo&0xFFFFFF)) || wire.PSN(msn).After(wire.PSN((hi+1)&0xFFFFFF)) {

@@ -11,9 +11,9 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/responses"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -22,12 +22,12 @@ const ID = "C9-98"
 
 func init() {
 	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
-		t, feeder := responses.Join(c)
+		t, feeder := answers.Join(c)
 		return &monitor{t: t, feeder: feeder}
 	}})
 }
 
-// monitor follows READ response streams (responses.Tracker) and checks
+// monitor follows READ response streams (answers.Tracker) and checks
 // the packet of each multi-packet stream that carries the last PSN of its
 // READ's range (the READ answered, or the part a retry asked for):
 //   - it is a Last, which carries an AETH (a Middle there means the
@@ -40,8 +40,8 @@ func init() {
 // decides). Streams whose numbering is broken are C9-96's concern; a
 // one-packet response (an Only) is C9-97's.
 type monitor struct {
-	t      *responses.Tracker
-	feeder bool // the shared tracker's feeder (responses.Join)
+	t      *answers.Tracker
+	feeder bool // the shared tracker's feeder (answers.Join)
 }
 
 // Opcodes implements harness.OpcodeFilter: the monitor judges READ response
@@ -63,7 +63,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	ev := m.t.Observe(c, r)
-	if ev.Kind != responses.EvStart && ev.Kind != responses.EvContinue {
+	if ev.Kind != answers.EvStart && ev.Kind != answers.EvContinue {
 		return
 	}
 	p := r.Packet
@@ -82,7 +82,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return []string{fmt.Sprintf("a READ Response Last with PSN %d carrying an AETH with an ACK syndrome", s.End)}
 	}
 	switch {
-	case p.Opcode == wire.ReadResponseLast && responses.ACKKind(p):
+	case p.Opcode == wire.ReadResponseLast && answers.ACKKind(p):
 		c.Checked(ID)
 	case p.Opcode == wire.ReadResponseLast:
 		c.Violation(ID, r, fmt.Sprintf("the last response packet of the READ at PSN %d (frame %d) carries the syndrome %s: the last AETH acknowledges the READ, so it must be an ACK",

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/responses"
 	"github.com/rcconform/rcconform/rules/rulekit"
@@ -81,7 +82,7 @@ func checkLast(p *harness.Peer, recs []*trace.Record, reads []*wire.Packet, i in
 		p.Fail(want, fmt.Sprintf("%d response packets: %s", len(stream), responses.Summary(stream)), nil)
 	}
 	for _, rec := range stream[1 : n-1] {
-		if k2 := rec.Packet; k2.Opcode.Has(wire.HdrAETH) && !responses.NAKKind(k2) {
+		if k2 := rec.Packet; k2.Opcode.Has(wire.HdrAETH) && !answers.NAKKind(k2) {
 			p.Fail(want, fmt.Sprintf("%s with PSN %d, carrying an AETH, in the middle of the response", k2.Opcode, k2.PSN), rec)
 		}
 	}
@@ -96,7 +97,7 @@ func checkLast(p *harness.Peer, recs []*trace.Record, reads []*wire.Packet, i in
 		p.Fail(want, fmt.Sprintf("the last packet went out as %s, which carries no AETH", k2.Opcode), lastRec)
 	case k2.Opcode != wire.ReadResponseLast:
 		p.Fail(want, fmt.Sprintf("the last packet went out as %s", k2.Opcode), lastRec)
-	case !responses.ACKKind(k2):
+	case !answers.ACKKind(k2):
 		p.Fail(want, fmt.Sprintf("the last packet's AETH carries %s, which does not acknowledge the READ", k2.AETH), lastRec)
 	case wire.PSN(k2.AETH.MSN).Before(wire.PSN(k & 0xFFFFFF)), wire.PSN(k2.AETH.MSN).Before(wire.PSN(firstMSN)):
 		p.Fail(want, fmt.Sprintf("the last packet's AETH carries MSN %d (the first packet's: %d)", k2.AETH.MSN, firstMSN), lastRec)

@@ -9,6 +9,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -137,7 +138,7 @@ func CheckNumbering(p *harness.Peer, rp ReadPlan, stream []*trace.Record) {
 		if i == n-1 {
 			size = int(q.RETH.Length) - (n-1)*mtu
 		}
-		if NAKKind(k) {
+		if answers.NAKKind(k) {
 			continue
 		}
 		if len(k.Payload) != size {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
@@ -19,7 +20,7 @@ import (
 // RegisterMidStreamMonitor registers the shared monitor under clause.
 func RegisterMidStreamMonitor(clause string) {
 	harness.RegisterMonitor(harness.Monitor{Clause: clause, New: func(c *harness.Conn) harness.Checker {
-		t, feeder := Join(c)
+		t, feeder := answers.Join(c)
 		return &midStream{clause: clause, t: t, feeder: feeder}
 	}})
 }
@@ -48,8 +49,8 @@ func RegisterMidStreamMonitor(clause string) {
 // under C9-111/C9-121 (or of the expected PSN, C9-103), not here.
 type midStream struct {
 	clause string
-	t      *Tracker
-	feeder bool // the shared tracker's feeder (Join)
+	t      *answers.Tracker
+	feeder bool // the shared tracker's feeder (answers.Join)
 }
 
 // Opcodes implements harness.OpcodeFilter: the monitor judges READ responses
@@ -74,7 +75,7 @@ func (m *midStream) Observe(c *harness.Conn, r *trace.Record) {
 	open, next := ev.Before, ev.BeforeNext
 	p := r.Packet
 	switch ev.Kind {
-	case EvAfterNAK:
+	case answers.EvAfterNAK:
 		s := ev.Stream
 		if seqNAK(s.NAKRec) {
 			c.Indeterminate(m.clause, "READ response data followed a sequence NAK inside the READ's range: that NAK answered a request, not the READ's failure (its PSN is judged under C9-111/C9-121)")
@@ -84,7 +85,7 @@ func (m *midStream) Observe(c *harness.Conn, r *trace.Record) {
 			p.PSN, s.NAKRec.Frame, s.Req.PSN),
 			[]string{"no READ response packet of that READ after its NAK (a new response only for a new or duplicate READ request)"},
 			p.String())
-	case EvNAK, EvStart, EvContinue, EvBeyond, EvSkip:
+	case answers.EvNAK, answers.EvStart, answers.EvContinue, answers.EvBeyond, answers.EvSkip:
 		s := ev.Stream
 		if s == nil || open == nil || s != open || !s.NAKed || s.NAKRec != r {
 			return
@@ -104,7 +105,7 @@ func seqNAK(r *trace.Record) bool {
 }
 
 // judge checks NAK r, which ended stream s whose next PSN was next.
-func (m *midStream) judge(c *harness.Conn, r *trace.Record, s *Stream, next wire.PSN) {
+func (m *midStream) judge(c *harness.Conn, r *trace.Record, s *answers.Stream, next wire.PSN) {
 	p := r.Packet
 	if seqNAK(r) {
 		c.Indeterminate(m.clause, fmt.Sprintf("a sequence NAK with PSN %d inside the response range of the READ at PSN %d answers an out-of-sequence request, not the READ's failure: its PSN is judged under C9-111/C9-121", p.PSN, s.Req.PSN))

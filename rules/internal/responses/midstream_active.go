@@ -8,6 +8,7 @@ import (
 
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/realclock"
 	"github.com/rcconform/rcconform/rules/rulekit"
@@ -111,11 +112,11 @@ func runMidStream(p *harness.Peer, length, fill, after int) {
 	var nak *trace.Record
 	for _, rec := range resp {
 		k := rec.Packet
-		if k.Opcode == wire.Acknowledge && NAKKind(k) {
+		if k.Opcode == wire.Acknowledge && answers.NAKKind(k) {
 			nak = rec
 			break
 		}
-		if isReadResponse(k) && NAKKind(k) {
+		if isReadResponse(k) && answers.NAKKind(k) {
 			nak = rec
 			break
 		}

@@ -7,7 +7,6 @@ package rtest
 
 import (
 	"fmt"
-	"github.com/rcconform/rcconform/harness/harnesstest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/rcconform/rcconform/dut"
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/harnesstest"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
 

@@ -1,4 +1,4 @@
-package responses
+package answers
 
 // Exhaustive returns a Tracker that walks every READ where the Tracker
 // uses its indexes: the model as defined, to compare with.

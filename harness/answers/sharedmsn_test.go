@@ -1,4 +1,4 @@
-package responses_test
+package answers_test
 
 import (
 	"fmt"
@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/responses"
-	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -17,10 +17,10 @@ import (
 // with a model of its own, and sharing one as the monitors do
 // (SharedMSN, with C9-149 forking a model of its own when NAKForks).
 type msnTwins struct {
-	t          responses.Tracker
-	m148, m149 responses.MSNModel
-	shared     responses.SharedMSN
-	own        *responses.MSNModel
+	t          answers.Tracker
+	m148, m149 answers.MSNModel
+	shared     answers.SharedMSN
+	own        *answers.MSNModel
 	diff       *string
 }
 
@@ -28,7 +28,7 @@ func (w *msnTwins) Observe(c *harness.Conn, r *trace.Record) {
 	ev := w.t.Observe(c, r)
 	req := r.Packet.Opcode.IsRequest()
 	// Each with its own model.
-	var a148, a149 responses.Judgement
+	var a148, a149 answers.Judgement
 	if req {
 		w.m148.Request(c, r, ev.MTU)
 		w.m149.Request(c, r, ev.MTU)
@@ -39,7 +39,7 @@ func (w *msnTwins) Observe(c *harness.Conn, r *trace.Record) {
 		}
 	}
 	// Sharing.
-	var b148, b149 responses.Judgement
+	var b148, b149 answers.Judgement
 	if req {
 		w.shared.Request(c, r, ev.MTU)
 	} else {
@@ -81,7 +81,7 @@ func TestSharedMSNJudgesAsOwnModels(t *testing.T) {
 	}})
 	for seed := range 300 {
 		rng := rand.New(rand.NewPCG(uint64(seed), 5))
-		var b rtest.Builder
+		var b ht.Trace
 		psn := wire.PSN(rng.Uint32() & wire.PSNMask)
 		msn := rng.Uint32() & 0xFFFFFF
 		if seed%2 == 0 {
@@ -90,7 +90,7 @@ func TestSharedMSNJudgesAsOwnModels(t *testing.T) {
 		for range 60 {
 			switch x := rng.IntN(10); {
 			case x < 4:
-				b.Send(psn, rng.IntN(2) == 0)
+				b.Req(wire.SendOnly, psn, rng.IntN(2) == 0)
 				psn = psn.Next()
 			case x < 6:
 				if rng.IntN(4) != 0 {
@@ -108,8 +108,8 @@ func TestSharedMSNJudgesAsOwnModels(t *testing.T) {
 				b.Ack(psn.Add(-1), msn&0xFFFFFF)
 			}
 		}
-		for _, s := range []harness.Settings{rtest.Active(1024), rtest.Capture(0)} {
-			rtest.Audit(b.Recs, s, clause)
+		for _, s := range []harness.Settings{active(1024), capture(0)} {
+			ht.Audit(&ht.Trace{Records: b.Records}, clause, s)
 			if diff != "" {
 				t.Fatalf("seed %d, active %v: %s", seed, s.Active, diff)
 			}

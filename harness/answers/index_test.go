@@ -1,4 +1,4 @@
-package responses_test
+package answers_test
 
 import (
 	"math/rand/v2"
@@ -6,17 +6,17 @@ import (
 	"testing"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
 	"github.com/rcconform/rcconform/harness/trace"
-	"github.com/rcconform/rcconform/rules/internal/responses"
-	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
 )
 
 // twins runs a Tracker with its indexes next to one that walks every READ
-// (responses.Exhaustive), on every packet, and reports the first packet
+// (answers.Exhaustive), on every packet, and reports the first packet
 // where their events, READs or pending READs differ.
 type twins struct {
-	fast, slow *responses.Tracker
+	fast, slow *answers.Tracker
 	n          int
 	diff       *string
 }
@@ -29,15 +29,15 @@ func (w *twins) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	// Packets counts cached per READ depend on which READs a search
 	// looked at: not part of the model.
-	responses.ForgetPackets(w.fast)
-	responses.ForgetPackets(w.slow)
-	var pend []*responses.ReadReq
+	answers.ForgetPackets(w.fast)
+	answers.ForgetPackets(w.slow)
+	var pend []*answers.ReadReq
 	for _, q := range w.slow.Reads() {
 		if !q.Dup && !q.Answered && !q.Failed {
 			pend = append(pend, q)
 		}
 	}
-	var fastPend []*responses.ReadReq
+	var fastPend []*answers.ReadReq
 	for _, q := range w.fast.Pending() {
 		if !q.Dup && !q.Answered && !q.Failed {
 			fastPend = append(fastPend, q)
@@ -58,7 +58,7 @@ func (w *twins) Observe(c *harness.Conn, r *trace.Record) {
 
 func (w *twins) End(*harness.Conn) {}
 
-func samePSNs(a, b []*responses.ReadReq) bool {
+func samePSNs(a, b []*answers.ReadReq) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -79,7 +79,7 @@ func TestIndexesFindWhatAWalkFinds(t *testing.T) {
 	const clause = "test-indexes"
 	var diff string
 	harness.RegisterMonitor(harness.Monitor{Clause: clause, New: func(*harness.Conn) harness.Checker {
-		return &twins{fast: &responses.Tracker{}, slow: responses.Exhaustive(), diff: &diff}
+		return &twins{fast: &answers.Tracker{}, slow: answers.Exhaustive(), diff: &diff}
 	}})
 	seeds := 24
 	if testing.Short() {
@@ -88,7 +88,7 @@ func TestIndexesFindWhatAWalkFinds(t *testing.T) {
 	for seed := range seeds {
 		rng := rand.New(rand.NewPCG(uint64(seed), 3))
 		mtu := [...]int{0, 256, 1024, 4096}[seed%4]
-		var b rtest.Builder
+		var b ht.Trace
 		next := wire.PSN(rng.Uint32() & wire.PSNMask)
 		if seed%3 == 0 {
 			next = wire.PSN(wire.PSNMask - uint32(rng.IntN(300)))
@@ -115,7 +115,7 @@ func TestIndexesFindWhatAWalkFinds(t *testing.T) {
 				reads = append(reads, rd{next, n})
 				next = next.Add(min(n, 64))
 			case x < 35:
-				b.Send(next, rng.IntN(2) == 0)
+				b.Req(wire.SendOnly, next, rng.IntN(2) == 0)
 				next = next.Next()
 			case x < 42 && len(reads) > 0: // a duplicate or a partial retry
 				q := reads[len(reads)-1-rng.IntN(min(len(reads), 20))]
@@ -141,7 +141,7 @@ func TestIndexesFindWhatAWalkFinds(t *testing.T) {
 					if rng.IntN(15) == 0 {
 						op = wire.Opcode(0x0D + rng.IntN(4))
 					}
-					b.Resp(op, q.psn.Add(i), wire.SynACK(4), 1, 256)
+					resp(&b, op, q.psn.Add(i), wire.SynACK(4), 1, 256)
 					if rng.IntN(12) == 0 {
 						break
 					}
@@ -155,21 +155,21 @@ func TestIndexesFindWhatAWalkFinds(t *testing.T) {
 				reads = reads[300:]
 			}
 		}
-		rtest.Audit(b.Recs, rtest.Capture(mtu), clause)
+		ht.Audit(&ht.Trace{Records: b.Records}, clause, capture(mtu))
 		if diff != "" {
 			t.Fatalf("seed %d: %s", seed, diff)
 		}
 	}
 	// READs in PSN order all the way round the PSN space: the READ at
 	// PSN 1000 holds PSN 1001 again after the requester's PSNs wrapped.
-	var b rtest.Builder
+	var b ht.Trace
 	b.Read(1000, 8*256)
 	for i := range 8 {
 		b.Read(wire.PSN(1064).Add(i<<21), 256)
 	}
 	b.Read(1001, 256)
-	b.Resp(wire.ReadResponseFirst, 1000, wire.SynACK(4), 1, 256)
-	rtest.Audit(b.Recs, rtest.Capture(256), clause)
+	resp(&b, wire.ReadResponseFirst, 1000, wire.SynACK(4), 1, 256)
+	ht.Audit(&ht.Trace{Records: b.Records}, clause, capture(256))
 	if diff != "" {
 		t.Fatalf("round the PSN space: %s", diff)
 	}

@@ -1,0 +1,105 @@
+package answers_test
+
+import (
+	"testing"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// events runs a Tracker over recs (through a throw-away monitor, so the
+// harness's connection model is maintained as in a real audit) and
+// returns the kind of event each record produced.
+func events(t *testing.T, recs []*trace.Record, s harness.Settings) []answers.EventKind {
+	t.Helper()
+	var got []answers.EventKind
+	const clause = "test-tracker"
+	harness.RegisterMonitor(harness.Monitor{Clause: clause, New: func(*harness.Conn) harness.Checker {
+		return &probe{out: &got}
+	}})
+	ht.Audit(&ht.Trace{Records: recs}, clause, s)
+	return got
+}
+
+type probe struct {
+	t   answers.Tracker
+	out *[]answers.EventKind
+}
+
+func (p *probe) Observe(c *harness.Conn, r *trace.Record) {
+	*p.out = append(*p.out, p.t.Observe(c, r).Kind)
+}
+func (p *probe) End(*harness.Conn) {}
+
+func TestTrackerClassifies(t *testing.T) {
+	var b ht.Trace
+	b.Read(10, 3*256)                                  // request
+	b.Read(13, 256)                                    // request
+	resp(&b, wire.ReadResponseFirst, 10, 0x04, 1, 256) // start
+	resp(&b, wire.ReadResponseMiddle, 11, 0, 0, 256)   // continue
+	resp(&b, wire.ReadResponseLast, 12, 0x04, 1, 256)  // continue
+	resp(&b, wire.ReadResponseOnly, 13, 0x04, 2, 256)  // start
+	resp(&b, wire.ReadResponseOnly, 20, 0x04, 2, 256)  // orphan
+	b.Read(10, 3*256)                                  // duplicate request
+	resp(&b, wire.ReadResponseFirst, 10, 0x04, 2, 256) // start (replay)
+	b.NAK(11, wire.NAKRemoteAccess, 2)                 // NAK ending it
+	resp(&b, wire.ReadResponseMiddle, 12, 0, 0, 256)   // after the NAK
+	b.Ack(13, 2)                                       // ACK
+	b.Read(30, 4*256)                                  // request
+	resp(&b, wire.ReadResponseMiddle, 32, 0, 0, 256)   // skip (inside the range, not at a request PSN)
+	want := []answers.EventKind{
+		answers.EvRequest, answers.EvRequest,
+		answers.EvStart, answers.EvContinue, answers.EvContinue, answers.EvStart, answers.EvOrphan,
+		answers.EvRequest, answers.EvStart, answers.EvNAK, answers.EvAfterNAK, answers.EvAck,
+		answers.EvRequest, answers.EvSkip,
+	}
+	wantEvents(t, b.Records, events(t, b.Records, active(256)), want)
+}
+
+// wantEvents checks the events got for recs against want.
+func wantEvents(t *testing.T, recs []*trace.Record, got, want []answers.EventKind) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d events, want %d: %v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("record %d (%s): event %d, want %d", i+1, recs[i], got[i], want[i])
+		}
+	}
+}
+
+// With the path MTU unknown (every response truncated by the capture),
+// the tracker reads each READ's span from the connection's
+// reconstruction: the READ's Last closes it, so a replay running past it
+// is EvBeyond, and a response inside a READ's span that skipped its First
+// belongs to that READ (EvSkip, not EvOrphan).
+func TestTrackerReadsSpansMTUUnknown(t *testing.T) {
+	var b ht.Trace
+	b.Read(10, 3*256)                                  // request
+	resp(&b, wire.ReadResponseFirst, 10, 0x04, 1, 256) // start
+	resp(&b, wire.ReadResponseMiddle, 11, 0, 0, 256)   // continue
+	resp(&b, wire.ReadResponseLast, 12, 0x04, 1, 256)  // continue: closes the span 10..12
+	b.Read(10, 3*256)                                  // duplicate request
+	resp(&b, wire.ReadResponseFirst, 10, 0x04, 1, 256) // start (replay)
+	resp(&b, wire.ReadResponseMiddle, 11, 0, 0, 256)   // continue
+	resp(&b, wire.ReadResponseMiddle, 12, 0, 0, 256)   // continue (at the span's end)
+	resp(&b, wire.ReadResponseLast, 13, 0x04, 1, 256)  // beyond the span
+	b.Read(20, 3*256)                                  // request
+	resp(&b, wire.ReadResponseMiddle, 21, 0, 0, 256)   // skip: its First lost
+	resp(&b, wire.ReadResponseLast, 22, 0x04, 2, 256)  // continue
+	for _, r := range b.Records {
+		if r.Packet.Opcode.IsResponse() {
+			r.Truncated = true
+		}
+	}
+	want := []answers.EventKind{
+		answers.EvRequest, answers.EvStart, answers.EvContinue, answers.EvContinue,
+		answers.EvRequest, answers.EvStart, answers.EvContinue, answers.EvContinue, answers.EvBeyond,
+		answers.EvRequest, answers.EvSkip, answers.EvContinue,
+	}
+	wantEvents(t, b.Records, events(t, b.Records, capture(0)), want)
+}
