@@ -104,6 +104,20 @@ func (c *Conn) ackPSNFault(r *trace.Record) string {
 	return ""
 }
 
+// atomicAckPSNFault says why ATOMIC Acknowledge r carries a PSN no legal
+// responder gives it ("" when it may): the PSN of a request other than an
+// ATOMIC, or one beyond every request on a trace that holds every request.
+func (c *Conn) atomicAckPSNFault(r *trace.Record) string {
+	p := r.Packet
+	if rop, _, _, ok := c.Req(p.PSN); ok && opc.Class(rop) != wire.ClassAtomic {
+		return fmt.Sprintf("an ATOMIC Acknowledge carries PSN %d, which a request other than an ATOMIC carried (frame %d): its PSN is o9-58's fault", p.PSN, r.Frame)
+	}
+	if c.HaveReq && !p.PSN.Before(c.NextReq) && c.SeesEveryRequest() {
+		return fmt.Sprintf("an ATOMIC Acknowledge carries PSN %d, beyond every request sent (frame %d): its PSN is o9-58's fault", p.PSN, r.Frame)
+	}
+	return ""
+}
+
 // ReqClass is how a request stands against the responder's expected PSN.
 type ReqClass uint8
 
@@ -264,12 +278,7 @@ func (c *Conn) reconResponse(r *trace.Record) {
 			c.spanUsed(s)
 		}
 	case wire.ClassAtomicAck:
-		fault := ""
-		if rop, _, _, ok := c.Req(p.PSN); ok && opc.Class(rop) != wire.ClassAtomic {
-			fault = fmt.Sprintf("an ATOMIC Acknowledge carries PSN %d, which a request other than an ATOMIC carried (frame %d): its PSN is o9-58's fault", p.PSN, r.Frame)
-		} else if c.HaveReq && !p.PSN.Before(c.NextReq) && c.SeesEveryRequest() {
-			fault = fmt.Sprintf("an ATOMIC Acknowledge carries PSN %d, beyond every request sent (frame %d): its PSN is o9-58's fault", p.PSN, r.Frame)
-		}
+		fault := c.atomicAckPSNFault(r)
 		if c.psnFault == "" {
 			c.psnFault = fault
 		}

@@ -318,7 +318,11 @@ func (w *Window) response(c *Conn, r *trace.Record) {
 	p := r.Packet
 	switch op := p.Opcode; {
 	case op == wire.Acknowledge && p.AETH.IsACK():
-		w.positive(c, p.PSN, p.PSN)
+		// A response whose PSN no legal responder gives proves nothing
+		// of where the responder stood (one root cause, one clause).
+		if c.ackPSNFault(r) == "" {
+			w.positive(c, p.PSN, p.PSN)
+		}
 	case op == wire.Acknowledge && p.AETH.IsNAK(wire.NAKPSNSequence):
 		w.seqNAK(c, p.PSN)
 	case op == wire.Acknowledge && p.AETH.IsRNR():
@@ -332,7 +336,9 @@ func (w *Window) response(c *Conn, r *trace.Record) {
 			w.positive(c, rd.First, rd.LastMin)
 		}
 	case op == wire.AtomicAcknowledge:
-		w.positive(c, p.PSN, p.PSN)
+		if c.atomicAckPSNFault(r) == "" {
+			w.positive(c, p.PSN, p.PSN)
+		}
 	}
 }
 

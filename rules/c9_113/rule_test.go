@@ -141,3 +141,21 @@ func TestBehindEither(t *testing.T) {
 		}
 	}
 }
+
+// An ATOMIC acknowledgment one PSN late (at the next request's PSN,
+// o9-58's fault) proves nothing of where the responder stood: on a
+// complete trace the RNR NAK refusing that next request, at its own PSN,
+// is not taken for one naming a PSN the responder had passed.
+func TestAfterAnAtomicAckAtAnotherPSN(t *testing.T) {
+	b := dupnak.NewTraceBuilder(1024)
+	b.Send(10)
+	b.Ack(10, 1)
+	b.Req(wire.FetchAdd, 11, true)
+	b.Send(12)
+	b.AtomicAck(12, 7, 2) // one PSN late
+	b.RNR(12, 2)
+	sink := dupnak.Audit(b.Recs, true, 1024, ID)
+	if own := dupnak.Tally(sink, ID); own.Violations != 0 || own.Checked != 1 {
+		t.Fatalf("want the RNR NAK checked, got %+v: %+v", own, sink.Findings)
+	}
+}

@@ -902,11 +902,6 @@ var recallKnown = map[recallKey]int{
 	// All found; once the READ's requester is blamed too (C9-116).
 	{"C9-97 READ answer begins with a Middle", "complete", "also C9-116"}: 3,
 
-	// All found (a request of another kind captured after the
-	// acknowledgment settles it). Also, on complete captures: the RNR
-	// NAK at the PSN it took blamed (C9-113); off them the acknowledgment
-	// at fault raises no bound on the expected PSN, so no later NAK is.
-	{"o9-58 ATOMIC ack one PSN late", "complete", "also C9-113"}: 2,
 	// C9-111 (the first example, a sequence NAK naming a PSN no
 	// responder state gives). Misses: a duplicate came since the
 	// responder's last proven point, and the NAK behind the PSN it had
