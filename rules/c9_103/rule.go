@@ -26,30 +26,23 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 //
 // On complete traces the model knows the window of expected PSNs exactly;
 // elsewhere only a lower bound (the PSN after the newest request the
-// responder acknowledged), so only a NAK behind that bound is flagged.
-type judge struct {
-	// nak is the last NAK the responder sent (haveNAK: one came): a NAK
-	// repeating it, same code and PSN, is the NAK latch's concern
-	// (C9-114/C9-122), not a sign that a duplicate moved the expected PSN.
-	nak     uint8 // syndrome
-	nakPSN  wire.PSN
-	haveNAK bool
-}
+// responder acknowledged), so only a NAK behind that bound is flagged, and
+// there the trace cannot tell a duplicate that moved the expected PSN from
+// a NAK that misnames it: the one finding names both clauses
+// (dupnak.MovedOrWrongNAK). A NAK repeating the responder's previous
+// sequence NAK (dupnak.Event.RepeatsNAK) is the NAK latch's concern
+// (C9-114/C9-122), not a sign that a duplicate moved the expected PSN.
+type judge struct{}
 
 // Opcodes implements harness.OpcodeFilter: Acknowledges only.
 func (*judge) Opcodes() uint32 { return opcodes }
 
 var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
 
-func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+func (*judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead || p.Opcode != wire.Acknowledge {
 		return
-	}
-	repeat := false
-	if !p.AETH.IsACK() {
-		repeat = j.haveNAK && p.AETH.Syndrome == j.nak && p.PSN == j.nakPSN
-		j.nak, j.nakPSN, j.haveNAK = p.AETH.Syndrome, p.PSN, true
 	}
 	if len(ev.DupsSinceBase) == 0 {
 		return
@@ -68,18 +61,15 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	switch {
 	case ev.Exact && ev.InWindow:
 		k.Checked(c)
-	case repeat:
-		k.Indeterminate(c, fmt.Sprintf("after a duplicate the NAK names PSN %d behind the expected PSN, but it repeats the responder's previous NAK (same code and PSN): a NAK sent twice is the NAK latch's concern (C9-114/C9-122), and it shows nothing about where the duplicate left the expected PSN", p.PSN))
+	case ev.RepeatsNAK:
+		k.Indeterminate(c, fmt.Sprintf("after a duplicate the NAK names PSN %d behind the expected PSN, but it repeats the responder's previous sequence NAK (the same PSN): a NAK sent twice is the NAK latch's concern (C9-114/C9-122), and it shows nothing about where the duplicate left the expected PSN", p.PSN))
 	case ev.Exact && ev.Behind:
 		k.Violation(c, ev.Rec, fmt.Sprintf("after the duplicate %s (%s), the NAK names PSN %d, behind the expected PSN %s the responder had before it: the duplicate moved the expected PSN",
 			last.Opcode.ShortName(), dupnak.DupList(dups), p.PSN, dupnak.FormatPSNs(ev.Window)),
 			[]string{fmt.Sprintf("a NAK naming the unchanged expected PSN %s", dupnak.FormatPSNs(ev.Window)), "the duplicate answered and the expected PSN left where it was"},
 			dupnak.Seen(ev.Rec))
-	case !k.T.Complete() && ev.HaveLower && ev.Behind:
-		k.Violation(c, ev.Rec, fmt.Sprintf("after the duplicate %s (%s), the NAK names PSN %d, behind PSN %d the responder had already acknowledged: the duplicate moved its expected PSN back",
-			last.Opcode.ShortName(), dupnak.DupList(dups), p.PSN, ev.Lower.Add(-1)),
-			[]string{fmt.Sprintf("a NAK naming the responder's unchanged expected PSN, at least %d", ev.Lower)},
-			dupnak.Seen(ev.Rec))
+	case dupnak.BehindAfterDup(k, ev):
+		dupnak.MovedOrWrongNAK(k, c, ev)
 	case !ev.Exact:
 		k.Indeterminate(c, "a NAK followed a duplicate, but the expected PSN before the duplicate is not known: "+k.T.Why())
 	}

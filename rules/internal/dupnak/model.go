@@ -139,8 +139,13 @@ type Event struct {
 	InDupReadStream *AnsReq
 
 	// A sequence NAK and the latch.
-	PrevLatch     *Latch // the episode open before this NAK (nil: none)
-	NetDupUnknown bool   // identical to the previous NAK and the IP ID cannot tell (copies the ID tells never reach the checkers)
+	PrevLatch *Latch // the episode open before this NAK (nil: none)
+	// RepeatsNAK: the sequence NAK names the PSN the responder's
+	// previous sequence NAK named. Whether it may be sent at all is the
+	// NAK latch's rule (C9-114/C9-122); its PSN, stale by then, is no
+	// sign of a second fault.
+	RepeatsNAK    bool
+	NetDupUnknown bool // identical to the previous NAK and the IP ID cannot tell (copies the ID tells never reach the checkers)
 	// PastGap: a positive response naming a PSN at or past the latch's
 	// PSN while the latch had to be set (exact).
 	PastGap *Latch
@@ -420,6 +425,7 @@ func (t *Tracker) seqNAK(c *harness.Conn, r *trace.Record, ev *Event) {
 			ev.NetDupUnknown = true
 		}
 	}
+	ev.RepeatsNAK = t.prevNAK != nil && t.prevNAK.Packet.PSN == x
 	t.prevNAK = r
 	ev.PrevLatch = t.latch
 	if t.complete && t.w.Holds() && t.w.FirstE(x) < 0 {
