@@ -61,6 +61,8 @@ func (*judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	switch {
 	case ev.Exact && ev.InWindow:
 		k.Checked(c)
+	case ev.RepeatsPassed:
+		dupnak.PassedNAK(k, c, ev)
 	case ev.RepeatsNAK:
 		k.Indeterminate(c, fmt.Sprintf("after a duplicate the NAK names PSN %d behind the expected PSN, but it repeats the responder's previous sequence NAK (the same PSN): a NAK sent twice is the NAK latch's concern (C9-114/C9-122), and it shows nothing about where the duplicate left the expected PSN", p.PSN))
 	case ev.Exact && ev.Behind:

@@ -64,3 +64,7 @@ func TestBehindAfterADuplicate(t *testing.T) {
 		t.Errorf("the finding names %v, want %v", ids, want)
 	}
 }
+
+// TestRepeatAfterPassed runs the shared case of a sequence NAK repeated
+// after the responder had passed its PSN.
+func TestRepeatAfterPassed(t *testing.T) { dupnak.CheckRepeatAfterPassed(t, ID) }

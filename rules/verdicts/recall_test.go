@@ -341,7 +341,12 @@ var recallCatalogue = []injection{
 		// Injected: it names 1 or 2 PSNs behind a request a positive
 		// response had already acknowledged. Legal only if the NAK is
 		// older than it looks (late, or a copy): decided when the
-		// responder's IDs date it after that response.
+		// responder's IDs date it after that response. All found (none
+		// in recallKnown): off complete captures, after a duplicate the
+		// one finding names C9-103 too (the duplicate may have moved the
+		// expected PSN back), and where the NAK names its previous
+		// one's PSN again, the NAK latch too (C9-114/C9-122: it may have
+		// been built while latched and sent late).
 		key: "C9-111 sequence NAK behind an acknowledged PSN", clause: "C9-111", alts: []string{"C9-121", "C9-125"},
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			d := 1 + rng.IntN(2)
@@ -907,18 +912,6 @@ var recallKnown = map[recallKey]int{
 	// NAK at the PSN it took blamed (C9-113); off them the acknowledgment
 	// at fault raises no bound on the expected PSN, so no later NAK is.
 	{"o9-58 ATOMIC ack one PSN late", "complete", "also C9-113"}: 2,
-	// C9-111 (the first example, a sequence NAK naming a PSN no
-	// responder state gives). After a duplicate, off complete captures,
-	// the one finding names C9-103 too (the duplicate may have moved the
-	// expected PSN back): a catch, and no second clause. Misses: the
-	// injected NAK names the PSN the responder's previous sequence NAK
-	// named, after a positive response acknowledged that PSN: set aside
-	// as a repeat (the NAK latch's, C9-114/C9-122, which leaves it
-	// undecided off complete captures). (On complete traces a NAK with a
-	// PSN no expected PSN gives sets no latch, so the NAK latch is not
-	// blamed for the NAKs after it.)
-	{"C9-111 sequence NAK behind an acknowledged PSN", "at the responder, IDs counting", "miss"}: 1,
-	{"C9-111 sequence NAK behind an acknowledged PSN", "in the middle, IDs counting", "miss"}:    2,
 
 	// §9.7.7.2: all decided traces found. With IPv6 or fixed IDs, the
 	// out-of-sequence requests before the first NAK count as prompts for

@@ -117,6 +117,9 @@ var cases = []vcase{
 	// not the request it answers).
 	{name: "sequence NAK behind an acknowledged PSN after a duplicate, capture", build: seqNAKAfterDup(wire.SendOnly), settings: capture(1024), fail: "C9-103,C9-111,C9-121"},
 	{name: "sequence NAK at a duplicate ATOMIC's PSN behind an acknowledged PSN, capture", build: seqNAKAfterDup(wire.FetchAdd), settings: capture(1024), fail: "C9-103,C9-111,C9-121"},
+	// Its PSN again after the responder acknowledged it: one finding
+	// names C9-111 (C9-121) and the latch, C9-114 (C9-122).
+	{name: "sequence NAK repeated after its PSN was acknowledged, capture", build: seqNAKAgain, settings: capture(1024), fail: "C9-111,C9-114,C9-121,C9-122"},
 	{name: "invalid request NAK behind the expected PSN", build: invNAK(100), settings: complete(1024), fail: "C9-111,C9-125"},
 	{name: "invalid request NAK past the request (an undecoded packet may be there)", build: invNAK(102), settings: complete(1024), undecided: "C9-125"},
 	{name: "invalid request NAK at the request", build: invNAK(101), settings: complete(1024)},
@@ -692,6 +695,19 @@ func seqNAKAfterDup(op wire.Opcode) func(t *ht.Trace) {
 		t.NAK(100, wire.NAKPSNSequence, 2)
 		t.IPIDs(1000, 5000)
 	}
+}
+
+// seqNAKAgain: SEND 102 ahead of the expected PSN 101, NAKed; 101 and
+// 102 resent and acknowledged; the sequence NAK naming 101 again.
+func seqNAKAgain(t *ht.Trace) {
+	start(t)
+	t.Req(wire.SendOnly, 102, true)
+	t.NAK(101, wire.NAKPSNSequence, 1)
+	t.Req(wire.SendOnly, 101, false)
+	t.Req(wire.SendOnly, 102, true)
+	t.Ack(102, 3)
+	t.NAK(101, wire.NAKPSNSequence, 3)
+	t.IPIDs(1000, 5000)
 }
 
 // invNAK: a SEND Middle with no message in progress at the expected PSN

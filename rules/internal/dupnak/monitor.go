@@ -230,6 +230,8 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 	// answers a new request ahead while x is still expected is judged as
 	// any NAK.
 	switch {
+	case ev.RepeatsPassed:
+		PassedNAK(k, c, ev)
 	case ev.RepeatsNAK && !(ev.Exact && ev.InWindow && ev.AheadOf):
 		k.Indeterminate(c, fmt.Sprintf("the %s names PSN %d again, as the previous one did: whether the responder may NAK the same gap twice is the NAK latch's rule, judged under C9-114/C9-122", name, x))
 	case ev.Exact && ev.InWindow && code == wire.NAKPSNSequence && !ev.AheadOf:
@@ -302,6 +304,31 @@ func MovedOrWrongNAK(k *Checker, c *harness.Conn, ev *Event) {
 		reports.Alternative{ID: "C9-103", If: fmt.Sprintf("the duplicate moved the expected PSN back to PSN %d: the NAK names the moved PSN", p.PSN)})
 }
 
+// PassedNAK judges, under clause k.ID, a sequence NAK that names the PSN
+// of the responder's previous one again after a positive response showed
+// the responder past it, off complete traces (Event.RepeatsPassed). The
+// responder had executed the request at that PSN, so its expected PSN was
+// past it: either it built the NAK after that, naming a PSN it had passed
+// (C9-111/C9-121), or it built it before, while its previous NAK's latch
+// held, and sent it late (C9-114/C9-122), or a duplicate since moved its
+// expected PSN back there (C9-103). The trace tells none apart, and each
+// is a violation: one finding names them, which each of their monitors
+// lists under its own clause (harness.Conn.ViolationOf).
+func PassedNAK(k *Checker, c *harness.Conn, ev *Event) {
+	x := ev.Rec.Packet.PSN
+	built := fmt.Sprintf("the responder built it after the request at PSN %d arrived: it names an expected PSN the responder had passed", x)
+	latched := fmt.Sprintf("the responder built it before that request arrived, while its sequence NAK of frame %d latched, and sent it after: a second sequence NAK while latched", ev.PrevNAK.Frame)
+	alts := []reports.Alternative{{ID: "C9-111", If: built}, {ID: "C9-121", If: built}, {ID: "C9-114", If: latched}, {ID: "C9-122", If: latched}}
+	if len(ev.DupsSinceBase) > 0 {
+		alts = append(alts, reports.Alternative{ID: "C9-103", If: fmt.Sprintf("a duplicate since (%s) moved its expected PSN back to %d", DupList(ev.DupsSinceBase), x)})
+	}
+	c.ViolationOf(k.ID, ev.Rec,
+		fmt.Sprintf("the sequence NAK names PSN %d again, as its sequence NAK of frame %d did, after the request at PSN %d reached the responder and a positive response acknowledged it (the responder's expected PSN was at least %d)",
+			x, ev.PrevNAK.Frame, x, ev.Lower),
+		[]string{fmt.Sprintf("no further sequence NAK naming PSN %d; a new one only for a new gap, naming the expected PSN, at least %d", x, ev.Lower)},
+		Seen(ev.Rec), alts...)
+}
+
 // ---- C9-114 / C9-122: the NAK latch ----
 
 // LatchJudge checks the NAK latch: after a sequence NAK with PSN x, no
@@ -349,6 +376,12 @@ func (j *LatchJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 		// sending it again is not: only the unseen copy explains it, so
 		// the instance stays open.
 		c.Unresolved(k.ID, "a sequence NAK was repeated identically and its IP identification cannot tell a resend from a network duplicate: only a copy the network or the capture made makes it legal")
+		return
+	}
+	if ev.RepeatsPassed {
+		// Whether or not its latch is still open (an RNR NAK may have
+		// ended the episode), the responder had passed the PSN.
+		PassedNAK(k, c, ev)
 		return
 	}
 	prev := ev.PrevLatch
