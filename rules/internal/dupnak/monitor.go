@@ -228,7 +228,9 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 	// NAK latch's rule (C9-114/C9-122, LatchJudge); its PSN, stale by
 	// then, is no second fault (one root cause, one clause). One that
 	// answers a new request ahead while x is still expected is judged as
-	// any NAK.
+	// any NAK; one sent after a positive response showed the responder
+	// past x, off complete traces, is one finding with the latch's
+	// clauses (PassedNAK).
 	switch {
 	case ev.RepeatsPassed:
 		PassedNAK(k, c, ev)
