@@ -29,20 +29,33 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 // responder acknowledged), so only a NAK behind that bound is flagged, and
 // there the trace cannot tell a duplicate that moved the expected PSN from
 // a NAK that misnames it: the one finding names both clauses
-// (dupnak.MovedOrWrongNAK). A NAK repeating the responder's previous
-// sequence NAK (dupnak.Event.RepeatsNAK) is the NAK latch's concern
-// (C9-114/C9-122), not a sign that a duplicate moved the expected PSN.
-type judge struct{}
+// (dupnak.MovedOrWrongNAK). Nor, off complete traces, can it tell them
+// from a NAK built while latched and sent late, where the NAK names its
+// previous one's PSN after the responder was shown past it
+// (dupnak.PassedNAK).
+type judge struct {
+	// nak is the last NAK the responder sent (haveNAK: one came): a NAK
+	// repeating it, same code and PSN, is the NAK latch's concern
+	// (C9-114/C9-122), not a sign that a duplicate moved the expected PSN.
+	nak     uint8 // syndrome
+	nakPSN  wire.PSN
+	haveNAK bool
+}
 
 // Opcodes implements harness.OpcodeFilter: Acknowledges only.
 func (*judge) Opcodes() uint32 { return opcodes }
 
 var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
 
-func (*judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead || p.Opcode != wire.Acknowledge {
 		return
+	}
+	repeat := false
+	if !p.AETH.IsACK() {
+		repeat = j.haveNAK && p.AETH.Syndrome == j.nak && p.PSN == j.nakPSN
+		j.nak, j.nakPSN, j.haveNAK = p.AETH.Syndrome, p.PSN, true
 	}
 	if len(ev.DupsSinceBase) == 0 {
 		return
@@ -63,8 +76,8 @@ func (*judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 		k.Checked(c)
 	case ev.RepeatsPassed:
 		dupnak.PassedNAK(k, c, ev)
-	case ev.RepeatsNAK:
-		k.Indeterminate(c, fmt.Sprintf("after a duplicate the NAK names PSN %d behind the expected PSN, but it repeats the responder's previous sequence NAK (the same PSN): a NAK sent twice is the NAK latch's concern (C9-114/C9-122), and it shows nothing about where the duplicate left the expected PSN", p.PSN))
+	case repeat:
+		k.Indeterminate(c, fmt.Sprintf("after a duplicate the NAK names PSN %d behind the expected PSN, but it repeats the responder's previous NAK (same code and PSN): a NAK sent twice is the NAK latch's concern (C9-114/C9-122), and it shows nothing about where the duplicate left the expected PSN", p.PSN))
 	case ev.Exact && ev.Behind:
 		k.Violation(c, ev.Rec, fmt.Sprintf("after the duplicate %s (%s), the NAK names PSN %d, behind the expected PSN %s the responder had before it: the duplicate moved the expected PSN",
 			last.Opcode.ShortName(), dupnak.DupList(dups), p.PSN, dupnak.FormatPSNs(ev.Window)),
