@@ -23,10 +23,18 @@ func (c *Conn) Violation(clause string, r *trace.Record, message string, expecte
 // finding, naming them all, is listed under each, so that none of them
 // passes (one root cause, its clause not known: the finding says so).
 func (c *Conn) ViolationEither(r *trace.Record, message string, expected []string, seen string, alts ...reports.Alternative) {
-	message += ": " + EitherText(alts)
 	for _, a := range alts {
-		c.violation(a.ID, r, message, expected, seen, alts)
+		c.ViolationOf(a.ID, r, message, expected, seen, alts...)
 	}
+}
+
+// ViolationOf is the finding ViolationEither makes, as listed under one
+// of its clauses (clause, one of alts): for a root cause that the
+// monitors of several clauses see alike, each of which lists the one
+// finding under its own clause, so that the finding is whole in a full
+// audit and still there when only some of them run.
+func (c *Conn) ViolationOf(clause string, r *trace.Record, message string, expected []string, seen string, alts ...reports.Alternative) {
+	c.violation(clause, r, message+": "+EitherText(alts), expected, seen, alts)
 }
 
 // EitherText says, in one clause of a sentence, which clause each

@@ -26,7 +26,13 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 //
 // On complete traces the model knows the window of expected PSNs exactly;
 // elsewhere only a lower bound (the PSN after the newest request the
-// responder acknowledged), so only a NAK behind that bound is flagged.
+// responder acknowledged), so only a NAK behind that bound is flagged, and
+// there the trace cannot tell a duplicate that moved the expected PSN from
+// a NAK that misnames it: the one finding names both clauses
+// (dupnak.MovedOrWrongNAK). Nor, off complete traces, can it tell them
+// from a NAK built while latched and sent late, where the NAK names its
+// previous one's PSN after the responder was shown past it
+// (dupnak.PassedNAK).
 type judge struct {
 	// nak is the last NAK the responder sent (haveNAK: one came): a NAK
 	// repeating it, same code and PSN, is the NAK latch's concern
@@ -68,6 +74,8 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	switch {
 	case ev.Exact && ev.InWindow:
 		k.Checked(c)
+	case ev.RepeatsPassed:
+		dupnak.PassedNAK(k, c, ev)
 	case repeat:
 		k.Indeterminate(c, fmt.Sprintf("after a duplicate the NAK names PSN %d behind the expected PSN, but it repeats the responder's previous NAK (same code and PSN): a NAK sent twice is the NAK latch's concern (C9-114/C9-122), and it shows nothing about where the duplicate left the expected PSN", p.PSN))
 	case ev.Exact && ev.Behind:
@@ -75,11 +83,8 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 			last.Opcode.ShortName(), dupnak.DupList(dups), p.PSN, dupnak.FormatPSNs(ev.Window)),
 			[]string{fmt.Sprintf("a NAK naming the unchanged expected PSN %s", dupnak.FormatPSNs(ev.Window)), "the duplicate answered and the expected PSN left where it was"},
 			dupnak.Seen(ev.Rec))
-	case !k.T.Complete() && ev.HaveLower && ev.Behind:
-		k.Violation(c, ev.Rec, fmt.Sprintf("after the duplicate %s (%s), the NAK names PSN %d, behind PSN %d the responder had already acknowledged: the duplicate moved its expected PSN back",
-			last.Opcode.ShortName(), dupnak.DupList(dups), p.PSN, ev.Lower.Add(-1)),
-			[]string{fmt.Sprintf("a NAK naming the responder's unchanged expected PSN, at least %d", ev.Lower)},
-			dupnak.Seen(ev.Rec))
+	case dupnak.BehindAfterDup(k, ev):
+		dupnak.MovedOrWrongNAK(k, c, ev)
 	case !ev.Exact:
 		k.Indeterminate(c, "a NAK followed a duplicate, but the expected PSN before the duplicate is not known: "+k.T.Why())
 	}

@@ -1,6 +1,7 @@
 package c9_111
 
 import (
+	"slices"
 	"testing"
 
 	ht "github.com/rcconform/rcconform/harness/harnesstest"
@@ -34,3 +35,36 @@ func TestAfterAWrongRNR(t *testing.T) {
 		t.Errorf("C9-111 fails too: %v", findings)
 	}
 }
+
+// TestBehindAfterADuplicate: on a capture that may miss packets, a
+// sequence NAK naming a PSN behind one the responder had acknowledged,
+// with a duplicate since, is a violation whichever explanation holds (the
+// duplicate moved the expected PSN back, C9-103, or the NAK misnames it,
+// C9-111/C9-121): its one finding names the three (each of their monitors
+// lists it under its own clause; rules/verdicts holds the whole audit).
+func TestBehindAfterADuplicate(t *testing.T) {
+	const e = wire.PSN(100)
+	b := dupnak.NewTraceBuilder(1024)
+	for i := 6; i >= 1; i-- {
+		b.Req(wire.SendOnly, e.Add(-i), i == 1)
+	}
+	b.Ack(e-1, 6)
+	b.Send(e - 4) // a duplicate
+	b.Send(e + 1)
+	b.NAK(wire.NAKPSNSequence, e-3, 6)
+	sink := dupnak.Audit(b.Recs, false, 1024, ID)
+	if tl := dupnak.Tally(sink, ID); tl.Violations != 1 || len(sink.Findings) != 1 {
+		t.Fatalf("want one violation of %s, got %+v %v", ID, tl, sink.Findings)
+	}
+	var ids []string
+	for _, a := range sink.Findings[0].Alternatives {
+		ids = append(ids, a.ID)
+	}
+	if want := []string{ID, "C9-121", "C9-103"}; !slices.Equal(ids, want) {
+		t.Errorf("the finding names %v, want %v", ids, want)
+	}
+}
+
+// TestRepeatAfterPassed runs the shared case of a sequence NAK repeated
+// after the responder had passed its PSN.
+func TestRepeatAfterPassed(t *testing.T) { dupnak.CheckRepeatAfterPassed(t, ID) }

@@ -35,3 +35,7 @@ func TestAfterAWrongNAKPSN(t *testing.T) {
 		t.Errorf("%s fails on the NAK after a wrong NAK PSN: %v", ID, findings)
 	}
 }
+
+// TestRepeatAfterPassed runs the shared case of a sequence NAK repeated
+// after the responder had passed its PSN.
+func TestRepeatAfterPassed(t *testing.T) { dupnak.CheckRepeatAfterPassed(t, ID) }

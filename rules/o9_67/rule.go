@@ -30,7 +30,9 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 // a NAK that the responder could have built about the original request
 // (still in its window) is not counted. Whether a result was saved, and
 // whether memory changed twice, no capture shows; an answer with a
-// different value is o9-66's finding.
+// different value is o9-66's finding. A sequence NAK naming a duplicate
+// ATOMIC's PSN behind the expected PSN is judged for its PSN (C9-111), not
+// here.
 type judge struct{ dups, naked int }
 
 // Opcodes implements harness.OpcodeFilter: responses (ATOMIC answers and
@@ -55,6 +57,15 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 		return
 	}
 	d := ev.DupNamed
+	if d != nil && opc.Class(d.Packet.Opcode) == wire.ClassAtomic && p.AETH.IsNAK(wire.NAKPSNSequence) && ev.Behind {
+		// A sequence NAK names the responder's expected PSN, not the
+		// request it answers: naming a PSN behind it (here the
+		// duplicate ATOMIC's), its fault is its PSN, judged under
+		// C9-111/C9-121 (with C9-103 after a duplicate). One root
+		// cause, one clause.
+		k.Indeterminate(c, fmt.Sprintf("a sequence NAK names PSN %d, a duplicate ATOMIC's, behind the responder's expected PSN: a sequence NAK names the expected PSN, not the request it answers, so its PSN is judged under C9-111/C9-121", p.PSN))
+		return
+	}
 	if d == nil || opc.Class(d.Packet.Opcode) != wire.ClassAtomic {
 		if w := ev.WaitingDupAtomic; w != nil && ev.Exact && !ev.ReqSinceBase && !ev.Accepted && !p.AETH.IsNAK(wire.NAKPSNSequence) {
 			// The NAK names no request that arrived since the

@@ -70,3 +70,24 @@ func TestMonitor(t *testing.T) {
 		}
 	}
 }
+
+// TestSequenceNAKAtADuplicateATOMIC: a sequence NAK names the expected
+// PSN, not the request it answers: one naming a duplicate ATOMIC's PSN,
+// behind a PSN the responder had acknowledged, is judged for its PSN
+// (C9-111), not as a NAK answering the duplicate (one root cause, one
+// clause): undecided here (rules/verdicts holds that C9-111 fails it).
+func TestSequenceNAKAtADuplicateATOMIC(t *testing.T) {
+	const a = wire.PSN(50)
+	b := dupnak.NewTraceBuilder(1024)
+	b.Req(wire.FetchAdd, a, true)
+	b.AtomicAck(a, 40, 1)
+	b.Send(a + 1)
+	b.Ack(a+1, 2)
+	b.Req(wire.FetchAdd, a, true) // a duplicate
+	b.AtomicAck(a, 40, 2)
+	b.NAK(wire.NAKPSNSequence, a, 2)
+	sink := dupnak.Audit(b.Recs, false, 1024, ID)
+	if tl := dupnak.Tally(sink, ID); tl.Violations != 0 || tl.Indeterminate == 0 {
+		t.Errorf("o9-67 judges the sequence NAK: %+v %v", tl, sink.Findings)
+	}
+}

@@ -110,6 +110,16 @@ var cases = []vcase{
 	{name: "sequence NAK beyond every request", build: seqNAK(105), settings: complete(1024), fail: "C9-111,C9-121"},
 	{name: "sequence NAK at the expected PSN", build: seqNAK(102), settings: complete(1024)},
 	{name: "sequence NAK behind, capture may miss loss after it", build: seqNAK(101), settings: capture(1024), undecided: "C9-121"},
+	// Behind a PSN the responder acknowledged, after a duplicate: one
+	// finding names C9-111 (C9-121) and C9-103, a duplicate that moved
+	// the expected PSN back, and nothing else fails (o9-67 neither, where
+	// the duplicate is an ATOMIC: a sequence NAK names the expected PSN,
+	// not the request it answers).
+	{name: "sequence NAK behind an acknowledged PSN after a duplicate, capture", build: seqNAKAfterDup(wire.SendOnly), settings: capture(1024), fail: "C9-103,C9-111,C9-121"},
+	{name: "sequence NAK at a duplicate ATOMIC's PSN behind an acknowledged PSN, capture", build: seqNAKAfterDup(wire.FetchAdd), settings: capture(1024), fail: "C9-103,C9-111,C9-121"},
+	// Its PSN again after the responder acknowledged it: one finding
+	// names C9-111 (C9-121) and the latch, C9-114 (C9-122).
+	{name: "sequence NAK repeated after its PSN was acknowledged, capture", build: seqNAKAgain, settings: capture(1024), fail: "C9-111,C9-114,C9-121,C9-122"},
 	{name: "invalid request NAK behind the expected PSN", build: invNAK(100), settings: complete(1024), fail: "C9-111,C9-125"},
 	{name: "invalid request NAK past the request (an undecoded packet may be there)", build: invNAK(102), settings: complete(1024), undecided: "C9-125"},
 	{name: "invalid request NAK at the request", build: invNAK(101), settings: complete(1024)},
@@ -658,6 +668,46 @@ func seqNAK(x wire.PSN) func(t *ht.Trace) {
 		t.Req(wire.SendOnly, 103, true)
 		t.NAK(x, wire.NAKPSNSequence, 2)
 	}
+}
+
+// seqNAKAfterDup: a request of opcode op (a SEND or an ATOMIC) at 100
+// and a SEND at 101, both acknowledged; op at 100 again, a duplicate
+// answered (a SEND's by the newest ACK, an ATOMIC's with its saved
+// result), a SEND at 103, and a sequence NAK naming 100.
+func seqNAKAfterDup(op wire.Opcode) func(t *ht.Trace) {
+	return func(t *ht.Trace) {
+		// once sends op at 100 and answers it: a SEND by the ACK of
+		// newest, an ATOMIC with its (saved) result.
+		once := func(newest wire.PSN, msn uint32) {
+			if op == wire.SendOnly {
+				t.Req(op, 100, true)
+				t.Ack(newest, msn)
+				return
+			}
+			t.Atomic(op, 100)
+			t.AtomicAck(100, msn, 7)
+		}
+		once(100, 1)
+		t.Req(wire.SendOnly, 101, true)
+		t.Ack(101, 2)
+		once(101, 2)
+		t.Req(wire.SendOnly, 103, true)
+		t.NAK(100, wire.NAKPSNSequence, 2)
+		t.IPIDs(1000, 5000)
+	}
+}
+
+// seqNAKAgain: SEND 102 ahead of the expected PSN 101, NAKed; 101 and
+// 102 resent and acknowledged; the sequence NAK naming 101 again.
+func seqNAKAgain(t *ht.Trace) {
+	start(t)
+	t.Req(wire.SendOnly, 102, true)
+	t.NAK(101, wire.NAKPSNSequence, 1)
+	t.Req(wire.SendOnly, 101, false)
+	t.Req(wire.SendOnly, 102, true)
+	t.Ack(102, 3)
+	t.NAK(101, wire.NAKPSNSequence, 3)
+	t.IPIDs(1000, 5000)
 }
 
 // invNAK: a SEND Middle with no message in progress at the expected PSN

@@ -6,6 +6,7 @@
 package dupnak
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/rcconform/rcconform/reports"
@@ -309,6 +310,63 @@ func CheckDupErrorMonitor(t *testing.T, ID string) {
 		}
 		if !tc.violation && tc.complete && tl.Checked == 0 && tc.name != "an access error on a new WRITE (not a duplicate)" {
 			t.Errorf("%s: want checked, got %+v", tc.name, tl)
+		}
+	}
+}
+
+// CheckRepeatAfterPassed tests, for C9-111, C9-121, C9-114 or C9-122 (ID),
+// a sequence NAK naming its previous one's PSN again after the request at
+// that PSN arrived and a positive response acknowledged it, on a capture
+// that may miss packets (also where an RNR NAK ended the latch between):
+// one finding names C9-111, C9-121, C9-114 and C9-122, listed under ID.
+// A repeat of a NAK whose PSN was already behind an acknowledged one
+// repeats that fault: not flagged again.
+func CheckRepeatAfterPassed(t *testing.T, ID string) {
+	t.Helper()
+	const e = wire.PSN(100)
+	build := func(rnr, stale bool) *TraceBuilder {
+		b := NewTraceBuilder(1024)
+		for i := 6; i >= 1; i-- {
+			b.Req(wire.SendOnly, e.Add(-i), i == 1)
+		}
+		b.Ack(e-1, 6)
+		b.Send(e + 1)
+		x := e
+		if stale {
+			x = e - 2 // behind 99, acknowledged: C9-111's fault already
+		}
+		b.NAK(wire.NAKPSNSequence, x, 6)
+		b.Send(e)
+		b.Send(e + 1)
+		b.Ack(e+1, 8)
+		if rnr {
+			b.Send(e + 2)
+			b.RNR(e+2, 8)
+		}
+		b.NAK(wire.NAKPSNSequence, x, 8)
+		return b
+	}
+	want := []string{"C9-111", "C9-121", "C9-114", "C9-122"}
+	for _, rnr := range []bool{false, true} {
+		b := build(rnr, false)
+		sink := Audit(b.Recs, false, 1024, ID)
+		if tl := Tally(sink, ID); tl.Violations != 1 || len(sink.Findings) != 1 {
+			t.Errorf("RNR between %v: want one violation of %s, got %+v %v", rnr, ID, tl, sink.Findings)
+			continue
+		}
+		var ids []string
+		for _, a := range sink.Findings[0].Alternatives {
+			ids = append(ids, a.ID)
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("RNR between %v: the finding names %v, want %v", rnr, ids, want)
+		}
+	}
+	b := build(false, true)
+	sink := Audit(b.Recs, false, 1024, ID)
+	for _, f := range sink.Findings {
+		if f.Frame == b.Recs[len(b.Recs)-1].Frame {
+			t.Errorf("a repeat of a NAK already behind an acknowledged PSN is flagged again: %s", f.Message)
 		}
 	}
 }

@@ -58,6 +58,8 @@ type Tracker struct {
 
 	latch   *Latch
 	prevNAK *trace.Record // the previous sequence NAK (network-duplicate test)
+	// prevStale: prevNAK's PSN was behind the lower bound when it came.
+	prevStale bool
 
 	dupSeen       map[wire.PSN]*trace.Record // duplicates seen, by PSN
 	dupSinceLower []*trace.Record            // incomplete traces: duplicates since the lower bound rose
@@ -139,8 +141,19 @@ type Event struct {
 	InDupReadStream *AnsReq
 
 	// A sequence NAK and the latch.
-	PrevLatch     *Latch // the episode open before this NAK (nil: none)
-	NetDupUnknown bool   // identical to the previous NAK and the IP ID cannot tell (copies the ID tells never reach the checkers)
+	PrevLatch *Latch // the episode open before this NAK (nil: none)
+	// PrevNAK is the responder's previous sequence NAK (nil: none).
+	// RepeatsNAK: the sequence NAK names the PSN PrevNAK named. Whether
+	// it may be sent at all is the NAK latch's rule (C9-114/C9-122); its
+	// PSN, stale by then, is no sign of a second fault. RepeatsPassed:
+	// off complete traces, it does so after a positive response showed
+	// the responder past that PSN (the PSN is behind the lower bound now
+	// and was not at PrevNAK): then the request at that PSN had reached
+	// the responder, no latch explains the NAK alone, and its PSN is
+	// wrong too (dupnak.PassedNAK).
+	PrevNAK                   *trace.Record
+	RepeatsNAK, RepeatsPassed bool
+	NetDupUnknown             bool // identical to the previous NAK and the IP ID cannot tell (copies the ID tells never reach the checkers)
 	// PastGap: a positive response naming a PSN at or past the latch's
 	// PSN while the latch had to be set (exact).
 	PastGap *Latch
@@ -420,7 +433,11 @@ func (t *Tracker) seqNAK(c *harness.Conn, r *trace.Record, ev *Event) {
 			ev.NetDupUnknown = true
 		}
 	}
-	t.prevNAK = r
+	stale := !t.complete && ev.HaveLower && ev.Behind // behind a PSN acknowledged
+	ev.PrevNAK = t.prevNAK
+	ev.RepeatsNAK = t.prevNAK != nil && t.prevNAK.Packet.PSN == x
+	ev.RepeatsPassed = ev.RepeatsNAK && stale && !t.prevStale && !ev.NetDupUnknown
+	t.prevNAK, t.prevStale = r, stale
 	ev.PrevLatch = t.latch
 	if t.complete && t.w.Holds() && t.w.FirstE(x) < 0 {
 		// No expected PSN the responder could have had is x: the NAK's

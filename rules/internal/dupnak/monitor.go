@@ -7,6 +7,7 @@ import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -165,13 +166,11 @@ func DupList(recs []*trace.Record) string {
 // traces, one of the expected PSNs the responder could have had when it
 // built the NAK; on other traces, at least the PSN after the newest
 // request it had acknowledged (its expected PSN never goes back). A NAK
-// behind the expected PSN right after a duplicate is left to C9-103 (the
-// duplicate moved the expected PSN).
+// behind the expected PSN right after a duplicate is, on complete traces,
+// left to C9-103 (the duplicate moved the expected PSN); on other traces
+// it is one finding naming both clauses (MovedOrWrongNAK).
 type NAKPSNJudge struct {
 	Codes []uint8
-	// seqPSN is the PSN of the last sequence NAK (seqSeen: one came).
-	seqPSN  wire.PSN
-	seqSeen bool
 }
 
 // NewNAKPSN returns the judge for the NAK codes given.
@@ -224,17 +223,18 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 	}
 	name := nakName(code)
 	x := p.PSN
-	// A second sequence NAK naming the previous one's PSN is a repeat:
-	// whether the responder may send it at all is the NAK latch's rule
-	// (C9-114/C9-122, LatchJudge); its PSN, stale by then, is no second
-	// fault (one root cause, one clause). One that answers a new request
-	// ahead while x is still expected is judged as any NAK.
-	repeat := code == wire.NAKPSNSequence && j.seqSeen && x == j.seqPSN
-	if code == wire.NAKPSNSequence {
-		j.seqPSN, j.seqSeen = x, true
-	}
+	// A second sequence NAK naming the previous one's PSN is a repeat
+	// (Event.RepeatsNAK): whether the responder may send it at all is the
+	// NAK latch's rule (C9-114/C9-122, LatchJudge); its PSN, stale by
+	// then, is no second fault (one root cause, one clause). One that
+	// answers a new request ahead while x is still expected is judged as
+	// any NAK; one sent after a positive response showed the responder
+	// past x, off complete traces, is one finding with the latch's
+	// clauses (PassedNAK).
 	switch {
-	case repeat && !(ev.Exact && ev.InWindow && ev.AheadOf):
+	case ev.RepeatsPassed:
+		PassedNAK(k, c, ev)
+	case ev.RepeatsNAK && !(ev.Exact && ev.InWindow && ev.AheadOf):
 		k.Indeterminate(c, fmt.Sprintf("the %s names PSN %d again, as the previous one did: whether the responder may NAK the same gap twice is the NAK latch's rule, judged under C9-114/C9-122", name, x))
 	case ev.Exact && ev.InWindow && code == wire.NAKPSNSequence && !ev.AheadOf:
 		// The responder may have expected x, but no request beyond x
@@ -259,8 +259,8 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 		k.Violation(c, ev.Rec, fmt.Sprintf("the %s carries PSN %d, but the responder's expected PSN when it built the NAK was %s (from the requests it had received)", name, x, FormatPSNs(ev.Window)),
 			[]string{fmt.Sprintf("a %s with the expected PSN %s", name, FormatPSNs(ev.Window))},
 			Seen(ev.Rec))
-	case !k.T.Complete() && ev.HaveLower && ev.Behind && len(ev.DupsSinceBase) > 0:
-		k.Indeterminate(c, "a NAK named a PSN behind one already acknowledged right after a duplicate: judged under C9-103")
+	case BehindAfterDup(k, ev):
+		MovedOrWrongNAK(k, c, ev)
 	case !k.T.Complete() && ev.HaveLower && ev.Behind:
 		k.Violation(c, ev.Rec, fmt.Sprintf("the %s carries PSN %d, behind PSN %d that the responder had already acknowledged: its expected PSN was at least %d and never goes back", name, x, ev.Lower.Add(-1), ev.Lower),
 			[]string{fmt.Sprintf("a %s with the responder's expected PSN, at least %d", name, ev.Lower)},
@@ -272,6 +272,64 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 
 // End implements Judge.
 func (j *NAKPSNJudge) End(*Checker, *harness.Conn) {}
+
+// BehindAfterDup reports whether a sequence or invalid-request NAK (ev)
+// names a PSN behind one the responder had already acknowledged, on a
+// trace that may miss packets, with a duplicate since that
+// acknowledgment: MovedOrWrongNAK's instance.
+func BehindAfterDup(k *Checker, ev *Event) bool {
+	return !k.T.Complete() && ev.HaveLower && ev.Behind && len(ev.DupsSinceBase) > 0
+}
+
+// MovedOrWrongNAK judges, under clause k.ID, a NAK BehindAfterDup holds
+// for (the caller has set a repeated NAK aside). The responder's expected
+// PSN was past the PSN it acknowledged, and a duplicate never moves it
+// back: either the duplicate did (C9-103), and the NAK names the moved
+// PSN, or it did not, and the NAK names a PSN the responder did not expect
+// (C9-111, with C9-121 or C9-125 for its code). The trace tells neither
+// apart, and both are violations: one finding names the three, which each
+// of their monitors lists under its own clause (harness.Conn.ViolationOf).
+// A NAK the network delayed or copied is left open there, as any NAK is.
+func MovedOrWrongNAK(k *Checker, c *harness.Conn, ev *Event) {
+	p := ev.Rec.Packet
+	name := nakName(p.AETH.Value())
+	dups := ev.DupsSinceBase
+	last := dups[len(dups)-1].Packet
+	stayed := fmt.Sprintf("the duplicate left the expected PSN at %d or beyond: the NAK names a PSN the responder did not expect", ev.Lower)
+	c.ViolationOf(k.ID, ev.Rec,
+		fmt.Sprintf("the %s carries PSN %d, behind PSN %d that the responder had already acknowledged, after the duplicate %s (%s): its expected PSN was at least %d, and a duplicate never moves it back",
+			name, p.PSN, ev.Lower.Add(-1), last.Opcode.ShortName(), DupList(dups), ev.Lower),
+		[]string{fmt.Sprintf("a %s with the responder's expected PSN, at least %d, where the duplicate left it", name, ev.Lower)},
+		Seen(ev.Rec),
+		reports.Alternative{ID: "C9-111", If: stayed},
+		reports.Alternative{ID: nakClause(p), If: stayed},
+		reports.Alternative{ID: "C9-103", If: fmt.Sprintf("the duplicate moved the expected PSN back to PSN %d: the NAK names the moved PSN", p.PSN)})
+}
+
+// PassedNAK judges, under clause k.ID, a sequence NAK that names the PSN
+// of the responder's previous one again after a positive response showed
+// the responder past it, off complete traces (Event.RepeatsPassed). The
+// responder had executed the request at that PSN, so its expected PSN was
+// past it: either it built the NAK after that, naming a PSN it had passed
+// (C9-111/C9-121), or it built it before, while its previous NAK's latch
+// held, and sent it late (C9-114/C9-122), or a duplicate since moved its
+// expected PSN back there (C9-103). The trace tells none apart, and each
+// is a violation: one finding names them, which each of their monitors
+// lists under its own clause (harness.Conn.ViolationOf).
+func PassedNAK(k *Checker, c *harness.Conn, ev *Event) {
+	x := ev.Rec.Packet.PSN
+	built := fmt.Sprintf("the responder built it after the request at PSN %d arrived: it names an expected PSN the responder had passed", x)
+	latched := fmt.Sprintf("the responder built it before that request arrived, while its sequence NAK of frame %d latched, and sent it after: a second sequence NAK while latched", ev.PrevNAK.Frame)
+	alts := []reports.Alternative{{ID: "C9-111", If: built}, {ID: "C9-121", If: built}, {ID: "C9-114", If: latched}, {ID: "C9-122", If: latched}}
+	if len(ev.DupsSinceBase) > 0 {
+		alts = append(alts, reports.Alternative{ID: "C9-103", If: fmt.Sprintf("a duplicate since (%s) moved its expected PSN back to %d", DupList(ev.DupsSinceBase), x)})
+	}
+	c.ViolationOf(k.ID, ev.Rec,
+		fmt.Sprintf("the sequence NAK names PSN %d again, as its sequence NAK of frame %d did, after the request at PSN %d reached the responder and a positive response acknowledged it (the responder's expected PSN was at least %d)",
+			x, ev.PrevNAK.Frame, x, ev.Lower),
+		[]string{fmt.Sprintf("no further sequence NAK naming PSN %d; a new one only for a new gap, naming the expected PSN, at least %d", x, ev.Lower)},
+		Seen(ev.Rec), alts...)
+}
 
 // ---- C9-114 / C9-122: the NAK latch ----
 
@@ -320,6 +378,12 @@ func (j *LatchJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 		// sending it again is not: only the unseen copy explains it, so
 		// the instance stays open.
 		c.Unresolved(k.ID, "a sequence NAK was repeated identically and its IP identification cannot tell a resend from a network duplicate: only a copy the network or the capture made makes it legal")
+		return
+	}
+	if ev.RepeatsPassed {
+		// Whether or not its latch is still open (an RNR NAK may have
+		// ended the episode), the responder had passed the PSN.
+		PassedNAK(k, c, ev)
 		return
 	}
 	prev := ev.PrevLatch
