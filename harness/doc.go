@@ -9,6 +9,7 @@
 // record decides waits on the connection (await.go). Subpackages hold
 // the parts of the reconstruction that monitors share beyond it:
 // harness/answers, the READ answer streams and the MSN count;
+// harness/receive, the responder's NAK latch, duplicates and answers owed;
 // harness/retries, the requester's request stream and retry episodes;
 // harness/opc, the opcode facts every model asks. The one-pass audit
 // pairs records into connections (pairing.go, reorder.go, restart.go,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/receive"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -47,7 +48,7 @@ func (*judge) Opcodes() uint32 { return opcodes }
 
 var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
 
-func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead || p.Opcode != wire.Acknowledge {
 		return
@@ -80,8 +81,8 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 		k.Indeterminate(c, fmt.Sprintf("after a duplicate the NAK names PSN %d behind the expected PSN, but it repeats the responder's previous NAK (same code and PSN): a NAK sent twice is the NAK latch's concern (C9-114/C9-122), and it shows nothing about where the duplicate left the expected PSN", p.PSN))
 	case ev.Exact && ev.Behind:
 		k.Violation(c, ev.Rec, fmt.Sprintf("after the duplicate %s (%s), the NAK names PSN %d, behind the expected PSN %s the responder had before it: the duplicate moved the expected PSN",
-			last.Opcode.ShortName(), dupnak.DupList(dups), p.PSN, dupnak.FormatPSNs(ev.Window)),
-			[]string{fmt.Sprintf("a NAK naming the unchanged expected PSN %s", dupnak.FormatPSNs(ev.Window)), "the duplicate answered and the expected PSN left where it was"},
+			last.Opcode.ShortName(), dupnak.DupList(dups), p.PSN, receive.FormatPSNs(ev.Window)),
+			[]string{fmt.Sprintf("a NAK naming the unchanged expected PSN %s", receive.FormatPSNs(ev.Window)), "the duplicate answered and the expected PSN left where it was"},
 			dupnak.Seen(ev.Rec))
 	case dupnak.BehindAfterDup(k, ev):
 		dupnak.MovedOrWrongNAK(k, c, ev)

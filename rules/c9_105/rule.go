@@ -9,6 +9,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
+	"github.com/rcconform/rcconform/harness/receive"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/wire"
@@ -57,13 +58,13 @@ var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
 	return opc.IsRequest(op) || op == wire.Acknowledge
 })
 
-func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead {
 		return
 	}
 	if opc.IsRequest(p.Opcode) {
-		if ev.Class == dupnak.ReqDup && (opc.Class(p.Opcode) == wire.ClassSend || opc.Class(p.Opcode) == wire.ClassWrite) {
+		if ev.Class == receive.ReqDup && (opc.Class(p.Opcode) == wire.ClassSend || opc.Class(p.Opcode) == wire.ClassWrite) {
 			j.pending = append(j.pending, ev.Rec)
 			if len(j.pending) > 256 {
 				j.pending = j.pending[1:]
@@ -123,8 +124,8 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 			want = append(want, e.Add(-1))
 		}
 		violation(fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, which is not the newest request completed (%s): the duplicate was treated as a new request",
-			dupnak.DupList(dups), p.PSN, dupnak.FormatPSNs(want)),
-			[]string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, %s", dupnak.FormatPSNs(want)), "no ACK yet (the answer may be coalesced)"})
+			dupnak.DupList(dups), p.PSN, receive.FormatPSNs(want)),
+			[]string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, %s", receive.FormatPSNs(want)), "no ACK yet (the answer may be coalesced)"})
 	case !k.T.Complete() && ev.HaveLower && p.PSN.Before(ev.Lower.Add(-1)):
 		j.pending = nil
 		violation(fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, older than PSN %d the responder had already acknowledged: a duplicate is answered with the newest completed PSN",
@@ -143,7 +144,7 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 // complete traces: one naming the PSN of a duplicate answered, older than
 // a PSN the responder had already acknowledged, answers that duplicate
 // with its own PSN, not the newest completed one.
-func (j *judge) answerAgain(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+func (j *judge) answerAgain(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet
 	if k.T.Complete() || !ev.HaveLower || !p.PSN.Before(ev.Lower.Add(-1)) {
 		return

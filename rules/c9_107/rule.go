@@ -11,6 +11,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
+	"github.com/rcconform/rcconform/harness/receive"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/wire"
@@ -83,15 +84,15 @@ type heldFault struct {
 const maxHeld = 256
 
 // position returns the position of a READ response packet answered as a.
-func position(a *dupnak.Answer, op wire.Opcode) int {
+func position(a *receive.Answer, op wire.Opcode) int {
 	switch {
-	case a.Kind == dupnak.AnsStart && a.Req != nil && a.Req.N == 1:
+	case a.Kind == receive.AnsStart && a.Req != nil && a.Req.N == 1:
 		// A one-packet answer getting its Only right says nothing of how
 		// the device starts a stream of several (found by the
 		// metamorphic tests: a cut start that left only Onlys of the
 		// answers to new READs).
 		return posOnly
-	case a.Kind == dupnak.AnsStart:
+	case a.Kind == receive.AnsStart:
 		return posStart
 	case len(a.WantOpcode) > 0 && a.WantOpcode[0] == wire.ReadResponseLast,
 		len(a.WantOpcode) == 0 && op == wire.ReadResponseLast:
@@ -139,14 +140,14 @@ var readResponseOpcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
 	return opc.Class(op) == wire.ClassReadResponse
 })
 
-func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	a := ev.Answer
 	if a == nil || ev.Dead || opc.Class(ev.Rec.Packet.Opcode) != wire.ClassReadResponse {
 		return
 	}
 	p := ev.Rec.Packet
 	switch a.Kind {
-	case dupnak.AnsStart, dupnak.AnsContinue, dupnak.AnsResume:
+	case receive.AnsStart, receive.AnsContinue, receive.AnsResume:
 		req := a.Req
 		if req == nil {
 			return
@@ -166,7 +167,7 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 		}
 		if len(a.WantOpcode) > 0 {
 			where := "continues"
-			if a.Kind == dupnak.AnsStart {
+			if a.Kind == receive.AnsStart {
 				where = "starts"
 			}
 			if len(j.held) == maxHeld {
@@ -189,7 +190,7 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 		if a.Completed {
 			k.Checked(c)
 		}
-	case dupnak.AnsUnmatched:
+	case receive.AnsUnmatched:
 		if len(a.Covering) == 0 {
 			return
 		}

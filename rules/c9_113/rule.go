@@ -8,6 +8,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
+	"github.com/rcconform/rcconform/harness/receive"
 	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/wire"
@@ -65,7 +66,7 @@ func (*judge) Opcodes() uint32 { return opcodes }
 
 var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
 
-func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead || p.Opcode != wire.Acknowledge || !p.AETH.IsRNR() {
 		return
@@ -85,7 +86,7 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	case ev.Exact && !ev.Accepted && j.good[x]:
 		k.Indeterminate(c, fmt.Sprintf("an RNR NAK names PSN %d again, with no new request at that PSN to refuse: it repeats an earlier RNR NAK, which §9.7.7.2 judges", x))
 	case ev.Exact && !ev.Accepted:
-		k.Violation(c, ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, but no request with that PSN reached the responder while PSN %d was its expected PSN (when it built the NAK it could only have expected %s)", x, x, dupnak.FormatPSNs(ev.Window)),
+		k.Violation(c, ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, but no request with that PSN reached the responder while PSN %d was its expected PSN (when it built the NAK it could only have expected %s)", x, x, receive.FormatPSNs(ev.Window)),
 			expected, dupnak.Seen(ev.Rec))
 	case !k.T.Complete() && ev.HaveLower && ev.Behind:
 		dupnak.WrongUnlessResendMissed(k, c, ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it), and the requester resent none: it refuses nothing it had not executed", x, ev.Lower),

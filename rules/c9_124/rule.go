@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/receive"
 	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/wire"
@@ -42,7 +43,7 @@ func (judge) Opcodes() uint32 { return opcodes }
 
 var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
 
-func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead || !dupnak.IsNAKCode(p, wire.NAKRemoteAccess) {
 		return
@@ -64,7 +65,7 @@ func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 		k.Violation(c, ev.Rec, fmt.Sprintf("the remote access NAK names PSN %d, a request the responder had already acknowledged (through PSN %d): the NAK must name the packet that failed, not an earlier one of its message", x, ev.AckedPSN),
 			expected, dupnak.Seen(ev.Rec))
 	case ev.Exact && !ev.Accepted:
-		k.Violation(c, ev.Rec, fmt.Sprintf("the remote access NAK names PSN %d, but no request with that PSN reached the responder while PSN %d was its expected PSN (when it built the NAK it could only have expected %s)", x, x, dupnak.FormatPSNs(ev.Window)),
+		k.Violation(c, ev.Rec, fmt.Sprintf("the remote access NAK names PSN %d, but no request with that PSN reached the responder while PSN %d was its expected PSN (when it built the NAK it could only have expected %s)", x, x, receive.FormatPSNs(ev.Window)),
 			expected, dupnak.Seen(ev.Rec))
 	case ev.Exact:
 		k.Checked(c)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
+	"github.com/rcconform/rcconform/harness/receive"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -41,7 +42,7 @@ func (*judge) Opcodes() uint32 { return opcodes }
 
 var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsResponse(op) })
 
-func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
+func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead {
 		return
@@ -49,7 +50,7 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *dupnak.Event) {
 	if opc.Class(p.Opcode) == wire.ClassAtomic {
 		return
 	}
-	if a := ev.Answer; a != nil && a.Kind == dupnak.AnsStart && a.Req != nil && a.Req.Atomic && a.Req.Dup {
+	if a := ev.Answer; a != nil && a.Kind == receive.AnsStart && a.Req != nil && a.Req.Atomic && a.Req.Dup {
 		j.dups++ // answered with an ATOMIC acknowledgment, not a NAK
 		return
 	}

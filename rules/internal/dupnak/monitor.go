@@ -6,6 +6,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
+	"github.com/rcconform/rcconform/harness/receive"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
@@ -15,7 +16,7 @@ import (
 type Judge interface {
 	// Event is called for every record of the connection with what the
 	// record meant to the model (state before the record).
-	Event(k *Checker, c *harness.Conn, ev *Event)
+	Event(k *Checker, c *harness.Conn, ev *receive.Event)
 	// End is called once when the trace ends.
 	End(k *Checker, c *harness.Conn)
 }
@@ -27,7 +28,7 @@ type Judge interface {
 // (harness.Conn.JudgesResponder).
 type Checker struct {
 	ID    string
-	T     *Tracker
+	T     *receive.Tracker
 	Judge Judge
 	s     *sharedTracker
 	// feeder: the first checker of the connection, which feeds the shared
@@ -52,9 +53,9 @@ func (k *Checker) Opcodes() uint32 {
 // saw last (every checker of the connection sees each record in turn,
 // before the next record).
 type sharedTracker struct {
-	t    Tracker
+	t    receive.Tracker
 	last *trace.Record
-	ev   *Event
+	ev   *receive.Event
 	refs int
 }
 
@@ -207,7 +208,7 @@ var (
 )
 
 // Event implements Judge.
-func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
+func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead || p.Opcode != wire.Acknowledge {
 		return
@@ -254,10 +255,10 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 	case ev.Exact && c.ResponsePSNFault() != "":
 		// The expected PSN is placed with the READ ranges the responses
 		// showed, and these are at fault: one root cause, judged there.
-		k.Indeterminate(c, fmt.Sprintf("the %s names PSN %d, not the expected PSN %s as the trace places it, but that placement rests on response PSNs at fault: %s", name, x, FormatPSNs(ev.Window), c.ResponsePSNFault()))
+		k.Indeterminate(c, fmt.Sprintf("the %s names PSN %d, not the expected PSN %s as the trace places it, but that placement rests on response PSNs at fault: %s", name, x, receive.FormatPSNs(ev.Window), c.ResponsePSNFault()))
 	case ev.Exact:
-		k.Violation(c, ev.Rec, fmt.Sprintf("the %s carries PSN %d, but the responder's expected PSN when it built the NAK was %s (from the requests it had received)", name, x, FormatPSNs(ev.Window)),
-			[]string{fmt.Sprintf("a %s with the expected PSN %s", name, FormatPSNs(ev.Window))},
+		k.Violation(c, ev.Rec, fmt.Sprintf("the %s carries PSN %d, but the responder's expected PSN when it built the NAK was %s (from the requests it had received)", name, x, receive.FormatPSNs(ev.Window)),
+			[]string{fmt.Sprintf("a %s with the expected PSN %s", name, receive.FormatPSNs(ev.Window))},
 			Seen(ev.Rec))
 	case BehindAfterDup(k, ev):
 		MovedOrWrongNAK(k, c, ev)
@@ -277,7 +278,7 @@ func (j *NAKPSNJudge) End(*Checker, *harness.Conn) {}
 // names a PSN behind one the responder had already acknowledged, on a
 // trace that may miss packets, with a duplicate since that
 // acknowledgment: MovedOrWrongNAK's instance.
-func BehindAfterDup(k *Checker, ev *Event) bool {
+func BehindAfterDup(k *Checker, ev *receive.Event) bool {
 	return !k.T.Complete() && ev.HaveLower && ev.Behind && len(ev.DupsSinceBase) > 0
 }
 
@@ -290,7 +291,7 @@ func BehindAfterDup(k *Checker, ev *Event) bool {
 // apart, and both are violations: one finding names the three, which each
 // of their monitors lists under its own clause (harness.Conn.ViolationOf).
 // A NAK the network delayed or copied is left open there, as any NAK is.
-func MovedOrWrongNAK(k *Checker, c *harness.Conn, ev *Event) {
+func MovedOrWrongNAK(k *Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet
 	name := nakName(p.AETH.Value())
 	dups := ev.DupsSinceBase
@@ -316,7 +317,7 @@ func MovedOrWrongNAK(k *Checker, c *harness.Conn, ev *Event) {
 // expected PSN back there (C9-103). The trace tells none apart, and each
 // is a violation: one finding names them, which each of their monitors
 // lists under its own clause (harness.Conn.ViolationOf).
-func PassedNAK(k *Checker, c *harness.Conn, ev *Event) {
+func PassedNAK(k *Checker, c *harness.Conn, ev *receive.Event) {
 	x := ev.Rec.Packet.PSN
 	built := fmt.Sprintf("the responder built it after the request at PSN %d arrived: it names an expected PSN the responder had passed", x)
 	latched := fmt.Sprintf("the responder built it before that request arrived, while its sequence NAK of frame %d latched, and sent it after: a second sequence NAK while latched", ev.PrevNAK.Frame)
@@ -359,7 +360,7 @@ func NewLatch() Judge { return &LatchJudge{} }
 func (j *LatchJudge) Opcodes() uint32 { return responseOpcodes }
 
 // Event implements Judge.
-func (j *LatchJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
+func (j *LatchJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead {
 		return
@@ -463,13 +464,13 @@ func NewDupError() Judge { return &DupErrorJudge{} }
 func (j *DupErrorJudge) Opcodes() uint32 { return reqAckOpcodes }
 
 // Event implements Judge.
-func (j *DupErrorJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
+func (j *DupErrorJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet
 	if ev.Dead {
 		return
 	}
 	if opc.IsRequest(p.Opcode) {
-		if ev.Class == ReqDup {
+		if ev.Class == receive.ReqDup {
 			j.dups++
 		}
 		return
@@ -551,13 +552,13 @@ func NewOrder() Judge { return OrderJudge{} }
 func (OrderJudge) Opcodes() uint32 { return answerOpcodes }
 
 // Event implements Judge.
-func (OrderJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
+func (OrderJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
 	a := ev.Answer
 	if a == nil || ev.Dead {
 		return
 	}
 	switch a.Kind {
-	case AnsStart:
+	case receive.AnsStart:
 		if s := a.SkippedBy; s != nil {
 			if !k.T.Complete() {
 				k.Indeterminate(c, "an older request was answered after a newer one, but the capture cannot show that the older copy reached the responder first")
@@ -573,7 +574,7 @@ func (OrderJudge) Event(k *Checker, c *harness.Conn, ev *Event) {
 		if a.OthersDup && (a.Others > 0 || preempts) {
 			k.Checked(c) // an ordering decision among duplicates, taken in PSN order
 		}
-	case AnsResume:
+	case receive.AnsResume:
 		st := a.Stream
 		by := st.InterruptedBy
 		what := "a READ response stream"

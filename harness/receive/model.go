@@ -1,4 +1,4 @@
-package dupnak
+package receive
 
 import (
 	"fmt"
@@ -150,7 +150,7 @@ type Event struct {
 	// the responder past that PSN (the PSN is behind the lower bound now
 	// and was not at PrevNAK): then the request at that PSN had reached
 	// the responder, no latch explains the NAK alone, and its PSN is
-	// wrong too (dupnak.PassedNAK).
+	// wrong too (a finding naming C9-111 and the latch's clauses).
 	PrevNAK                   *trace.Record
 	RepeatsNAK, RepeatsPassed bool
 	NetDupUnknown             bool // identical to the previous NAK and the IP ID cannot tell (copies the ID tells never reach the checkers)

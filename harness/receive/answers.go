@@ -1,4 +1,4 @@
-package dupnak
+package receive
 
 import (
 	"github.com/rcconform/rcconform/harness"
