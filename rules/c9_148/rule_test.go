@@ -310,3 +310,22 @@ func TestFailedInvalidateAcknowledged(t *testing.T) {
 		t.Errorf("verdict %s, reason %q: want a pass with the instance undecided, naming §9.7.5.1.5", tl.Verdict(), tl.Reason)
 	}
 }
+
+// TestOneFaultReportedOnce: after an ACK whose MSN goes back, the ACKs
+// that go on from the count before it are no new fault; one that fits
+// neither that count nor the wrong ACK's is.
+func TestOneFaultReportedOnce(t *testing.T) {
+	trace := func(lastMSN uint32) []*trace.Record {
+		var b rtest.Builder
+		b.AckedSends(10, 5, 6, 3, lastMSN) // the third goes back from 6
+		return b.Recs
+	}
+	for _, c := range []struct {
+		msn  uint32
+		want int
+	}{{8, 1}, {4, 1}, {12, 2}} {
+		if tl := rtest.Tally(rtest.Audit(trace(c.msn), rtest.Capture(0), ID), ID); tl.Violations != c.want {
+			t.Errorf("last ACK's MSN %d: %d violations, want %d\n%s", c.msn, tl.Violations, c.want, rtest.Dump(trace(c.msn)))
+		}
+	}
+}

@@ -67,3 +67,41 @@ func TestReference(t *testing.T) {
 	bad := run("nak-msn-zero")
 	rtest.WantViolation(t, bad.Trace(), bad.Settings(), ID, "below the MSN")
 }
+
+// TestAfterAnMSNFault: an ACK whose MSN goes back is C9-148's fault; the
+// NAK after it carries the MSN the ACKs before it lead to, and is no
+// fault of its own (one root cause, one clause), as a NAK whose MSN fits
+// the account begun by the wrong ACK would not be either. One that fits
+// neither is.
+func TestAfterAnMSNFault(t *testing.T) {
+	trace := func(nakMSN uint32) *rtest.Builder {
+		var b rtest.Builder
+		b.AckedSends(10, 5, 6, 3) // the last goes back from 6: C9-148's fault
+		b.Send(14, true)
+		b.NAK(13, wire.NAKPSNSequence, nakMSN)
+		return &b
+	}
+	rtest.WantPass(t, trace(7).Recs, rtest.Capture(0), ID) // the count before the wrong ACK
+	rtest.WantPass(t, trace(3).Recs, rtest.Capture(0), ID) // the wrong ACK's
+	rtest.WantViolation(t, trace(9).Recs, rtest.Capture(0), ID, "above the 4 new messages")
+}
+
+// TestAfterAnAnswerAboveTheCount: the answer to a resent ATOMIC whose MSN
+// is above the count the ACK before it fixes may replay the first answer
+// (C9-148 leaves it open), or the ACK was wrong; a NAK carrying the
+// answer's MSN fits the second account, and is no fault of its own.
+func TestAfterAnAnswerAboveTheCount(t *testing.T) {
+	trace := func(nakMSN uint32) *rtest.Builder {
+		var b rtest.Builder
+		b.Send(10, true)
+		b.Atomic(11)
+		b.Atomic(11)
+		b.Ack(10, 1)
+		b.Resp(wire.AtomicAcknowledge, 11, wire.SynACK(4), 6, 0)
+		b.Send(13, true)
+		b.NAK(12, wire.NAKPSNSequence, nakMSN)
+		return &b
+	}
+	rtest.WantPass(t, trace(6).Recs, rtest.Capture(0), ID)
+	rtest.WantViolation(t, trace(9).Recs, rtest.Capture(0), ID, "above the 3 new messages")
+}

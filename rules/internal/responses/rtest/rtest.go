@@ -105,6 +105,15 @@ func (b *Builder) Ack(psn wire.PSN, msn uint32) *trace.Record {
 	return b.Resp(wire.Acknowledge, psn, wire.SynACK(4), msn, 0)
 }
 
+// AckedSends adds a SEND Only with AckReq from PSN psn on, one per MSN in
+// msns, each answered by an ACK carrying that MSN.
+func (b *Builder) AckedSends(psn wire.PSN, msns ...uint32) {
+	for i, msn := range msns {
+		b.Send(psn.Add(i), true)
+		b.Ack(psn.Add(i), msn)
+	}
+}
+
 // NAK adds an Acknowledge with NAK code code.
 func (b *Builder) NAK(psn wire.PSN, code uint8, msn uint32) *trace.Record {
 	return b.Resp(wire.Acknowledge, psn, wire.SynNAK(code), msn, 0)
