@@ -329,3 +329,18 @@ func TestOneFaultReportedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestLastStartingAnAnswer: a READ answer that skips a PSN onto the next
+// READ's, its Last starting that READ's answer, is C9-96's fault; the
+// Last shows no count of completed messages, so its MSN (which does not
+// count the next READ) is no fault of C9-148's.
+func TestLastStartingAnAnswer(t *testing.T) {
+	var b rtest.Builder
+	b.Read(10, 768) // 10..12
+	b.Read(13, 256)
+	b.Resp(wire.ReadResponseFirst, 10, wire.SynACK(4), 1, 256)
+	b.Resp(wire.ReadResponseMiddle, 11, 0, 0, 256)
+	b.Resp(wire.ReadResponseLast, 13, wire.SynACK(4), 1, 256) // skipped 12
+	b.Resp(wire.ReadResponseOnly, 13, wire.SynACK(4), 2, 256)
+	rtest.WantPass(t, b.Recs, rtest.Active(256), ID)
+}

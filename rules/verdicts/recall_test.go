@@ -886,11 +886,7 @@ var recallKnown = map[recallKey]int{
 	// starts no answer), the responder's IDs unbroken since the stream's
 	// packet before it, fails. Complete: the next ACK is also blamed
 	// under C9-101.
-	{"C9-96 READ response skips a PSN", "complete", "also C9-101"}:                    7,
-	{"C9-96 READ response skips a PSN", "complete", "also C9-148"}:                    1,
-	{"C9-96 READ response skips a PSN", "in the middle, IDs IPv6", "also C9-148"}:     1,
-	{"C9-96 READ response skips a PSN", "in the middle, IDs counting", "also C9-148"}: 1,
-	{"C9-96 READ response skips a PSN", "in the middle, IDs fixed", "also C9-148"}:    1,
+	{"C9-96 READ response skips a PSN", "complete", "also C9-101"}: 7,
 
 	// All found; once the READ's requester is blamed too (C9-116).
 	{"C9-97 READ answer begins with a Middle", "complete", "also C9-116"}: 3,

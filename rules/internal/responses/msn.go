@@ -553,11 +553,15 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			covers, incl, haveA = s.Start, false, true
 		case ev.Kind == EvStart && op == wire.ReadResponseOnly:
 			covers, haveA = s.Start, true
-		case op == wire.ReadResponseLast && s.EndKnown && p.PSN == s.End:
+		case op == wire.ReadResponseLast && ev.Kind != EvStart && s.EndKnown && p.PSN == s.End:
 			// The READ's end is known from the path MTU or, with it
 			// unknown, from the connection's reconstruction: its span,
 			// which this Last closes when reached from the READ's First
-			// without a gap (Tracker).
+			// without a gap (Tracker). A Last that starts an answer is in
+			// the wrong place (below): it shows what the READ's answer
+			// numbering broke, not which messages completed (found by the
+			// recall test: a READ answer skipping a PSN onto the next
+			// READ's, whose count the MSN was then held to).
 			covers, haveA = p.PSN, true
 		default:
 			replay = true // a Last in the wrong place (C9-96's concern)
