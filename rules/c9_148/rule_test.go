@@ -344,3 +344,19 @@ func TestLastStartingAnAnswer(t *testing.T) {
 	b.Resp(wire.ReadResponseOnly, 13, wire.SynACK(4), 2, 256)
 	rtest.WantPass(t, b.Recs, rtest.Active(256), ID)
 }
+
+// TestBelowAReplayedAnswer: the answer to a READ the capture shows before
+// any acknowledgment may replay one given before the capture began, with
+// the MSN of then or of now; neither is above the current MSN, so an ACK
+// the responder's IPv4 IDs date after it carries no MSN below it.
+func TestBelowAReplayedAnswer(t *testing.T) {
+	trace := func(ackMSN uint32) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		b.ReadAnswered(10, 5)
+		b.Send(11, true)
+		b.Ack(11, ackMSN)
+		return b.Recs
+	}
+	rtest.WantViolation(t, trace(3), rtest.Capture(256), ID, "went back from 5")
+	rtest.WantPass(t, trace(6), rtest.Capture(256), ID)
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -104,4 +105,19 @@ func TestAfterAnAnswerAboveTheCount(t *testing.T) {
 	}
 	rtest.WantPass(t, trace(6).Recs, rtest.Capture(0), ID)
 	rtest.WantViolation(t, trace(9).Recs, rtest.Capture(0), ID, "above the 3 new messages")
+}
+
+// TestNAKBelowAReplayedAnswer: an answer that may replay one given before
+// the capture began carries the MSN of then or of now, neither above the
+// current one: a NAK after it carries no MSN below it.
+func TestNAKBelowAReplayedAnswer(t *testing.T) {
+	trace := func(nakMSN uint32) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		b.ReadAnswered(10, 5)
+		b.Send(12, true)
+		b.NAK(11, wire.NAKPSNSequence, nakMSN)
+		return b.Recs
+	}
+	rtest.WantViolation(t, trace(3), rtest.Capture(256), ID, "below the MSN 5")
+	rtest.WantPass(t, trace(5), rtest.Capture(256), ID)
 }

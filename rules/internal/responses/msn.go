@@ -690,7 +690,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		n--
 		if !m.split {
 			m.alts = m.alts[:0]
-			m.basis.take(loC, hiC, haveS, haveA, u, r, replay)
+			m.basis.take(loC, hiC, haveS, haveA, u, r, replay, !overIfNew(&m.basis))
 			return j
 		}
 	}
@@ -701,7 +701,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		open = open && overIfNew(&m.alts[i])
 	}
 	hi := m.basis.hi // the account the open doubt is stated against
-	m.eachBasis(func(b *basis) { b.take(loC, hiC, haveS, haveA, u, r, replay) })
+	m.eachBasis(func(b *basis) { b.take(loC, hiC, haveS, haveA, u, r, replay, !overIfNew(b)) })
 	switch {
 	case open:
 		if len(m.alts) == 0 {
@@ -729,14 +729,22 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 // take narrows account b by an AETH it fits: MSN u, the bounds loC (from
 // the messages that had reached the responder, haveS) and hiC (from those
 // it acknowledges, haveA).
-func (b *basis) take(loC, hiC bound, haveS, haveA bool, u int64, r *trace.Record, replay bool) {
+//
+// An answer that repeats an earlier one (replay) may carry the MSN of its
+// first sending, so it may be behind the newest MSN; but neither that MSN
+// nor the current one is above the count when it was sent, so the MSNs
+// after it are not below it (found by the recall test: an ACK going back
+// below a replayed READ answer the responder's IPv4 IDs date before it).
+// Not so for one whose MSN is above the count, were it new (overIfNew):
+// that MSN may be the fault.
+func (b *basis) take(loC, hiC bound, haveS, haveA bool, u int64, r *trace.Record, replay, floor bool) {
 	if haveS && (!b.haveLo || loC.v > b.lo.v) {
 		b.lo, b.haveLo = loC, true
 	}
 	if haveA && (!b.haveHi || hiC.v < b.hi.v) {
 		b.hi, b.haveHi = hiC, true
 	}
-	if !replay {
+	if !replay || floor && (!b.haveMono || u > b.mono) {
 		b.mono, b.monoRec, b.haveMono = u, r, true
 	}
 }
