@@ -121,3 +121,27 @@ func TestNAKBelowAReplayedAnswer(t *testing.T) {
 	rtest.WantViolation(t, trace(3), rtest.Capture(256), ID, "below the MSN 5")
 	rtest.WantPass(t, trace(5), rtest.Capture(256), ID)
 }
+
+// TestNAKAboveAfterMissedRequests: an ACK names PSN 20, past requests the
+// capture missed (it shows none from 11 to 20), which all completed;
+// requests it shows there later may be retransmissions the responder took
+// as duplicates, or the ACK's PSN is wrong (C9-95): a NAK's MSN above the
+// new messages the capture showed is open, as it is for an ACK (C9-148),
+// not a violation.
+func TestNAKAboveAfterMissedRequests(t *testing.T) {
+	trace := func(ahead bool) []*trace.Record {
+		var b rtest.Builder
+		b.AckedSends(10, 1)
+		if ahead {
+			b.Ack(20, 2)
+		}
+		b.Send(11, true)
+		b.Send(13, true)
+		b.NAK(12, wire.NAKPSNSequence, 4)
+		return b.Recs
+	}
+	if tl := rtest.WantIndeterminate(t, trace(true), rtest.Capture(0), ID); tl.Open == 0 {
+		t.Errorf("the NAK's MSN is not left open")
+	}
+	rtest.WantViolation(t, trace(false), rtest.Capture(0), ID, "above the 3 new messages")
+}
