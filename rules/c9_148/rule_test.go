@@ -326,3 +326,53 @@ func TestMSNAcrossTheWrap(t *testing.T) {
 	b.Ack(104, 3) // one too many
 	rtest.WantViolation(t, b.Recs, rtest.Capture(0), "C9-148", "MSN 3 is too high")
 }
+
+// TestOneFaultReportedOnce: after an ACK whose MSN goes back, the ACKs
+// that go on from the count before it are no new fault; one that fits
+// neither that count nor the wrong ACK's is.
+func TestOneFaultReportedOnce(t *testing.T) {
+	trace := func(lastMSN uint32) []*trace.Record {
+		var b rtest.Builder
+		b.AckedSends(10, 5, 6, 3, lastMSN) // the third goes back from 6
+		return b.Recs
+	}
+	for _, c := range []struct {
+		msn  uint32
+		want int
+	}{{8, 1}, {4, 1}, {12, 2}} {
+		if tl := rtest.Tally(rtest.Audit(trace(c.msn), rtest.Capture(0), ID), ID); tl.Violations != c.want {
+			t.Errorf("last ACK's MSN %d: %d violations, want %d\n%s", c.msn, tl.Violations, c.want, rtest.Dump(trace(c.msn)))
+		}
+	}
+}
+
+// TestLastStartingAnAnswer: a READ answer that skips a PSN onto the next
+// READ's, its Last starting that READ's answer, is C9-96's fault; the
+// Last shows no count of completed messages, so its MSN (which does not
+// count the next READ) is no fault of C9-148's.
+func TestLastStartingAnAnswer(t *testing.T) {
+	var b rtest.Builder
+	b.Read(10, 768) // 10..12
+	b.Read(13, 256)
+	b.Resp(wire.ReadResponseFirst, 10, wire.SynACK(4), 1, 256)
+	b.Resp(wire.ReadResponseMiddle, 11, 0, 0, 256)
+	b.Resp(wire.ReadResponseLast, 13, wire.SynACK(4), 1, 256) // skipped 12
+	b.Resp(wire.ReadResponseOnly, 13, wire.SynACK(4), 2, 256)
+	rtest.WantPass(t, b.Recs, rtest.Active(256), ID)
+}
+
+// TestBelowAReplayedAnswer: the answer to a READ the capture shows before
+// any acknowledgment may replay one given before the capture began, with
+// the MSN of then or of now; neither is above the current MSN, so an ACK
+// the responder's IPv4 IDs date after it carries no MSN below it.
+func TestBelowAReplayedAnswer(t *testing.T) {
+	trace := func(ackMSN uint32) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		b.ReadAnswered(10, 5)
+		b.Send(11, true)
+		b.Ack(11, ackMSN)
+		return b.Recs
+	}
+	rtest.WantViolation(t, trace(3), rtest.Capture(256), ID, "went back from 5")
+	rtest.WantPass(t, trace(6), rtest.Capture(256), ID)
+}

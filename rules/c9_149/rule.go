@@ -31,8 +31,15 @@ func init() {
 //
 // Indeterminate: a NAK before any ACK-kind AETH in a capture whose start
 // is unknown (nothing fixes the MSN yet), and captures that miss requests
-// (as for C9-148). An active run shows the QP from its creation, when the
-// MSN is 0, so every NAK there is judged.
+// (as for C9-148; also a NAK whose MSN is above the count where the
+// capture missed requests after its PSN that a response showed
+// completed). An active run shows the QP from its creation, when the MSN
+// is 0, so every NAK there is judged.
+//
+// One root cause, one clause: where an AETH's MSN disagreed with the
+// count (C9-148's fault, or an answer that may replay an old one), a NAK
+// that fits the count before it or the one it starts is no fault of its
+// own (responses.MSNModel holds both).
 type monitor struct {
 	t *answers.Tracker
 	// The model is C9-148's (shared), unless a NAK fixed this monitor's

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -66,4 +67,81 @@ func TestReference(t *testing.T) {
 	rtest.WantPass(t, clean.Trace(), clean.Settings(), ID)
 	bad := run("nak-msn-zero")
 	rtest.WantViolation(t, bad.Trace(), bad.Settings(), ID, "below the MSN")
+}
+
+// TestAfterAnMSNFault: an ACK whose MSN goes back is C9-148's fault; the
+// NAK after it carries the MSN the ACKs before it lead to, and is no
+// fault of its own (one root cause, one clause), as a NAK whose MSN fits
+// the account begun by the wrong ACK would not be either. One that fits
+// neither is.
+func TestAfterAnMSNFault(t *testing.T) {
+	trace := func(nakMSN uint32) *rtest.Builder {
+		var b rtest.Builder
+		b.AckedSends(10, 5, 6, 3) // the last goes back from 6: C9-148's fault
+		b.Send(14, true)
+		b.NAK(13, wire.NAKPSNSequence, nakMSN)
+		return &b
+	}
+	rtest.WantPass(t, trace(7).Recs, rtest.Capture(0), ID) // the count before the wrong ACK
+	rtest.WantPass(t, trace(3).Recs, rtest.Capture(0), ID) // the wrong ACK's
+	rtest.WantViolation(t, trace(9).Recs, rtest.Capture(0), ID, "above the 4 new messages")
+}
+
+// TestAfterAnAnswerAboveTheCount: the answer to a resent ATOMIC whose MSN
+// is above the count the ACK before it fixes may replay the first answer
+// (C9-148 leaves it open), or the ACK was wrong; a NAK carrying the
+// answer's MSN fits the second account, and is no fault of its own.
+func TestAfterAnAnswerAboveTheCount(t *testing.T) {
+	trace := func(nakMSN uint32) *rtest.Builder {
+		var b rtest.Builder
+		b.Send(10, true)
+		b.Atomic(11)
+		b.Atomic(11)
+		b.Ack(10, 1)
+		b.Resp(wire.AtomicAcknowledge, 11, wire.SynACK(4), 6, 0)
+		b.Send(13, true)
+		b.NAK(12, wire.NAKPSNSequence, nakMSN)
+		return &b
+	}
+	rtest.WantPass(t, trace(6).Recs, rtest.Capture(0), ID)
+	rtest.WantViolation(t, trace(9).Recs, rtest.Capture(0), ID, "above the 3 new messages")
+}
+
+// TestNAKBelowAReplayedAnswer: an answer that may replay one given before
+// the capture began carries the MSN of then or of now, neither above the
+// current one: a NAK after it carries no MSN below it.
+func TestNAKBelowAReplayedAnswer(t *testing.T) {
+	trace := func(nakMSN uint32) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		b.ReadAnswered(10, 5)
+		b.Send(12, true)
+		b.NAK(11, wire.NAKPSNSequence, nakMSN)
+		return b.Recs
+	}
+	rtest.WantViolation(t, trace(3), rtest.Capture(256), ID, "below the MSN 5")
+	rtest.WantPass(t, trace(5), rtest.Capture(256), ID)
+}
+
+// TestNAKAboveAfterMissedRequests: an ACK names PSN 20, past requests the
+// capture missed (it shows none from 11 to 20), which all completed;
+// requests it shows there later may be retransmissions the responder took
+// as duplicates, or the ACK's PSN is wrong (C9-95): a NAK's MSN above the
+// new messages the capture showed is open, as it is for an ACK (C9-148),
+// not a violation.
+func TestNAKAboveAfterMissedRequests(t *testing.T) {
+	trace := func(ahead bool) []*trace.Record {
+		var b rtest.Builder
+		b.AckedSends(10, 1)
+		if ahead {
+			b.Ack(20, 2)
+		}
+		b.Send(11, true)
+		b.Send(13, true)
+		b.NAK(12, wire.NAKPSNSequence, 4)
+		return b.Recs
+	}
+	if tl := rtest.WantIndeterminate(t, trace(true), rtest.Capture(0), ID); tl.Open == 0 {
+		t.Errorf("the NAK's MSN is not left open")
+	}
+	rtest.WantViolation(t, trace(false), rtest.Capture(0), ID, "above the 3 new messages")
 }

@@ -805,44 +805,31 @@ var recallKnown = map[recallKey]int{
 	{"C9-105 duplicate answered behind", "at the requester, IDs counting", "false pass"}: 2,
 	{"C9-105 duplicate answered behind", "at the requester, IDs fixed", "false pass"}:    1,
 
-	// Misses: an ACK whose MSN is below a response the responder's IDs
-	// date before it, passed ("the first MSN a capture shows only fixes
-	// where the count starts"). Also: the next (correct) NAK blamed
-	// under C9-149.
-	{"C9-148 MSN goes back", "at the requester, IDs IPv6", "also C9-149"}:     2,
-	{"C9-148 MSN goes back", "at the requester, IDs counting", "also C9-149"}: 2,
-	{"C9-148 MSN goes back", "at the requester, IDs fixed", "also C9-149"}:    2,
-	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "also C9-149"}:     2,
+	// All decided traces found (also an ACK below an answer to a
+	// duplicate the responder's IDs date before it: a replayed answer's
+	// MSN is no more than the current one). At the responder, one trace:
+	// the wrong ACK is the first AETH the capture shows, so no count
+	// before it stays open beside its own, and the correct NAKs after it
+	// disagree with it; which of the two is wrong nothing tells, yet
+	// C9-149 blames the NAK and C9-148 passes (a false pass).
+	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "also C9-149"}:     1,
 	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "false pass"}:      1,
-	{"C9-148 MSN goes back", "at the responder, IDs counting", "also C9-149"}: 3,
+	{"C9-148 MSN goes back", "at the responder, IDs counting", "also C9-149"}: 1,
 	{"C9-148 MSN goes back", "at the responder, IDs counting", "false pass"}:  1,
-	{"C9-148 MSN goes back", "at the responder, IDs fixed", "also C9-149"}:    2,
+	{"C9-148 MSN goes back", "at the responder, IDs fixed", "also C9-149"}:    1,
 	{"C9-148 MSN goes back", "at the responder, IDs fixed", "false pass"}:     1,
-	{"C9-148 MSN goes back", "in the middle, IDs IPv6", "also C9-149"}:        1,
-	{"C9-148 MSN goes back", "in the middle, IDs IPv6", "false pass"}:         1,
-	{"C9-148 MSN goes back", "in the middle, IDs counting", "also C9-149"}:    2,
-	{"C9-148 MSN goes back", "in the middle, IDs counting", "miss"}:           1,
-	{"C9-148 MSN goes back", "in the middle, IDs fixed", "also C9-149"}:       1,
-	{"C9-148 MSN goes back", "in the middle, IDs fixed", "false pass"}:        1,
 
 	// Decided on complete captures only, all found. Elsewhere an answer
 	// the engine may take for a replay (an ATOMIC acknowledgment, a READ
 	// response) with an MSN above the count is open, not passed; false
 	// passes: an ACK whose MSN is above the count where requests the
-	// capture missed (an ID gap) leave the count unresolved. Also: the
-	// next (correct) NAK blamed under C9-149.
-	{"C9-148 MSN skips ahead", "at the requester, IDs IPv6", "false pass"}:     1,
-	{"C9-148 MSN skips ahead", "at the requester, IDs counting", "false pass"}: 2,
-	{"C9-148 MSN skips ahead", "at the requester, IDs fixed", "false pass"}:    1,
+	// capture missed (an ID gap) leave the count unresolved.
 	{"C9-148 MSN skips ahead", "at the responder, IDs IPv6", "false pass"}:     2,
 	{"C9-148 MSN skips ahead", "at the responder, IDs counting", "false pass"}: 2,
 	{"C9-148 MSN skips ahead", "at the responder, IDs fixed", "false pass"}:    2,
-	{"C9-148 MSN skips ahead", "in the middle, IDs IPv6", "also C9-149"}:       2,
-	{"C9-148 MSN skips ahead", "in the middle, IDs IPv6", "false pass"}:        2,
-	{"C9-148 MSN skips ahead", "in the middle, IDs counting", "also C9-149"}:   2,
-	{"C9-148 MSN skips ahead", "in the middle, IDs counting", "false pass"}:    2,
-	{"C9-148 MSN skips ahead", "in the middle, IDs fixed", "also C9-149"}:      2,
-	{"C9-148 MSN skips ahead", "in the middle, IDs fixed", "false pass"}:       2,
+	{"C9-148 MSN skips ahead", "in the middle, IDs IPv6", "false pass"}:        1,
+	{"C9-148 MSN skips ahead", "in the middle, IDs counting", "false pass"}:    1,
+	{"C9-148 MSN skips ahead", "in the middle, IDs fixed", "false pass"}:       1,
 
 	// Decided on complete captures only, all found; elsewhere left open
 	// ("a PSN the capture had not yet shown a request for"), as a capture
@@ -850,23 +837,20 @@ var recallKnown = map[recallKey]int{
 	// injected ACK is the connection's last packet (or nearly), within
 	// the reordering the capture shows of its end: requests recorded
 	// after it, past the end, explain it (as on a real capture cut
-	// short). Also: the next NAK's MSN blamed (C9-149); complete: C9-101.
-	{"C9-95 ahead of every request", "at the requester, IDs IPv6", "false pass"}:      2,
-	{"C9-95 ahead of every request", "at the requester, IDs counting", "false pass"}:  2,
-	{"C9-95 ahead of every request", "at the requester, IDs fixed", "false pass"}:     2,
-	{"C9-95 ahead of every request", "at the responder, IDs IPv6", "also C9-149"}:     3,
-	{"C9-95 ahead of every request", "at the responder, IDs IPv6", "false pass"}:      3,
-	{"C9-95 ahead of every request", "at the responder, IDs counting", "also C9-149"}: 3,
-	{"C9-95 ahead of every request", "at the responder, IDs counting", "false pass"}:  5,
-	{"C9-95 ahead of every request", "at the responder, IDs fixed", "also C9-149"}:    3,
-	{"C9-95 ahead of every request", "at the responder, IDs fixed", "false pass"}:     3,
-	{"C9-95 ahead of every request", "complete", "also C9-101"}:                       6,
-	{"C9-95 ahead of every request", "in the middle, IDs IPv6", "also C9-149"}:        5,
-	{"C9-95 ahead of every request", "in the middle, IDs IPv6", "false pass"}:         1,
-	{"C9-95 ahead of every request", "in the middle, IDs counting", "also C9-149"}:    5,
-	{"C9-95 ahead of every request", "in the middle, IDs counting", "false pass"}:     2,
-	{"C9-95 ahead of every request", "in the middle, IDs fixed", "also C9-149"}:       5,
-	{"C9-95 ahead of every request", "in the middle, IDs fixed", "false pass"}:        1,
+	// short). Also, complete: C9-101. (The NAKs after it, whose MSN
+	// exceeds the count once the ACK's PSN has the capture miss the
+	// requests up to it, are left open under C9-149, as the ACKs are
+	// under C9-148.)
+	{"C9-95 ahead of every request", "at the requester, IDs IPv6", "false pass"}:     2,
+	{"C9-95 ahead of every request", "at the requester, IDs counting", "false pass"}: 2,
+	{"C9-95 ahead of every request", "at the requester, IDs fixed", "false pass"}:    2,
+	{"C9-95 ahead of every request", "at the responder, IDs IPv6", "false pass"}:     3,
+	{"C9-95 ahead of every request", "at the responder, IDs counting", "false pass"}: 5,
+	{"C9-95 ahead of every request", "at the responder, IDs fixed", "false pass"}:    3,
+	{"C9-95 ahead of every request", "complete", "also C9-101"}:                      6,
+	{"C9-95 ahead of every request", "in the middle, IDs IPv6", "false pass"}:        1,
+	{"C9-95 ahead of every request", "in the middle, IDs counting", "false pass"}:    2,
+	{"C9-95 ahead of every request", "in the middle, IDs fixed", "false pass"}:       1,
 
 	// All decided traces found. False passes: the earlier ACK the
 	// injected one goes behind is not dated before it (no ID, or an ID
@@ -898,11 +882,7 @@ var recallKnown = map[recallKey]int{
 	// starts no answer), the responder's IDs unbroken since the stream's
 	// packet before it, fails. Complete: the next ACK is also blamed
 	// under C9-101.
-	{"C9-96 READ response skips a PSN", "complete", "also C9-101"}:                    7,
-	{"C9-96 READ response skips a PSN", "complete", "also C9-148"}:                    1,
-	{"C9-96 READ response skips a PSN", "in the middle, IDs IPv6", "also C9-148"}:     1,
-	{"C9-96 READ response skips a PSN", "in the middle, IDs counting", "also C9-148"}: 1,
-	{"C9-96 READ response skips a PSN", "in the middle, IDs fixed", "also C9-148"}:    1,
+	{"C9-96 READ response skips a PSN", "complete", "also C9-101"}: 7,
 
 	// All found; once the READ's requester is blamed too (C9-116).
 	{"C9-97 READ answer begins with a Middle", "complete", "also C9-116"}: 3,

@@ -105,6 +105,24 @@ func (b *Builder) Ack(psn wire.PSN, msn uint32) *trace.Record {
 	return b.Resp(wire.Acknowledge, psn, wire.SynACK(4), msn, 0)
 }
 
+// ReadAnswered adds a READ of one 256-byte packet at PSN psn and its
+// answer, an Only with MSN msn (on a capture, shown before any other
+// acknowledgment, an answer that may replay one given before the capture
+// began).
+func (b *Builder) ReadAnswered(psn wire.PSN, msn uint32) {
+	b.Read(psn, 256)
+	b.Resp(wire.ReadResponseOnly, psn, wire.SynACK(4), msn, 256)
+}
+
+// AckedSends adds a SEND Only with AckReq from PSN psn on, one per MSN in
+// msns, each answered by an ACK carrying that MSN.
+func (b *Builder) AckedSends(psn wire.PSN, msns ...uint32) {
+	for i, msn := range msns {
+		b.Send(psn.Add(i), true)
+		b.Ack(psn.Add(i), msn)
+	}
+}
+
 // NAK adds an Acknowledge with NAK code code.
 func (b *Builder) NAK(psn wire.PSN, code uint8, msn uint32) *trace.Record {
 	return b.Resp(wire.Acknowledge, psn, wire.SynNAK(code), msn, 0)
