@@ -246,10 +246,15 @@ func (c *Conn) reconResponse(r *trace.Record) {
 			c.markDropped(p.PSN)
 		}
 	case wire.ClassReadResponse:
-		if op == wire.ReadResponseFirst || op == wire.ReadResponseOnly {
-			if rop, _, _, ok := c.Req(p.PSN); c.psnFault == "" && (ok && rop != wire.ReadRequest || !ok && c.SeesEveryRequest()) {
-				c.psnFault = fmt.Sprintf("a READ response stream starts at PSN %d, which no READ request carried (frame %d): its numbering is C9-96's fault", p.PSN, r.Frame)
-			}
+		if rop, _, _, ok := c.Req(p.PSN); c.psnFault == "" && ok && rop != wire.ReadRequest {
+			// A PSN a request other than a READ carried is in no READ's
+			// range: wherever the answer it belongs to lies, the trace
+			// cannot place it.
+			c.psnFault = fmt.Sprintf("a READ response carries PSN %d, which a %s carried (frame %d): its numbering is C9-96's fault", p.PSN, rop, r.Frame)
+		} else if c.psnFault == "" && !ok && c.SeesEveryRequest() && (op == wire.ReadResponseFirst || op == wire.ReadResponseOnly) {
+			c.psnFault = fmt.Sprintf("a READ response stream starts at PSN %d, which no READ request carried (frame %d): its numbering is C9-96's fault", p.PSN, r.Frame)
+		} else if c.psnFault == "" && !ok && c.SeesEveryRequest() && c.ReadSpanAt(p.PSN) == nil {
+			c.psnFault = fmt.Sprintf("a READ response carries PSN %d, in no READ's range (frame %d): its numbering is C9-96's fault", p.PSN, r.Frame)
 		}
 		s := c.ReadSpanAt(p.PSN)
 		if s == nil || !c.SentBefore(s.First) {

@@ -115,3 +115,28 @@ func wantNoViolation(t *testing.T, recs []*trace.Record) {
 		t.Fatalf("%s: %s\n%s", ID, sink.Findings[0].Message, rtest.Dump(recs))
 	}
 }
+
+// A READ answer whose Last skipped onto the next request's PSN (C9-96's
+// fault: the responder numbered its answer wrong) cannot be placed: the
+// ACK after it is not judged against the READ's answer (one root cause,
+// one clause), whether the request at that PSN was seen before the Last
+// or after it.
+func TestACKAfterAnAnswerNumberedWrong(t *testing.T) {
+	for _, sendFirst := range []bool{true, false} {
+		var b rtest.Builder
+		b.Read(100, 3*256) // 100..102
+		if sendFirst {
+			b.Send(103, true)
+		}
+		b.Resp(wire.ReadResponseFirst, 100, 0x04, 1, 256)
+		b.Resp(wire.ReadResponseMiddle, 101, 0, 0, 256)
+		b.Resp(wire.ReadResponseLast, 103, 0x04, 1, 256) // skipped 102
+		if !sendFirst {
+			b.Send(103, true)
+		}
+		b.Ack(103, 2)
+		if tl := rtest.Tally(rtest.Audit(b.Recs, rtest.Active(256), ID), ID); tl.Violations != 0 || tl.Indeterminate == 0 {
+			t.Errorf("SEND seen first %v: want the ACK left undecided, got %+v\n%s", sendFirst, tl, rtest.Dump(b.Recs))
+		}
+	}
+}

@@ -880,9 +880,9 @@ var recallKnown = map[recallKey]int{
 	// All found: a Middle or Last off its stream's next PSN (also one
 	// landing on the PSN of a READ the capture shows: a Middle or Last
 	// starts no answer), the responder's IDs unbroken since the stream's
-	// packet before it, fails. Complete: the next ACK is also blamed
-	// under C9-101.
-	{"C9-96 READ response skips a PSN", "complete", "also C9-101"}: 7,
+	// packet before it, fails. (Complete: a READ response at a PSN in no
+	// READ's range is a response PSN at fault, so the ACK after it is not
+	// judged against that READ's answer under C9-101.)
 
 	// All found; once the READ's requester is blamed too (C9-116).
 	{"C9-97 READ answer begins with a Middle", "complete", "also C9-116"}: 3,
