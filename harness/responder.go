@@ -77,12 +77,12 @@ func (c *Conn) Expected() ExpectedPSN { return c.exp }
 // clauses leave them undecided (one root cause, one clause).
 func (c *Conn) ResponsePSNFault() string { return c.psnFault }
 
-// ackPSNFault says why positive ACK r carries a PSN no legal responder
+// AckPSNFault says why positive ACK r carries a PSN no legal responder
 // gives it ("" when it may): beyond every request on a trace that holds
 // every request, inside the range of a READ whose response is not
 // complete, or at an ATOMIC's PSN before its ATOMIC Acknowledge (an ACK
 // cannot carry an ATOMIC's result).
-func (c *Conn) ackPSNFault(r *trace.Record) string {
+func (c *Conn) AckPSNFault(r *trace.Record) string {
 	p := r.Packet
 	if !c.HaveReq {
 		return ""
@@ -221,7 +221,7 @@ func (c *Conn) reconResponse(r *trace.Record) {
 			// where the responder stood: it raises no bound, so that
 			// what follows it is not blamed for its fault (one root
 			// cause, one clause).
-			fault := c.ackPSNFault(r)
+			fault := c.AckPSNFault(r)
 			if c.psnFault == "" {
 				c.psnFault = fault
 			}

@@ -320,7 +320,7 @@ func (w *Window) response(c *Conn, r *trace.Record) {
 	case op == wire.Acknowledge && p.AETH.IsACK():
 		// A response whose PSN no legal responder gives proves nothing
 		// of where the responder stood (one root cause, one clause).
-		if c.ackPSNFault(r) == "" {
+		if c.AckPSNFault(r) == "" {
 			w.positive(c, p.PSN, p.PSN)
 		}
 	case op == wire.Acknowledge && p.AETH.IsNAK(wire.NAKPSNSequence):

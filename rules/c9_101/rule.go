@@ -139,6 +139,13 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			continue // inside the READ's range: C9-95's concern
 		}
 		judged = true
+		if f := c.AckPSNFault(r); f != "" {
+			// The ACK's own PSN is one no legal responder gives (C9-95's
+			// fault): it says nothing of what the responder had
+			// completed, and the READ stays owed to a later ACK.
+			c.Indeterminate(ID, "an ACK whose own PSN is at fault passed a READ: "+f)
+			continue
+		}
 		if f := c.ResponsePSNFault(); f != "" {
 			// Where this READ's answer lies is read from response PSNs
 			// the trace shows are wrong: one root cause, judged there.

@@ -140,3 +140,17 @@ func TestACKAfterAnAnswerNumberedWrong(t *testing.T) {
 		}
 	}
 }
+
+// An ACK whose own PSN is beyond every request on a complete trace
+// (C9-95's fault) says nothing of what the responder had completed: it
+// is not judged as passing the READ before it (one root cause, one
+// clause), and the READ's answer after it is no fault.
+func TestACKBeyondEveryRequest(t *testing.T) {
+	var b rtest.Builder
+	b.Read(100, 3*256) // 100..102
+	b.Ack(150, 1)      // no request used 150
+	b.ReadStream(100, 3*256, 256, 2)
+	if tl := rtest.Tally(rtest.Audit(b.Recs, rtest.Active(256), ID), ID); tl.Violations != 0 || tl.Indeterminate == 0 {
+		t.Errorf("want the ACK left undecided, got %+v\n%s", tl, rtest.Dump(b.Recs))
+	}
+}

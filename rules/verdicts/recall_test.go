@@ -837,7 +837,9 @@ var recallKnown = map[recallKey]int{
 	// injected ACK is the connection's last packet (or nearly), within
 	// the reordering the capture shows of its end: requests recorded
 	// after it, past the end, explain it (as on a real capture cut
-	// short). Also, complete: C9-101. (The NAKs after it, whose MSN
+	// short). (On complete captures the ACK's own PSN is at fault, so
+	// C9-101 does not judge it against an outstanding READ. The NAKs
+	// after it, whose MSN
 	// exceeds the count once the ACK's PSN has the capture miss the
 	// requests up to it, are left open under C9-149, as the ACKs are
 	// under C9-148.)
@@ -847,7 +849,6 @@ var recallKnown = map[recallKey]int{
 	{"C9-95 ahead of every request", "at the responder, IDs IPv6", "false pass"}:     3,
 	{"C9-95 ahead of every request", "at the responder, IDs counting", "false pass"}: 5,
 	{"C9-95 ahead of every request", "at the responder, IDs fixed", "false pass"}:    3,
-	{"C9-95 ahead of every request", "complete", "also C9-101"}:                      6,
 	{"C9-95 ahead of every request", "in the middle, IDs IPv6", "false pass"}:        1,
 	{"C9-95 ahead of every request", "in the middle, IDs counting", "false pass"}:    2,
 	{"C9-95 ahead of every request", "in the middle, IDs fixed", "false pass"}:       1,
