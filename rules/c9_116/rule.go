@@ -24,8 +24,10 @@ func init() {
 // monitor keeps the requests that carried AckReq and are not yet covered.
 // A request at PSN p is covered by a later response whose PSN is p or
 // later: a positive Acknowledge, a READ response packet carrying an AETH
-// (its ACK implicitly covers earlier requests), an ATOMIC Acknowledge, or
-// a NAK naming p itself. A NAK or RNR NAK naming an earlier PSN releases
+// (its ACK implicitly covers earlier requests), an ATOMIC Acknowledge, a
+// READ response Middle at a READ request's own PSN (an answer begun with
+// the wrong opcode is C9-97's fault, not a missing answer), or a NAK
+// naming p itself. A NAK or RNR NAK naming an earlier PSN releases
 // the obligation: the requester must resend from there, and the resent
 // request carries its own AckReq. A request resent later (same PSN) takes
 // over the obligation of its earlier copy.
@@ -69,8 +71,14 @@ type monitor struct {
 func (*monitor) Opcodes() uint32 { return opcodes }
 
 var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
-	return opc.IsRequest(op) || op == wire.Acknowledge || opc.Has(op, wire.HdrAETH)
+	return opc.IsRequest(op) || op == wire.Acknowledge || opc.Has(op, wire.HdrAETH) || op == wire.ReadResponseMiddle
 })
+
+// isReadPSN reports whether a READ request carried PSN p.
+func isReadPSN(c *harness.Conn, p wire.PSN) bool {
+	op, _, _, ok := c.Req(p)
+	return ok && op == wire.ReadRequest
+}
 
 // openReq is an AckReq request not yet covered.
 type openReq struct {
@@ -148,6 +156,12 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	case opc.Has(p.Opcode, wire.HdrAETH):
 		upTo = p.PSN // READ response First/Last/Only, ATOMIC Acknowledge
+	case isReadPSN(c, p.PSN):
+		// A Middle (no AETH) at a READ request's own PSN: the READ's
+		// answer, begun with the wrong opcode (C9-97's fault), or a
+		// retried READ's PSN inside the answer still being sent. Either
+		// way the responder answered (one root cause, one clause).
+		upTo = p.PSN
 	default:
 		return // READ response Middle: no AETH
 	}

@@ -38,6 +38,14 @@ func TestMonitor(t *testing.T) {
 			tr.Read(11, 8)
 			tr.Resp(wire.ReadResponseOnly, 11, 0x1F, 2)
 		}, reports.Pass},
+		{"a READ answered with a Middle at its own PSN: answered, the opcode is C9-97's", ht.Complete(), func(tr *ht.Trace) {
+			tr.Read(11, 8)
+			tr.ReadResp(wire.ReadResponseMiddle, 11, 0, 8)
+		}, reports.Pass},
+		{"a READ Middle past a READ's own PSN covers nothing", ht.Complete(), func(tr *ht.Trace) {
+			tr.Read(11, 3*1024)
+			tr.ReadResp(wire.ReadResponseMiddle, 12, 0, 1024)
+		}, reports.Fail},
 		{"AckReq never answered, complete trace", ht.Complete(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, false)
 			tr.Req(wire.SendOnly, 11, true)

@@ -885,9 +885,6 @@ var recallKnown = map[recallKey]int{
 	// READ's range is a response PSN at fault, so the ACK after it is not
 	// judged against that READ's answer under C9-101.)
 
-	// All found; once the READ's requester is blamed too (C9-116).
-	{"C9-97 READ answer begins with a Middle", "complete", "also C9-116"}: 3,
-
 	// §9.7.7.2: all decided traces found. With IPv6 or fixed IDs, the
 	// out-of-sequence requests before the first NAK count as prompts for
 	// §9.7.7.2 (it passes), and C9-114, which judges the latch, stays
