@@ -435,6 +435,20 @@ func invalidateAt(c *harness.Conn, p wire.PSN) bool {
 	return ok && opc.Has(op, wire.HdrIETH)
 }
 
+// acknowledges returns the newest PSN an acknowledging response p shows
+// complete: a positive ACK's or an ATOMIC acknowledgment's PSN, a READ
+// answer's Last or Only PSN, or the PSN before a READ answer's First (its
+// READ is not complete yet).
+func acknowledges(p *wire.Packet) (wire.PSN, bool) {
+	switch op := p.Opcode; {
+	case op == wire.Acknowledge || op == wire.AtomicAcknowledge || op == wire.ReadResponseLast || op == wire.ReadResponseOnly:
+		return p.PSN, true
+	case op == wire.ReadResponseFirst:
+		return p.PSN.Add(-1), true
+	}
+	return 0, false
+}
+
 func describe(b bound) string {
 	if b.rec == nil {
 		return "the QP's creation (a new QP's MSN is 0)"
@@ -462,6 +476,14 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	}
 	m.pin(c)
 	if !m.started && !c.Complete() {
+		// What it acknowledges was executed before the capture's first
+		// request: a request at or before that PSN, seen later, is a
+		// retransmission, and its answer a replay (found by interleaved
+		// lossy exchanges cut to begin after an ATOMIC's answer that
+		// its resend then got again, with the MSN of the moment).
+		if x, ok := acknowledges(p); ok && (!m.haveCovered || x.After(m.covered)) {
+			m.covered, m.haveCovered = x, true
+		}
 		return Judgement{Undecided: true, Reason: "a response before any request: the capture began mid-connection"}
 	}
 	if why, open := c.LateWhy(r); why != "" {

@@ -376,3 +376,25 @@ func TestBelowAReplayedAnswer(t *testing.T) {
 	rtest.WantViolation(t, trace(3), rtest.Capture(256), ID, "went back from 5")
 	rtest.WantPass(t, trace(6), rtest.Capture(256), ID)
 }
+
+// TestAcknowledgedBeforeTheFirstRequest: a capture that begins with
+// answers (an ATOMIC's at 306 with MSN 14, an ACK of 307 with MSN 15)
+// shows those PSNs executed before its first request: the ATOMICs at 305
+// and 306 resent after are duplicates, and their answers replays with the
+// MSN of the moment (15), not new messages whose count the later ACK of
+// the resent 307 would then fall short of (found by interleaved lossy
+// exchanges, seed 505).
+func TestAcknowledgedBeforeTheFirstRequest(t *testing.T) {
+	var b rtest.Builder
+	b.Resp(wire.AtomicAcknowledge, 306, wire.SynACK(4), 14, 0)
+	b.Ack(307, 15)
+	b.Atomic(305)
+	b.Atomic(306)
+	b.Resp(wire.AtomicAcknowledge, 305, wire.SynACK(4), 15, 0)
+	b.Resp(wire.AtomicAcknowledge, 306, wire.SynACK(4), 15, 0)
+	b.Send(307, true)
+	b.Send(308, true)
+	b.Ack(307, 15)
+	b.Ack(308, 16)
+	rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
+}
