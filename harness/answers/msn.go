@@ -494,8 +494,12 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		return Judgement{Undecided: true, Open: open, Reason: why + ", so its MSN may belong to an earlier moment"}
 	}
 	// What the AETH acknowledges (A), and whether it repeats an old answer.
+	// executed (haveExec): a replay's own request, which the responder
+	// had executed before it answered it again (and, in order, every
+	// request before it).
 	replay := false
 	covers, incl, haveA := wire.PSN(0), true, false
+	executed, haveExec := wire.PSN(0), false
 	switch opc.Class(op) {
 	case wire.ClassAck:
 		covers, haveA = p.PSN, true
@@ -507,11 +511,11 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			// the capture dropped the ATOMIC, which the responder counts
 			// unseen (found by the metamorphic tests: capture loss).
 			m.gap(p.PSN, p.PSN)
-			replay = true
+			replay, executed, haveExec = true, p.PSN, true
 		case !ok || (op2 != wire.CompareSwap && op2 != wire.FetchAdd):
 			replay = true // not an ATOMIC's PSN (o9-58's concern): only S bounds it
 		case c.ReqSends(p.PSN) > 1:
-			replay = true
+			replay, executed, haveExec = true, p.PSN, true
 		case !c.Complete() && m.haveCovered && p.PSN.AtOrBefore(m.covered):
 			// An earlier response already acknowledged the ATOMIC's PSN:
 			// the ATOMIC had completed and been answered before it (a
@@ -528,17 +532,17 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			// executed it, and this may answer the duplicate, with the
 			// original MSN or the current one (found by lossy exchanges
 			// cut to begin during a retransmission).
-			replay = true
+			replay, executed, haveExec = true, p.PSN, true
 		case !c.Complete() && !c.FromStart() && c.HaveReq && p.PSN.Before(c.FirstReq):
 			// An ATOMIC before the first request the capture shows,
 			// resent: the responder may have executed it before the
 			// capture began, and this answers its duplicate, with the
 			// original MSN or the current one (found by interleaved
 			// lossy exchanges cut to begin during a retransmission).
-			replay = true
+			replay, executed, haveExec = true, p.PSN, true
 		default:
 			if _, seen := c.AtomicOriginal(p.PSN); seen {
-				replay = true
+				replay, executed, haveExec = true, p.PSN, true
 			} else {
 				covers, haveA = p.PSN, true
 			}
@@ -560,12 +564,13 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		case s == nil || ev.Kind == EvOrphan || ev.Kind == EvSkip || ev.Kind == EvBeyond || ev.Kind == EvAfterNAK || s.Resynced:
 			replay = true // numbering broken (C9-96's concern): only S bounds it
 		case s.Replay, ev.MaybeReplay, s == m.replayStream:
-			replay = true
+			replay, executed, haveExec = true, s.Start, true
 		case ev.Kind == EvStart && s.Req.Early && m.cutStart(c, p):
 			// As for an ATOMIC above: a READ the capture showed before
 			// any acknowledgment may resend one answered before it, and
 			// its whole answer may be the replay.
 			replay, m.replayStream = true, s
+			executed, haveExec = s.Start, true
 		case ev.Kind == EvStart && !c.Complete() && m.haveCovered && s.Start.AtOrBefore(m.covered):
 			// An earlier response already acknowledged the READ's PSN:
 			// the READ had been answered before (as for an ATOMIC
@@ -592,6 +597,16 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	u := m.unwrap(p.AETH.MSN)
 	if haveA && (!m.haveCovered || covers.After(m.covered)) {
 		m.covered, m.haveCovered = covers, true
+	}
+	if haveExec && !c.Complete() && (!m.haveCovered || executed.After(m.covered)) {
+		// A replay, or an answer that may be one, shows its request
+		// executed before: a request at or before it the capture shows
+		// later is a retransmission, and its answer a replay too (found
+		// by interleaved lossy exchanges cut to begin during a
+		// retransmission: an ATOMIC's first copy missed, its resend's
+		// answer carrying its first MSN, below a replayed READ's after
+		// it).
+		m.covered, m.haveCovered = executed, true
 	}
 	var A int
 	if haveA {

@@ -398,3 +398,28 @@ func TestAcknowledgedBeforeTheFirstRequest(t *testing.T) {
 	b.Ack(308, 16)
 	rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
 }
+
+// TestBelowAReplayOfALaterRequest: a capture begun during a resend shows
+// the ATOMIC at 0 and the READ at 2 before any acknowledgment, and their
+// answers (MSNs 239 and 241: the ATOMIC at 1, whose first copy it missed,
+// completed between); the requester then resends all three, and the
+// answer to the ATOMIC at 1 carries its first MSN, 240. The READ at 2 was
+// executed before (its answer, new or a replay, shows it), so the ATOMIC
+// at 1 was too: its answer is a replay, not an MSN going back (found by
+// interleaved lossy exchanges, seed 615).
+func TestBelowAReplayOfALaterRequest(t *testing.T) {
+	var b rtest.Builder
+	b.Req(wire.CompareSwap, 0, true, 0)
+	b.Read(2, 0)
+	b.Resp(wire.AtomicAcknowledge, 0, wire.SynACK(4), 239, 0)
+	b.Resp(wire.ReadResponseOnly, 2, wire.SynACK(4), 241, 0)
+	b.Req(wire.CompareSwap, 0, true, 0)
+	b.Req(wire.CompareSwap, 1, true, 0)
+	b.Read(2, 0)
+	b.Resp(wire.AtomicAcknowledge, 0, wire.SynACK(4), 239, 0)
+	b.Resp(wire.AtomicAcknowledge, 1, wire.SynACK(4), 240, 0)
+	b.Resp(wire.ReadResponseOnly, 2, wire.SynACK(4), 241, 0)
+	if tl := rtest.Tally(rtest.Audit(b.Recs, rtest.Capture(0), ID), ID); tl.Violations != 0 {
+		t.Errorf("want no violation, got %+v\n%s", tl, rtest.Dump(b.Recs))
+	}
+}
