@@ -211,14 +211,16 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Strea
 				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d): the packet may answer a duplicate of the READ that the capture dropped (a capture need not report its drops); --complete decides", h.ack.Packet.PSN, h.read.PSN, r.Frame))
 				continue
 			}
-			if h.read.Early && !c.FromStart() {
-				// The capture begins mid-connection and shows the READ
-				// before any acknowledgment: the capture may have begun
-				// while the requester resent it, after the responder had
-				// answered its first copy, and the packet may be the
-				// replay, with the MSN of that first answer (found by
-				// lossy exchanges cut to begin during a retransmission).
-				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d), but the capture begins mid-connection and shows the READ before any acknowledgment: it may resend a READ answered before the capture began, and the packet may be the replay, with the MSN of the first answer", h.ack.Packet.PSN, h.read.PSN, r.Frame))
+			if !c.FromStart() {
+				// Its MSN is below the ACK's, which no answer sent after
+				// the ACK carries, unless it replays one sent before it
+				// (with that answer's MSN): the capture, begun
+				// mid-connection, may have begun while the requester
+				// resent the READ, after the responder had answered its
+				// first copy (found by lossy exchanges cut to begin during
+				// a retransmission, also where an acknowledgment from
+				// before that retransmission preceded the READ).
+				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d), whose MSN is below the ACK's, but the capture begins mid-connection: the READ may resend one answered before the capture began, and the packet may be the replay, with the MSN of the first answer", h.ack.Packet.PSN, h.read.PSN, r.Frame))
 				continue
 			}
 			if dup := m.t.DupSince(h.read, h.read.MaxLast()); dup != nil {

@@ -154,3 +154,28 @@ func TestACKBeyondEveryRequest(t *testing.T) {
 		t.Errorf("want the ACK left undecided, got %+v\n%s", tl, rtest.Dump(b.Recs))
 	}
 }
+
+// A capture begun mid-connection, first showing the end of a READ's
+// answer (Last 312), then the requester's resend sweep from that READ
+// (310, 314, 318): the ACK of 318 comes before the answer to the READ at
+// 314, whose MSN (877) is below the ACK's (879) though the responder's
+// IDs show it sent after. No answer sent after an ACK carries a lower MSN
+// unless it replays one sent before it, with that answer's MSN: the READ
+// at 314 may be a resend of one answered before the capture began, so the
+// ACK is left open, not failed (found by interleaved lossy exchanges,
+// seed 606).
+func TestAnswerBelowTheACKsMSNAfterAnEarlierAcknowledgment(t *testing.T) {
+	b := rtest.Builder{PerSender: true}
+	b.Resp(wire.ReadResponseLast, 312, wire.SynACK(4), 875, 1024)
+	b.Read(310, 3*1024)
+	b.Read(314, 3*1024)
+	b.Send(317, true)
+	b.Send(318, true)
+	b.ReadStream(310, 3*1024, 1024, 875)
+	b.Ack(318, 879)
+	b.ReadStream(314, 3*1024, 1024, 877)
+	tl := rtest.Tally(rtest.Audit(b.Recs, rtest.Capture(1024), ID), ID)
+	if tl.Violations != 0 || tl.Open == 0 {
+		t.Errorf("want the ACK left open, got %+v\n%s", tl, rtest.Dump(b.Recs))
+	}
+}
