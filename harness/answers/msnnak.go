@@ -1,0 +1,141 @@
+package answers
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// This file holds C9-149's side of the MSN model (msn.go): a NAK's MSN
+// judged against every account of the count, which NAKs never shape.
+
+// NAK judges the MSN of an Acknowledge carrying a NAK or RNR syndrome
+// (C9-149): it must be the MSN of the moment, so not below an MSN already
+// sent, not below the count of SEND/WRITE/ATOMIC messages that ended
+// before the NAK's PSN (for a sequence or other NAK), and not above what
+// could have completed. NAKs never shape the model.
+func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
+	p := r.Packet
+	if p.Opcode != wire.Acknowledge || !NAKKind(p) {
+		return Judgement{Skip: true}
+	}
+	m.pin(c)
+	if !m.started && !c.Complete() {
+		return Judgement{Undecided: true, Reason: "a NAK before any request: the capture began mid-connection"}
+	}
+	u := m.unwrap(p.AETH.MSN)
+	// A sequence NAK names the responder's expected PSN: it received every
+	// PSN before it and none from it on, so missing PSNs before it have
+	// completed and missing PSNs from it on have not.
+	haveS := !m.unresolved
+	if a := p.AETH; a.Kind() == wire.KindNAK && a.Value() == wire.NAKPSNSequence && m.unresolved {
+		haveS = p.PSN.AtOrBefore(m.gapFirst)
+	}
+	if !c.Complete() && c.HaveReq && p.PSN.After(c.NextReq) {
+		// The NAK names a PSN beyond every request in the capture: the
+		// requests before it that it dropped reached the responder and
+		// count (found by the metamorphic tests: capture loss).
+		haveS = false
+	}
+	seen := fmt.Sprintf("%s with MSN %d", p.AETH, msn24(u))
+	back := func(b *basis) Judgement {
+		if b.haveMono && u < b.mono {
+			return Judgement{Violation: true, Other: b.monoRec,
+				Message: fmt.Sprintf("the NAK carries MSN %d, below the MSN %d the responder had already sent (frame %d): a NAK completes nothing and un-completes nothing, so its MSN is the current one",
+					msn24(u), msn24(b.mono), b.monoRec.Frame),
+				Expected: []string{fmt.Sprintf("MSN %d or more (the current MSN)", msn24(b.mono))}, Seen: seen}
+		}
+		return Judgement{}
+	}
+	// A NAK that fits any account still open is no fault of its own
+	// (basis): where the accounts differ, a packet they rest on is.
+	if j := m.fitsNone(back); j.Violation {
+		return j
+	}
+	if why := wrongNAKPSN(c, p); why != "" {
+		// One root cause, one clause: the NAK's PSN is itself wrong
+		// (C9-111, C9-113, C9-124 judge it), so which messages had
+		// completed before it is open.
+		return Judgement{Undecided: true, Reason: why}
+	}
+	if j := m.fitsNone(func(b *basis) Judgement {
+		if j := back(b); j.Violation {
+			return j
+		}
+		if b.haveLo && p.AETH.Kind() == wire.KindNAK {
+			if a, ok := m.count(p.PSN, false, true); ok && u < b.lo.v+int64(a) {
+				return Judgement{Violation: true, Other: b.lo.rec,
+					Message: fmt.Sprintf("the NAK carries MSN %d, but %d SEND/WRITE/ATOMIC messages ending before its PSN %d had completed, and %s shows the count started no lower than %d",
+						msn24(u), a, p.PSN, describe(b.lo), msn24(b.lo.v)),
+					Expected: []string{fmt.Sprintf("MSN %d or more (the current MSN)", msn24(b.lo.v+int64(a)))}, Seen: seen}
+			}
+		}
+		if b.haveHi && haveS {
+			if S := m.Seen(); u > b.hi.v+int64(S) {
+				return Judgement{Violation: true, Other: b.hi.rec,
+					Message: fmt.Sprintf("the NAK carries MSN %d, above the %d new messages that had reached the responder, counted from %s",
+						msn24(u), S, describe(b.hi)),
+					Expected: []string{fmt.Sprintf("MSN %d or less (the current MSN)", msn24(b.hi.v+int64(S)))}, Seen: seen, Upper: true}
+			}
+		}
+		return Judgement{}
+	}); j.Violation {
+		if j.Upper && !c.Complete() && m.MissedAfter(p.PSN) {
+			// As for an ACK-kind AETH (C9-148): the capture missed requests
+			// after the NAK's PSN that a response showed completed, and
+			// the requests it shows there may be retransmissions the
+			// responder took as duplicates: the count of new messages
+			// that had reached it is open (found by the recall test: an
+			// ACK beyond every request, C9-95's fault).
+			return Judgement{Undecided: true, Open: true, Reason: "the NAK's MSN exceeds the new messages the capture showed had reached the responder, but the capture missed requests after the NAK's PSN that a response showed completed: the MSN may count them; " + j.Message}
+		}
+		return j
+	}
+	if !m.haveMono && !m.haveLo && (!m.haveHi || !haveS) {
+		if m.unresolved {
+			return Judgement{Undecided: true, Reason: m.gapReason()}
+		}
+		return Judgement{Undecided: true, Reason: "a NAK before any ACK-kind AETH: nothing yet fixes the MSN it should carry"}
+	}
+	return Judgement{}
+}
+
+// fitsNone returns check's violation on the model's account when check
+// finds one on every open account (and no Judgement otherwise).
+func (m *MSNModel) fitsNone(check func(b *basis) Judgement) Judgement {
+	j := check(&m.basis)
+	if !j.Violation {
+		return j
+	}
+	for i := range m.alts {
+		if !check(&m.alts[i]).Violation {
+			return Judgement{}
+		}
+	}
+	return j
+}
+
+// wrongNAKPSN says why the PSN of NAK p cannot be the one a legal
+// responder gives it ("" when it can): beyond every expected PSN the
+// connection's reconstruction allows, or a PSN no request in the trace
+// carried for a NAK that must name a request (on a trace holding every
+// request, harness.Conn.SeesEveryRequest, the PSN is wrong; on any other,
+// a request the capture dropped may carry it).
+func wrongNAKPSN(c *harness.Conn, p *wire.Packet) string {
+	if e := c.Expected(); e.HaveHi && p.PSN.After(e.Hi) {
+		return fmt.Sprintf("the NAK names PSN %d, beyond any PSN the responder could have expected (at most %d): its PSN is judged under its own clause, and the MSN it should carry is open", p.PSN, e.Hi)
+	}
+	if _, _, _, ok := c.Req(p.PSN); !ok && !p.AETH.IsNAK(wire.NAKPSNSequence) && c.ReadSpanAt(p.PSN) == nil {
+		if c.SeesEveryRequest() {
+			return fmt.Sprintf("the NAK names PSN %d, which no request carried: its PSN is judged under its own clause, and the MSN it should carry is open", p.PSN)
+		}
+		// Off the responder's complete view, a request the capture
+		// dropped may be the one the NAK names (every message before
+		// it then completed), or the NAK's PSN is wrong: which
+		// messages it follows is open.
+		return fmt.Sprintf("the NAK names PSN %d, which no request in the capture carried: a request the capture dropped may carry it, or its PSN is wrong (judged under its own clause), so the MSN it should carry is open", p.PSN)
+	}
+	return ""
+}
