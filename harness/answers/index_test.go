@@ -155,7 +155,7 @@ func TestIndexesFindWhatAWalkFinds(t *testing.T) {
 				reads = reads[300:]
 			}
 		}
-		ht.Audit(&ht.Trace{Records: b.Records}, clause, capture(mtu))
+		ht.Audit(&ht.Trace{Records: b.Records}, clause, ht.CaptureMTU(mtu))
 		if diff != "" {
 			t.Fatalf("seed %d: %s", seed, diff)
 		}
@@ -169,7 +169,7 @@ func TestIndexesFindWhatAWalkFinds(t *testing.T) {
 	}
 	b.Read(1001, 256)
 	resp(&b, wire.ReadResponseFirst, 1000, wire.SynACK(4), 1, 256)
-	ht.Audit(&ht.Trace{Records: b.Records}, clause, capture(256))
+	ht.Audit(&ht.Trace{Records: b.Records}, clause, ht.CaptureMTU(256))
 	if diff != "" {
 		t.Fatalf("round the PSN space: %s", diff)
 	}

@@ -434,20 +434,6 @@ func invalidateAt(c *harness.Conn, p wire.PSN) bool {
 	return ok && opc.Has(op, wire.HdrIETH)
 }
 
-// acknowledges returns the newest PSN an acknowledging response p shows
-// complete: a positive ACK's or an ATOMIC acknowledgment's PSN, a READ
-// answer's Last or Only PSN, or the PSN before a READ answer's First (its
-// READ is not complete yet).
-func acknowledges(p *wire.Packet) (wire.PSN, bool) {
-	switch op := p.Opcode; {
-	case op == wire.Acknowledge || op == wire.AtomicAcknowledge || op == wire.ReadResponseLast || op == wire.ReadResponseOnly:
-		return p.PSN, true
-	case op == wire.ReadResponseFirst:
-		return p.PSN.Add(-1), true
-	}
-	return 0, false
-}
-
 func describe(b bound) string {
 	if b.rec == nil {
 		return "the QP's creation (a new QP's MSN is 0)"

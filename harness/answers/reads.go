@@ -412,20 +412,26 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 // ATOMIC acknowledgment or a READ response Last or Only with an ACK-kind
 // AETH covers its own PSN, a READ response First the PSN before it.
 func (t *Tracker) cover(p *wire.Packet) {
-	if !ACKKind(p) {
-		return
-	}
-	x := p.PSN
-	switch p.Opcode {
-	case wire.ReadResponseFirst:
-		x = x.Add(-1)
-	case wire.Acknowledge, wire.AtomicAcknowledge, wire.ReadResponseLast, wire.ReadResponseOnly:
-	default:
-		return
-	}
-	if !t.haveCovered || x.After(t.covered) {
+	if x, ok := acknowledges(p); ok && (!t.haveCovered || x.After(t.covered)) {
 		t.covered, t.haveCovered = x, true
 	}
+}
+
+// acknowledges returns the newest PSN an acknowledging response p shows
+// complete: a positive ACK's or an ATOMIC acknowledgment's PSN, a READ
+// answer's Last or Only PSN, or the PSN before a READ answer's First (its
+// READ is not complete yet). ok is false for any other packet.
+func acknowledges(p *wire.Packet) (wire.PSN, bool) {
+	if !ACKKind(p) {
+		return 0, false
+	}
+	switch op := p.Opcode; {
+	case op == wire.Acknowledge || op == wire.AtomicAcknowledge || op == wire.ReadResponseLast || op == wire.ReadResponseOnly:
+		return p.PSN, true
+	case op == wire.ReadResponseFirst:
+		return p.PSN.Add(-1), true
+	}
+	return 0, false
 }
 
 // ends reports whether a READ response packet ends its stream: a Last or

@@ -56,7 +56,7 @@ func TestTrackerClassifies(t *testing.T) {
 		answers.EvRequest, answers.EvStart, answers.EvNAK, answers.EvAfterNAK, answers.EvAck,
 		answers.EvRequest, answers.EvSkip,
 	}
-	wantEvents(t, b.Records, events(t, b.Records, active(256)), want)
+	wantEvents(t, b.Records, events(t, b.Records, ht.ActiveMTU(256)), want)
 }
 
 // wantEvents checks the events got for recs against want.
@@ -101,5 +101,5 @@ func TestTrackerReadsSpansMTUUnknown(t *testing.T) {
 		answers.EvRequest, answers.EvStart, answers.EvContinue, answers.EvContinue, answers.EvBeyond,
 		answers.EvRequest, answers.EvSkip, answers.EvContinue,
 	}
-	wantEvents(t, b.Records, events(t, b.Records, capture(0)), want)
+	wantEvents(t, b.Records, events(t, b.Records, ht.CaptureMTU(0)), want)
 }

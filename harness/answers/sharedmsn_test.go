@@ -108,7 +108,7 @@ func TestSharedMSNJudgesAsOwnModels(t *testing.T) {
 				b.Ack(psn.Add(-1), msn&0xFFFFFF)
 			}
 		}
-		for _, s := range []harness.Settings{active(1024), capture(0)} {
+		for _, s := range []harness.Settings{ht.ActiveMTU(1024), ht.CaptureMTU(0)} {
 			ht.Audit(&ht.Trace{Records: b.Records}, clause, s)
 			if diff != "" {
 				t.Fatalf("seed %d, active %v: %s", seed, s.Active, diff)

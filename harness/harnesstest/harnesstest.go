@@ -126,6 +126,22 @@ func Fresh(start wire.PSN) harness.Settings {
 // Capture returns settings for an ordinary capture (nothing known).
 func Capture() harness.Settings { return harness.UnknownSettings() }
 
+// CaptureMTU returns settings for an ordinary capture whose path MTU is
+// mtu (0: unknown), nothing else known.
+func CaptureMTU(mtu int) harness.Settings {
+	s := harness.UnknownSettings()
+	s.MTU = mtu
+	return s
+}
+
+// ActiveMTU returns settings for an active run at path MTU mtu without
+// SRQ.
+func ActiveMTU(mtu int) harness.Settings {
+	s := harness.UnknownSettings()
+	s.Active, s.MTU, s.SRQ = true, mtu, harness.SRQNone
+	return s
+}
+
 // NAK adds an Acknowledge carrying NAK code (wire.NAKPSNSequence, …).
 func (t *Trace) NAK(psn wire.PSN, code uint8, msn uint32) *trace.Record {
 	return t.Resp(wire.Acknowledge, psn, wire.SynNAK(code), msn)

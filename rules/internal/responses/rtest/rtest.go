@@ -137,19 +137,11 @@ func (b *Builder) ReadStream(psn wire.PSN, length, mtu int, msn uint32) {
 }
 
 // Active returns the settings of an active run at mtu without SRQ.
-func Active(mtu int) harness.Settings {
-	s := harness.UnknownSettings()
-	s.Active, s.MTU, s.SRQ = true, mtu, harness.SRQNone
-	return s
-}
+func Active(mtu int) harness.Settings { return harnesstest.ActiveMTU(mtu) }
 
 // Capture returns the settings of a capture audit: nothing known but mtu
 // (0 unknown).
-func Capture(mtu int) harness.Settings {
-	s := harness.UnknownSettings()
-	s.MTU = mtu
-	return s
-}
+func Capture(mtu int) harness.Settings { return harnesstest.CaptureMTU(mtu) }
 
 // Audit runs the monitor of clause (and only it) over recs.
 func Audit(recs []*trace.Record, s harness.Settings, clause string) *harness.Sink {
