@@ -965,9 +965,13 @@ type recall struct {
 
 // recallCell counts, for one injection and capture, the traces whose
 // evidence decides the violation, those of them failed (caught) or not
-// (missed), the undecided traces and those of them that passed the
-// clause.
-type recallCell struct{ decided, caught, missed, undecided, falsePass int }
+// (missed), the undecided traces, those of them that passed the clause,
+// and those that failed it. A failure where the generator's reasoning
+// leaves a legal explanation open is either a false violation (the
+// engine blames what the evidence does not prove) or evidence the
+// generator does not weigh; the column is shown for that review, not
+// held.
+type recallCell struct{ decided, caught, missed, undecided, falsePass, undecidedFail int }
 
 // judge audits the captured trace ev with its IDs in form w and counts
 // the outcome; clean is the exchange sent before the injection.
@@ -1012,6 +1016,9 @@ func (rc *recall) judge(rng *rand.Rand, inj injection, in *injected, ev *evidenc
 		}
 	default:
 		c.undecided++
+		if caught {
+			c.undecidedFail++
+		}
 		if !caught && tl.Verdict() == reports.Pass && !openIn(tallies, inj.alts) {
 			c.falsePass++
 			note(outFalsePass, fmt.Sprintf("%s passes %s", inj.clause, reasonOf(tl)))
@@ -1051,15 +1058,15 @@ func (rc *recall) render() string {
 		return keys[a][0] < keys[b][0] || keys[a][0] == keys[b][0] && keys[a][1] < keys[b][1]
 	})
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-42s %-30s %7s %6s %6s %9s %10s\n", "injection", "capture", "decided", "caught", "missed", "undecided", "false pass")
+	fmt.Fprintf(&b, "%-42s %-30s %7s %6s %6s %9s %10s %6s\n", "injection", "capture", "decided", "caught", "missed", "undecided", "false pass", "failed")
 	var sum recallCell
 	for i, k := range keys {
 		c := rc.table[k]
-		fmt.Fprintf(&b, "%-42s %-30s %7d %6d %6d %9d %10d\n", k[0], k[1], c.decided, c.caught, c.missed, c.undecided, c.falsePass)
+		fmt.Fprintf(&b, "%-42s %-30s %7d %6d %6d %9d %10d %6d\n", k[0], k[1], c.decided, c.caught, c.missed, c.undecided, c.falsePass, c.undecidedFail)
 		sum.decided, sum.caught, sum.missed = sum.decided+c.decided, sum.caught+c.caught, sum.missed+c.missed
-		sum.undecided, sum.falsePass = sum.undecided+c.undecided, sum.falsePass+c.falsePass
+		sum.undecided, sum.falsePass, sum.undecidedFail = sum.undecided+c.undecided, sum.falsePass+c.falsePass, sum.undecidedFail+c.undecidedFail
 		if i == len(keys)-1 || keys[i+1][0] != k[0] {
-			fmt.Fprintf(&b, "%-42s %-30s %7d %6d %6d %9d %10d\n\n", k[0], "all", sum.decided, sum.caught, sum.missed, sum.undecided, sum.falsePass)
+			fmt.Fprintf(&b, "%-42s %-30s %7d %6d %6d %9d %10d %6d\n\n", k[0], "all", sum.decided, sum.caught, sum.missed, sum.undecided, sum.falsePass, sum.undecidedFail)
 			sum = recallCell{}
 		}
 	}
