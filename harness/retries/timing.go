@@ -27,9 +27,13 @@ var (
 )
 
 // Reaction returns the in-flight allowance for the connection's trace.
+// On a real clock (a live device) the trace's timestamps are the
+// harness's, off from when the device sent by up to the adapter's
+// tolerance, so a packet seen within the allowance plus that tolerance
+// after a response may still have left before the device saw it.
 func Reaction(c *harness.Conn) time.Duration {
 	if c.Settings.Active {
-		return ActiveReaction
+		return ActiveReaction + c.Settings.Tolerance
 	}
 	return CaptureReaction
 }

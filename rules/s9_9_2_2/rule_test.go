@@ -16,6 +16,10 @@ func TestMonitorHandBuilt(t *testing.T) {
 	T := wire.AckTimeout(timeout)
 	active := reqtest.Active(1024, timeout, 7, 7)
 	later := 100 * time.Microsecond
+	// A live device on a real clock: the trace's times are the harness's,
+	// off from the device's by up to the adapter's tolerance.
+	live := active
+	live.Tolerance = 2 * time.Millisecond
 	cases := []struct {
 		name     string
 		settings harness.Settings
@@ -35,6 +39,18 @@ func TestMonitorHandBuilt(t *testing.T) {
 			r := s.Send(10, 3)
 			s.NAK(10, wire.NAKInvalidRequest)
 			s.Wait(later)
+			s.Resend(r...)
+		}, reqtest.Fail},
+		{"live: a resend within the adapter's tolerance after the NAK", live, func(s *reqtest.Script) {
+			r := s.Send(10, 3)
+			s.NAK(10, wire.NAKInvalidRequest)
+			s.Wait(time.Millisecond)
+			s.Resend(r...)
+		}, reqtest.Pass},
+		{"live: a resend beyond the adapter's tolerance after the NAK", live, func(s *reqtest.Script) {
+			r := s.Send(10, 3)
+			s.NAK(10, wire.NAKInvalidRequest)
+			s.Wait(3 * time.Millisecond)
 			s.Resend(r...)
 		}, reqtest.Fail},
 		{"the NAKed request resent after a timeout", active, func(s *reqtest.Script) {
