@@ -10,6 +10,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/harness/retries"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
@@ -388,6 +389,36 @@ var recallCatalogue = []injection{
 			return &injected{at: q, decides: func(e *evidence) bool { return e.complete }}
 		},
 	},
+	{
+		// §9.9.2.2 (the requester's side): a NAK for a remote
+		// operational error is not retried; the requester's QP goes to
+		// ERROR and sends nothing more. Injected: an RNR NAK (which
+		// names the refused request at the responder's expected PSN,
+		// with the current MSN, as this NAK would) becomes one, and the
+		// requester goes on as after the RNR NAK, its next request at
+		// least twice the capture's in-flight allowance after the NAK
+		// (later packets move later with it). Legal only if the NAK
+		// never reached the requester, lost after the capture point:
+		// decided on a complete capture, which shows what the requester
+		// received.
+		key: "§9.9.2.2 requests after a fatal NAK", clause: "§9.9.2.2",
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			n := s.pick(rng, func(i int, r *trace.Record) bool {
+				return isRNR(r) && s.nextOf(i, trace.ToResponder) != nil
+			})
+			if n == nil {
+				return nil
+			}
+			n.Packet.AETH.Syndrome = wire.SynNAK(wire.NAKRemoteOp)
+			i := s.index(n)
+			if gap := s.nextOf(i, trace.ToResponder).Time - n.Time; gap < 2*retries.CaptureReaction {
+				for _, r := range s.recs[i+1:] {
+					r.Time += 2*retries.CaptureReaction - gap
+				}
+			}
+			return &injected{at: s.nextOf(i, trace.ToResponder), decides: func(e *evidence) bool { return e.complete }}
+		},
+	},
 }
 
 func isPosACK(r *trace.Record) bool {
@@ -476,6 +507,16 @@ func (s *sent) prevACK(i int) *trace.Record {
 		}
 	}
 	return b
+}
+
+// nextOf is the first packet dir sent after record i, nil when none.
+func (s *sent) nextOf(i int, dir trace.Dir) *trace.Record {
+	for _, r := range s.recs[i+1:] {
+		if r.Dir == dir {
+			return r
+		}
+	}
+	return nil
 }
 
 // prevOf is the packet dir sent last before record i.
