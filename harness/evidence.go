@@ -91,10 +91,13 @@ func (c *Conn) SentAllSince(d trace.Dir, since uint64) bool {
 // unbrokenSince reports whether direction d's IDs ran on by ones from
 // its latest packet at or before since to its latest packet so far
 // (SentAllSince without asking whether the sender numbers its packets
-// one by one).
+// one by one). Where the sender had sent nothing the trace shows by then
+// (since 0 among them), the stretch reaches back to its first packet,
+// and a packet before that one the capture may have missed too: only a
+// trace showing the connection's beginning rules that out.
 func (c *Conn) unbrokenSince(d trace.Dir, since uint64) bool {
 	u := &c.runs[d&1]
-	if since == 0 && !c.FromStart() {
+	if (since == 0 || since < u.first || u.first == 0) && !c.FromStart() {
 		return false
 	}
 	return u.have && u.start <= max(since, u.first)
@@ -110,8 +113,10 @@ type unlessMissed struct {
 	seen     string
 	reason   string
 	// either (no Alts: none) is what the instance is where the proofs
-	// fail (ViolationUnlessMissedElse).
-	either Either
+	// fail (ViolationUnlessMissedElse); proved (no Alts: a violation of
+	// clause alone) what it is where they hold
+	// (ViolationEitherUnlessMissed).
+	either, proved Either
 	// dating: every proof failed, and the instance waits for its
 	// record's sender to be seen counting its IDs up (either).
 	dating bool
@@ -189,6 +194,14 @@ type Either struct {
 // with reason.
 func (c *Conn) ViolationUnlessMissedElse(clause string, r *trace.Record, message string, expected []string, seen, reason string, either Either, proofs ...MissedProof) {
 	c.holdUnlessMissed(unlessMissed{clause: clause, at: c.seq, rec: r, message: message, expected: expected, seen: seen, reason: reason, either: either}, proofs)
+}
+
+// ViolationEitherUnlessMissed is ViolationUnlessMissedAny for an instance
+// that, where a proof holds, breaks one of the clauses proved names
+// (ViolationEither; the first is clause) and the trace cannot tell which;
+// where every proof fails it stays open with reason.
+func (c *Conn) ViolationEitherUnlessMissed(clause string, r *trace.Record, proved Either, expected []string, seen, reason string, proofs ...MissedProof) {
+	c.holdUnlessMissed(unlessMissed{clause: clause, at: c.seq, rec: r, message: proved.Message, expected: expected, seen: seen, reason: reason, proved: proved}, proofs)
 }
 
 // holdUnlessMissed decides m at once where its proofs can, and holds it
@@ -295,9 +308,12 @@ func (c *Conn) decideMissed(next *trace.Record) {
 func (c *Conn) decideOne(m *unlessMissed, proved bool) {
 	cur := c.cur
 	c.cur = m.rec
+	const unbroken = " (the sender's IPv4 Identifications ran on unbroken: the capture missed none of its packets)"
 	switch r := m.rec; {
+	case proved && m.proved.Alts != nil:
+		c.ViolationEither(r, m.message+unbroken, m.expected, m.seen, m.proved.Alts...)
 	case proved:
-		c.Violation(m.clause, r, m.message+" (the sender's IPv4 Identifications ran on unbroken: the capture missed none of its packets)", m.expected, m.seen)
+		c.Violation(m.clause, r, m.message+unbroken, m.expected, m.seen)
 	case m.either.Alts != nil && r.HasIPID && c.CountsIPIDUp(r.Dir):
 		c.ViolationEither(r, m.either.Message, m.expected, m.seen, m.either.Alts...)
 	default:

@@ -33,23 +33,30 @@ func TestSentAllSince(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
+		lead  int // records of the other direction before the sender's first
 		ids   []int
 		since uint64 // 0: from the first record
 		want  bool
 	}{
-		{"one by one", up(100, 12), 0, true},
-		{"one by one across the wrap", up(0xFFF8, 12), 0, true},
-		{"too few steps to trust", up(100, 5), 0, false},
-		{"a copy repeats an ID", cat(up(100, 6), up(105, 7)), 0, true},
-		{"a gap", cat(up(100, 6), up(107, 7)), 0, false},
-		{"a gap before the stretch asked about", cat(up(100, 6), up(107, 10)), 8, true},
-		{"a gap inside the stretch asked about", cat(up(100, 6), up(107, 10)), 5, false},
-		{"random IDs", []int{9, 4000, 4001, 77, 300, 301, 60000, 12, 13, 14, 15}, 8, false},
-		{"a record without an ID", cat(up(100, 10), []int{none}, up(111, 3)), 0, false},
-		{"one by one, but the connection's beginning not shown", up(100, 12), 0, false},
+		{"one by one", 0, up(100, 12), 0, true},
+		{"one by one across the wrap", 0, up(0xFFF8, 12), 0, true},
+		{"too few steps to trust", 0, up(100, 5), 0, false},
+		{"a copy repeats an ID", 0, cat(up(100, 6), up(105, 7)), 0, true},
+		{"a gap", 0, cat(up(100, 6), up(107, 7)), 0, false},
+		{"a gap before the stretch asked about", 0, cat(up(100, 6), up(107, 10)), 8, true},
+		{"a gap inside the stretch asked about", 0, cat(up(100, 6), up(107, 10)), 5, false},
+		{"random IDs", 0, []int{9, 4000, 4001, 77, 300, 301, 60000, 12, 13, 14, 15}, 8, false},
+		{"a record without an ID", 0, cat(up(100, 10), []int{none}, up(111, 3)), 0, false},
+		{"one by one, but the connection's beginning not shown", 0, up(100, 12), 0, false},
+		{"from before the sender's first packet, the connection's beginning shown", 3, up(100, 12), 2, true},
+		{"from before the sender's first packet, the connection's beginning not shown (one before it may be missed)", 3, up(100, 12), 2, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &Conn{Settings: Settings{FromStart: !strings.Contains(tc.name, "beginning not shown")}}
+			for range tc.lead {
+				c.seq++
+				c.runs[trace.ToRequester&1].step(&trace.Record{Dir: trace.ToRequester}, c.seq)
+			}
 			for _, id := range tc.ids {
 				r := &trace.Record{Dir: trace.ToResponder, HasIPID: id != none, IPID: uint16(id)}
 				c.seq++
@@ -58,7 +65,7 @@ func TestSentAllSince(t *testing.T) {
 			if got := c.SentAllSince(trace.ToResponder, tc.since); got != tc.want {
 				t.Errorf("SentAllSince = %v, want %v (run %+v)", got, tc.want, c.runs[trace.ToResponder&1])
 			}
-			if c.SentAllSince(trace.ToRequester, tc.since) {
+			if tc.lead == 0 && c.SentAllSince(trace.ToRequester, tc.since) {
 				t.Error("SentAllSince holds for a direction that sent nothing")
 			}
 		})

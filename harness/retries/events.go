@@ -53,8 +53,10 @@ type ReqEvent struct {
 	// Orig is what was remembered of the PSN before this packet (nil if
 	// the PSN was never seen or is forgotten).
 	Orig *Sent
-	// PrevSend is the previous transmission of the PSN (nil if unknown).
+	// PrevSend is the previous transmission of the PSN (nil if unknown),
+	// PrevSeq its place among the connection's records (Conn.Seq).
 	PrevSend *trace.Record
+	PrevSeq  uint64
 	// Start marks a resend that begins a retry (not the continuation of a
 	// go-back-N sweep already running).
 	Start bool

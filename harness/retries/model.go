@@ -353,7 +353,7 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 		cp := *orig
 		ev.Orig = &cp
 		if orig.PSN == p.PSN {
-			ev.PrevSend = orig.Last
+			ev.PrevSend, ev.PrevSeq = orig.Last, orig.LastSeq
 		}
 		ev.Answered = orig.Done || (orig.Op == wire.ReadRequest && p.PSN.Before(orig.ReadNext))
 		if ev.PrevSend != nil && t.lastResp != nil && t.lastResp.Time > ev.PrevSend.Time {
@@ -557,7 +557,7 @@ func (t *Tracker) newSent(r *trace.Record) *Sent {
 	s := &t.slab[0]
 	t.slab = t.slab[1:]
 	*s = Sent{PSN: p.PSN, Op: p.Opcode, RETH: p.RETH, Atomic: p.Atomic, Len: r.PayloadLen,
-		First: r, Last: r, Sends: 1, ReadNext: p.PSN}
+		First: r, Last: r, LastSeq: t.c.Seq(), Sends: 1, ReadNext: p.PSN}
 	s.Sum, s.HasSum = PayloadSum(r)
 	s.End, s.EndOK = t.endOf(p)
 	return s
@@ -596,11 +596,11 @@ func (t *Tracker) absorbResend(r *trace.Record, orig *Sent) {
 			}
 		}
 	} else if orig.PSN == p.PSN {
-		orig.Last = r
+		orig.Last, orig.LastSeq = r, t.c.Seq()
 		orig.Sends++
 	} else if orig.Op == wire.ReadRequest && p.Opcode == wire.ReadRequest {
 		// A partial re-request of a READ: count it on the READ.
-		orig.Last = r
+		orig.Last, orig.LastSeq = r, t.c.Seq()
 		orig.Sends++
 	}
 	t.prev, t.prevEnd, t.prevKind = r, end, KindResend

@@ -22,7 +22,10 @@ type Sent struct {
 	HasSum bool
 	First  *trace.Record // first transmission seen
 	Last   *trace.Record // latest transmission seen (network duplicates excluded)
-	Sends  int
+	// LastSeq is Last's place among the connection's records
+	// (harness.Conn.Seq), for the evidence of what was sent since.
+	LastSeq uint64
+	Sends   int
 	// Done: acknowledged (SEND/WRITE), answered (ATOMIC), or every
 	// response received (READ).
 	Done bool

@@ -99,7 +99,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	gap := r.Time - prev.Time
 	if ev.Ambiguous && (zero || gap < d) {
-		c.Indeterminate(ID, "a repeated request could not be told from a network duplicate (IPv6, or an IPv4 Identification that does not change)")
+		c.Unresolved(ID, "a repeated request came before the transport timer could expire, and no IPv4 Identification tells it from a copy the network made (IPv6, or an ID that does not change): a violation unless it is one")
 		return
 	}
 	if !retries.Delivered(c) && (zero || gap < retries.TimerFloor(c, d)) {

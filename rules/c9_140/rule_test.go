@@ -77,12 +77,12 @@ func TestMonitorHandBuilt(t *testing.T) {
 			x := s.Req(wire.SendOnly, 9, 8)
 			s.Req(wire.SendOnly, 10, 8)
 			s.Again(x)
-		}, reqtest.Indet},
+		}, reqtest.Suspect},
 		{"IPv6: an identical repeat soon after", func() harness.Settings { return active }(), func(s *reqtest.Script) {
 			s.NoIPID = true
 			x := s.Req(wire.SendOnly, 9, 8)
 			s.Again(x)
-		}, reqtest.Indet},
+		}, reqtest.Suspect},
 		{"partial ACK: the new oldest resent before its own interval", active, func(s *reqtest.Script) {
 			s.Req(wire.SendOnly, 20, 8)
 			y := s.At(T/2).Req(wire.SendOnly, 21, 8)

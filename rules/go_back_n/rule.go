@@ -212,11 +212,11 @@ func (m *monitor) timeoutStart(c *harness.Conn, r *trace.Record, ev retries.ReqE
 		return
 	}
 	if ev.Ambiguous {
-		c.Indeterminate(ID, "a repeated request could not be told from a network duplicate")
+		c.Unresolved(ID, "a go-back-N seemed to resume beyond the oldest unacknowledged PSN, and no IPv4 Identification tells its first packet from a copy the network made of an earlier one (IPv6, or an ID that does not change): a violation unless it is one")
 		return
 	}
 	if !c.Complete() {
-		c.Indeterminate(ID, "a go-back-N seemed to resume beyond the oldest unacknowledged PSN, but its first packets may have been lost before the capture point; --complete would decide")
+		c.Unresolved(ID, "a go-back-N seemed to resume beyond the oldest unacknowledged PSN: a violation unless its first packets were lost before the capture point; --complete would decide")
 		return
 	}
 	c.Violation(ID, r, fmt.Sprintf("after a silence (the transport timer) the requester went back to PSN %d, beyond the oldest unacknowledged PSN %d: the PSNs in between were never acknowledged and are skipped", p.PSN, ev.Base),

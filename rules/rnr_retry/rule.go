@@ -16,6 +16,7 @@ import (
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/retries"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -95,7 +96,7 @@ func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
 		return
 	}
 	if ev.Ambiguous {
-		c.Indeterminate(ID, "a repeat after an RNR NAK could not be told from a network duplicate (IPv6, or an IPv4 Identification that does not change)")
+		c.Unresolved(ID, "a repeat came sooner than the RNR NAK's delay, and no IPv4 Identification tells it from a copy the network made (IPv6, or an ID that does not change): a violation unless it is one")
 		return
 	}
 	// Could the ACK timer have fired for this PSN before the NAK was
@@ -119,9 +120,40 @@ func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
 			return
 		}
 	}
-	c.Violation(ID, r, fmt.Sprintf("PSN %d was resent %v after the RNR NAK with PSN %d (frame %d), whose timer code %d asks for at least %v; an RNR NAK arms the RNR timer, not the transport timer", r.Packet.PSN, gap, nak.Packet.PSN, nak.Frame, ev.Trigger.Code, want),
-		[]string{fmt.Sprintf("a resend no sooner than %v after the RNR NAK", want), "no resend, if no RNR retry is left (RNR-retry-exceeded)"},
-		fmt.Sprintf("resend after %v", gap))
+	msg := fmt.Sprintf("PSN %d was resent %v after the RNR NAK with PSN %d (frame %d), whose timer code %d asks for at least %v; an RNR NAK arms the RNR timer, not the transport timer", r.Packet.PSN, gap, nak.Packet.PSN, nak.Frame, ev.Trigger.Code, want)
+	expected := []string{fmt.Sprintf("a resend no sooner than %v after the RNR NAK", want), "no resend, if no RNR retry is left (RNR-retry-exceeded)"}
+	seen := fmt.Sprintf("resend after %v", gap)
+	if retries.Delivered(c) {
+		c.Violation(ID, r, msg, expected, seen)
+		return
+	}
+	if r.Packet.PSN.Before(nak.Packet.PSN) && ev.Orig != nil && ev.Orig.IsReadOrAtomic() {
+		// A READ or ATOMIC before the PSN the NAK names: had its answer
+		// been lost after the capture point, the NAK, past it, implies
+		// a NAK of it (§9.7.5.1.2), and it is re-issued at once.
+		c.Unresolved(ID, fmt.Sprintf("a READ or ATOMIC at PSN %d, before the PSN the RNR NAK names, was re-issued sooner than the NAK's delay: legal if its answer was lost after the capture point, as the NAK, past it, then implies a NAK of it", r.Packet.PSN))
+		return
+	}
+	// The NAK may have been lost after the capture point. Then the
+	// transport timer, armed by the request's previous transmission and
+	// not yet expired, did not bring the resend either (C9-140), unless
+	// a response the capture missed asked for it: the responder's IDs,
+	// unbroken since that transmission, rule that out.
+	p := r.Packet.PSN
+	c.ViolationEitherUnlessMissed(ID, r, harness.Either{
+		Message: msg,
+		Alts: []reports.Alternative{
+			{ID: ID, If: "the RNR NAK reached the requester: it resent before the NAK's delay"},
+			{ID: "C9-140", If: "the NAK was lost after the capture point: nothing asked for the resend, and the transport timer had not run its interval since the request's previous transmission"},
+		},
+	}, expected, seen, "a resend came sooner than the RNR NAK's delay, but the NAK may not have reached the requester, and a response the capture missed may have asked for the resend; a capture taken at the requester (--complete) would decide",
+		harness.MissedProof{Dir: trace.ToRequester, Since: ev.PrevSeq, Excuse: func(next *trace.Record) bool {
+			// A sequence NAK naming the PSN or an earlier one, had it
+			// passed the capture point first, would have asked for it
+			// at once (an RNR NAK asks for its delay again).
+			np := next.Packet
+			return np.Opcode == wire.Acknowledge && np.AETH.IsNAK(wire.NAKPSNSequence) && np.PSN.AtOrBefore(p)
+		}})
 }
 
 func (m *monitor) count(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {

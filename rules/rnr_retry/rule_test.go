@@ -34,6 +34,13 @@ func TestMonitorHandBuilt(t *testing.T) {
 		}
 		return r
 	}
+	// acked: n SENDs before PSN 10, each acknowledged.
+	acked := func(s *reqtest.Script, n int) {
+		for k := n; k > 0; k-- {
+			s.Send(wire.PSN(10).Add(-k), 1)
+			s.ACK(wire.PSN(10).Add(-k))
+		}
+	}
 	cases := []struct {
 		name     string
 		settings harness.Settings
@@ -110,9 +117,47 @@ func TestMonitorHandBuilt(t *testing.T) {
 		{"capture, timeout unknown: a resend before the delay", reqtest.Capture(1024, -1, -1, 7, false), func(s *reqtest.Script) {
 			rnrs(s, s.Send(10, 1), 1, 12, d12/2)
 		}, reqtest.Indet},
-		{"capture, timeout known and not expired: a resend before the delay", reqtest.Capture(1024, 14, -1, 7, false), func(s *reqtest.Script) {
+		{"capture, timeout known and not expired: a resend before the delay, a response the capture missed may have asked for it", reqtest.Capture(1024, 14, -1, 7, false), func(s *reqtest.Script) {
 			rnrs(s, s.Send(10, 1), 1, 12, d12/2)
+		}, reqtest.Suspect},
+		{"capture, timeout known and not expired: a resend before the delay, the responder's IDs show nothing missed", reqtest.Capture(1024, 14, -1, 7, false), func(s *reqtest.Script) {
+			s.RspCounts = true
+			acked(s, 20)
+			rnrs(s, s.Send(10, 1), 1, 12, d12/2)
+			s.ACK(10)
 		}, reqtest.Fail},
+		{"capture, timeout known and not expired: a resend before the delay, the responder's IDs show a packet missed", reqtest.Capture(1024, 14, -1, 7, false), func(s *reqtest.Script) {
+			s.RspCounts = true
+			acked(s, 20)
+			r := s.Send(10, 1)
+			s.RspSkip = true
+			rnrs(s, r, 1, 12, d12/2)
+			s.ACK(10)
+		}, reqtest.Suspect},
+		{"complete: a READ the RNR NAK passes, its answer not received, re-issued at once (the implied NAK)", reqtest.Capture(1024, 14, -1, 7, true), func(s *reqtest.Script) {
+			rd := s.Read(7, 0x1000, 3*1024)
+			s.Send(10, 1)
+			s.RNR(10, 12)
+			s.Wait(d12 / 4)
+			s.Again(rd)
+		}, reqtest.NoFail},
+		{"IPv6: an identical repeat sooner than the RNR NAK's delay (a copy the network made, or an early resend)", reqtest.Capture(1024, 14, -1, 7, true), func(s *reqtest.Script) {
+			s.NoIPID = true
+			rnrs(s, s.Send(10, 1), 1, 12, d12/2)
+		}, reqtest.Suspect},
+		{"capture: a READ the RNR NAK passes, answered, re-issued at once (its answer may have been lost after the capture point)", reqtest.Capture(1024, 14, -1, 7, false), func(s *reqtest.Script) {
+			s.RspCounts = true
+			acked(s, 20)
+			rd := s.Read(10, 0x1000, 3*1024)
+			s.ReadResp(wire.ReadResponseFirst, 10, 1024)
+			s.ReadResp(wire.ReadResponseMiddle, 11, 1024)
+			s.ReadResp(wire.ReadResponseLast, 12, 1024)
+			s.Send(13, 1)
+			s.RNR(13, 12)
+			s.Wait(d12 / 4)
+			s.Again(rd)
+			s.ACK(9)
+		}, reqtest.Suspect},
 		{"capture, RNR retry count unknown, resends after the delay", reqtest.Capture(1024, 14, -1, -1, false), func(s *reqtest.Script) {
 			rnrs(s, s.Send(10, 1), 2, 12, d12)
 		}, reqtest.NoFail},

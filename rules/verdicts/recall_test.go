@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rcconform/rcconform/harness"
 	ht "github.com/rcconform/rcconform/harness/harnesstest"
@@ -46,6 +47,9 @@ type injection struct {
 	key    string   // the clause and the form of the violation
 	clause string   // the clause it breaks
 	alts   []string // clauses that say the same thing of this packet (a failure of one is a catch)
+	// ackTimeout, when not zero, is the local ACK timeout exponent the
+	// audit is given (--ack-timeout), else it is unknown.
+	ackTimeout int
 	// inject picks a place in the sent trace s and injects the violation
 	// there; it returns what decides it, or nil when s offers no place.
 	inject func(rng *rand.Rand, s *sent) *injected
@@ -419,6 +423,55 @@ var recallCatalogue = []injection{
 			return &injected{at: s.nextOf(i, trace.ToResponder), decides: func(e *evidence) bool { return e.complete }}
 		},
 	},
+	{
+		// rnr-retry: after an RNR NAK the requester waits at least the
+		// delay the NAK's timer code asks for before it resends.
+		// Injected: the resend, and everything after it, comes at half
+		// that delay. The audit is given the local ACK timeout (code 8,
+		// about 1 ms: the generator's requester waits 2 ms or more for
+		// its timer), so that the transport timer, not yet expired
+		// since the request's previous transmission, cannot explain the
+		// resend. Where the NAK reached the requester (a complete
+		// capture) that decides it. Elsewhere the NAK may have been lost
+		// after the capture point, and then the resend breaks C9-140
+		// (nothing asked for it before the timer's interval), unless a
+		// response the capture missed asked for it: decided also where
+		// the requester's IDs count (the resend is no copy), and the
+		// responder's show that the capture missed none of its packets
+		// from before the request's previous transmission to after the
+		// resend.
+		key: "rnr-retry resend before the RNR delay", clause: "rnr-retry", alts: []string{"C9-140"}, ackTimeout: 8,
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			n := s.pick(rng, func(i int, r *trace.Record) bool {
+				q := s.nextOf(i, trace.ToResponder)
+				return isRNR(r) && q != nil && q.Packet.PSN == r.Packet.PSN && !s.nakBetween(r, q)
+			})
+			if n == nil {
+				return nil
+			}
+			q := s.nextOf(s.index(n), trace.ToResponder)
+			at := n.Time + wire.RNRDelay(n.Packet.AETH.Value())/2
+			if prev := s.recs[s.index(q)-1]; at <= prev.Time {
+				at = prev.Time + time.Microsecond
+			}
+			if at-n.Time >= wire.RNRDelay(n.Packet.AETH.Value()) {
+				return nil
+			}
+			d := q.Time - at
+			for _, r := range s.recs[s.index(q):] {
+				r.Time -= d
+			}
+			prev := s.prevOf(s.index(n), trace.ToResponder)
+			a, b := s.capturedBefore(s.index(prev), trace.ToRequester), s.capturedAfter(s.index(q), trace.ToRequester)
+			return &injected{at: q, decides: func(e *evidence) bool {
+				if e.complete {
+					return true
+				}
+				return prev.Packet.PSN == q.Packet.PSN && prev.Note != noteLost && q.Note != noteLost && e.dates(trace.ToResponder) &&
+					a != nil && b != nil && e.noGap(trace.ToRequester, a, b)
+			}}
+		},
+	},
 }
 
 func isPosACK(r *trace.Record) bool {
@@ -517,6 +570,36 @@ func (s *sent) nextOf(i int, dir trace.Dir) *trace.Record {
 		}
 	}
 	return nil
+}
+
+// capturedBefore is the last packet of dir sent before record i that the
+// capture holds, nil when none; capturedAfter the first after it.
+func (s *sent) capturedBefore(i int, dir trace.Dir) *trace.Record {
+	for j := i - 1; j >= 0; j-- {
+		if r := s.recs[j]; r.Dir == dir && r.Note != noteLost {
+			return r
+		}
+	}
+	return nil
+}
+
+func (s *sent) capturedAfter(i int, dir trace.Dir) *trace.Record {
+	for _, r := range s.recs[i+1:] {
+		if r.Dir == dir && r.Note != noteLost {
+			return r
+		}
+	}
+	return nil
+}
+
+// nakBetween: a NAK other than a was sent after a and before b.
+func (s *sent) nakBetween(a, b *trace.Record) bool {
+	for _, r := range s.recs[s.index(a)+1 : s.index(b)] {
+		if r.Packet.Opcode == wire.Acknowledge && !r.Packet.AETH.IsACK() {
+			return true
+		}
+	}
+	return false
 }
 
 // prevOf is the packet dir sent last before record i.
@@ -1025,6 +1108,9 @@ func (rc *recall) judge(rng *rand.Rand, inj injection, in *injected, ev *evidenc
 		settings.MTU = mtu
 	} else {
 		capture += ", IDs " + w.String()
+	}
+	if inj.ackTimeout != 0 {
+		settings.AckTimeout = inj.ackTimeout
 	}
 	recs := onWire(rng, ev.recs, w)
 	tallies, findings := ht.AuditAll(&ht.Trace{Records: recs}, settings)
