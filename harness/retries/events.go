@@ -74,8 +74,10 @@ type ReqEvent struct {
 	MaybeStart bool
 	// OldestLast is the latest transmission of the oldest request
 	// outstanding before this packet (nil if none): no transport timer
-	// could have been armed for a go-back-N before it.
-	OldestLast *trace.Record
+	// could have been armed for a go-back-N before it. OldestLastSeq is
+	// its place among the connection's records (Conn.Seq).
+	OldestLast    *trace.Record
+	OldestLastSeq uint64
 	// Cause and Trigger explain a Start.
 	Cause   Cause
 	Trigger *Trigger

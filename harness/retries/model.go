@@ -377,7 +377,7 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 		ev.GapFrom = t.prevEnd.Next()
 	}
 	if oldest := t.OldestOutstanding(); oldest != nil && oldest.Last != nil {
-		ev.OldestLast = oldest.Last
+		ev.OldestLast, ev.OldestLastSeq = oldest.Last, oldest.LastSeq
 	}
 	if ev.Start {
 		ev.Cause, ev.Trigger = t.cause(r)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -79,4 +80,14 @@ func Fresh(c *harness.Conn, s *Sent, at time.Duration) bool {
 		return true
 	}
 	return at-s.Last.Time >= Reaction(c)
+}
+
+// AsksResendNow reports whether response r, had it reached the requester
+// first, would have asked it to resend PSN p at once: a sequence NAK
+// naming p or an earlier PSN (an RNR NAK asks for its delay first). For
+// the excuse of Conn.ViolationUnlessMissed: a response recorded just
+// after an early resend that may have passed the capture point before it.
+func AsksResendNow(r *trace.Record, p wire.PSN) bool {
+	rp := r.Packet
+	return rp.Opcode == wire.Acknowledge && rp.AETH.IsNAK(wire.NAKPSNSequence) && rp.PSN.AtOrBefore(p)
 }

@@ -38,14 +38,17 @@ func init() {
 //     is armed no earlier than that, and re-armed against the oldest
 //     outstanding request when a partial acknowledgment arrives.
 //
-// Indeterminate: the timeout is unknown; the PSN's earlier transmission
-// is not in the capture; the repeat cannot be told from a network
-// duplicate (IPv6, or an IPv4 Identification that never changes); in a
-// capture, the interval falls within the timing slack (queueing between
-// the requester and the capture point may shorten it), or responses seen
+// Undecided: the timeout is unknown; the PSN's earlier transmission is
+// not in the capture; in a capture, the interval falls within the timing
+// slack (queueing between the requester and the capture point may
+// shorten it). Open (a violation unless something unseen happened), for
+// a retransmission before the interval: the repeat cannot be told from a
+// network duplicate (IPv6, or an IPv4 Identification that never
+// changes); in a capture, READ responses or ATOMIC acknowledgments seen
 // since the earlier transmission may have reached the requester damaged
-// or not at all and so triggered the resend, or a NAK, RNR NAK or
-// response the capture dropped may have triggered it.
+// or not at all and so triggered it (an ACK lost only leaves the timer),
+// or a NAK the capture dropped may have (unless the responder's IDs
+// show the capture missed none of its packets since).
 type monitor struct {
 	t      *retries.Tracker
 	feeder bool // the shared tracker's feeder (retries.Join)
@@ -80,16 +83,15 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	// latest transmission of the oldest request outstanding (the first
 	// resent packets may be missing from a capture) nor, if that is
 	// later, of the packet resent.
-	prev := ev.PrevSend
+	prev, since := ev.PrevSend, ev.PrevSeq
 	if o := ev.OldestLast; o != nil && (prev == nil || o.Time < prev.Time) {
+		if prev == nil {
+			since = ev.OldestLastSeq
+		}
 		prev = o
 	}
 	if prev == nil {
 		c.Indeterminate(ID, "a PSN was retransmitted whose earlier transmission the capture does not show, so the timer interval cannot be measured")
-		return
-	}
-	if !retries.Delivered(c) && (ev.RespSince || ev.Answered) {
-		c.Indeterminate(ID, "a retransmission followed responses that may not have reached the requester intact (a capture cannot tell); a capture taken at the requester (--complete) would decide")
 		return
 	}
 	d, zero, known := retries.AckTimeout(c)
@@ -102,17 +104,20 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		c.Unresolved(ID, "a repeated request came before the transport timer could expire, and no IPv4 Identification tells it from a copy the network made (IPv6, or an ID that does not change): a violation unless it is one")
 		return
 	}
-	if !retries.Delivered(c) && (zero || gap < retries.TimerFloor(c, d)) {
-		// A capture may drop frames without saying so: a NAK, RNR NAK or
-		// response it did not record may have asked for the early
-		// retransmission (found by the metamorphic tests: capture loss).
-		c.Unresolved(ID, "a retransmission came before the transport timer could expire with no NAK, RNR NAK or response in the capture to ask for it: one the capture dropped may have (a capture need not report its drops); a capture taken at the requester (--complete) would decide")
+	early := !retries.Delivered(c) && (zero || gap < retries.TimerFloor(c, d))
+	if early && ev.RespSince {
+		c.Unresolved(ID, "a retransmission came before the transport timer could expire, after responses that may not have reached the requester intact (a capture cannot tell), one of which may have asked for it; a capture taken at the requester (--complete) would decide")
 		return
 	}
 	if zero {
-		c.Violation(ID, r, fmt.Sprintf("PSN %d (%s) was sent again %v after its previous transmission with no NAK, RNR NAK or response that could have asked for it, but a local ACK timeout of 0 disables the transport timer", p.PSN, p.Opcode.ShortName(), gap),
-			[]string{"no timer-driven retransmission at all: the requester waits for an acknowledgment indefinitely"},
-			fmt.Sprintf("retransmission of PSN %d after %v of silence", p.PSN, gap))
+		msg := fmt.Sprintf("PSN %d (%s) was sent again %v after its previous transmission with no NAK, RNR NAK or response that could have asked for it, but a local ACK timeout of 0 disables the transport timer", p.PSN, p.Opcode.ShortName(), gap)
+		expected := []string{"no timer-driven retransmission at all: the requester waits for an acknowledgment indefinitely"}
+		seen := fmt.Sprintf("retransmission of PSN %d after %v of silence", p.PSN, gap)
+		if early {
+			m.unlessMissed(c, r, since, msg, expected, seen)
+			return
+		}
+		c.Violation(ID, r, msg, expected, seen)
 		return
 	}
 	switch {
@@ -125,10 +130,31 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			c.Indeterminate(ID, fmt.Sprintf("a retransmission came within %.0f%% short of the transport timer interval, which capture timestamps cannot resolve", retries.CaptureTimerSlack*100))
 		}
 	default:
-		c.Violation(ID, r, fmt.Sprintf("PSN %d (%s) was sent again %v after the transmission of frame %d, before the transport timer could expire: its interval is %v (4.096 µs × 2^%d), and no NAK, RNR NAK or implied NAK came in between", p.PSN, p.Opcode.ShortName(), gap, prev.Frame, d, c.Settings.AckTimeout),
-			[]string{fmt.Sprintf("a timer-driven retransmission no sooner than %v after the previous transmission", d), "no retransmission (an acknowledgment arrives first)"},
-			fmt.Sprintf("retransmission after %v", gap))
+		msg := fmt.Sprintf("PSN %d (%s) was sent again %v after the transmission of frame %d, before the transport timer could expire: its interval is %v (4.096 µs × 2^%d), and no NAK, RNR NAK or implied NAK came in between", p.PSN, p.Opcode.ShortName(), gap, prev.Frame, d, c.Settings.AckTimeout)
+		expected := []string{fmt.Sprintf("a timer-driven retransmission no sooner than %v after the previous transmission", d), "no retransmission (an acknowledgment arrives first)"}
+		seen := fmt.Sprintf("retransmission after %v", gap)
+		if early {
+			m.unlessMissed(c, r, since, msg, expected, seen)
+			return
+		}
+		c.Violation(ID, r, msg, expected, seen)
 	}
+}
+
+// unlessMissed raises an early retransmission off a complete capture: a
+// capture may drop frames without saying so, and a NAK, RNR NAK or
+// response it did not record may have asked for it (found by the
+// metamorphic tests: capture loss), unless the responder's IPv4
+// Identifications show the capture missed none of its packets since the
+// record with sequence number since: the PSN's previous transmission,
+// which any earlier NAK had already asked for. A sequence NAK recorded just after the
+// retransmission that may have passed the capture point first would have
+// asked for it too.
+func (m *monitor) unlessMissed(c *harness.Conn, r *trace.Record, since uint64, msg string, expected []string, seen string) {
+	p := r.Packet.PSN
+	c.ViolationUnlessMissed(ID, trace.ToRequester, since, r, msg, expected, seen,
+		"a retransmission came before the transport timer could expire with no NAK, RNR NAK or response in the capture to ask for it: one the capture dropped may have (a capture need not report its drops); a capture taken at the requester (--complete) would decide",
+		func(next *trace.Record) bool { return retries.AsksResendNow(next, p) })
 }
 
 func (m *monitor) End(*harness.Conn) {}

@@ -24,6 +24,13 @@ func live(tol time.Duration) harness.Settings {
 
 func TestMonitorHandBuilt(t *testing.T) {
 	active := reqtest.Active(1024, 10, 7, 7)
+	// acked: n SENDs before PSN 100, each acknowledged.
+	acked := func(s *reqtest.Script, n int) {
+		for k := n; k > 0; k-- {
+			s.Req(wire.SendOnly, wire.PSN(100).Add(-k), 8)
+			s.ACK(wire.PSN(100).Add(-k))
+		}
+	}
 	cases := []struct {
 		name     string
 		settings harness.Settings
@@ -115,7 +122,22 @@ func TestMonitorHandBuilt(t *testing.T) {
 		{"capture, resend at half the interval", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
 			x := s.Req(wire.SendOnly, 100, 8)
 			s.At(T / 2).Again(x)
-		}, reqtest.Indet},
+		}, reqtest.Suspect},
+		{"capture, resend at half the interval, the responder's IDs show the capture missed none of its packets", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			s.RspCounts = true
+			acked(s, 20)
+			x := s.Req(wire.SendOnly, 100, 8)
+			s.Wait(T / 2).Again(x)
+			s.ACK(100)
+		}, reqtest.Fail},
+		{"capture, resend at half the interval, the responder's IDs show a packet missed", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			s.RspCounts = true
+			acked(s, 20)
+			x := s.Req(wire.SendOnly, 100, 8)
+			s.Wait(T / 2).Again(x)
+			s.RspSkip = true
+			s.ACK(100)
+		}, reqtest.Suspect},
 		{"complete capture, resend at half the interval", reqtest.Capture(1024, 10, -1, -1, true), func(s *reqtest.Script) {
 			x := s.Req(wire.SendOnly, 100, 8)
 			s.At(T / 2).Again(x)
@@ -125,7 +147,12 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.ReadResp(wire.ReadResponseFirst, 70, 1024)
 			s.ReadResp(wire.ReadResponseLast, 71, 1024)
 			s.At(T / 2).Again(rd)
-		}, reqtest.Indet},
+		}, reqtest.Suspect},
+		{"capture, a READ re-issued after the whole interval, READ responses since", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			rd := s.Read(70, 0x1000, 2048)
+			s.ReadResp(wire.ReadResponseFirst, 70, 1024)
+			s.At(T + time.Microsecond).Again(rd)
+		}, reqtest.Pass},
 		{"capture beginning mid-connection: the earlier transmission unseen", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
 			s.Req(wire.SendOnly, 101, 8)
 			s.Req(wire.SendOnly, 100, 8) // before the first PSN seen: older than the capture

@@ -148,11 +148,7 @@ func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
 		},
 	}, expected, seen, "a resend came sooner than the RNR NAK's delay, but the NAK may not have reached the requester, and a response the capture missed may have asked for the resend; a capture taken at the requester (--complete) would decide",
 		harness.MissedProof{Dir: trace.ToRequester, Since: ev.PrevSeq, Excuse: func(next *trace.Record) bool {
-			// A sequence NAK naming the PSN or an earlier one, had it
-			// passed the capture point first, would have asked for it
-			// at once (an RNR NAK asks for its delay again).
-			np := next.Packet
-			return np.Opcode == wire.Acknowledge && np.AETH.IsNAK(wire.NAKPSNSequence) && np.PSN.AtOrBefore(p)
+			return retries.AsksResendNow(next, p)
 		}})
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/retries"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/reports"
@@ -472,6 +473,57 @@ var recallCatalogue = []injection{
 			}}
 		},
 	},
+	{
+		// C9-140: the transport timer runs its interval (4.096 µs ×
+		// 2^timeout) before a retransmission that nothing asked for.
+		// Injected: a go-back-N the timer began (a SEND or WRITE resent
+		// after a silence, with no NAK since its previous transmission,
+		// which the capture holds) comes at half the interval instead, everything after it
+		// moved as much earlier. The audit is given the timeout (code
+		// 8, about 1 ms; the generator's requester waits 2 ms or more).
+		// Legal only if something the capture did not show asked for
+		// it: a NAK (or a response that reached the requester damaged)
+		// or the network copying an earlier transmission. Decided where
+		// the requester's IDs count (the resend is no copy), the
+		// responder's show the capture missed none of its packets from
+		// before the earlier transmission to after the resend, and no
+		// READ response or ATOMIC acknowledgment was captured in
+		// between (one damaged on its way would have asked for it). The
+		// complete capture shows no timer-driven resend (it loses
+		// nothing), so this is decided off complete captures only.
+		key: "C9-140 resend before the transport timer", clause: "C9-140", ackTimeout: 8,
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			half := wire.AckTimeout(8) / 2
+			var prev *trace.Record
+			q := s.pick(rng, func(i int, r *trace.Record) bool {
+				op := r.Packet.Opcode
+				if r.Dir != trace.ToResponder || op == wire.ReadRequest || isAtomic(op) || i == 0 {
+					return false
+				}
+				p := s.prevSendOf(i)
+				return p != nil && p.Note != noteLost && r.Time-s.recs[i-1].Time >= 2*time.Millisecond && !s.nakBetween(p, r) &&
+					p.Time+half > s.recs[i-1].Time
+			})
+			if q == nil {
+				return nil
+			}
+			i := s.index(q)
+			prev = s.prevSendOf(i)
+			d := q.Time - (prev.Time + half)
+			for _, r := range s.recs[i:] {
+				r.Time -= d
+			}
+			a, b := s.capturedBefore(s.index(prev), trace.ToRequester), s.capturedAfter(i, trace.ToRequester)
+			answers := slices.ContainsFunc(s.recs[s.index(prev):i], func(r *trace.Record) bool {
+				op := r.Packet.Opcode
+				return r.Note != noteLost && (opc.Class(op) == wire.ClassReadResponse || op == wire.AtomicAcknowledge)
+			})
+			return &injected{at: q, decides: func(e *evidence) bool {
+				return e.complete || !answers && e.dates(trace.ToResponder) &&
+					a != nil && b != nil && e.noGap(trace.ToRequester, a, b)
+			}}
+		},
+	},
 }
 
 func isPosACK(r *trace.Record) bool {
@@ -586,6 +638,17 @@ func (s *sent) capturedBefore(i int, dir trace.Dir) *trace.Record {
 func (s *sent) capturedAfter(i int, dir trace.Dir) *trace.Record {
 	for _, r := range s.recs[i+1:] {
 		if r.Dir == dir && r.Note != noteLost {
+			return r
+		}
+	}
+	return nil
+}
+
+// prevSendOf is the previous transmission of request i's PSN, nil when
+// none.
+func (s *sent) prevSendOf(i int) *trace.Record {
+	for j := i - 1; j >= 0; j-- {
+		if r := s.recs[j]; r.Dir == trace.ToResponder && r.Packet.PSN == s.recs[i].Packet.PSN {
 			return r
 		}
 	}
@@ -1008,6 +1071,15 @@ var recallKnown = map[recallKey]int{
 	// packet before it, fails. (Complete: a READ response at a PSN in no
 	// READ's range is a response PSN at fault, so the ACK after it is not
 	// judged against that READ's answer under C9-101.)
+
+	// All decided traces but one found. The miss: the capture begins
+	// just before a resend of a PSN older than the first it shows, so
+	// the requester model does not take that resend for a transmission
+	// of the PSN, and judges the early one after it from the oldest
+	// outstanding request's transmission, before the responder's first
+	// packet in the capture, where a packet the capture missed cannot
+	// be ruled out.
+	{"C9-140 resend before the transport timer", "at the responder, IDs counting", "miss"}: 1,
 
 	// §9.7.7.2: all decided traces found. With IPv6 or fixed IDs, the
 	// out-of-sequence requests before the first NAK count as prompts for
