@@ -41,8 +41,11 @@ type Tracker struct {
 	naked    []*Stream
 	requests int
 	// lastResp is the latest READ response that was no NAK
-	// (Event.PrevResp).
-	lastResp *trace.Record
+	// (Event.PrevResp); lastAck the latest Acknowledge, lastAckSeq its
+	// place among the connection's records (Stream.AckBefore).
+	lastResp   *trace.Record
+	lastAck    *trace.Record
+	lastAckSeq uint64
 
 	// Indexes over reads, which give the same answers as walking them
 	// all:
@@ -351,7 +354,10 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 			return
 		}
 		q := &ReadReq{PSN: p.PSN, Length: p.RETH.Length, VA: p.RETH.VA, Rec: r, Seq: t.requests, conn: c}
-		if c.HaveReq && p.PSN.Before(c.NextReq) {
+		if c.HaveReq && p.PSN.Before(c.NextReq) && c.Classify(p.PSN) != harness.ReqInSeq {
+			// Behind a later request seen: a resend, unless the trace
+			// proves the responder expected this PSN (a sequence NAK
+			// named it; the later requests came out of sequence).
 			q.Dup = true
 		}
 		if t.coveringBefore(p.PSN, mtu) != nil {
@@ -385,6 +391,7 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 	t.cover(p)
 	switch opc.Class(op) {
 	case wire.ClassAck:
+		t.lastAck, t.lastAckSeq = r, c.Seq()
 		switch {
 		case ACKKind(p):
 			*ev = Event{Kind: EvAck, MTU: mtu}
@@ -524,7 +531,7 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 				prev.Req.Abandoned = true
 			}
 		}
-		s := &Stream{Req: q, Start: x, Next: x, Open: true, StartRec: r, SeqAtStart: t.requests, MTU: mtu}
+		s := &Stream{Req: q, Start: x, Next: x, Open: true, StartRec: r, StartSeq: c.Seq(), AckBefore: t.lastAck, AckBeforeSeq: t.lastAckSeq, SeqAtStart: t.requests, MTU: mtu}
 		s.End, s.EndKnown = q.Last(mtu)
 		// A stream starting at a READ already answered (by a stream the
 		// capture showed only from its middle) answers it again: a
@@ -549,7 +556,7 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 		if prev != nil {
 			prev.Open = false
 		}
-		s := &Stream{Req: q, Start: x, Next: x, Open: true, StartRec: r, SeqAtStart: t.requests, Resynced: true, MTU: mtu}
+		s := &Stream{Req: q, Start: x, Next: x, Open: true, StartRec: r, StartSeq: c.Seq(), AckBefore: t.lastAck, AckBeforeSeq: t.lastAckSeq, SeqAtStart: t.requests, Resynced: true, MTU: mtu}
 		s.End, s.EndKnown = q.Last(mtu)
 		s.Replay = q.Dup || q.Streams > 0
 		t.cur = s

@@ -103,3 +103,48 @@ func TestTrackerReadsSpansMTUUnknown(t *testing.T) {
 	}
 	wantEvents(t, b.Records, events(t, b.Records, ht.CaptureMTU(0)), want)
 }
+
+// readProbe records, for each READ request, whether the tracker took it
+// for a duplicate.
+type readProbe struct {
+	t   answers.Tracker
+	dup *[]bool
+}
+
+func (p *readProbe) Observe(c *harness.Conn, r *trace.Record) {
+	if ev := p.t.Observe(c, r); ev.Kind == answers.EvRequest {
+		*p.dup = append(*p.dup, ev.Req.Dup)
+	}
+}
+func (p *readProbe) End(*harness.Conn) {}
+
+// A READ behind later requests is a resend, unless the trace proves the
+// responder expected its PSN: a sequence NAK named it after the later
+// requests came, out of sequence.
+func TestTrackerReadAtTheExpectedPSNIsNew(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		nak  bool
+		want bool // duplicate
+	}{
+		{"behind later requests", false, true},
+		{"named by a sequence NAK after later requests", true, false},
+	} {
+		var b ht.Trace
+		b.Req(wire.SendOnly, 11, true)
+		b.Req(wire.SendOnly, 12, true)
+		if tc.nak {
+			b.NAK(10, wire.NAKPSNSequence, 7)
+		}
+		b.Read(10, 256)
+		var dup []bool
+		clause := "test-read-dup-" + tc.name
+		harness.RegisterMonitor(harness.Monitor{Clause: clause, New: func(*harness.Conn) harness.Checker {
+			return &readProbe{dup: &dup}
+		}})
+		ht.Audit(&b, clause, ht.CaptureMTU(256))
+		if len(dup) != 1 || dup[0] != tc.want {
+			t.Errorf("%s: the READ taken for a duplicate: %v, want %v", tc.name, dup, tc.want)
+		}
+	}
+}

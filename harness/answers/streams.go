@@ -126,7 +126,14 @@ type Stream struct {
 	Packets  int
 	MTU      int // the path MTU the stream was judged with (0 unknown)
 	StartRec *trace.Record
-	LastRec  *trace.Record
+	// StartSeq is StartRec's place among the connection's records
+	// (harness.Conn.Seq). AckBefore is the latest Acknowledge (an ACK or
+	// a NAK) the trace showed before the stream began, AckBeforeSeq its
+	// place (nil, 0: none).
+	StartSeq     uint64
+	AckBefore    *trace.Record
+	AckBeforeSeq uint64
+	LastRec      *trace.Record
 	// LastSeq is the connection's sequence number of LastRec
 	// (harness.Conn.Seq), to ask what its sender sent since.
 	LastSeq uint64

@@ -95,8 +95,9 @@ const maxHeld = 1024
 // held is an ACK that passed a READ whose response the capture had not
 // shown, waiting for evidence.
 type held struct {
-	ack  *trace.Record
-	read *answers.ReadReq
+	ack    *trace.Record
+	ackSeq uint64 // the ACK's place among the connection's records (Conn.Seq)
+	read   *answers.ReadReq
 }
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
@@ -161,9 +162,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			m.reported(q) // reported once
 			continue
 		}
-		m.pending = append(m.pending, held{ack: r, read: q})
+		m.pending = append(m.pending, held{ack: r, ackSeq: c.Seq(), read: q})
 		if len(m.pending) > maxHeld {
-			c.Indeterminate(ID, "an ACK passed a READ whose response the capture never showed: the response may have been lost before the capture point (--complete decides)")
+			c.Unresolved(ID, "an ACK passed a READ whose response the capture never showed: the response may have been lost before the capture point (--complete decides)")
 			m.pending = m.pending[1:]
 		}
 	}
@@ -208,7 +209,7 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Strea
 				continue
 			}
 			if d := (r.Packet.AETH.MSN - h.ack.Packet.AETH.MSN) & 0xFFFFFF; d < 1<<23 {
-				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d): the packet may answer a duplicate of the READ that the capture dropped (a capture need not report its drops); --complete decides", h.ack.Packet.PSN, h.read.PSN, r.Frame))
+				unlessMissed(c, s, h, r, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d): the packet may answer a duplicate of the READ that the capture dropped (a capture need not report its drops); --complete decides", h.ack.Packet.PSN, h.read.PSN, r.Frame))
 				continue
 			}
 			if !c.FromStart() {
@@ -220,7 +221,7 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Strea
 				// first copy (found by lossy exchanges cut to begin during
 				// a retransmission, also where an acknowledgment from
 				// before that retransmission preceded the READ).
-				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d), whose MSN is below the ACK's, but the capture begins mid-connection: the READ may resend one answered before the capture began, and the packet may be the replay, with the MSN of the first answer", h.ack.Packet.PSN, h.read.PSN, r.Frame))
+				unlessMissed(c, s, h, r, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d), whose MSN is below the ACK's, but the capture begins mid-connection: the READ may resend one answered before the capture began, and the packet may be the replay, with the MSN of the first answer", h.ack.Packet.PSN, h.read.PSN, r.Frame))
 				continue
 			}
 			if dup := m.t.DupSince(h.read, h.read.MaxLast()); dup != nil {
@@ -229,7 +230,7 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Strea
 				// replayed answer"), so a low
 				// MSN does not date the packet before the ACK (found by a
 				// conformant exchange whose responder replays so).
-				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d), but the READ was requested again (frame %d) and the capture may have lost the start of its replay, which may carry the MSN of the first answer", h.ack.Packet.PSN, h.read.PSN, r.Frame, dup.Rec.Frame))
+				unlessMissed(c, s, h, r, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d), but the READ was requested again (frame %d) and the capture may have lost the start of its replay, which may carry the MSN of the first answer", h.ack.Packet.PSN, h.read.PSN, r.Frame, dup.Rec.Frame))
 				continue
 			}
 		}
@@ -254,10 +255,8 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Strea
 				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d in the capture (frame %d), but that packet repeats an earlier one byte for byte and no IPv4 Identification tells a copy the capture or the network made of it (sent before the ACK) from a second transmission", h.ack.Packet.PSN, h.read.PSN, r.Frame))
 				continue
 			}
-			c.Violation(ID, h.ack, fmt.Sprintf("ACK with PSN %d went out before the response of the READ at PSN %d (frame %d), whose packet with PSN %d followed it (frame %d): the ACK tells the requester that the READ was NAKed",
-				h.ack.Packet.PSN, h.read.PSN, h.read.Rec.Frame, r.Packet.PSN, r.Frame),
-				[]string{"the READ's whole response before any ACK with a PSN beyond it"},
-				fmt.Sprintf("ACK PSN %d, then READ response PSN %d", h.ack.Packet.PSN, r.Packet.PSN))
+			msg, expected, seen := overtook(h, r)
+			c.Violation(ID, h.ack, msg, expected, seen)
 			continue
 		}
 		m.pending[k] = h
@@ -266,13 +265,55 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Strea
 	m.pending = m.pending[:k]
 }
 
+// unlessMissed leaves held ACK h open with reason, as overtaking
+// nothing for all the trace shows, unless the evidence shows that packet
+// r of the READ's stream s continues the READ's first answer, begun
+// before the ACK: then h is a violation. That needs the stream to have
+// begun before the ACK, and the responder's IPv4 Identifications to show
+// that the capture missed none of its packets from a point where the
+// READ was not yet executed on to r: so no answer to a duplicate began
+// unseen after the ACK, and the stream is no replay of an answer sent
+// earlier. Such a point is the Acknowledge before the stream, where it
+// shows the READ not yet executed (an ACK of a PSN before it, a NAK
+// naming it or one before it: sent after the READ was answered, either
+// would have named a PSN past it), or the connection's beginning, where
+// the capture shows it.
+func unlessMissed(c *harness.Conn, s *answers.Stream, h held, r *trace.Record, reason string) {
+	if s.StartSeq == 0 || s.StartSeq >= h.ackSeq {
+		c.Unresolved(ID, reason)
+		return
+	}
+	var proofs []harness.MissedProof
+	if a := s.AckBefore; a != nil && (a.Packet.AETH.IsACK() && a.Packet.PSN.Before(s.Req.PSN) || !a.Packet.AETH.IsACK() && a.Packet.PSN.AtOrBefore(s.Req.PSN)) {
+		proofs = append(proofs, harness.MissedProof{Dir: trace.ToRequester, Since: s.AckBeforeSeq, Now: true})
+	}
+	if c.FromStart() {
+		proofs = append(proofs, harness.MissedProof{Dir: trace.ToRequester, Since: 0, Now: true})
+	}
+	if len(proofs) == 0 {
+		c.Unresolved(ID, reason)
+		return
+	}
+	msg, expected, seen := overtook(h, r)
+	c.ViolationUnlessMissedAny(ID, h.ack, msg, expected, seen, reason, proofs...)
+}
+
+// overtook is the finding of held ACK h overtaking packet r of its
+// READ's response.
+func overtook(h held, r *trace.Record) (msg string, expected []string, seen string) {
+	return fmt.Sprintf("ACK with PSN %d went out before the response of the READ at PSN %d (frame %d), whose packet with PSN %d followed it (frame %d): the ACK tells the requester that the READ was NAKed",
+			h.ack.Packet.PSN, h.read.PSN, h.read.Rec.Frame, r.Packet.PSN, r.Frame),
+		[]string{"the READ's whole response before any ACK with a PSN beyond it"},
+		fmt.Sprintf("ACK PSN %d, then READ response PSN %d", h.ack.Packet.PSN, r.Packet.PSN)
+}
+
 // dropHeldFor: once a duplicate of a held READ arrives, its later
 // responses may answer the duplicate; the held ACK cannot be judged.
 func (m *monitor) dropHeldFor(c *harness.Conn, q *answers.ReadReq) {
 	k := 0
 	for _, h := range m.pending {
 		if h.read.PSN == q.PSN || (q.Partial && q.PSN.After(h.read.PSN) && q.PSN.AtOrBefore(h.read.MaxLast())) {
-			c.Indeterminate(ID, "an ACK passed a READ whose response the capture had not shown, and the READ was then requested again: its response may have been lost before the capture point")
+			c.Unresolved(ID, "an ACK passed a READ whose response the capture had not shown, and the READ was then requested again: its response may have been lost before the capture point")
 			continue
 		}
 		m.pending[k] = h
@@ -283,7 +324,7 @@ func (m *monitor) dropHeldFor(c *harness.Conn, q *answers.ReadReq) {
 
 func (m *monitor) End(c *harness.Conn) {
 	for range m.pending {
-		c.Indeterminate(ID, "an ACK passed a READ whose response the capture never showed: the response may have been lost before the capture point (--complete decides)")
+		c.Unresolved(ID, "an ACK passed a READ whose response the capture never showed: the response may have been lost before the capture point (--complete decides)")
 	}
 	m.pending = nil
 }

@@ -179,3 +179,49 @@ func TestAnswerBelowTheACKsMSNAfterAnEarlierAcknowledgment(t *testing.T) {
 		t.Errorf("want the ACK left open, got %+v\n%s", tl, rtest.Dump(b.Recs))
 	}
 }
+
+// TestACKInsideTheFirstAnswerOffACompleteCapture: on a capture not
+// complete, an ACK between a READ's first response packet and its last
+// overtook the READ's first answer where the evidence shows the stream
+// is that answer: the Acknowledge before it shows the READ not yet
+// executed, and the responder's IPv4 Identifications show the capture
+// missed none of its packets since (no replay began unseen after the
+// ACK). A gap in them, or an Acknowledge already past the READ, leaves
+// it open.
+func TestACKInsideTheFirstAnswerOffACompleteCapture(t *testing.T) {
+	// base 500: the MSNs show no new QP's first message, the capture
+	// began mid-connection; base 0: it shows the connection's beginning.
+	build := func(gap, ackPast bool, base uint32) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		for k := range wire.PSN(10) {
+			b.Send(90+k, true)
+			b.Ack(90+k, uint32(k)+base+1)
+		}
+		b.Read(100, 3*1024) // 100..102
+		b.Req(wire.WriteOnly, 103, true, 8)
+		if ackPast {
+			b.Ack(103, base+11) // the READ answered before, unseen: this stream may replay it
+		}
+		b.Resp(wire.ReadResponseFirst, 100, 0x04, base+11, 1024)
+		b.Ack(103, base+12)
+		m := b.Resp(wire.ReadResponseMiddle, 101, 0, 0, 1024)
+		if gap {
+			m.IPID++ // one of the responder's packets missed just before
+		}
+		l := b.Resp(wire.ReadResponseLast, 102, 0x04, base+12, 1024)
+		if gap {
+			l.IPID++
+		}
+		return b.Recs
+	}
+	rtest.WantViolation(t, build(false, false, 500), rtest.Capture(1024), ID, "followed it", "ran on unbroken")
+	if tl := rtest.WantIndeterminate(t, build(true, false, 500), rtest.Capture(1024), ID); tl.Open == 0 {
+		t.Errorf("a gap in the responder's IDs: the instance is undecided, want open (suspect)")
+	}
+	if tl := rtest.WantIndeterminate(t, build(false, true, 500), rtest.Capture(1024), ID); tl.Open == 0 {
+		t.Errorf("an ACK past the READ before its stream: the instance is undecided, want open (suspect)")
+	}
+	// From the connection's beginning with every packet of the
+	// responder's, the stream can only be the READ's first answer.
+	rtest.WantViolation(t, build(false, true, 0), rtest.Capture(1024), ID, "followed it", "ran on unbroken")
+}

@@ -524,6 +524,85 @@ var recallCatalogue = []injection{
 			}}
 		},
 	},
+	{
+		// o9-66: a duplicate ATOMIC is not executed again; its answer
+		// returns the original value saved from the first execution.
+		// Injected: a replayed ATOMIC acknowledgment returns another
+		// value, where the capture holds the first answer at that PSN
+		// (else nothing shows it): always decided, as two answers to one
+		// ATOMIC with different values mean it was executed twice,
+		// whatever else was missed.
+		key: "o9-66 replayed ATOMIC returns another value", clause: "o9-66",
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			var first *trace.Record
+			x := s.pick(rng, func(i int, r *trace.Record) bool {
+				if r.Packet.Opcode != wire.AtomicAcknowledge {
+					return false
+				}
+				first = s.firstAnswerAt(i, r.Packet.PSN)
+				return first != nil && first.Note != noteLost
+			})
+			if x == nil {
+				return nil
+			}
+			x.Packet.AtomicAck ^= 1 + rng.Uint64N(1<<32)
+			return &injected{at: x, decides: func(e *evidence) bool { return true }}
+		},
+	},
+	{
+		// C9-101: no ACK of a later request before a READ's answer has
+		// been sent. Injected: the positive ACK of a SEND or WRITE after
+		// a READ of three or more response packets, sent right after the
+		// first response packet of the READ's first answer instead of
+		// after its last (the
+		// AETH-bearing packets after it carry the ACK's MSN, the count
+		// then). Legal only if the stream after it is another answer (a
+		// READ executed again, whose first answer went before, unseen),
+		// or the whole stream is (the READ a resend of one answered
+		// before the capture began): decided where the responder's IDs
+		// count and show it sent the ACK between that first packet and
+		// the last, missing none, from the Acknowledge before that
+		// first packet on, which shows the READ not yet executed (an ACK
+		// of a PSN before it, a NAK naming it or one before: had the
+		// responder answered the READ before, it would have named a PSN
+		// past it).
+		key: "C9-101 ACK before a READ's answer ends", clause: "C9-101",
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			var x *trace.Record
+			f := s.pick(rng, func(i int, r *trace.Record) bool {
+				if r.Packet.Opcode != wire.ReadResponseFirst || s.answeredBefore(i) {
+					return false
+				}
+				x = s.ackAfterStream(i)
+				return x != nil
+			})
+			if f == nil {
+				return nil
+			}
+			x = s.ackAfterStream(s.index(f))
+			last := s.streamLast(s.index(f))
+			for _, r := range s.recs[s.index(f)+1 : s.index(last)+1] {
+				if r.Packet.Opcode.Has(wire.HdrAETH) {
+					r.Packet.AETH.MSN = x.Packet.AETH.MSN
+				}
+			}
+			s.recs = slices.Delete(s.recs, s.index(x), s.index(x)+1)
+			i := s.index(f) + 1
+			x.Time = f.Time + (s.recs[i].Time-f.Time)/2
+			s.recs = slices.Insert(s.recs, i, x)
+			var a0 *trace.Record
+			for j := s.index(f) - 1; j >= 0 && a0 == nil; j-- {
+				if r := s.recs[j]; r.Note != noteLost && r.Dir == trace.ToRequester && r.Packet.Opcode == wire.Acknowledge {
+					a0 = r
+				}
+			}
+			rd := f.Packet.PSN
+			shows := a0 != nil && (a0.Packet.PSN.Before(rd) || !isPosACK(a0) && a0.Packet.PSN == rd)
+			return &injected{at: x, decides: func(e *evidence) bool {
+				return e.complete || shows && e.noGap(trace.ToRequester, a0, last)
+			}}
+		},
+	},
 }
 
 func isPosACK(r *trace.Record) bool {
@@ -650,6 +729,76 @@ func (s *sent) prevSendOf(i int) *trace.Record {
 	for j := i - 1; j >= 0; j-- {
 		if r := s.recs[j]; r.Dir == trace.ToResponder && r.Packet.PSN == s.recs[i].Packet.PSN {
 			return r
+		}
+	}
+	return nil
+}
+
+// firstAnswerAt is the first ATOMIC acknowledgment at psn sent before
+// record i, nil when none.
+func (s *sent) firstAnswerAt(i int, psn wire.PSN) *trace.Record {
+	for _, r := range s.recs[:i] {
+		if r.Packet.Opcode == wire.AtomicAcknowledge && r.Packet.PSN == psn {
+			return r
+		}
+	}
+	return nil
+}
+
+// streamLast is the Last packet of the READ response stream whose First
+// is record i, nil when the stream breaks off first.
+func (s *sent) streamLast(i int) *trace.Record {
+	next := s.recs[i].Packet.PSN.Next()
+	for _, r := range s.recs[i+1:] {
+		if r.Dir != trace.ToRequester {
+			continue
+		}
+		switch op := r.Packet.Opcode; {
+		case r.Packet.PSN != next:
+			return nil
+		case op == wire.ReadResponseLast:
+			return r
+		case op != wire.ReadResponseMiddle:
+			return nil
+		}
+		next = next.Next()
+	}
+	return nil
+}
+
+// answeredBefore: a READ response at record i's PSN was sent before it
+// (the stream i begins answers the READ again).
+func (s *sent) answeredBefore(i int) bool {
+	for _, r := range s.recs[:i] {
+		if r.Dir == trace.ToRequester && opc.Class(r.Packet.Opcode) == wire.ClassReadResponse && r.Packet.PSN == s.recs[i].Packet.PSN {
+			return true
+		}
+	}
+	return false
+}
+
+// ackAfterStream, for the First of a READ response stream of three or
+// more packets at record i, all captured, is the positive ACK the
+// responder sent next after its Last when that ACK covers a SEND or
+// WRITE past the READ whose request was captured before record i; nil
+// otherwise.
+func (s *sent) ackAfterStream(i int) *trace.Record {
+	last := s.streamLast(i)
+	if last == nil || last.Packet.PSN.Diff(s.recs[i].Packet.PSN) < 2 {
+		return nil
+	}
+	for _, r := range s.recs[i : s.index(last)+1] {
+		if r.Note == noteLost {
+			return nil
+		}
+	}
+	x := s.capturedAfter(s.index(last), trace.ToRequester)
+	if x == nil || x != s.nextOf(s.index(last), trace.ToRequester) || !isPosACK(x) || !x.Packet.PSN.After(last.Packet.PSN) {
+		return nil
+	}
+	for _, r := range s.recs[:i] {
+		if r.Dir == trace.ToResponder && r.Note != noteLost && r.Packet.PSN == x.Packet.PSN && !isAtomic(r.Packet.Opcode) && r.Packet.Opcode != wire.ReadRequest {
+			return x
 		}
 	}
 	return nil
@@ -1080,6 +1229,12 @@ var recallKnown = map[recallKey]int{
 	// packet in the capture, where a packet the capture missed cannot
 	// be ruled out.
 	{"C9-140 resend before the transport timer", "at the responder, IDs counting", "miss"}: 1,
+
+	// All decided traces but one found. The miss: the READ was sent
+	// twice, its first copy lost on the way to the responder after the
+	// capture point, so the tracker takes the second for a duplicate and
+	// its answer for a replay, which an ACK may interrupt.
+	{"C9-101 ACK before a READ's answer ends", "in the middle, IDs counting", "miss"}: 1,
 
 	// §9.7.7.2: all decided traces found. With IPv6 or fixed IDs, the
 	// out-of-sequence requests before the first NAK count as prompts for
