@@ -48,9 +48,9 @@ type injection struct {
 	key    string   // the clause and the form of the violation
 	clause string   // the clause it breaks
 	alts   []string // clauses that say the same thing of this packet (a failure of one is a catch)
-	// ackTimeout, when not zero, is the local ACK timeout exponent the
-	// audit is given (--ack-timeout), else it is unknown.
-	ackTimeout int
+	// settings (nil: none) sets what the audit is told beyond the
+	// capture (--ack-timeout, --srq, ...).
+	settings func(*harness.Settings)
 	// inject picks a place in the sent trace s and injects the violation
 	// there; it returns what decides it, or nil when s offers no place.
 	inject func(rng *rand.Rand, s *sent) *injected
@@ -441,7 +441,7 @@ var recallCatalogue = []injection{
 		// responder's show that the capture missed none of its packets
 		// from before the request's previous transmission to after the
 		// resend.
-		key: "rnr-retry resend before the RNR delay", clause: "rnr-retry", alts: []string{"C9-140"}, ackTimeout: 8,
+		key: "rnr-retry resend before the RNR delay", clause: "rnr-retry", alts: []string{"C9-140"}, settings: ackTimeout8,
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			n := s.pick(rng, func(i int, r *trace.Record) bool {
 				q := s.nextOf(i, trace.ToResponder)
@@ -491,7 +491,7 @@ var recallCatalogue = []injection{
 		// between (one damaged on its way would have asked for it). The
 		// complete capture shows no timer-driven resend (it loses
 		// nothing), so this is decided off complete captures only.
-		key: "C9-140 resend before the transport timer", clause: "C9-140", ackTimeout: 8,
+		key: "C9-140 resend before the transport timer", clause: "C9-140", settings: ackTimeout8,
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			half := wire.AckTimeout(8) / 2
 			var prev *trace.Record
@@ -603,7 +603,56 @@ var recallCatalogue = []injection{
 			}}
 		},
 	},
+	{
+		// o9-95.2.2: a QP on a shared receive queue cannot count its
+		// share of the pool, so its ACKs carry the credit code 0x1F
+		// ("not valid"). The audit is told the QPs use an SRQ (--srq
+		// all); injected: an ACK advertising 4 credits. One packet
+		// decides it.
+		key: "o9-95.2.2 credits on an SRQ QP", clause: "o9-95.2.2",
+		settings: func(s *harness.Settings) { s.SRQ = harness.SRQAll },
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			a := s.pick(rng, func(i int, r *trace.Record) bool { return isPosACK(r) })
+			if a == nil {
+				return nil
+			}
+			a.Packet.AETH.Syndrome = wire.SynACK(4)
+			return &injected{at: a, decides: func(*evidence) bool { return true }}
+		},
+	},
+	{
+		// C9-113.a1: a NAK goes out as an Acknowledge packet, also in
+		// place of a READ response packet. Injected: a READ's one-packet
+		// answer (Only) carrying a NAK syndrome (a remote access error).
+		// One packet decides it. C9-97 (the first AETH of an answer is
+		// an ACK) says the same of it.
+		key: "C9-113.a1 a NAK in a READ response", clause: "C9-113.a1", alts: []string{"C9-97"},
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			x := s.pick(rng, func(i int, r *trace.Record) bool { return r.Packet.Opcode == wire.ReadResponseOnly })
+			if x == nil {
+				return nil
+			}
+			x.Packet.AETH.Syndrome = wire.SynNAK(wire.NAKRemoteAccess)
+			return &injected{at: x, decides: func(*evidence) bool { return true }}
+		},
+	},
+	{
+		// §9.7.5.2: NAK codes 5 to 31 are reserved. Injected: a sequence
+		// NAK sent with code 5 instead. One packet decides it.
+		key: "§9.7.5.2 a reserved NAK code", clause: "§9.7.5.2",
+		inject: func(rng *rand.Rand, s *sent) *injected {
+			n := s.pick(rng, func(i int, r *trace.Record) bool { return isSeqNAK(r) })
+			if n == nil {
+				return nil
+			}
+			n.Packet.AETH.Syndrome = wire.SynNAK(5)
+			return &injected{at: n, decides: func(*evidence) bool { return true }}
+		},
+	},
 }
+
+// ackTimeout8 gives the audit the local ACK timeout code 8 (about 1 ms).
+func ackTimeout8(s *harness.Settings) { s.AckTimeout = 8 }
 
 func isPosACK(r *trace.Record) bool {
 	return r.Dir == trace.ToRequester && r.Packet.Opcode == wire.Acknowledge && r.Packet.AETH.IsACK()
@@ -1336,8 +1385,8 @@ func (rc *recall) judge(rng *rand.Rand, inj injection, in *injected, ev *evidenc
 	} else {
 		capture += ", IDs " + w.String()
 	}
-	if inj.ackTimeout != 0 {
-		settings.AckTimeout = inj.ackTimeout
+	if inj.settings != nil {
+		inj.settings(&settings)
 	}
 	recs := onWire(rng, ev.recs, w)
 	tallies, findings := ht.AuditAll(&ht.Trace{Records: recs}, settings)
