@@ -437,7 +437,7 @@ var recallCatalogue = []injection{
 		// after the capture point, and then the resend breaks C9-140
 		// (nothing asked for it before the timer's interval), unless a
 		// response the capture missed asked for it: decided also where
-		// the requester's IDs count (the resend is no copy), and the
+		// the requester's IDs change (the resend is no copy), and the
 		// responder's show that the capture missed none of its packets
 		// from before the request's previous transmission to after the
 		// resend.
@@ -462,13 +462,13 @@ var recallCatalogue = []injection{
 			for _, r := range s.recs[s.index(q):] {
 				r.Time -= d
 			}
-			prev := s.prevOf(s.index(n), trace.ToResponder)
+			prev := s.prevSendOf(s.index(q))
 			a, b := s.capturedBefore(s.index(prev), trace.ToRequester), s.capturedAfter(s.index(q), trace.ToRequester)
 			return &injected{at: q, decides: func(e *evidence) bool {
 				if e.complete {
 					return true
 				}
-				return prev.Packet.PSN == q.Packet.PSN && prev.Note != noteLost && q.Note != noteLost && e.dates(trace.ToResponder) &&
+				return prev.Note != noteLost && q.Note != noteLost && e.counting &&
 					a != nil && b != nil && e.noGap(trace.ToRequester, a, b)
 			}}
 		},
@@ -484,7 +484,7 @@ var recallCatalogue = []injection{
 		// Legal only if something the capture did not show asked for
 		// it: a NAK (or a response that reached the requester damaged)
 		// or the network copying an earlier transmission. Decided where
-		// the requester's IDs count (the resend is no copy), the
+		// the requester's IDs change (the resend is no copy), the
 		// responder's show the capture missed none of its packets from
 		// before the earlier transmission to after the resend, and no
 		// READ response or ATOMIC acknowledgment was captured in
@@ -519,7 +519,7 @@ var recallCatalogue = []injection{
 				return r.Note != noteLost && (opc.Class(op) == wire.ClassReadResponse || op == wire.AtomicAcknowledge)
 			})
 			return &injected{at: q, decides: func(e *evidence) bool {
-				return e.complete || !answers && e.dates(trace.ToResponder) &&
+				return e.complete || !answers && e.counting &&
 					a != nil && b != nil && e.noGap(trace.ToRequester, a, b)
 			}}
 		},
