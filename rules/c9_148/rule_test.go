@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
 	"github.com/rcconform/rcconform/harness/trace"
 
 	"github.com/rcconform/rcconform/dut"
@@ -421,5 +422,39 @@ func TestBelowAReplayOfALaterRequest(t *testing.T) {
 	b.Resp(wire.ReadResponseOnly, 2, wire.SynACK(4), 241, 0)
 	if tl := rtest.Tally(rtest.Audit(b.Recs, rtest.Capture(0), ID), ID); tl.Violations != 0 {
 		t.Errorf("want no violation, got %+v\n%s", tl, rtest.Dump(b.Recs))
+	}
+}
+
+// TestBehindWhereTheCountRose: with no IPv4 Identification, an ACK whose
+// MSN is behind an earlier one's may be an older ACK delayed, unless an
+// earlier ACK counted a PSN before its own with an MSN that, plus the
+// messages the trace shows ending between, is above it: no ACK of its
+// PSN, sent at any moment, carried so low a count.
+func TestBehindWhereTheCountRose(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		op   wire.Opcode // the request at PSN 11
+		want reports.Verdict
+	}{
+		{"a SEND ends at 11: the count at 12 is above 5", wire.SendOnly, reports.Fail},
+		{"11 begins a SEND: an ACK of 12 in its middle may be older", wire.SendFirst, reports.Indeterminate},
+	} {
+		var tr ht.Trace
+		tr.Req(wire.SendOnly, 10, true)
+		tr.Ack(10, 5)
+		tr.Req(c.op, 11, false)
+		mid, msn := wire.SendMiddle, uint32(7) // the count at 14
+		if c.op == wire.SendOnly {
+			mid, msn = wire.SendFirst, 8
+		}
+		tr.Req(mid, 12, true)
+		tr.Req(wire.SendLast, 13, false)
+		tr.Req(wire.SendOnly, 14, true)
+		tr.Ack(14, msn)
+		tr.Ack(12, 5)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		if got := tallies[ID].Verdict(); got != c.want {
+			t.Errorf("%s: %s (%+v, %v), want %s", c.name, got, tallies[ID], findings, c.want)
+		}
 	}
 }

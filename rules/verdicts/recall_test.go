@@ -112,7 +112,14 @@ var recallCatalogue = []injection{
 		// the newest completed request. Injected: the ACK answering a
 		// duplicate names an older PSN. Decided as the one above: an
 		// ACK past it was captured before it and the responder's IDs
-		// date them.
+		// date them. Or, with no ID, by its MSN (the count when it was
+		// sent, left as it was): an ACK captured before it names a
+		// later PSN with an MSN that, less the messages the capture
+		// shows ending between the two PSNs, is below it. The count
+		// only rises as the newest completed PSN moves on, so an ACK
+		// naming the older PSN at any moment carried a lower count: the
+		// injected one is no older ACK delayed or copied, it was sent
+		// after the responder had completed the later PSN.
 		// A PSN behind the duplicate's own leaves it unanswered too
 		// (C9-116), the same fault.
 		key: "C9-105 duplicate answered behind", clause: "C9-105", alts: []string{"C9-95", "C9-116"},
@@ -122,7 +129,7 @@ var recallCatalogue = []injection{
 				return nil
 			}
 			a.Packet.PSN = a.Packet.PSN.Add(-1 - rng.IntN(3))
-			return &injected{at: a, decides: func(e *evidence) bool { return e.datedBehindACK(a) }}
+			return &injected{at: a, decides: func(e *evidence) bool { return e.datedBehindACK(a) || e.sentAfterACK(a, a.Packet.PSN, isPosACK) }}
 		},
 	},
 	{
@@ -234,7 +241,14 @@ var recallCatalogue = []injection{
 		// MSN).
 		// Legal only if the packet is older than it looks (late, or a
 		// copy): decided when the responder's IDs count and a response
-		// with a higher MSN was captured before it.
+		// with a higher MSN was captured before it. Or, with no ID, when
+		// an ACK or a NAK captured before it counted an earlier PSN (a
+		// NAK, the PSNs before the one it names) with an MSN that, plus
+		// the messages the capture shows ending between, is above the
+		// injected one: neither replays an answer with a newer count, and
+		// the count only rises as the newest completed PSN moves on, so
+		// no ACK of the injected one's PSN, sent at any moment, carried
+		// so low an MSN.
 		key: "C9-148 MSN goes back", clause: "C9-148",
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			d := uint32(2 + rng.IntN(3))
@@ -248,7 +262,7 @@ var recallCatalogue = []injection{
 					return true
 				}
 				p := e.prevWithMSN(a)
-				return p != nil && e.dates(trace.ToRequester) && p.Packet.AETH.MSN > a.Packet.AETH.MSN
+				return p != nil && e.dates(trace.ToRequester) && p.Packet.AETH.MSN > a.Packet.AETH.MSN || e.countedBefore(a, a.Packet.PSN)
 			}}
 		},
 	},
@@ -341,7 +355,14 @@ var recallCatalogue = []injection{
 		// Injected: it names 1 or 2 PSNs behind a request a positive
 		// response had already acknowledged. Legal only if the NAK is
 		// older than it looks (late, or a copy): decided when the
-		// responder's IDs date it after that response. All found (none
+		// responder's IDs date it after that response, or, with no ID,
+		// by its MSN (the count when it was sent, left as it was), as
+		// for "C9-105 duplicate answered behind": a NAK naming a PSN
+		// carries the count of the PSNs before it; a response captured
+		// before it (an acknowledgment, or a NAK, whose MSN counts the
+		// PSNs before the one it names) counted a later PSN with an MSN
+		// that, less the messages the capture shows ending between, is
+		// below the NAK's: the NAK was sent after it. All found (none
 		// in recallKnown): off complete captures, after a duplicate the
 		// one finding names C9-103 too (the duplicate may have moved the
 		// expected PSN back), and where the NAK names its previous
@@ -359,7 +380,7 @@ var recallCatalogue = []injection{
 			}
 			n.Packet.PSN = n.Packet.PSN.Add(-d)
 			return &injected{at: n, decides: func(e *evidence) bool {
-				return e.complete || e.dates(trace.ToRequester) && e.acknowledgedBefore(n)
+				return e.complete || e.dates(trace.ToRequester) && e.acknowledgedBefore(n) || e.sentAfterACK(n, n.Packet.PSN.Add(-1), isAETHResponse)
 			}}
 		},
 	},
@@ -407,6 +428,19 @@ func isRNR(r *trace.Record) bool {
 func isCountedAck(r *trace.Record) bool {
 	return isPosACK(r) || r.Dir == trace.ToRequester && r.Packet.Opcode == wire.AtomicAcknowledge
 }
+
+// isAcknowledging: a response that acknowledges its PSN and every one
+// before (an ACK, an ATOMIC acknowledgment, a READ response's Last or
+// Only); its MSN counts at least every message completed up to its PSN,
+// also when it answers a duplicate again.
+func isAcknowledging(r *trace.Record) bool {
+	op := r.Packet.Opcode
+	return isCountedAck(r) || r.Dir == trace.ToRequester && (op == wire.ReadResponseLast || op == wire.ReadResponseOnly)
+}
+
+// isAETHResponse: an acknowledging response (isAcknowledging), an RNR
+// NAK or a sequence NAK.
+func isAETHResponse(r *trace.Record) bool { return isAcknowledging(r) || isRNR(r) || isSeqNAK(r) }
 
 func isAtomic(op wire.Opcode) bool { return op == wire.FetchAdd || op == wire.CompareSwap }
 
@@ -519,9 +553,7 @@ func (s *sent) readAt(i int, psn wire.PSN) bool {
 // i's PSN again.
 func (s *sent) acknowledgedAfter(i int) bool {
 	for _, r := range s.recs[i+1:] {
-		op := r.Packet.Opcode
-		if r.Note != noteLost && r.Dir == trace.ToRequester && (isCountedAck(r) || op == wire.ReadResponseLast || op == wire.ReadResponseOnly) &&
-			r.Packet.PSN.AtOrAfter(s.recs[i].Packet.PSN) {
+		if r.Note != noteLost && isAcknowledging(r) && r.Packet.PSN.AtOrAfter(s.recs[i].Packet.PSN) {
 			return true
 		}
 	}
@@ -688,6 +720,84 @@ func (e *evidence) datedBehindACK(a *trace.Record) bool {
 	return false
 }
 
+// msnAhead is how far MSN a is ahead of b (negative: behind), in the
+// MSN's 24-bit arithmetic.
+func msnAhead(a, b uint32) int { return int(int32((a-b)<<8) >> 8) }
+
+// endsBefore counts the requests captured before x that end a message
+// other than a READ (a SEND or WRITE Last or Only, an ATOMIC) at a PSN
+// in [from, to]: each completes after the responder's newest completed
+// PSN passed from-1 and by the time it reached to.
+func (e *evidence) endsBefore(x *trace.Record, from, to wire.PSN) int {
+	n := 0
+	seen := map[wire.PSN]bool{}
+	for _, r := range e.recs {
+		if r == x {
+			break
+		}
+		op := r.Packet.Opcode
+		if r.Dir != trace.ToResponder || op == wire.ReadRequest || !op.EndsMessage() && !isAtomic(op) ||
+			!r.Packet.PSN.InRange(from, to) || seen[r.Packet.PSN] {
+			continue
+		}
+		seen[r.Packet.PSN] = true
+		n++
+	}
+	return n
+}
+
+// sentAfterACK: the MSN of response x, were x legal, would be the
+// responder's count when its newest completed PSN was psn; a response
+// for which acks holds, captured before x, acknowledges a PSN past psn
+// (isAcknowledging: its MSN counts every message up to it; a NAK, the
+// PSN before the one it names), and its MSN,
+// less the messages the capture shows ending between, is below x's. The count only rises as the
+// newest completed PSN moves on, so x was built after that PSN completed
+// whatever the network or the capture did (a late packet or a copy of an
+// older one carries an older, lower count), and names a PSN behind the
+// newest completed one.
+func (e *evidence) sentAfterACK(x *trace.Record, psn wire.PSN, acks func(*trace.Record) bool) bool {
+	for _, r := range e.recs {
+		if r == x {
+			return false
+		}
+		q := r.Packet.PSN // the newest PSN whose completion r's MSN counts
+		if isRNR(r) || isSeqNAK(r) {
+			q = q.Add(-1) // a NAK names the PSN the responder expects
+		}
+		if acks(r) && q.After(psn) && msnAhead(x.Packet.AETH.MSN, r.Packet.AETH.MSN) > -e.endsBefore(x, psn.Next(), q) {
+			return true
+		}
+	}
+	return false
+}
+
+// countedBefore: x, were it legal, would carry the responder's count
+// when its newest completed PSN was psn; a positive ACK or a NAK captured
+// before x counted a PSN before psn (a NAK, the PSNs before the one it
+// names), with an MSN that, plus the messages the capture shows ending
+// between, is above x's. Neither can be a replay carrying a newer count
+// than its PSN's, and the count only rises as the newest completed PSN
+// moves on: x carries less than its PSN had completed whenever it was
+// sent (a late packet or a copy changes nothing).
+func (e *evidence) countedBefore(x *trace.Record, psn wire.PSN) bool {
+	for _, r := range e.recs {
+		if r == x {
+			return false
+		}
+		q := r.Packet.PSN
+		if isRNR(r) || isSeqNAK(r) {
+			q = q.Add(-1)
+		} else if !isPosACK(r) {
+			continue
+		}
+		if q.Before(psn) && msnAhead(r.Packet.AETH.MSN, x.Packet.AETH.MSN)+e.endsBefore(x, q.Next(), psn) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // noGap says the sender of dir counts its IDs and the trace holds
 // every packet it sent from a to b.
 func (e *evidence) noGap(dir trace.Dir, a, b *trace.Record) bool {
@@ -731,9 +841,7 @@ func (e *evidence) acknowledgedBefore(x *trace.Record) bool {
 		if r == x {
 			return false
 		}
-		op := r.Packet.Opcode
-		if r.Dir == trace.ToRequester && (isCountedAck(r) || op == wire.ReadResponseLast || op == wire.ReadResponseOnly) &&
-			r.Packet.PSN.AtOrAfter(x.Packet.PSN) {
+		if isAcknowledging(r) && r.Packet.PSN.AtOrAfter(x.Packet.PSN) {
 			return true
 		}
 	}
@@ -1196,5 +1304,26 @@ func TestRecallEvidence(t *testing.T) {
 	e.counting = true
 	if e.noGap(trace.ToRequester, e.recs[1], e.recs[4]) {
 		t.Error("two ACKs with one between them missed judged unbroken")
+	}
+}
+
+// TestRecallSentAfterACK: the generator reads an ACK naming PSN 10 with
+// the MSN of an earlier ACK of PSN 11 as sent after it only where a
+// message the capture shows ends at 11 (the count rose between).
+func TestRecallSentAfterACK(t *testing.T) {
+	for _, c := range []struct {
+		op   wire.Opcode // the request at PSN 11
+		want bool
+	}{{wire.SendLast, true}, {wire.SendMiddle, false}} {
+		var tr ht.Trace
+		tr.Req(wire.SendFirst, 10, true)
+		tr.Req(c.op, 11, true)
+		tr.Ack(11, 5)
+		a := tr.Ack(10, 5)
+		tr.IPIDs(7, 900) // as the generator numbers them (newSent tells copies by them)
+		e := newSent(&tr, 1024).capture(rand.New(rand.NewPCG(1, 1)), false)
+		if got := e.sentAfterACK(a, a.Packet.PSN, isPosACK); got != c.want {
+			t.Errorf("%v at 11: the ACK of 10 sent after the ACK of 11 %v, want %v", c.op, got, c.want)
+		}
 	}
 }
