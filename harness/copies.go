@@ -223,11 +223,16 @@ func (c *Conn) countPinned(p *wire.Packet) bool {
 	msn := p.AETH.MSN & 0xFFFFFF
 	for i := range min(c.nCounted, countedDepth) {
 		e := c.counted[i]
-		if !e.at.Before(at) {
-			continue
-		}
 		ahead := (msn - e.msn) & 0xFFFFFF // how far p's MSN is ahead of e's
-		if ahead >= 1<<23 || c.endsIn(e.at.Next(), at, int(ahead)+1) > int(ahead) {
+		switch {
+		case e.at == at:
+			// The same PSN counted: one more at most (a READ right
+			// after it, counted as the responder validated it).
+			if ahead >= 1<<23 && ahead <= 0xFFFFFF-1 {
+				return true
+			}
+		case !e.at.Before(at):
+		case ahead >= 1<<23 || c.endsIn(e.at.Next(), at, int(ahead)+1) > int(ahead):
 			return true
 		}
 	}

@@ -221,7 +221,13 @@ var recallCatalogue = []injection{
 		// either moment, account for no more than 2). Only requests the
 		// capture missed could make it legal, or an answer replayed for a
 		// request executed before the capture began, carrying its old
-		// count: decided on a complete capture.
+		// count: decided on a complete capture. And, for a positive ACK,
+		// by the MSN itself (contradicts): an ACK replays nothing, so its
+		// MSN is the count of the messages up to its PSN, which another
+		// ACK's bounds (a PSN at which the capture shows no request may be
+		// a message it missed). An ATOMIC acknowledgment may replay one
+		// with the count of a later moment, after requests the capture
+		// missed: undecided.
 		key: "C9-148 MSN skips ahead", clause: "C9-148",
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			a := s.pick(rng, func(i int, r *trace.Record) bool { return isCountedAck(r) })
@@ -230,7 +236,7 @@ var recallCatalogue = []injection{
 			}
 			a.Packet.AETH.MSN = (a.Packet.AETH.MSN + 3 + uint32(rng.IntN(5))) & 0xFFFFFF
 			return &injected{at: a, decides: func(e *evidence) bool {
-				return e.complete
+				return e.complete || e.contradicts(a)
 			}}
 		},
 	},
@@ -241,14 +247,12 @@ var recallCatalogue = []injection{
 		// MSN).
 		// Legal only if the packet is older than it looks (late, or a
 		// copy): decided when the responder's IDs count and a response
-		// with a higher MSN was captured before it. Or, with no ID, when
-		// an ACK or a NAK captured before it counted an earlier PSN (a
-		// NAK, the PSNs before the one it names) with an MSN that, plus
-		// the messages the capture shows ending between, is above the
-		// injected one: neither replays an answer with a newer count, and
-		// the count only rises as the newest completed PSN moves on, so
-		// no ACK of the injected one's PSN, sent at any moment, carried
-		// so low an MSN.
+		// with a higher MSN was captured before it. Or, with no ID, by
+		// the MSN itself (contradicts): another ACK, before or after it,
+		// counted another PSN with an MSN the messages between cannot
+		// reconcile with it. An ACK replays no answer, and the count only
+		// rises as the newest completed PSN moves on, so no ACK of the
+		// injected one's PSN, sent at any moment, carried so low an MSN.
 		key: "C9-148 MSN goes back", clause: "C9-148",
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			d := uint32(2 + rng.IntN(3))
@@ -262,7 +266,7 @@ var recallCatalogue = []injection{
 					return true
 				}
 				p := e.prevWithMSN(a)
-				return p != nil && e.dates(trace.ToRequester) && p.Packet.AETH.MSN > a.Packet.AETH.MSN || e.countedBefore(a, a.Packet.PSN)
+				return p != nil && e.dates(trace.ToRequester) && p.Packet.AETH.MSN > a.Packet.AETH.MSN || e.contradicts(a)
 			}}
 		},
 	},
@@ -772,26 +776,75 @@ func (e *evidence) sentAfterACK(x *trace.Record, psn wire.PSN, acks func(*trace.
 	return false
 }
 
-// countedBefore: x, were it legal, would carry the responder's count
-// when its newest completed PSN was psn; a positive ACK or a NAK captured
-// before x counted a PSN before psn (a NAK, the PSNs before the one it
-// names), with an MSN that, plus the messages the capture shows ending
-// between, is above x's. Neither can be a replay carrying a newer count
-// than its PSN's, and the count only rises as the newest completed PSN
-// moves on: x carries less than its PSN had completed whenever it was
-// sent (a late packet or a copy changes nothing).
-func (e *evidence) countedBefore(x *trace.Record, psn wire.PSN) bool {
+// countedPSN: for a positive ACK or a NAK, the PSN whose completion its
+// MSN counts up to (a NAK names the PSN the responder expects: the one
+// before); ok is false for other packets (a READ response or an ATOMIC
+// acknowledgment may replay an answer with a newer count than its PSN's).
+func countedPSN(r *trace.Record) (psn wire.PSN, ok bool) {
+	switch {
+	case isPosACK(r):
+		return r.Packet.PSN, true
+	case isRNR(r), isSeqNAK(r):
+		return r.Packet.PSN.Add(-1), true
+	}
+	return 0, false
+}
+
+// contradicts: positive ACK or NAK x and a positive ACK captured anywhere
+// cannot both be legal, whatever the network or the capture did (a late packet
+// or a copy keeps its PSN and MSN together). Each carries the count when
+// the newest completed PSN was the one it counts up to (countedPSN), or
+// one more (a READ right after it, counted as the responder validated it:
+// C9-148 lets it count a READ from its first response). Between a lower
+// such PSN L and a higher H the count rose by at least the messages the
+// capture shows ending in (L, H] (a SEND or WRITE Last or Only, an ATOMIC)
+// and by at most one per READ, per message end, and per PSN no captured
+// request or READ response shows used (a request the capture missed).
+// Outside those bounds one of the two breaks C9-148; the generator knows
+// it is x, the engine may blame either.
+func (e *evidence) contradicts(x *trace.Record) bool {
+	px, ok := countedPSN(x)
+	if !ok {
+		return false
+	}
+	used := map[wire.PSN]bool{}  // PSNs a captured request or READ response shows used
+	ends := map[wire.PSN]bool{}  // PSNs a captured request ends a message other than a READ at
+	reads := map[wire.PSN]bool{} // PSNs a captured READ request begins at
 	for _, r := range e.recs {
-		if r == x {
-			return false
+		op := r.Packet.Opcode
+		switch {
+		case r.Dir == trace.ToResponder && op == wire.ReadRequest:
+			reads[r.Packet.PSN] = true
+			for k := range wire.ReadResponsePackets(r.Packet.RETH.Length, 4096) { // its span at the largest MTU: at least this
+				used[r.Packet.PSN.Add(k)] = true
+			}
+		case r.Dir == trace.ToResponder:
+			used[r.Packet.PSN] = true
+			ends[r.Packet.PSN] = ends[r.Packet.PSN] || op.EndsMessage()
+		case op.Class() == wire.ClassReadResponse:
+			used[r.Packet.PSN] = true
 		}
-		q := r.Packet.PSN
-		if isRNR(r) || isSeqNAK(r) {
-			q = q.Add(-1)
-		} else if !isPosACK(r) {
+	}
+	for _, r := range e.recs {
+		pr, ok := countedPSN(r)
+		if r == x || !ok || !isPosACK(r) {
 			continue
 		}
-		if q.Before(psn) && msnAhead(r.Packet.AETH.MSN, x.Packet.AETH.MSN)+e.endsBefore(x, q.Next(), psn) > 0 {
+		lo, hi := x, r // lo counts the lower PSN
+		pl, ph := px, pr
+		if pr.Before(px) {
+			lo, hi, pl, ph = r, x, pr, px
+		}
+		least, most := 0, 1
+		for y := pl.Next(); y.AtOrBefore(ph); y = y.Next() {
+			if ends[y] {
+				least++
+			}
+			if ends[y] || reads[y] || !used[y] {
+				most++
+			}
+		}
+		if rose := msnAhead(hi.Packet.AETH.MSN, lo.Packet.AETH.MSN); rose < least-1 || rose > most {
 			return true
 		}
 	}
@@ -913,28 +966,44 @@ var recallKnown = map[recallKey]int{
 	{"C9-105 duplicate answered behind", "at the requester, IDs counting", "false pass"}: 2,
 	{"C9-105 duplicate answered behind", "at the requester, IDs fixed", "false pass"}:    1,
 
-	// All decided traces found (also an ACK below an answer to a
-	// duplicate the responder's IDs date before it: a replayed answer's
-	// MSN is no more than the current one). At the responder, one trace:
-	// the wrong ACK is the first AETH the capture shows, so no count
-	// before it stays open beside its own, and the correct NAKs after it
-	// disagree with it; which of the two is wrong nothing tells, yet
-	// C9-149 blames the NAK and C9-148 passes (a false pass).
+	// Decided off complete captures by the IDs, or by the MSN itself
+	// (contradicts), all found (also an ACK below an answer to a duplicate
+	// the responder's IDs date before it: a replayed answer's MSN is no
+	// more than the current one) but two traces. At the responder: the
+	// wrong ACK is the first AETH the capture shows, and the correct NAKs
+	// after it disagree with it; C9-149 blames the NAKs (the model shapes
+	// the count from ACKs only) and C9-148 passes, though a later correct
+	// ACK, two messages on, shows the wrong one's count too low to be
+	// anyone's. In the middle: the ATOMIC acknowledgment after the wrong
+	// ACK may replay one with a newer count (open), and the account where
+	// it is new stays open beside the one where the ACK is wrong, though
+	// a later ACK rules the first out.
 	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "also C9-149"}:     1,
-	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "false pass"}:      1,
+	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "miss"}:            1,
 	{"C9-148 MSN goes back", "at the responder, IDs counting", "also C9-149"}: 1,
-	{"C9-148 MSN goes back", "at the responder, IDs counting", "false pass"}:  1,
+	{"C9-148 MSN goes back", "at the responder, IDs counting", "miss"}:        1,
 	{"C9-148 MSN goes back", "at the responder, IDs fixed", "also C9-149"}:    1,
-	{"C9-148 MSN goes back", "at the responder, IDs fixed", "false pass"}:     1,
+	{"C9-148 MSN goes back", "at the responder, IDs fixed", "miss"}:           1,
+	{"C9-148 MSN goes back", "in the middle, IDs IPv6", "miss"}:               1,
+	{"C9-148 MSN goes back", "in the middle, IDs counting", "miss"}:           1,
+	{"C9-148 MSN goes back", "in the middle, IDs fixed", "miss"}:              1,
 
-	// Decided on complete captures only, all found. Elsewhere an answer
-	// the engine may take for a replay (an ATOMIC acknowledgment, a READ
-	// response) with an MSN above the count is open, not passed; false
-	// passes: an ACK whose MSN is above the count where requests the
-	// capture missed (an ID gap) leave the count unresolved.
-	{"C9-148 MSN skips ahead", "at the responder, IDs IPv6", "false pass"}:     2,
-	{"C9-148 MSN skips ahead", "at the responder, IDs counting", "false pass"}: 2,
-	{"C9-148 MSN skips ahead", "at the responder, IDs fixed", "false pass"}:    2,
+	// Decided on complete captures, and elsewhere for a positive ACK by
+	// the MSN itself (contradicts): all found but one. An ATOMIC
+	// acknowledgment whose MSN is above the count may replay one the
+	// capture missed, its first answer missed too, after new requests it
+	// missed: open unless complete. Miss (at the responder): requests
+	// missing from the capture earlier leave the count unresolved, and
+	// the ACK is not judged against the ACK two messages before it, which
+	// bounds it alone. False passes: an ACK whose MSN is above the count
+	// where such a gap leaves it unresolved, and nothing bounds it
+	// locally (a request the capture missed between).
+	{"C9-148 MSN skips ahead", "at the responder, IDs IPv6", "false pass"}:     1,
+	{"C9-148 MSN skips ahead", "at the responder, IDs IPv6", "miss"}:           1,
+	{"C9-148 MSN skips ahead", "at the responder, IDs counting", "false pass"}: 1,
+	{"C9-148 MSN skips ahead", "at the responder, IDs counting", "miss"}:       1,
+	{"C9-148 MSN skips ahead", "at the responder, IDs fixed", "false pass"}:    1,
+	{"C9-148 MSN skips ahead", "at the responder, IDs fixed", "miss"}:          1,
 	{"C9-148 MSN skips ahead", "in the middle, IDs IPv6", "false pass"}:        1,
 	{"C9-148 MSN skips ahead", "in the middle, IDs counting", "false pass"}:    1,
 	{"C9-148 MSN skips ahead", "in the middle, IDs fixed", "false pass"}:       1,
@@ -1304,6 +1373,27 @@ func TestRecallEvidence(t *testing.T) {
 	e.counting = true
 	if e.noGap(trace.ToRequester, e.recs[1], e.recs[4]) {
 		t.Error("two ACKs with one between them missed judged unbroken")
+	}
+}
+
+// TestRecallContradicts: two ACKs a message apart whose MSNs differ by
+// more than the messages between (and one READ counted early) cannot both
+// be legal; by one, they can.
+func TestRecallContradicts(t *testing.T) {
+	for _, c := range []struct {
+		msn  uint32 // of the ACK of PSN 11
+		want bool
+	}{{6, false}, {7, false}, {8, true}, {4, true}} {
+		var tr ht.Trace
+		tr.Req(wire.SendOnly, 10, true)
+		tr.Ack(10, 5)
+		tr.Req(wire.SendOnly, 11, true)
+		a := tr.Ack(11, c.msn)
+		tr.IPIDs(7, 900)
+		e := newSent(&tr, 1024).capture(rand.New(rand.NewPCG(1, 1)), false)
+		if got := e.contradicts(a); got != c.want {
+			t.Errorf("ACKs (10, MSN 5) and (11, MSN %d): contradict %v, want %v", c.msn, got, c.want)
+		}
 	}
 }
 
