@@ -377,6 +377,17 @@ func TestBelowAReplayedAnswer(t *testing.T) {
 	}
 	rtest.WantViolation(t, trace(3), rtest.Capture(256), ID, "went back from 5")
 	rtest.WantPass(t, trace(6), rtest.Capture(256), ID)
+	// With no IPv4 Identification, the replay may carry the count of a
+	// moment after the ACK was sent, and the network have delayed the
+	// ACK past it: open.
+	recs := trace(3)
+	for _, r := range recs {
+		r.HasIPID, r.IPID = false, 0
+	}
+	tallies, findings := ht.AuditAll(&ht.Trace{Records: recs}, rtest.Capture(256))
+	if tl := tallies[ID]; tl.Verdict() != reports.Indeterminate || tl.Open == 0 {
+		t.Errorf("no IPv4 ID: %s (%+v, %v), want open", tl.Verdict(), tl, findings)
+	}
 }
 
 // TestAcknowledgedBeforeTheFirstRequest: a capture that begins with
