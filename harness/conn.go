@@ -203,6 +203,13 @@ type Conn struct {
 	newestMSN    uint32
 	newestMSNPSN wire.PSN // the PSN of the response that carried it
 	haveMSN      bool
+	// newestMSNTop is the newest PSN whose completion a response carrying
+	// newestMSN counted (countedAt).
+	newestMSNTop wire.PSN
+	// counted holds the latest ACKs' and NAKs' counts (a ring, the
+	// newest at nCounted-1), for countPinned.
+	counted  [countedDepth]countedMSN
+	nCounted int
 	// maybeCopies holds the packets that may be copies (MaybeCopy), or
 	// late, with which, in the order of maybeOrder.
 	maybeCopies map[*trace.Record]maybeKind

@@ -74,6 +74,7 @@ const (
 	maybeCopy maybeKind = iota // it repeats a recent packet (MaybeCopy)
 	lateByID                   // its IPv4 ID shows it was sent before one delivered (lateResponse)
 	lateByMSN                  // its MSN is behind one delivered, no ID to tell (staleMSN)
+	lateAtMSN                  // its MSN is that of one delivered with a later PSN, no ID to tell (staleMSN)
 )
 
 // noteMaybe remembers r as a possible copy, or as late.
@@ -125,7 +126,10 @@ func (c *Conn) lateResponse(r *trace.Record) {
 // delayed by the network or the capture, or copied from an original the
 // capture lost (none): nothing in the trace tells which, so a violation
 // found on r is left undecided (Violation) and r moves none of the
-// connection's latest ACK, MSN or NAK. Where the sender's IDs count up,
+// connection's latest ACK, MSN or NAK. So is a response carrying the
+// newest MSN while a response with that MSN counted a later PSN, where no
+// message the trace shows ended between the two PSNs: it may be an older
+// response of the same count. Where the sender's IDs count up,
 // lateResponse decides by them instead.
 func (c *Conn) staleMSN(r *trace.Record) {
 	p := r.Packet
@@ -133,32 +137,141 @@ func (c *Conn) staleMSN(r *trace.Record) {
 		return
 	}
 	msn := p.AETH.MSN & 0xFFFFFF
+	defer c.noteCounted(r)
 	if !c.haveMSN {
 		c.newestMSN, c.newestMSNPSN, c.haveMSN = msn, p.PSN, true
+		c.newestMSNTop, _ = countedAt(p)
 		return
 	}
 	switch d := (c.newestMSN - msn) & 0xFFFFFF; {
 	case d == 0:
+		// The same MSN as a response with a later PSN: an older
+		// response of the same count (an ACK in the middle of a message,
+		// or one naming a request before a READ) unless a message the
+		// trace shows ended between their PSNs (found by the recall
+		// test: a duplicate's answer going back to a READ's PSN, failed
+		// as sent again, where an ACK of that READ, delayed, explained
+		// it). Inside a READ's range (an ACK before its last PSN, a NAK
+		// past its first) no response is legal at any moment: judged.
+		at, nak := countedAt(p)
+		if at.After(c.newestMSNTop) {
+			c.newestMSNTop = at
+			return
+		}
+		s := c.ReadSpanAt(p.PSN)
+		inside := s != nil && (nak && p.PSN.After(s.First) || !nak && p.PSN.Before(s.LastMin))
+		if at.Before(c.newestMSNTop) && !inside && !c.Settings.Active && !c.Settings.Complete && !(r.HasIPID && c.IDsVary(r.Dir)) &&
+			c.endsIn(at.Next(), c.newestMSNTop, 1) == 0 {
+			c.noteStale(r, lateAtMSN)
+		}
 	case d < 1<<23:
 		// Behind in its PSN too: an earlier moment's response. (One
 		// ahead in PSN is judged: after a response whose MSN was too
 		// high, the next ones are behind it in MSN only.)
-		if c.Settings.Active || c.Settings.Complete || (r.HasIPID && c.IDsVary(r.Dir)) || p.PSN.After(c.newestMSNPSN) {
+		if c.Settings.Active || c.Settings.Complete || (r.HasIPID && c.IDsVary(r.Dir)) || p.PSN.After(c.newestMSNPSN) || c.countPinned(p) {
 			return
 		}
-		switch k, ok := c.maybeCopies[r]; {
-		case !ok:
-			c.Late++
-			c.noteMaybe(r, lateByMSN)
-		case k == maybeCopy:
-			// A possible copy of an earlier response, and an earlier
-			// moment's: late, so that it shapes nothing either.
-			c.Late++
-			c.maybeCopies[r] = lateByMSN
-		}
+		c.noteStale(r, lateByMSN)
 	default:
 		c.newestMSN, c.newestMSNPSN = msn, p.PSN
+		c.newestMSNTop, _ = countedAt(p)
 	}
+}
+
+// countedAt is the PSN whose completion response p's MSN counts up to
+// (its own; for a NAK, which names the PSN the responder expects, the
+// one before), and whether p is a NAK.
+func countedAt(p *wire.Packet) (wire.PSN, bool) {
+	if p.Opcode == wire.Acknowledge && !p.AETH.IsACK() {
+		return p.PSN.Add(-1), true
+	}
+	return p.PSN, false
+}
+
+// countedDepth is how many ACKs' and NAKs' counts Conn.counted keeps.
+const countedDepth = 8
+
+// countedMSN is the MSN of an ACK or a NAK and the PSN whose completion
+// it counts up to (countedAt).
+type countedMSN struct {
+	at  wire.PSN
+	msn uint32
+}
+
+// noteCounted keeps the count of r when it is an ACK or a NAK not found
+// late: unlike a READ response or an ATOMIC acknowledgment, neither
+// replays an earlier answer, so its MSN is the count of the PSNs it
+// counts up to, whenever it was sent.
+func (c *Conn) noteCounted(r *trace.Record) {
+	if r.Packet.Opcode != wire.Acknowledge || c.IsLate(r) {
+		return
+	}
+	at, _ := countedAt(r.Packet)
+	c.counted[c.nCounted%countedDepth] = countedMSN{at, r.Packet.AETH.MSN & 0xFFFFFF}
+	c.nCounted++
+}
+
+// countPinned reports whether an ACK or a NAK kept in Conn.counted
+// counted a PSN before the one p counts up to, with an MSN that, plus the
+// messages the trace shows ending between, is above p's: no response
+// counting p's PSN carried p's MSN at any moment, so p is no older one
+// delayed or copied (found by the recall test: an ACK repeated with an
+// MSN behind, left open as maybe late, where the requests between showed
+// its count had risen).
+func (c *Conn) countPinned(p *wire.Packet) bool {
+	at, _ := countedAt(p)
+	msn := p.AETH.MSN & 0xFFFFFF
+	for i := range min(c.nCounted, countedDepth) {
+		e := c.counted[i]
+		ahead := (msn - e.msn) & 0xFFFFFF // how far p's MSN is ahead of e's
+		switch {
+		case e.at == at:
+			// The same PSN counted: one more at most (a READ right
+			// after it, counted as the responder validated it).
+			if ahead >= 1<<23 && ahead <= 0xFFFFFF-1 {
+				return true
+			}
+		case !e.at.Before(at):
+		case ahead >= 1<<23 || c.endsIn(e.at.Next(), at, int(ahead)+1) > int(ahead):
+			return true
+		}
+	}
+	return false
+}
+
+// noteStale notes response r as late by its MSN (staleMSN), as kind
+// says.
+func (c *Conn) noteStale(r *trace.Record, kind maybeKind) {
+	switch k, ok := c.maybeCopies[r]; {
+	case !ok:
+		c.Late++
+		c.noteMaybe(r, kind)
+	case k == maybeCopy:
+		// A possible copy of an earlier response, and an earlier
+		// moment's: late, so that it shapes nothing either.
+		c.Late++
+		c.maybeCopies[r] = kind
+	}
+}
+
+// maxEndsScan bounds the PSNs endsIn looks at; past it, it counts no
+// more (the response stays open, never falsely failed).
+const maxEndsScan = 4096
+
+// endsIn counts, up to limit, the requests the trace shows that end a
+// message other than a READ (a SEND or WRITE Last or Only, an ATOMIC) at
+// a PSN in [from, to]: the responder's count rose by as many between the
+// completion of from-1 and that of to. A READ is left out: the responder
+// may count it as soon as it validates it, while its newest completed PSN
+// is still the one before it (C9-148).
+func (c *Conn) endsIn(from, to wire.PSN, limit int) int {
+	n := 0
+	for p, i := from, 0; p.AtOrBefore(to) && i < maxEndsScan && n < limit; p, i = p.Next(), i+1 {
+		if op, _, _, ok := c.Req(p); ok && op != wire.ReadRequest && op.EndsMessage() {
+			n++
+		}
+	}
+	return n
 }
 
 // IsLate reports whether response r came after responses its sender sent
@@ -179,9 +292,14 @@ func (c *Conn) LateWhy(r *trace.Record) (why string, open bool) {
 		return fmt.Sprintf("frame %d was sent before responses the trace shows earlier (its IPv4 Identification shows it): the network or the capture delayed it, or copied one whose original the capture lost", r.Frame), false
 	case lateByMSN:
 		return fmt.Sprintf("frame %d carries an MSN behind one a response the trace shows earlier carried, and no IPv4 Identification tells when it was sent (IPv6, or an ID that never changes): the responder sending it again (a violation) and the network or the capture delaying it, or copying one whose original the capture lost (none), both explain it", r.Frame), true
+	case lateAtMSN:
+		return fmt.Sprintf("frame %d %s: the responder sending it again (a violation) and the network or the capture delaying it, or copying one whose original the capture lost (none), both explain it", r.Frame, lateAtMSNText), true
 	}
 	return "", false
 }
+
+// lateAtMSNText says why a lateAtMSN response may be late.
+const lateAtMSNText = "carries the MSN of a response with a later PSN the trace shows earlier, with no message the trace shows ending between their PSNs (so it may be an older response of the same count), and no IPv4 Identification tells when it was sent (IPv6, or an ID that never changes)"
 
 // MaybeCopy reports whether r may be a copy the capture or the network
 // made of a recent packet of its sender, not a second transmission: a

@@ -56,6 +56,8 @@ func (c *Conn) violation(clause string, r *trace.Record, message string, expecte
 			what = "was sent before responses the trace shows earlier, as its IPv4 Identification shows: the network or the capture delayed it (or copied one whose original the capture lost), so where it stands in the trace says nothing of the responder's order"
 		case kind == lateByMSN:
 			what = "carries an MSN behind one a response the trace shows earlier carried, and no IPv4 Identification tells (IPv6, or an ID that never changes) whether the responder sent it again (a violation) or the network or the capture delayed it, or copied one whose original the capture lost (none)"
+		case kind == lateAtMSN:
+			what = lateAtMSNText + ": the responder may have sent it again (a violation), or the network or the capture delayed it, or copied one whose original the capture lost (none)"
 		case opc.IsRequest(r.Packet.Opcode):
 			what = "repeats an earlier request with its IPv4 Identification: a copy the capture or the network made (no violation), not the requester sending it again"
 		}

@@ -75,6 +75,12 @@ type basis struct {
 	mono           int64
 	monoRec        *trace.Record
 	haveMono       bool
+	// monoLate: monoRec may replay an answer with the count of a later
+	// moment than the responses the trace shows after it, on a trace that
+	// may show responses out of the responder's order: one of those below
+	// mono whose IPv4 Identification does not order it is open, not a
+	// violation (the network may have delayed it past the replay).
+	monoLate bool
 }
 
 // maxAlts bounds the accounts held beside the model's basis.
@@ -482,7 +488,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	// executed (haveExec): a replay's own request, which the responder
 	// had executed before it answered it again (and, in order, every
 	// request before it).
-	replay := false
+	replay, firstAtomic := false, false
 	covers, incl, haveA := wire.PSN(0), true, false
 	executed, haveExec := wire.PSN(0), false
 	switch opc.Class(op) {
@@ -529,7 +535,16 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			if _, seen := c.AtomicOriginal(p.PSN); seen {
 				replay, executed, haveExec = true, p.PSN, true
 			} else {
+				// The first answer the trace shows, which acknowledges
+				// every message up to it. Off a complete trace it may
+				// still answer a duplicate the capture missed, its
+				// first answer missed too, after new requests it missed
+				// (found by the recall test: an ATOMIC acknowledgment
+				// whose MSN skips ahead, failed where no IPv4 ID shows
+				// nothing was missed): an MSN above the count is open,
+				// as for a replay (overIfNew).
 				covers, haveA = p.PSN, true
+				firstAtomic = !c.Complete()
 			}
 		}
 	case wire.ClassReadResponse:
@@ -631,7 +646,15 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		m.resolve(covers.Next())
 	}
 	haveS := !m.unresolved
-	if replay && !c.Complete() {
+	// mayReplay: a replay, or an answer that may be one although it
+	// acknowledges what its PSN covers (firstAtomic).
+	mayReplay := replay || firstAtomic
+	// unordered: the trace may show responses out of the order the
+	// responder sent them, and r's IPv4 Identification does not tell
+	// (lateResponse finds a response sent before one delivered earlier by
+	// it).
+	unordered := !c.Complete() && !c.Settings.Active && !(r.HasIPID && c.IDsVary(r.Dir))
+	if mayReplay && !c.Complete() {
 		// A replayed answer carries the MSN of the moment, which counts
 		// requests newer than any in the capture if it dropped them (found
 		// by the metamorphic tests: capture loss): S bounds nothing.
@@ -643,7 +666,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	// check judges the MSN against account b.
 	check := func(b *basis) Judgement {
 		switch {
-		case !replay && b.haveMono && u < b.mono:
+		case !replay && b.haveMono && u < b.mono && !(b.monoLate && unordered):
 			return Judgement{Violation: true, Other: b.monoRec,
 				Message: fmt.Sprintf("the MSN went back from %d (frame %d) to %d: completed messages cannot un-complete",
 					msn24(b.mono), b.monoRec.Frame, msn24(u)),
@@ -670,7 +693,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	// only a replayed answer (of a request executed before the capture
 	// began, or one it missed) explains it, and nothing shows one.
 	overIfNew := func(b *basis) bool {
-		return replay && !c.Complete() && !m.unresolved && b.haveHi && loC.v > b.hi.v
+		return mayReplay && !c.Complete() && !m.unresolved && b.haveHi && loC.v > b.hi.v
 	}
 	judged := false
 	m.eachBasis(func(b *basis) {
@@ -678,6 +701,13 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	})
 	j := check(&m.basis)
 	fits := !j.Violation
+	// below: an earlier answer that may replay one, unordered against
+	// this packet, carried a higher MSN (basis.monoLate).
+	var below *trace.Record
+	var belowMSN int64
+	if b := &m.basis; fits && !replay && b.haveMono && b.monoLate && unordered && u < b.mono {
+		below, belowMSN = b.monoRec, b.mono
+	}
 	n := 0 // the other accounts the packet fits, kept
 	for _, b := range m.alts {
 		if !check(&b).Violation {
@@ -691,9 +721,9 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		// fault is reported once.
 		alone := basis{lo: loC, haveLo: haveS,
 			hi: hiC, haveHi: haveA && !j.OwnPSN && !j.MayHaveFailed, // a suspect PSN bounds nothing
-			mono: m.mono, monoRec: m.monoRec, haveMono: m.haveMono}
+			mono: m.mono, monoRec: m.monoRec, haveMono: m.haveMono, monoLate: m.monoLate}
 		if !replay {
-			alone.mono, alone.monoRec, alone.haveMono = u, r, true
+			alone.mono, alone.monoRec, alone.haveMono, alone.monoLate = u, r, true, false
 		}
 		m.alts = append(m.alts, m.basis)
 		if len(m.alts) > maxAlts {
@@ -712,7 +742,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		n--
 		if !m.split {
 			m.alts = m.alts[:0]
-			m.basis.take(loC, hiC, haveS, haveA, u, r, replay, !overIfNew(&m.basis))
+			m.basis.take(loC, hiC, haveS, haveA, u, r, mayReplay, !overIfNew(&m.basis), !c.Complete() && !c.Settings.Active)
 			return j
 		}
 	}
@@ -723,7 +753,9 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		open = open && overIfNew(&m.alts[i])
 	}
 	hi := m.basis.hi // the account the open doubt is stated against
-	m.eachBasis(func(b *basis) { b.take(loC, hiC, haveS, haveA, u, r, replay, !overIfNew(b)) })
+	m.eachBasis(func(b *basis) {
+		b.take(loC, hiC, haveS, haveA, u, r, mayReplay, !overIfNew(b), !c.Complete() && !c.Settings.Active)
+	})
 	switch {
 	case open:
 		if len(m.alts) == 0 {
@@ -740,6 +772,8 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		}
 		return Judgement{Undecided: true, Open: true, Reason: fmt.Sprintf("MSN %d is above the %d new messages the capture shows had reached the responder (%s shows the count started no higher than %d): legal only if the answer replays a request executed before the capture began, or one the capture missed (--complete decides)",
 			msn24(u), S, describe(hi), msn24(hi.v))}
+	case below != nil:
+		return Judgement{Undecided: true, Open: true, Reason: fmt.Sprintf("MSN %d is below MSN %d of frame %d, an answer that may replay one with the count of a later moment: legal only if the responder sent that answer after this packet and the network delayed this one past it, which no IPv4 Identification tells", msn24(u), msn24(belowMSN), below.Frame)}
 	case judged:
 		return Judgement{}
 	case m.unresolved:
@@ -759,7 +793,10 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 // below a replayed READ answer the responder's IPv4 IDs date before it).
 // Not so for one whose MSN is above the count, were it new (overIfNew):
 // that MSN may be the fault.
-func (b *basis) take(loC, hiC bound, haveS, haveA bool, u int64, r *trace.Record, replay, floor bool) {
+//
+// capture: the trace may show responses out of the responder's order
+// (basis.monoLate).
+func (b *basis) take(loC, hiC bound, haveS, haveA bool, u int64, r *trace.Record, replay, floor, capture bool) {
 	if haveS && (!b.haveLo || loC.v > b.lo.v) {
 		b.lo, b.haveLo = loC, true
 	}
@@ -767,7 +804,7 @@ func (b *basis) take(loC, hiC bound, haveS, haveA bool, u int64, r *trace.Record
 		b.hi, b.haveHi = hiC, true
 	}
 	if !replay || floor && (!b.haveMono || u > b.mono) {
-		b.mono, b.monoRec, b.haveMono = u, r, true
+		b.mono, b.monoRec, b.haveMono, b.monoLate = u, r, true, replay && capture
 	}
 }
 

@@ -68,3 +68,32 @@ func TestBehindAfterADuplicate(t *testing.T) {
 // TestRepeatAfterPassed runs the shared case of a sequence NAK repeated
 // after the responder had passed its PSN.
 func TestRepeatAfterPassed(t *testing.T) { dupnak.CheckRepeatAfterPassed(t, ID) }
+
+// TestBehindWithTheSameCount: with no IPv4 Identification, a sequence
+// NAK naming a PSN an ACK already acknowledged, carrying that ACK's MSN,
+// may be an older NAK the network or the capture delayed, sent while the
+// responder expected that PSN, when no message the trace shows ends at
+// it (the ACK named the middle of a SEND): open. Where a message ends
+// there, the count at which the responder expected it was lower, so the
+// NAK was sent after the ACK: a violation.
+func TestBehindWithTheSameCount(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		op   wire.Opcode // the request at PSN 11
+		want reports.Verdict
+	}{
+		{"in the middle of a SEND: maybe an older NAK", wire.SendMiddle, reports.Indeterminate},
+		{"a SEND ends there: sent after the ACK", wire.SendLast, reports.Fail},
+	} {
+		var tr ht.Trace
+		tr.Req(wire.SendFirst, 10, false)
+		tr.Req(c.op, 11, true)
+		tr.Req(wire.SendOnly, 13, true)
+		tr.Ack(11, 5)
+		tr.NAK(11, wire.NAKPSNSequence, 5)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		if got := tallies[ID].Verdict(); got != c.want {
+			t.Errorf("%s: %s (%+v, %v), want %s", c.name, got, tallies[ID], findings, c.want)
+		}
+	}
+}

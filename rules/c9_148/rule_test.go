@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rcconform/rcconform/harness"
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
 	"github.com/rcconform/rcconform/harness/trace"
 
 	"github.com/rcconform/rcconform/dut"
@@ -375,6 +377,17 @@ func TestBelowAReplayedAnswer(t *testing.T) {
 	}
 	rtest.WantViolation(t, trace(3), rtest.Capture(256), ID, "went back from 5")
 	rtest.WantPass(t, trace(6), rtest.Capture(256), ID)
+	// With no IPv4 Identification, the replay may carry the count of a
+	// moment after the ACK was sent, and the network have delayed the
+	// ACK past it: open.
+	recs := trace(3)
+	for _, r := range recs {
+		r.HasIPID, r.IPID = false, 0
+	}
+	tallies, findings := ht.AuditAll(&ht.Trace{Records: recs}, rtest.Capture(256))
+	if tl := tallies[ID]; tl.Verdict() != reports.Indeterminate || tl.Open == 0 {
+		t.Errorf("no IPv4 ID: %s (%+v, %v), want open", tl.Verdict(), tl, findings)
+	}
 }
 
 // TestAcknowledgedBeforeTheFirstRequest: a capture that begins with
@@ -421,5 +434,76 @@ func TestBelowAReplayOfALaterRequest(t *testing.T) {
 	b.Resp(wire.ReadResponseOnly, 2, wire.SynACK(4), 241, 0)
 	if tl := rtest.Tally(rtest.Audit(b.Recs, rtest.Capture(0), ID), ID); tl.Violations != 0 {
 		t.Errorf("want no violation, got %+v\n%s", tl, rtest.Dump(b.Recs))
+	}
+}
+
+// TestBehindWhereTheCountRose: with no IPv4 Identification, an ACK whose
+// MSN is behind an earlier one's may be an older ACK delayed, unless an
+// earlier ACK counted a PSN before its own with an MSN that, plus the
+// messages the trace shows ending between, is above it: no ACK of its
+// PSN, sent at any moment, carried so low a count.
+func TestBehindWhereTheCountRose(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		op   wire.Opcode // the request at PSN 11
+		want reports.Verdict
+	}{
+		{"a SEND ends at 11: the count at 12 is above 5", wire.SendOnly, reports.Fail},
+		{"11 begins a SEND: an ACK of 12 in its middle may be older", wire.SendFirst, reports.Indeterminate},
+	} {
+		var tr ht.Trace
+		tr.Req(wire.SendOnly, 10, true)
+		tr.Ack(10, 5)
+		tr.Req(c.op, 11, false)
+		mid, msn := wire.SendMiddle, uint32(7) // the count at 14
+		if c.op == wire.SendOnly {
+			mid, msn = wire.SendFirst, 8
+		}
+		tr.Req(mid, 12, true)
+		tr.Req(wire.SendLast, 13, false)
+		tr.Req(wire.SendOnly, 14, true)
+		tr.Ack(14, msn)
+		tr.Ack(12, 5)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		if got := tallies[ID].Verdict(); got != c.want {
+			t.Errorf("%s: %s (%+v, %v), want %s", c.name, got, tallies[ID], findings, c.want)
+		}
+	}
+}
+
+// TestFirstAtomicAnswerAboveTheCount: off a complete trace, with no IPv4
+// Identification, the first answer to an ATOMIC may answer a duplicate
+// the capture missed (its first answer missed too) after new requests it
+// missed, carrying the count of that moment, and the network may have
+// delayed the responses sent before it: an MSN above the count is open,
+// and the ACK after it, below it, is no violation either. Complete, the
+// first answer is the only one: a violation.
+func TestFirstAtomicAnswerAboveTheCount(t *testing.T) {
+	build := func(ackAfter bool) *ht.Trace {
+		var tr ht.Trace
+		tr.Req(wire.SendOnly, 10, true)
+		tr.Ack(10, 5)
+		tr.Atomic(wire.CompareSwap, 11)
+		tr.Req(wire.WriteOnly, 12, true)
+		tr.AtomicAck(11, 12, 0)
+		if ackAfter {
+			tr.Ack(12, 7)
+		}
+		return &tr
+	}
+	for _, c := range []struct {
+		name     string
+		ackAfter bool
+		settings harness.Settings
+		want     reports.Verdict
+	}{
+		{"a capture", false, ht.Capture(), reports.Indeterminate},
+		{"a capture, the correct ACK after it", true, ht.Capture(), reports.Indeterminate},
+		{"complete", false, ht.Complete(), reports.Fail},
+	} {
+		tallies, findings := ht.AuditAll(build(c.ackAfter), c.settings)
+		if got := tallies[ID].Verdict(); got != c.want {
+			t.Errorf("%s: %s (%+v, %v), want %s", c.name, got, tallies[ID], findings, c.want)
+		}
 	}
 }

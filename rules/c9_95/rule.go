@@ -224,7 +224,8 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		c.Await(ahead(r))
 		return
 	}
-	if p.PSN.Before(c.FirstReq) {
+	if p.PSN.Before(c.FirstReq) && !(c.HaveAck && p.PSN.Before(c.LastAckPSN)) {
+		// (Behind an earlier ACK it goes back, whatever it covers: below.)
 		c.Indeterminate(ID, "ACK for a PSN before the first request the capture shows")
 		return
 	}

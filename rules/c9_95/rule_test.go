@@ -97,6 +97,34 @@ func TestMonitor(t *testing.T) {
 			tr.Ack(11, 2)
 			tr.Ack(10, 2)
 		}, reports.Fail},
+		{"ACK going back to a PSN before the first request the capture shows", ht.Capture(), func(tr *ht.Trace) {
+			// The SEND at 12 ends a message: an ACK naming 10 carries
+			// a count below 5, so this one was sent after the first.
+			tr.Req(wire.SendOnly, 12, true)
+			tr.Ack(12, 5)
+			tr.Ack(10, 5)
+		}, reports.Fail},
+		{"ACK going back within one message, its MSN that of the newer ACK, no IPv4 ID: an older ACK delayed, open", ht.Capture(), func(tr *ht.Trace) {
+			// An ACK in the middle of a SEND (AckReq on its First)
+			// carries the same count as one on its Middle: the
+			// responder may have sent the ACK of 10 first, and the
+			// network or the capture delayed it.
+			tr.Req(wire.SendFirst, 10, true)
+			tr.Req(wire.SendMiddle, 11, true)
+			tr.Ack(11, 4)
+			tr.Ack(10, 4)
+		}, reports.Indeterminate},
+		{"the same, the responder's IPv4 IDs counting: sent after, a violation", ht.Capture(), func(tr *ht.Trace) {
+			for p := range wire.PSN(10) {
+				tr.Req(wire.SendOnly, p, true)
+				tr.Ack(p, uint32(p)+1)
+			}
+			tr.Req(wire.SendFirst, 10, true)
+			tr.Req(wire.SendMiddle, 11, true)
+			tr.Ack(11, 10)
+			tr.Ack(10, 10)
+			tr.IPIDs(100, 500)
+		}, reports.Fail},
 		{"ACK inside an outstanding READ's range", harness.Settings{MTU: 256, AckTimeout: -1, RetryCnt: -1, RNRRetry: -1}, func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, false)
 			tr.Read(11, 1024) // PSNs 11..14

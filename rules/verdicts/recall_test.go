@@ -118,7 +118,14 @@ var recallCatalogue = []injection{
 		// the newest completed request. Injected: the ACK answering a
 		// duplicate names an older PSN. Decided as the one above: an
 		// ACK past it was captured before it and the responder's IDs
-		// date them.
+		// date them. Or, with no ID, by its MSN (the count when it was
+		// sent, left as it was): an ACK captured before it names a
+		// later PSN with an MSN that, less the messages the capture
+		// shows ending between the two PSNs, is below it. The count
+		// only rises as the newest completed PSN moves on, so an ACK
+		// naming the older PSN at any moment carried a lower count: the
+		// injected one is no older ACK delayed or copied, it was sent
+		// after the responder had completed the later PSN.
 		// A PSN behind the duplicate's own leaves it unanswered too
 		// (C9-116), the same fault.
 		key: "C9-105 duplicate answered behind", clause: "C9-105", alts: []string{"C9-95", "C9-116"},
@@ -128,7 +135,7 @@ var recallCatalogue = []injection{
 				return nil
 			}
 			a.Packet.PSN = a.Packet.PSN.Add(-1 - rng.IntN(3))
-			return &injected{at: a, decides: func(e *evidence) bool { return e.datedBehindACK(a) }}
+			return &injected{at: a, decides: func(e *evidence) bool { return e.datedBehindACK(a) || e.sentAfterACK(a, a.Packet.PSN, isPosACK) }}
 		},
 	},
 	{
@@ -220,7 +227,13 @@ var recallCatalogue = []injection{
 		// either moment, account for no more than 2). Only requests the
 		// capture missed could make it legal, or an answer replayed for a
 		// request executed before the capture began, carrying its old
-		// count: decided on a complete capture.
+		// count: decided on a complete capture. And, for a positive ACK,
+		// by the MSN itself (contradicts): an ACK replays nothing, so its
+		// MSN is the count of the messages up to its PSN, which another
+		// ACK's bounds (a PSN at which the capture shows no request may be
+		// a message it missed). An ATOMIC acknowledgment may replay one
+		// with the count of a later moment, after requests the capture
+		// missed: undecided.
 		key: "C9-148 MSN skips ahead", clause: "C9-148",
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			a := s.pick(rng, func(i int, r *trace.Record) bool { return isCountedAck(r) })
@@ -229,7 +242,7 @@ var recallCatalogue = []injection{
 			}
 			a.Packet.AETH.MSN = (a.Packet.AETH.MSN + 3 + uint32(rng.IntN(5))) & 0xFFFFFF
 			return &injected{at: a, decides: func(e *evidence) bool {
-				return e.complete
+				return e.complete || e.contradicts(a)
 			}}
 		},
 	},
@@ -240,7 +253,12 @@ var recallCatalogue = []injection{
 		// MSN).
 		// Legal only if the packet is older than it looks (late, or a
 		// copy): decided when the responder's IDs count and a response
-		// with a higher MSN was captured before it.
+		// with a higher MSN was captured before it. Or, with no ID, by
+		// the MSN itself (contradicts): another ACK, before or after it,
+		// counted another PSN with an MSN the messages between cannot
+		// reconcile with it. An ACK replays no answer, and the count only
+		// rises as the newest completed PSN moves on, so no ACK of the
+		// injected one's PSN, sent at any moment, carried so low an MSN.
 		key: "C9-148 MSN goes back", clause: "C9-148",
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			d := uint32(2 + rng.IntN(3))
@@ -254,7 +272,7 @@ var recallCatalogue = []injection{
 					return true
 				}
 				p := e.prevWithMSN(a)
-				return p != nil && e.dates(trace.ToRequester) && p.Packet.AETH.MSN > a.Packet.AETH.MSN
+				return p != nil && e.dates(trace.ToRequester) && p.Packet.AETH.MSN > a.Packet.AETH.MSN || e.contradicts(a)
 			}}
 		},
 	},
@@ -347,7 +365,14 @@ var recallCatalogue = []injection{
 		// Injected: it names 1 or 2 PSNs behind a request a positive
 		// response had already acknowledged. Legal only if the NAK is
 		// older than it looks (late, or a copy): decided when the
-		// responder's IDs date it after that response. All found (none
+		// responder's IDs date it after that response, or, with no ID,
+		// by its MSN (the count when it was sent, left as it was), as
+		// for "C9-105 duplicate answered behind": a NAK naming a PSN
+		// carries the count of the PSNs before it; a response captured
+		// before it (an acknowledgment, or a NAK, whose MSN counts the
+		// PSNs before the one it names) counted a later PSN with an MSN
+		// that, less the messages the capture shows ending between, is
+		// below the NAK's: the NAK was sent after it. All found (none
 		// in recallKnown): off complete captures, after a duplicate the
 		// one finding names C9-103 too (the duplicate may have moved the
 		// expected PSN back), and where the NAK names its previous
@@ -365,7 +390,7 @@ var recallCatalogue = []injection{
 			}
 			n.Packet.PSN = n.Packet.PSN.Add(-d)
 			return &injected{at: n, decides: func(e *evidence) bool {
-				return e.complete || e.dates(trace.ToRequester) && e.acknowledgedBefore(n)
+				return e.complete || e.dates(trace.ToRequester) && e.acknowledgedBefore(n) || e.sentAfterACK(n, n.Packet.PSN.Add(-1), isAETHResponse)
 			}}
 		},
 	},
@@ -672,6 +697,19 @@ func isCountedAck(r *trace.Record) bool {
 	return isPosACK(r) || r.Dir == trace.ToRequester && r.Packet.Opcode == wire.AtomicAcknowledge
 }
 
+// isAcknowledging: a response that acknowledges its PSN and every one
+// before (an ACK, an ATOMIC acknowledgment, a READ response's Last or
+// Only); its MSN counts at least every message completed up to its PSN,
+// also when it answers a duplicate again.
+func isAcknowledging(r *trace.Record) bool {
+	op := r.Packet.Opcode
+	return isCountedAck(r) || r.Dir == trace.ToRequester && (op == wire.ReadResponseLast || op == wire.ReadResponseOnly)
+}
+
+// isAETHResponse: an acknowledging response (isAcknowledging), an RNR
+// NAK or a sequence NAK.
+func isAETHResponse(r *trace.Record) bool { return isAcknowledging(r) || isRNR(r) || isSeqNAK(r) }
+
 func isAtomic(op wire.Opcode) bool { return op == wire.FetchAdd || op == wire.CompareSwap }
 
 // sent is an exchange as sent, before the capture: recs holds every
@@ -904,9 +942,7 @@ func (s *sent) readAt(i int, psn wire.PSN) bool {
 // i's PSN again.
 func (s *sent) acknowledgedAfter(i int) bool {
 	for _, r := range s.recs[i+1:] {
-		op := r.Packet.Opcode
-		if r.Note != noteLost && r.Dir == trace.ToRequester && (isCountedAck(r) || op == wire.ReadResponseLast || op == wire.ReadResponseOnly) &&
-			r.Packet.PSN.AtOrAfter(s.recs[i].Packet.PSN) {
+		if r.Note != noteLost && isAcknowledging(r) && r.Packet.PSN.AtOrAfter(s.recs[i].Packet.PSN) {
 			return true
 		}
 	}
@@ -1073,6 +1109,133 @@ func (e *evidence) datedBehindACK(a *trace.Record) bool {
 	return false
 }
 
+// msnAhead is how far MSN a is ahead of b (negative: behind), in the
+// MSN's 24-bit arithmetic.
+func msnAhead(a, b uint32) int { return int(int32((a-b)<<8) >> 8) }
+
+// endsBefore counts the requests captured before x that end a message
+// other than a READ (a SEND or WRITE Last or Only, an ATOMIC) at a PSN
+// in [from, to]: each completes after the responder's newest completed
+// PSN passed from-1 and by the time it reached to.
+func (e *evidence) endsBefore(x *trace.Record, from, to wire.PSN) int {
+	n := 0
+	seen := map[wire.PSN]bool{}
+	for _, r := range e.recs {
+		if r == x {
+			break
+		}
+		op := r.Packet.Opcode
+		if r.Dir != trace.ToResponder || op == wire.ReadRequest || !op.EndsMessage() && !isAtomic(op) ||
+			!r.Packet.PSN.InRange(from, to) || seen[r.Packet.PSN] {
+			continue
+		}
+		seen[r.Packet.PSN] = true
+		n++
+	}
+	return n
+}
+
+// sentAfterACK: the MSN of response x, were x legal, would be the
+// responder's count when its newest completed PSN was psn; a response
+// for which acks holds, captured before x, acknowledges a PSN past psn
+// (isAcknowledging: its MSN counts every message up to it; a NAK, the
+// PSN before the one it names), and its MSN,
+// less the messages the capture shows ending between, is below x's. The count only rises as the
+// newest completed PSN moves on, so x was built after that PSN completed
+// whatever the network or the capture did (a late packet or a copy of an
+// older one carries an older, lower count), and names a PSN behind the
+// newest completed one.
+func (e *evidence) sentAfterACK(x *trace.Record, psn wire.PSN, acks func(*trace.Record) bool) bool {
+	for _, r := range e.recs {
+		if r == x {
+			return false
+		}
+		q := r.Packet.PSN // the newest PSN whose completion r's MSN counts
+		if isRNR(r) || isSeqNAK(r) {
+			q = q.Add(-1) // a NAK names the PSN the responder expects
+		}
+		if acks(r) && q.After(psn) && msnAhead(x.Packet.AETH.MSN, r.Packet.AETH.MSN) > -e.endsBefore(x, psn.Next(), q) {
+			return true
+		}
+	}
+	return false
+}
+
+// countedPSN: for a positive ACK or a NAK, the PSN whose completion its
+// MSN counts up to (a NAK names the PSN the responder expects: the one
+// before); ok is false for other packets (a READ response or an ATOMIC
+// acknowledgment may replay an answer with a newer count than its PSN's).
+func countedPSN(r *trace.Record) (psn wire.PSN, ok bool) {
+	switch {
+	case isPosACK(r):
+		return r.Packet.PSN, true
+	case isRNR(r), isSeqNAK(r):
+		return r.Packet.PSN.Add(-1), true
+	}
+	return 0, false
+}
+
+// contradicts: positive ACK or NAK x and a positive ACK captured anywhere
+// cannot both be legal, whatever the network or the capture did (a late packet
+// or a copy keeps its PSN and MSN together). Each carries the count when
+// the newest completed PSN was the one it counts up to (countedPSN), or
+// one more (a READ right after it, counted as the responder validated it:
+// C9-148 lets it count a READ from its first response). Between a lower
+// such PSN L and a higher H the count rose by at least the messages the
+// capture shows ending in (L, H] (a SEND or WRITE Last or Only, an ATOMIC)
+// and by at most one per READ, per message end, and per PSN no captured
+// request or READ response shows used (a request the capture missed).
+// Outside those bounds one of the two breaks C9-148; the generator knows
+// it is x, the engine may blame either.
+func (e *evidence) contradicts(x *trace.Record) bool {
+	px, ok := countedPSN(x)
+	if !ok {
+		return false
+	}
+	used := map[wire.PSN]bool{}  // PSNs a captured request or READ response shows used
+	ends := map[wire.PSN]bool{}  // PSNs a captured request ends a message other than a READ at
+	reads := map[wire.PSN]bool{} // PSNs a captured READ request begins at
+	for _, r := range e.recs {
+		op := r.Packet.Opcode
+		switch {
+		case r.Dir == trace.ToResponder && op == wire.ReadRequest:
+			reads[r.Packet.PSN] = true
+			for k := range wire.ReadResponsePackets(r.Packet.RETH.Length, 4096) { // its span at the largest MTU: at least this
+				used[r.Packet.PSN.Add(k)] = true
+			}
+		case r.Dir == trace.ToResponder:
+			used[r.Packet.PSN] = true
+			ends[r.Packet.PSN] = ends[r.Packet.PSN] || op.EndsMessage()
+		case op.Class() == wire.ClassReadResponse:
+			used[r.Packet.PSN] = true
+		}
+	}
+	for _, r := range e.recs {
+		pr, ok := countedPSN(r)
+		if r == x || !ok || !isPosACK(r) {
+			continue
+		}
+		lo, hi := x, r // lo counts the lower PSN
+		pl, ph := px, pr
+		if pr.Before(px) {
+			lo, hi, pl, ph = r, x, pr, px
+		}
+		least, most := 0, 1
+		for y := pl.Next(); y.AtOrBefore(ph); y = y.Next() {
+			if ends[y] {
+				least++
+			}
+			if ends[y] || reads[y] || !used[y] {
+				most++
+			}
+		}
+		if rose := msnAhead(hi.Packet.AETH.MSN, lo.Packet.AETH.MSN); rose < least-1 || rose > most {
+			return true
+		}
+	}
+	return false
+}
+
 // noGap says the sender of dir counts its IDs and the trace holds
 // every packet it sent from a to b.
 func (e *evidence) noGap(dir trace.Dir, a, b *trace.Record) bool {
@@ -1116,9 +1279,7 @@ func (e *evidence) acknowledgedBefore(x *trace.Record) bool {
 		if r == x {
 			return false
 		}
-		op := r.Packet.Opcode
-		if r.Dir == trace.ToRequester && (isCountedAck(r) || op == wire.ReadResponseLast || op == wire.ReadResponseOnly) &&
-			r.Packet.PSN.AtOrAfter(x.Packet.PSN) {
+		if isAcknowledging(r) && r.Packet.PSN.AtOrAfter(x.Packet.PSN) {
 			return true
 		}
 	}
@@ -1190,28 +1351,48 @@ var recallKnown = map[recallKey]int{
 	{"C9-105 duplicate answered behind", "at the requester, IDs counting", "false pass"}: 2,
 	{"C9-105 duplicate answered behind", "at the requester, IDs fixed", "false pass"}:    1,
 
-	// All decided traces found (also an ACK below an answer to a
-	// duplicate the responder's IDs date before it: a replayed answer's
-	// MSN is no more than the current one). At the responder, one trace:
-	// the wrong ACK is the first AETH the capture shows, so no count
-	// before it stays open beside its own, and the correct NAKs after it
-	// disagree with it; which of the two is wrong nothing tells, yet
-	// C9-149 blames the NAK and C9-148 passes (a false pass).
+	// Decided off complete captures by the IDs, or by the MSN itself
+	// (contradicts), all found (also an ACK below an answer to a duplicate
+	// the responder's IDs date before it: a replayed answer's MSN is no
+	// more than the current one) but two traces. At the responder: the
+	// wrong ACK is the first AETH the capture shows, and the correct NAKs
+	// after it disagree with it; C9-149 blames the NAKs (the model shapes
+	// the count from ACKs only) and C9-148 passes, though a later correct
+	// ACK, two messages on, shows the wrong one's count too low to be
+	// anyone's. In the middle: the ATOMIC acknowledgment after the wrong
+	// ACK may replay one with a newer count (open), and the account where
+	// it is new stays open beside the one where the ACK is wrong, though
+	// a later ACK rules the first out. And (no IPv4 ID) one trace whose
+	// wrong ACK comes below a READ answer that may replay one (the
+	// capture may have begun during a resend) with the count of a later
+	// moment: left open (the network may have delayed the ACK past it),
+	// though an ACK six messages on rules that out.
 	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "also C9-149"}:     1,
-	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "false pass"}:      1,
+	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "miss"}:            1,
 	{"C9-148 MSN goes back", "at the responder, IDs counting", "also C9-149"}: 1,
-	{"C9-148 MSN goes back", "at the responder, IDs counting", "false pass"}:  1,
+	{"C9-148 MSN goes back", "at the responder, IDs counting", "miss"}:        1,
 	{"C9-148 MSN goes back", "at the responder, IDs fixed", "also C9-149"}:    1,
-	{"C9-148 MSN goes back", "at the responder, IDs fixed", "false pass"}:     1,
+	{"C9-148 MSN goes back", "at the responder, IDs fixed", "miss"}:           1,
+	{"C9-148 MSN goes back", "in the middle, IDs IPv6", "miss"}:               2,
+	{"C9-148 MSN goes back", "in the middle, IDs counting", "miss"}:           1,
+	{"C9-148 MSN goes back", "in the middle, IDs fixed", "miss"}:              2,
 
-	// Decided on complete captures only, all found. Elsewhere an answer
-	// the engine may take for a replay (an ATOMIC acknowledgment, a READ
-	// response) with an MSN above the count is open, not passed; false
-	// passes: an ACK whose MSN is above the count where requests the
-	// capture missed (an ID gap) leave the count unresolved.
-	{"C9-148 MSN skips ahead", "at the responder, IDs IPv6", "false pass"}:     2,
-	{"C9-148 MSN skips ahead", "at the responder, IDs counting", "false pass"}: 2,
-	{"C9-148 MSN skips ahead", "at the responder, IDs fixed", "false pass"}:    2,
+	// Decided on complete captures, and elsewhere for a positive ACK by
+	// the MSN itself (contradicts): all found but one. An ATOMIC
+	// acknowledgment whose MSN is above the count may replay one the
+	// capture missed, its first answer missed too, after new requests it
+	// missed: open unless complete. Miss (at the responder): requests
+	// missing from the capture earlier leave the count unresolved, and
+	// the ACK is not judged against the ACK two messages before it, which
+	// bounds it alone. False passes: an ACK whose MSN is above the count
+	// where such a gap leaves it unresolved, and nothing bounds it
+	// locally (a request the capture missed between).
+	{"C9-148 MSN skips ahead", "at the responder, IDs IPv6", "false pass"}:     1,
+	{"C9-148 MSN skips ahead", "at the responder, IDs IPv6", "miss"}:           1,
+	{"C9-148 MSN skips ahead", "at the responder, IDs counting", "false pass"}: 1,
+	{"C9-148 MSN skips ahead", "at the responder, IDs counting", "miss"}:       1,
+	{"C9-148 MSN skips ahead", "at the responder, IDs fixed", "false pass"}:    1,
+	{"C9-148 MSN skips ahead", "at the responder, IDs fixed", "miss"}:          1,
 	{"C9-148 MSN skips ahead", "in the middle, IDs IPv6", "false pass"}:        1,
 	{"C9-148 MSN skips ahead", "in the middle, IDs counting", "false pass"}:    1,
 	{"C9-148 MSN skips ahead", "in the middle, IDs fixed", "false pass"}:       1,
@@ -1599,5 +1780,47 @@ func TestRecallEvidence(t *testing.T) {
 	e.counting = true
 	if e.noGap(trace.ToRequester, e.recs[1], e.recs[4]) {
 		t.Error("two ACKs with one between them missed judged unbroken")
+	}
+}
+
+// TestRecallContradicts: two ACKs a message apart whose MSNs differ by
+// more than the messages between (and one READ counted early) cannot both
+// be legal; by one, they can.
+func TestRecallContradicts(t *testing.T) {
+	for _, c := range []struct {
+		msn  uint32 // of the ACK of PSN 11
+		want bool
+	}{{6, false}, {7, false}, {8, true}, {4, true}} {
+		var tr ht.Trace
+		tr.Req(wire.SendOnly, 10, true)
+		tr.Ack(10, 5)
+		tr.Req(wire.SendOnly, 11, true)
+		a := tr.Ack(11, c.msn)
+		tr.IPIDs(7, 900)
+		e := newSent(&tr, 1024).capture(rand.New(rand.NewPCG(1, 1)), false)
+		if got := e.contradicts(a); got != c.want {
+			t.Errorf("ACKs (10, MSN 5) and (11, MSN %d): contradict %v, want %v", c.msn, got, c.want)
+		}
+	}
+}
+
+// TestRecallSentAfterACK: the generator reads an ACK naming PSN 10 with
+// the MSN of an earlier ACK of PSN 11 as sent after it only where a
+// message the capture shows ends at 11 (the count rose between).
+func TestRecallSentAfterACK(t *testing.T) {
+	for _, c := range []struct {
+		op   wire.Opcode // the request at PSN 11
+		want bool
+	}{{wire.SendLast, true}, {wire.SendMiddle, false}} {
+		var tr ht.Trace
+		tr.Req(wire.SendFirst, 10, true)
+		tr.Req(c.op, 11, true)
+		tr.Ack(11, 5)
+		a := tr.Ack(10, 5)
+		tr.IPIDs(7, 900) // as the generator numbers them (newSent tells copies by them)
+		e := newSent(&tr, 1024).capture(rand.New(rand.NewPCG(1, 1)), false)
+		if got := e.sentAfterACK(a, a.Packet.PSN, isPosACK); got != c.want {
+			t.Errorf("%v at 11: the ACK of 10 sent after the ACK of 11 %v, want %v", c.op, got, c.want)
+		}
 	}
 }
