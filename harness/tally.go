@@ -17,6 +17,17 @@ func (c *Conn) Violation(clause string, r *trace.Record, message string, expecte
 	c.violation(clause, r, message, expected, seen, nil)
 }
 
+// ViolationInAnyOrder is Violation for an instance that no order of the
+// packets makes legal (two answers to one request that differ): a
+// response that may have been delayed is judged all the same. (A copy
+// the network made repeats its original, so it breaks no such instance.)
+func (c *Conn) ViolationInAnyOrder(clause string, r *trace.Record, message string, expected []string, seen string) {
+	if c.rs.phase != restartNone && c.restartHold(clause, r, message, expected, seen, nil) {
+		return
+	}
+	c.sink.violationIn(c, clause, r, message, expected, seen, nil, c.recent)
+}
+
 // ViolationEither reports that r breaks one of several clauses and the
 // trace cannot tell which: every explanation its evidence leaves open
 // makes r illegal, each under the clause it names (alts). The one

@@ -26,6 +26,17 @@ func TestMonitor(t *testing.T) {
 			tr.Atomic(wire.FetchAdd, 10)
 			tr.AtomicAck(10, 2, 41)
 		}, reports.Fail},
+		{"replay with another value, its MSN that of a later answer, no IPv4 ID to date it", func(tr *ht.Trace) {
+			tr.Atomic(wire.FetchAdd, 10)
+			tr.Read(11, 8)
+			tr.AtomicAck(10, 1, 40)
+			tr.ReadResp(wire.ReadResponseOnly, 11, 2, 8)
+			tr.Atomic(wire.FetchAdd, 10)
+			tr.AtomicAck(10, 2, 41) // late or not, two values for one ATOMIC
+			for _, r := range tr.Records {
+				r.HasIPID = false
+			}
+		}, reports.Fail},
 		{"no duplicate: nothing to decide", func(tr *ht.Trace) {
 			tr.Atomic(wire.CompareSwap, 10)
 			tr.AtomicAck(10, 1, 7)
