@@ -62,6 +62,23 @@ func TestMonitor(t *testing.T) {
 			b.Ack(e-1, 7)
 			b.ReadResp(wire.ReadResponseMiddle, e+1, 1024, 7)
 		}, true, false, true},
+		{"capture: a duplicate answered while a READ streams, its First not captured: the ACK stays before the READ", func(b *dupnak.TraceBuilder) {
+			established(b, e)
+			b.Read(e, 4096)
+			b.ReadResp(wire.ReadResponseMiddle, e+1, 1024, 0)
+			b.ReadResp(wire.ReadResponseMiddle, e+2, 1024, 0)
+			b.Send(e - 3)
+			b.Ack(e-1, 7)
+		}, false, false, true},
+		{"capture: a duplicate answered behind a READ whose answer ended", func(b *dupnak.TraceBuilder) {
+			established(b, e)
+			b.Read(e, 4096)
+			b.ReadResp(wire.ReadResponseMiddle, e+1, 1024, 0)
+			b.ReadResp(wire.ReadResponseMiddle, e+2, 1024, 0)
+			b.ReadResp(wire.ReadResponseLast, e+3, 1024, 7)
+			b.Send(e - 3)
+			b.Ack(e-1, 7)
+		}, false, true, false},
 		{"capture: a duplicate answered with an older PSN", func(b *dupnak.TraceBuilder) {
 			established(b, e)
 			b.Send(e - 4)
