@@ -47,6 +47,15 @@ func init() {
 // decides; a capture does not show it).
 type monitor struct {
 	acked bool // a positive ACK was seen
+	// The MSNs of the positive ACKs delivered in place (not late):
+	// msnTop is the highest, topPSN the newest PSN an ACK carrying it
+	// named, belowPSN the newest PSN an ACK carrying a lower one named
+	// (haveBelow). An ACK carries the count of messages completed when it
+	// was sent, which never goes back (C9-148): an ACK whose MSN is above
+	// another's was sent after it, whatever the capture's order.
+	msnTop             uint32
+	topPSN, belowPSN   wire.PSN
+	haveTop, haveBelow bool
 	// dups holds the PSNs of duplicate SENDs and WRITEs (behind the
 	// responder's expected PSN, or at or before an ACKed PSN) not yet
 	// answered.
@@ -76,6 +85,68 @@ func (m *monitor) answersDup(p wire.PSN) bool {
 		}
 	}
 	return false
+}
+
+// msnAfter reports whether MSN a is after MSN b (24-bit serial order).
+func msnAfter(a, b uint32) bool {
+	d := (a - b) & 0xFFFFFF
+	return d != 0 && d < 1<<23
+}
+
+// noteMSN records positive ACK r, delivered in place, in msnTop,
+// topPSN and belowPSN.
+func (m *monitor) noteMSN(c *harness.Conn, r *trace.Record) {
+	if c.IsLate(r) {
+		return
+	}
+	p := r.Packet
+	msn := p.AETH.MSN & 0xFFFFFF
+	switch {
+	case !m.haveTop:
+		m.msnTop, m.topPSN, m.haveTop = msn, p.PSN, true
+	case msnAfter(msn, m.msnTop):
+		if !m.haveBelow || m.topPSN.After(m.belowPSN) {
+			m.belowPSN, m.haveBelow = m.topPSN, true
+		}
+		m.msnTop, m.topPSN = msn, p.PSN
+	case msn == m.msnTop && p.PSN.After(m.topPSN):
+		m.topPSN = p.PSN
+	}
+}
+
+// sentAfterAckPast reports whether positive ACK r was sent after an ACK
+// naming a PSN past its own, as their MSNs show: one with a lower MSN
+// named a PSN past r's.
+func (m *monitor) sentAfterAckPast(r *trace.Record) bool {
+	p := r.Packet
+	msn := p.AETH.MSN & 0xFFFFFF
+	switch {
+	case !m.haveTop:
+		return false
+	case msnAfter(msn, m.msnTop):
+		return m.topPSN.After(p.PSN) || m.haveBelow && m.belowPSN.After(p.PSN)
+	case msn == m.msnTop:
+		return m.haveBelow && m.belowPSN.After(p.PSN)
+	}
+	return false
+}
+
+// datedByID reports whether response r's IPv4 Identification dates it
+// against the responses delivered before it: its sender is seen to count
+// them up, so r, delivered after them and not found late
+// (harness.Conn.IsLate, which Violation leaves open), was sent after
+// them.
+func datedByID(c *harness.Conn, r *trace.Record) bool {
+	return r.HasIPID && c.CountsIPIDUp(r.Dir)
+}
+
+// wentBack reports positive ACK r, sent after an ACK naming PSN last
+// (past its own), as a violation.
+func wentBack(c *harness.Conn, r *trace.Record, last wire.PSN) {
+	p := r.Packet.PSN
+	c.Violation(ID, r, fmt.Sprintf("ACK PSN %d goes back behind the earlier ACK PSN %d", p, last),
+		[]string{fmt.Sprintf("an ACK PSN at or after %d (an ACK covers everything before its PSN)", last)},
+		fmt.Sprintf("ACK PSN %d", p))
 }
 
 // Opcodes implements harness.OpcodeFilter: the monitor judges Acknowledges and
@@ -183,6 +254,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if p.Opcode != wire.Acknowledge || !p.AETH.IsACK() {
 		return
 	}
+	defer m.noteMSN(c, r)
 	if !c.HaveReq {
 		c.Indeterminate(ID, "ACKs seen before any request: the capture began mid-connection")
 		return
@@ -228,15 +300,23 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		c.Indeterminate(ID, "ACK for a PSN before the first request the capture shows")
 		return
 	}
+	// behind says why an ACK behind the latest one may be late: then
+	// only what makes it illegal whenever it was sent is judged.
+	behind := ""
 	if c.HaveAck && p.PSN.Before(c.LastAckPSN) {
 		if m.answersDup(p.PSN) {
 			c.Indeterminate(ID, fmt.Sprintf("ACK PSN %d goes back behind the earlier ACK PSN %d to answer the duplicate request with that PSN: how a duplicate is answered is judged under C9-105", p.PSN, c.LastAckPSN))
 			return
 		}
-		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d goes back behind the earlier ACK PSN %d", p.PSN, c.LastAckPSN),
-			[]string{fmt.Sprintf("an ACK PSN at or after %d (an ACK covers everything before its PSN)", c.LastAckPSN)},
-			fmt.Sprintf("ACK PSN %d", p.PSN))
-		return
+		if c.Settings.Active || c.Settings.Complete || datedByID(c, r) || m.sentAfterAckPast(r) {
+			wentBack(c, r, c.LastAckPSN)
+			return
+		}
+		// No IPv4 Identification dates the two ACKs (yet) and their
+		// MSNs do not either: this one may have been sent first (the
+		// count had not moved between them) and delayed by the network
+		// or the capture.
+		behind = fmt.Sprintf("frame %d: ACK PSN %d goes back behind the earlier ACK PSN %d, and neither an IPv4 Identification nor a lower MSN on an ACK past it shows it was sent after: a violation unless it was sent first and delayed by the network or the capture", r.Frame, p.PSN, c.LastAckPSN)
 	}
 	if rd := c.ReadCovering(p.PSN); rd != nil && p.PSN != rd.LastMin {
 		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d lies inside the PSN range %d..%d reserved by the RDMA READ of frame %d, whose responses are not complete", p.PSN, rd.First, rd.LastMin, rd.Frame),
@@ -244,15 +324,37 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			fmt.Sprintf("ACK PSN %d", p.PSN))
 		return
 	}
-	if s := c.ReadSpanAt(p.PSN); s != nil && s.Closed && p.PSN.After(s.First) && p.PSN.Before(s.LastMin) {
+	if s := c.ReadSpanAt(p.PSN); s != nil && s.Known() && p.PSN.After(s.First) && p.PSN.Before(s.LastMin) {
 		if _, _, _, ok := c.Req(p.PSN); !ok {
-			// The READ's answer showed its range: no request and no
-			// completion has a PSN inside it.
+			// The READ's answer, or the path MTU shown since the READ,
+			// showed its range: no request and no completion has a PSN
+			// inside it.
 			c.Violation(ID, r, fmt.Sprintf("ACK PSN %d lies inside the PSN range %d..%d of the RDMA READ of frame %d, which no request or completion has", p.PSN, s.First, s.LastMin, s.Frame),
 				[]string{"the PSN of a SEND or RDMA WRITE request, or the newest completed request's PSN"},
 				fmt.Sprintf("ACK PSN %d", p.PSN))
 			return
 		}
+	}
+	if behind != "" {
+		if !r.HasIPID || !c.IDsVary(r.Dir) {
+			c.Unresolved(ID, behind)
+			return
+		}
+		// The responder's IDs change but have not yet shown it counts
+		// them up: the packets after it may.
+		last := c.LastAckPSN
+		c.Await(func(c *harness.Conn, next *trace.Record) bool {
+			switch {
+			case datedByID(c, r):
+				wentBack(c, r, last)
+			case next == nil:
+				c.Unresolved(ID, behind)
+			default:
+				return false
+			}
+			return true
+		})
+		return
 	}
 	if _, _, _, ok := c.Req(p.PSN); !ok && c.ReadCovering(p.PSN) == nil {
 		if !c.Complete() {

@@ -12,6 +12,14 @@ import (
 
 func TestMonitor(t *testing.T) {
 	fresh := ht.Fresh(100) // an active run on a QP whose responder expects PSN 100
+	// behind: two SENDs acknowledged, then an ACK back at the first with
+	// the latest MSN.
+	behind := func(tr *ht.Trace) {
+		tr.Req(wire.SendOnly, 10, true)
+		tr.Req(wire.SendOnly, 11, true)
+		tr.Ack(11, 2)
+		tr.Ack(10, 2)
+	}
 	cases := []struct {
 		name     string
 		settings harness.Settings
@@ -91,11 +99,37 @@ func TestMonitor(t *testing.T) {
 			tr.Ack(14, 61)
 			tr.Req(wire.SendOnly, 12, true)
 		}, reports.Indeterminate},
-		{"ACK PSN going backwards", ht.Capture(), func(tr *ht.Trace) {
+		{"ACK PSN going backwards, the responder's IDs counting (as its later packets show)", ht.Capture(), func(tr *ht.Trace) {
+			behind(tr)
+			for p := range wire.PSN(9) {
+				tr.Req(wire.SendOnly, 12+p, true)
+				tr.Ack(12+p, 3+uint32(p))
+			}
+			tr.IPIDs(100, 500)
+		}, reports.Fail},
+		{"ACK PSN going backwards, the same MSN, the responder's IDs changing but too few to show it counts: open", ht.Capture(), func(tr *ht.Trace) {
+			behind(tr)
+			tr.IPIDs(100, 500)
+		}, reports.Indeterminate},
+		{"ACK PSN going backwards, the same MSN, no IDs: it may have been sent first and delayed, open", ht.Capture(), func(tr *ht.Trace) {
+			behind(tr)
+		}, reports.Indeterminate},
+		{"ACK PSN going backwards, no IDs, its MSN above the earlier ACK's: sent after it", ht.Capture(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, true)
 			tr.Req(wire.SendOnly, 11, true)
 			tr.Ack(11, 2)
-			tr.Ack(10, 2)
+			tr.Req(wire.SendOnly, 12, false)
+			tr.Ack(10, 3)
+		}, reports.Fail},
+		{"ACK PSN going backwards, no IDs, the latest ACK's MSN but above an older ACK's past it", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Ack(11, 2)
+			tr.Req(wire.SendFirst, 12, true)
+			tr.Ack(12, 2) // mid-message: the count stays
+			tr.Req(wire.SendLast, 13, true)
+			tr.Ack(13, 3)
+			tr.Ack(10, 3) // behind 13 at its MSN (maybe late), behind 11 and 12 above theirs
 		}, reports.Fail},
 		{"ACK inside an outstanding READ's range", harness.Settings{MTU: 256, AckTimeout: -1, RetryCnt: -1, RNRRetry: -1}, func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, false)
@@ -149,8 +183,9 @@ func TestMonitor(t *testing.T) {
 // an ACK inside the PSNs a READ reserves even at the largest MTU fails at
 // once; one that may lie past the READ's end is held until the READ's
 // answer shows its last PSN (inside: a violation; past it: no request the
-// capture shows, undecided); and one inside the range of a READ
-// answered before it fails too.
+// capture shows, undecided); one inside the range of a READ whose last
+// PSN the path MTU, shown since, fixes fails; and one inside the range
+// of a READ answered before it fails too.
 func TestInsideAREADOnACapture(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -175,6 +210,13 @@ func TestInsideAREADOnACapture(t *testing.T) {
 			tr.Read(10, 2048)
 			tr.Ack(12, 1)
 		}, reports.Indeterminate},
+		{"the MTU shown after the READ, before the ACK", func(tr *ht.Trace) {
+			tr.Read(10, 3072) // 10..12 at MTU 1024, 10 alone at 4096
+			f := tr.Req(wire.SendFirst, 13, false)
+			f.Packet.Payload, f.PayloadLen = make([]byte, 1024), 1024 // a full First: MTU 1024
+			tr.Req(wire.SendLast, 14, true)
+			tr.Ack(11, 1)
+		}, reports.Fail},
 		{"inside a READ answered before", func(tr *ht.Trace) {
 			tr.Read(10, 2048)
 			tr.ReadStream(10, 2048, 512, 1)
