@@ -235,9 +235,21 @@ func (m *monitor) cont(c *harness.Conn, r *trace.Record, s *answers.Stream) {
 // missed the responder's packets in between (the rest of s and the start
 // of another answer). The responder's IPv4 Identifications running on
 // unbroken since s's latest packet rule that out.
+//
+// Where the range of s's READ is known (and holds s's first packet, also
+// one picked up in the middle: the ranges of READs do not overlap), a
+// Middle at its last PSN, or a Middle or Last just past it, fails
+// whatever was missed: no answer has them there (an answer's Last ends
+// its READ's range, and another READ's range, past this one, begins at
+// the PSN after it).
 func (m *monitor) skipUnlessMissed(c *harness.Conn, r *trace.Record, s *answers.Stream) {
 	p := r.Packet
 	q := s.Req
+	if s.EndKnown && s.Start.InRange(q.PSN, s.End) && (p.PSN == s.End.Next() || p.PSN == s.End && p.Opcode == wire.ReadResponseMiddle) {
+		m.flag(c, r, s, fmt.Sprintf("READ response PSN %d (%s) follows PSN %d of the answer to the READ at PSN %d (frame %d), whose range ends at PSN %d %s: no answer carries a Middle at a READ's last PSN, or a Middle or Last just past it, whatever the capture missed", p.PSN, p.Opcode, s.Next.Add(-1), q.PSN, q.Rec.Frame, s.End, s.Basis()),
+			fmt.Sprintf("the next response packet of the READ at PSN %d with PSN %d, its Last at PSN %d", q.PSN, s.Next, s.End))
+		return
+	}
 	c.ViolationUnlessMissedAny(ID, r,
 		fmt.Sprintf("READ response PSN %d (%s) follows PSN %d of the answer to the READ at PSN %d (frame %d) and starts no answer of its own: the answer skipped to it from PSN %d", p.PSN, p.Opcode, s.Next.Add(-1), q.PSN, q.Rec.Frame, s.Next),
 		[]string{fmt.Sprintf("the next response packet of the READ at PSN %d with PSN %d", q.PSN, s.Next)}, p.String(),

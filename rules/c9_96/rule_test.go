@@ -169,36 +169,42 @@ func TestLostLastAndLostRequest(t *testing.T) {
 }
 
 // TestSkipOnACapture: off a complete capture, a READ answer's Last that
-// skips a PSN fails once the responder's IPv4 Identifications show that
-// nothing it sent between the Middle and the Last escaped the capture,
-// also where the Last lands on the PSN of the next READ (a Last starts no
-// answer); with a gap in the responder's IDs there it stays open.
+// skips a PSN inside its READ's range fails once the responder's IPv4
+// Identifications show that nothing it sent between the Middle and the
+// Last escaped the capture; with a gap in the responder's IDs there it
+// stays open. One that lands just past the range (on the next request's
+// PSN, a READ's too: a Last starts no answer) fails whatever was missed:
+// no READ's range ends there but this one's.
 func TestSkipOnACapture(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		onRead bool // the next request is a READ at the skipped-to PSN
-		gap    bool // the responder's IDs skip one before the Last
-		want   string
+		name    string
+		packets int  // the READ's response packets (at MTU 1024), from PSN 18
+		onRead  bool // the next request is a READ
+		gap     bool // the responder's IDs skip one before the Last
+		want    string
 	}{
-		{"IDs unbroken", false, false, "violation"},
-		{"IDs unbroken, onto the next READ's PSN", true, false, "violation"},
-		{"a responder packet missed", false, true, "open"},
+		{"IDs unbroken", 4, false, false, "violation"},
+		{"a responder packet missed", 4, false, true, "open"},
+		{"IDs unbroken, just past the range", 3, false, false, "violation"},
+		{"IDs unbroken, just past the range onto the next READ's PSN", 3, true, false, "violation"},
+		{"a responder packet missed, just past the range", 3, false, true, "violation"},
 	} {
 		var tr ht.Trace
 		for i := range 8 { // enough ACKs for the responder's IDs to count
 			tr.Req(wire.SendOnly, wire.PSN(10+i), true)
 			tr.Ack(wire.PSN(10+i), uint32(i+1))
 		}
-		tr.Read(18, 3*1024)
+		next := wire.PSN(18 + tc.packets)
+		tr.Read(18, uint32(tc.packets*1024))
 		if tc.onRead {
-			tr.Read(21, 8)
+			tr.Read(next, 8)
 		} else {
-			tr.Req(wire.SendOnly, 21, true)
+			tr.Req(wire.SendOnly, next, true)
 		}
 		tr.ReadResp(wire.ReadResponseFirst, 18, 9, 1024)
 		tr.ReadResp(wire.ReadResponseMiddle, 19, 9, 1024)
 		last := tr.ReadResp(wire.ReadResponseLast, 21, 9, 1024) // skips 20
-		tr.Req(wire.SendOnly, 22, true)
+		tr.Req(wire.SendOnly, next.Next(), true)
 		tr.IPIDs(100, 5000)
 		if tc.gap {
 			last.IPID++

@@ -167,7 +167,13 @@ var recallCatalogue = []injection{
 		// Legal only if the capture missed the responder's packet at
 		// the skipped PSN: decided when the responder's IDs show none
 		// missed between the stream's packet before the skip and the
-		// packet after it. When the
+		// packet after it. Also decided, whatever was missed, where a
+		// moved packet was captured at or past the READ's last PSN (a
+		// Middle there, a Last just past it) and a READ request whose
+		// range ends there was captured: the First or Middle before the
+		// skip shows the path MTU, which fixes that range, and no
+		// answer has a Middle at its READ's last PSN or a Middle or
+		// Last just past it (another range begins there). When the
 		// stream answers a duplicate READ, C9-107 (a duplicate READ is
 		// answered afresh from its PSN) says the same.
 		key: "C9-96 READ response skips a PSN", clause: "C9-96", alts: []string{"C9-107"},
@@ -184,6 +190,11 @@ var recallCatalogue = []injection{
 			if x == nil {
 				return nil
 			}
+			last, ok := s.readLast(x.Packet.PSN)
+			if !ok {
+				return nil
+			}
+			var moved []*trace.Record
 			for _, r := range s.recs[s.index(x):] {
 				if r.Dir != trace.ToRequester {
 					continue
@@ -193,12 +204,15 @@ var recallCatalogue = []injection{
 					break
 				}
 				r.Packet.PSN = r.Packet.PSN.Next()
+				moved = append(moved, r)
 				if op == wire.ReadResponseLast {
 					break
 				}
 			}
 			y := s.prevOf(s.index(x), trace.ToRequester)
-			return &injected{at: x, decides: func(e *evidence) bool { return e.complete || e.noGap(trace.ToRequester, y, x) }}
+			return &injected{at: x, decides: func(e *evidence) bool {
+				return e.complete || e.noGap(trace.ToRequester, y, x) || e.pastRead(moved, last, s.mtu)
+			}}
 		},
 	},
 	{
@@ -528,6 +542,19 @@ func (s *sent) readAt(i int, psn wire.PSN) bool {
 	return false
 }
 
+// readLast is the last PSN of the READ whose range holds psn (a READ
+// request, new or a partial retry, covering it was sent).
+func (s *sent) readLast(psn wire.PSN) (wire.PSN, bool) {
+	for _, r := range s.recs {
+		if r.Dir == trace.ToResponder && r.Packet.Opcode == wire.ReadRequest {
+			if last := r.Packet.PSN.Add(s.readPackets(r) - 1); psn.InRange(r.Packet.PSN, last) {
+				return last, true
+			}
+		}
+	}
+	return 0, false
+}
+
 // acknowledgedAfter: a captured response after record i (an ACK, an
 // ATOMIC acknowledgment, or a READ response's Last or Only) acknowledges
 // i's PSN again.
@@ -744,6 +771,30 @@ func (e *evidence) noGap(dir trace.Dir, a, b *trace.Record) bool {
 	return false
 }
 
+// pastRead: one of the READ response packets moved (a Middle or a
+// Last) was captured at or past last, the last PSN of its READ's range,
+// and so was a READ request whose range ends there; the path MTU,
+// which fixes that range, is shown by the First or Middle before the
+// skip. No stream has a Middle at a READ's last PSN or a Last past it
+// (another READ's range, past it, begins there), whatever the capture
+// missed.
+func (e *evidence) pastRead(moved []*trace.Record, last wire.PSN, mtu int) bool {
+	past := false
+	for _, r := range moved {
+		past = past || slices.Contains(e.recs, r) && r.Packet.PSN.AtOrAfter(last)
+	}
+	if !past {
+		return false
+	}
+	for _, r := range e.recs {
+		if r.Dir == trace.ToResponder && r.Packet.Opcode == wire.ReadRequest &&
+			r.Packet.PSN.Add(wire.ReadResponsePackets(r.Packet.RETH.Length, mtu)-1) == last {
+			return true
+		}
+	}
+	return false
+}
+
 // showsMTU: the trace holds a First or Middle packet (of a request or
 // a READ's answer), which carries exactly the path MTU.
 func (e *evidence) showsMTU() bool {
@@ -922,7 +973,9 @@ var recallKnown = map[recallKey]int{
 	// All found: a Middle or Last off its stream's next PSN (also one
 	// landing on the PSN of a READ the capture shows: a Middle or Last
 	// starts no answer), the responder's IDs unbroken since the stream's
-	// packet before it, fails. (Complete: a READ response at a PSN in no
+	// packet before it, fails; so does, whatever was missed, a Middle at
+	// the last PSN of its READ's known range or a Middle or Last just
+	// past it. (Complete: a READ response at a PSN in no
 	// READ's range is a response PSN at fault, so the ACK after it is not
 	// judged against that READ's answer under C9-101.)
 
