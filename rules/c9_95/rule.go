@@ -9,6 +9,7 @@ import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -37,10 +38,19 @@ func init() {
 // end within that reordering; otherwise only requests the capture missed
 // explain it, and the instance is open (the clause cannot pass).
 //
+// An ACK behind an earlier one is judged where it was sent after it: the
+// responder's IPv4 IDs count up, or an ACK with a lower MSN named a PSN
+// past it (the count an ACK carries never goes back). Otherwise it may
+// have been sent first and delayed by the network or the capture, and
+// the instance is open.
+//
 // One root cause, one clause: an ACK that goes back to the PSN of a
 // duplicate request received since answers that duplicate, and how a
 // duplicate SEND or WRITE is answered (with the newest completed PSN) is
-// C9-105's rule; such an ACK is left undecided here. So is, before any
+// C9-105's rule; such an ACK is left undecided here, unless it was sent
+// after the ACK it goes behind: then either that ACK named requests not
+// completed (C9-95; the request was new) or the duplicate was answered
+// behind the newest completed PSN (C9-105), and one finding names both. So is, before any
 // ACK, one that names the PSN just past every request seen: on a fresh QP
 // whose first expected PSN is that one, the requests were duplicates and
 // the ACK acknowledges nothing (an active run knows the QP's start and
@@ -114,21 +124,24 @@ func (m *monitor) noteMSN(c *harness.Conn, r *trace.Record) {
 	}
 }
 
-// sentAfterAckPast reports whether positive ACK r was sent after an ACK
-// naming a PSN past its own, as their MSNs show: one with a lower MSN
-// named a PSN past r's.
-func (m *monitor) sentAfterAckPast(r *trace.Record) bool {
+// ackPast returns the newest PSN that a positive ACK with an MSN lower
+// than r's named, when it is past r's: that ACK was sent before r.
+func (m *monitor) ackPast(r *trace.Record) (wire.PSN, bool) {
 	p := r.Packet
 	msn := p.AETH.MSN & 0xFFFFFF
+	var last wire.PSN
+	have := false
 	switch {
 	case !m.haveTop:
-		return false
 	case msnAfter(msn, m.msnTop):
-		return m.topPSN.After(p.PSN) || m.haveBelow && m.belowPSN.After(p.PSN)
+		last, have = m.topPSN, true
+		if m.haveBelow && m.belowPSN.After(last) {
+			last = m.belowPSN
+		}
 	case msn == m.msnTop:
-		return m.haveBelow && m.belowPSN.After(p.PSN)
+		last, have = m.belowPSN, m.haveBelow
 	}
-	return false
+	return last, have && last.After(p.PSN)
 }
 
 // datedByID reports whether response r's IPv4 Identification dates it
@@ -303,20 +316,41 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	// behind says why an ACK behind the latest one may be late: then
 	// only what makes it illegal whenever it was sent is judged.
 	behind := ""
-	if c.HaveAck && p.PSN.Before(c.LastAckPSN) {
+	// last: the PSN of an earlier ACK this one goes behind, the newest
+	// one dated before it by MSN, else the latest one.
+	last, byMSN := m.ackPast(r)
+	byOrder := c.Settings.Active || c.Settings.Complete || datedByID(c, r)
+	behindLatest := c.HaveAck && p.PSN.Before(c.LastAckPSN)
+	if behindLatest && (byOrder || !byMSN) {
+		last = c.LastAckPSN
+	}
+	if behindLatest || byMSN {
+		dated := byMSN || byOrder
 		if m.answersDup(p.PSN) {
-			c.Indeterminate(ID, fmt.Sprintf("ACK PSN %d goes back behind the earlier ACK PSN %d to answer the duplicate request with that PSN: how a duplicate is answered is judged under C9-105", p.PSN, c.LastAckPSN))
+			if dated && !c.Settings.Active && !c.Settings.Complete {
+				// Sent after the earlier ACK: either that ACK named
+				// requests the responder had not completed (then the
+				// request here was new, and the earlier ACK is at
+				// fault), or the request was a duplicate, answered with
+				// a PSN behind the newest completed one (C9-105).
+				c.ViolationEither(r, fmt.Sprintf("ACK PSN %d answers the request with that PSN, received after an ACK named PSN %d, and was sent after that ACK", p.PSN, last),
+					[]string{fmt.Sprintf("an ACK PSN at or after %d", last)}, fmt.Sprintf("ACK PSN %d", p.PSN),
+					reports.Alternative{ID: ID, If: fmt.Sprintf("the ACK naming PSN %d named requests the responder had not completed (the request here was new)", last)},
+					reports.Alternative{ID: "C9-105", If: fmt.Sprintf("the request was a duplicate, whose answer carries the newest completed PSN, at least %d", last)})
+				return
+			}
+			c.Indeterminate(ID, fmt.Sprintf("ACK PSN %d goes back behind the earlier ACK PSN %d to answer the duplicate request with that PSN: how a duplicate is answered is judged under C9-105", p.PSN, last))
 			return
 		}
-		if c.Settings.Active || c.Settings.Complete || datedByID(c, r) || m.sentAfterAckPast(r) {
-			wentBack(c, r, c.LastAckPSN)
+		if dated {
+			wentBack(c, r, last)
 			return
 		}
 		// No IPv4 Identification dates the two ACKs (yet) and their
 		// MSNs do not either: this one may have been sent first (the
 		// count had not moved between them) and delayed by the network
 		// or the capture.
-		behind = fmt.Sprintf("frame %d: ACK PSN %d goes back behind the earlier ACK PSN %d, and neither an IPv4 Identification nor a lower MSN on an ACK past it shows it was sent after: a violation unless it was sent first and delayed by the network or the capture", r.Frame, p.PSN, c.LastAckPSN)
+		behind = fmt.Sprintf("frame %d: ACK PSN %d goes back behind the earlier ACK PSN %d, and neither an IPv4 Identification nor a lower MSN on an ACK past it shows it was sent after: a violation unless it was sent first and delayed by the network or the capture", r.Frame, p.PSN, last)
 	}
 	if rd := c.ReadCovering(p.PSN); rd != nil && p.PSN != rd.LastMin {
 		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d lies inside the PSN range %d..%d reserved by the RDMA READ of frame %d, whose responses are not complete", p.PSN, rd.First, rd.LastMin, rd.Frame),
@@ -342,7 +376,6 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		}
 		// The responder's IDs change but have not yet shown it counts
 		// them up: the packets after it may.
-		last := c.LastAckPSN
 		c.Await(func(c *harness.Conn, next *trace.Record) bool {
 			switch {
 			case datedByID(c, r):

@@ -231,3 +231,46 @@ func TestInsideAREADOnACapture(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerBehindAnAckAhead: an ACK names a PSN past every request, and
+// an ACK sent after it (a higher MSN) goes back behind it to answer a
+// request the capture shows since. Either the first named requests the
+// responder had not completed (C9-95), or the request was a duplicate,
+// answered behind the newest completed PSN (C9-105): one finding names
+// both. So it does where the latest ACK had moved back already (undated:
+// the same MSN), the later one behind the ACK ahead only.
+func TestAnswerBehindAnAckAhead(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		build func(tr *ht.Trace)
+	}{
+		{"behind the latest ACK", func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Ack(14, 2) // past every request
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Ack(11, 3)
+		}},
+		{"behind the ACK ahead only", func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Ack(14, 2) // past every request
+			tr.Req(wire.SendFirst, 11, true)
+			tr.Req(wire.SendLast, 12, true)
+			tr.Ack(11, 2) // the same MSN: maybe sent first, open
+			tr.Ack(12, 3)
+		}},
+	} {
+		var tr ht.Trace
+		tc.build(&tr)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		for _, id := range []string{ID, "C9-105"} {
+			if got := tallies[id].Verdict(); got != reports.Fail {
+				t.Errorf("%s: %s %s (%+v), want fail", tc.name, id, got, findings)
+			}
+		}
+		if len(findings) == 0 || len(findings[0].Alternatives) != 2 {
+			t.Errorf("%s: want one finding naming C9-95 and C9-105, got %+v", tc.name, findings)
+		}
+	}
+}

@@ -73,15 +73,21 @@ var recallCatalogue = []injection{
 		// packet the requester ever sent. Only a request the capture
 		// missed could make it legal, also one sent before it began
 		// (the capture began during a resend): decided on a complete
-		// capture.
-		key: "C9-95 ahead of every request", clause: "C9-95",
+		// capture. Also decided where the trace holds a positive ACK
+		// behind it sent after it (its MSN above the injected one's,
+		// or the responder's IDs counting): were the injected ACK
+		// legal, that one would go back behind it, under C9-95, or
+		// under C9-105 if it answered a duplicate (every request up to
+		// the injected PSN would be one): some clause of the two fails
+		// whatever was missed.
+		key: "C9-95 ahead of every request", clause: "C9-95", alts: []string{"C9-105"},
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			a := s.pick(rng, func(i int, r *trace.Record) bool { return isPosACK(r) })
 			if a == nil {
 				return nil
 			}
 			a.Packet.PSN = s.maxPSN().Add(1 + rng.IntN(16))
-			return &injected{at: a, decides: func(e *evidence) bool { return e.complete }}
+			return &injected{at: a, decides: func(e *evidence) bool { return e.complete || e.ackSentAfter(a) }}
 		},
 	},
 	{
@@ -746,6 +752,20 @@ func (e *evidence) countsPast(a *trace.Record) bool {
 	return false
 }
 
+// ackSentAfter: the trace holds a positive ACK naming a PSN behind ACK
+// a's and sent after a, as its MSN above a's shows (the count an ACK
+// carries never goes back, C9-148) or the responder's IDs: it goes back
+// behind a.
+func (e *evidence) ackSentAfter(a *trace.Record) bool {
+	for _, r := range e.recs {
+		d := (r.Packet.AETH.MSN - a.Packet.AETH.MSN) & 0xFFFFFF
+		if isPosACK(r) && r.Packet.PSN.Before(a.Packet.PSN) && (d > 0 && d < 1<<23 || e.dates(trace.ToRequester) && e.seq[r] > e.seq[a]) {
+			return true
+		}
+	}
+	return false
+}
+
 // noGap says the sender of dir counts its IDs and the trace holds
 // every packet it sent from a to b.
 func (e *evidence) noGap(dir trace.Dir, a, b *trace.Record) bool {
@@ -924,9 +944,12 @@ var recallKnown = map[recallKey]int{
 	{"C9-148 MSN skips ahead", "in the middle, IDs counting", "false pass"}:    1,
 	{"C9-148 MSN skips ahead", "in the middle, IDs fixed", "false pass"}:       1,
 
-	// Decided on complete captures only, all found; elsewhere left open
-	// ("a PSN the capture had not yet shown a request for"), as a capture
-	// that began during a resend explains it. "False pass": the
+	// All decided traces found: complete captures, and those where an
+	// ACK sent after the injected one goes back behind it (one finding
+	// names C9-95, the injected ACK at fault, and C9-105, the later one
+	// answering a duplicate behind the newest completed PSN). Elsewhere
+	// left open ("a PSN the capture had not yet shown a request for"),
+	// as a capture that began during a resend explains it. "False pass": the
 	// injected ACK is the connection's last packet (or nearly), within
 	// the reordering the capture shows of its end: requests recorded
 	// after it, past the end, explain it (as on a real capture cut
@@ -940,7 +963,7 @@ var recallKnown = map[recallKey]int{
 	{"C9-95 ahead of every request", "at the requester, IDs counting", "false pass"}: 2,
 	{"C9-95 ahead of every request", "at the requester, IDs fixed", "false pass"}:    2,
 	{"C9-95 ahead of every request", "at the responder, IDs IPv6", "false pass"}:     3,
-	{"C9-95 ahead of every request", "at the responder, IDs counting", "false pass"}: 5,
+	{"C9-95 ahead of every request", "at the responder, IDs counting", "false pass"}: 4,
 	{"C9-95 ahead of every request", "at the responder, IDs fixed", "false pass"}:    3,
 	{"C9-95 ahead of every request", "in the middle, IDs IPv6", "false pass"}:        1,
 	{"C9-95 ahead of every request", "in the middle, IDs counting", "false pass"}:    2,
