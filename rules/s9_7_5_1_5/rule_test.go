@@ -31,6 +31,21 @@ func TestMonitor(t *testing.T) {
 		b.Send(10, true)
 		b.Ack(10, 1)
 	}
+	// shownLater: a SEND Only of 1100 bytes at PSN 11 (acknowledged at
+	// once when ackFirst), then a SEND whose full First shows the path
+	// MTU mtu, acknowledged.
+	shownLater := func(mtu int, ackFirst bool) func(b *rtest.Builder) {
+		return func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.SendOnly, 11, true, 1100)
+			if ackFirst {
+				b.Ack(11, 2)
+			}
+			b.Req(wire.SendFirst, 12, false, mtu)
+			b.Req(wire.SendLast, 13, true, 8)
+			b.Ack(13, 3)
+		}
+	}
 	cases := []struct {
 		name     string
 		settings harness.Settings
@@ -85,6 +100,11 @@ func TestMonitor(t *testing.T) {
 			b.Req(wire.SendOnly, 12, true, 1100)
 			b.Ack(12, 2)
 		}, violation, "the path MTU its full First and Middle packets show, 1024"},
+		{"the MTU shown by a First after the request, before the ACK covering it", complete, shownLater(1024, false),
+			violation, "the path MTU its full First and Middle packets show, 1024"},
+		{"acknowledged before the MTU is shown, covered again after", complete, shownLater(1024, true),
+			violation, "the positive ACK with PSN 13 covers it"},
+		{"the MTU shown after the request larger than it", complete, shownLater(2048, false), nothingJudged, ""},
 		{"the first request of a complete trace, acknowledged", func() harness.Settings {
 			s := rtest.Capture(1024)
 			s.Complete = true

@@ -404,7 +404,14 @@ var recallCatalogue = []injection{
 		// and acknowledged, made 4 bytes longer than the path MTU: the
 		// ACK took it as executed. Decided on a complete capture, which
 		// gives the MTU and shows the request was new; elsewhere the
-		// MTU may be unknown and the request a repeat of one unseen.
+		// MTU may be unknown and the request a repeat of one unseen, or
+		// a valid copy the capture missed may have drawn the ACK. Also
+		// decided where the trace shows the MTU (a First or Middle),
+		// a response before the request acknowledged the PSN before its
+		// own (the responder expected it), and the requester's IDs
+		// count and ran on unbroken from its packet before that
+		// response to its first one after the ACK: no request the
+		// capture missed moved the expected PSN or carried a valid copy.
 		key: "§9.7.5.1.5 a request beyond the MTU acknowledged", clause: "§9.7.5.1.5",
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			q := s.pick(rng, func(i int, r *trace.Record) bool {
@@ -419,7 +426,7 @@ var recallCatalogue = []injection{
 			if q.Packet.Opcode == wire.WriteOnly {
 				q.Packet.RETH.Length = uint32(n)
 			}
-			return &injected{at: q, decides: func(e *evidence) bool { return e.complete }}
+			return &injected{at: q, decides: func(e *evidence) bool { return e.complete || e.newAndAlone(q) }}
 		},
 	},
 }
@@ -791,6 +798,37 @@ func (e *evidence) noGap(dir trace.Dir, a, b *trace.Record) bool {
 	return false
 }
 
+// newAndAlone: request q was new to the responder and no valid copy of
+// it reached it, as the trace shows: a response captured before q
+// acknowledged the PSN before q's (the responder then expected q's
+// PSN), the path MTU is shown (a First or Middle), and the requester's
+// IDs count and ran on unbroken from its last packet before that
+// response to its first one after the first positive ACK covering q
+// (no request the capture missed moved the responder's expected PSN or
+// carried a valid copy of q in between).
+func (e *evidence) newAndAlone(q *trace.Record) bool {
+	var from, ack, to *trace.Record
+	var last *trace.Record // the requester's latest packet so far
+	seenQ, expected := false, false
+	for _, r := range e.recs {
+		switch {
+		case r == q:
+			seenQ = true
+		case !seenQ && r.Dir == trace.ToRequester && r.Packet.PSN == q.Packet.PSN.Add(-1) &&
+			(isCountedAck(r) || r.Packet.Opcode == wire.ReadResponseLast || r.Packet.Opcode == wire.ReadResponseOnly):
+			from, expected = last, true
+		case seenQ && ack == nil && isPosACK(r) && r.Packet.PSN.AtOrAfter(q.Packet.PSN):
+			ack = r
+		case ack != nil && to == nil && r.Dir == trace.ToResponder:
+			to = r
+		}
+		if r.Dir == trace.ToResponder {
+			last = r
+		}
+	}
+	return expected && from != nil && to != nil && e.showsMTU() && e.noGap(trace.ToResponder, from, to)
+}
+
 // pastRead: one of the READ response packets moved (a Middle or a
 // Last) was captured at or past last, the last PSN of its READ's range,
 // and so was a READ request whose range ends there; the path MTU,
@@ -1001,6 +1039,17 @@ var recallKnown = map[recallKey]int{
 	// past it. (Complete: a READ response at a PSN in no
 	// READ's range is a response PSN at fault, so the ACK after it is not
 	// judged against that READ's answer under C9-101.)
+
+	// Decided off complete captures by the requester's IDs (see the
+	// catalogue). Missed: the requester's IDs had not yet shown that it
+	// counts them (fewer than 8 steps) when the oversized request came,
+	// so the engine's reconstruction of the responder's expected PSN
+	// does not prove the request new (it may repeat one executed
+	// unseen), and the instance stays open; the IDs after it show the
+	// count, which the reconstruction does not weigh afterwards.
+	{"§9.7.5.1.5 a request beyond the MTU acknowledged", "at the requester, IDs counting", "miss"}: 1,
+	{"§9.7.5.1.5 a request beyond the MTU acknowledged", "at the responder, IDs counting", "miss"}: 1,
+	{"§9.7.5.1.5 a request beyond the MTU acknowledged", "in the middle, IDs counting", "miss"}:    3,
 
 	// §9.7.7.2: all decided traces found. With IPv6 or fixed IDs, the
 	// out-of-sequence requests before the first NAK count as prompts for
