@@ -47,14 +47,15 @@ func init() {
 // One root cause, one clause: an ACK that goes back to the PSN of a
 // duplicate request received since answers that duplicate, and how a
 // duplicate SEND or WRITE is answered (with the newest completed PSN) is
-// C9-105's rule; such an ACK is left undecided here, unless it was sent
-// after the ACK it goes behind: then either that ACK named requests not
-// completed (C9-95; the request was new) or the duplicate was answered
-// behind the newest completed PSN (C9-105), and one finding names both. So is, before any
-// ACK, one that names the PSN just past every request seen: on a fresh QP
-// whose first expected PSN is that one, the requests were duplicates and
-// the ACK acknowledges nothing (an active run knows the QP's start and
-// decides; a capture does not show it).
+// C9-105's rule; such an ACK is left undecided here. On a capture, where
+// it was sent after the ACK it goes behind, either that ACK named
+// requests not completed (C9-95; the request was new) or the duplicate
+// was answered behind the newest completed PSN (C9-105): one finding
+// names both. Also left undecided, before any ACK, is one that names the
+// PSN just past every request seen: on a fresh QP whose first expected
+// PSN is that one, the requests were duplicates and the ACK acknowledges
+// nothing (an active run knows the QP's start and decides; a capture
+// does not show it).
 type monitor struct {
 	acked bool // a positive ACK was seen
 	// The MSNs of the positive ACKs delivered in place (not late):
