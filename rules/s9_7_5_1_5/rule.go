@@ -39,7 +39,10 @@ func init() {
 // by the time an answer covers it, decides it.
 //
 // Such a request, new to the responder (at its expected PSN, as the
-// connection's reconstruction proves), must draw a NAK invalid request:
+// connection's reconstruction proves; or, the first copy of its PSN, at
+// or after the PSN a sequence NAK named, the requester's IPv4
+// Identifications then deciding from the NAK on), must draw a NAK
+// invalid request:
 //   - a positive ACK whose PSN covers it is a violation: the responder
 //     took it as executed. Only a valid copy of the request that the
 //     capture missed (sent before the ACK) could explain the ACK, so on a
@@ -61,6 +64,11 @@ type monitor struct {
 	// reserved is how many of the connection's reserved-opcode
 	// requests (Conn.ReservedOps) the monitor took in.
 	reserved int
+	// The latest sequence NAK: the responder expected pinPSN then, and
+	// had executed no request from it on (pinSeq: Conn.Seq at the NAK).
+	pinPSN wire.PSN
+	pinSeq uint64
+	pinned bool
 }
 
 // pending is a request the responder cannot execute, not yet answered.
@@ -113,6 +121,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		m.acked(c, r)
 	case p.AETH.IsNAK(wire.NAKPSNSequence):
 		m.stillExpected(c, r)
+		m.pinPSN, m.pinSeq, m.pinned = p.PSN, c.Seq(), true
 	default:
 		// An RNR NAK or another NAK naming the request: refused, for a
 		// reason this rule does not weigh.
@@ -144,6 +153,15 @@ func (m *monitor) request(c *harness.Conn, r *trace.Record) {
 	// reconstruction pins it there once it has taken the request in).
 	inSeq := cls == harness.ReqInSeq || !c.HaveReq && c.Complete()
 	e := &pending{psn: p.PSN, why: why, seq: c.Seq(), inSeq: inSeq}
+	if _, _, _, seen := c.Req(p.PSN); !inSeq && !seen && m.pinned && p.PSN.AtOrAfter(m.pinPSN) && p.PSN.Diff(m.pinPSN) < covers {
+		// A sequence NAK showed the responder expecting a PSN at or
+		// before this one: it had not executed this PSN then, and the
+		// trace shows no other copy of it. If no request reached the
+		// responder since that the trace does not show (the requester's
+		// IDs decide, from the NAK on), this copy is the one an ACK
+		// covering the PSN took as executed.
+		e.inSeq, e.seq = true, m.pinSeq
+	}
 	if maybe {
 		e.rec = r
 	}

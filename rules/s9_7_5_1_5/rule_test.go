@@ -253,3 +253,37 @@ func TestReferenceInvalidate(t *testing.T) {
 		}
 	}
 }
+
+// TestMonitorByIDsAfterANAK: a sequence NAK showed the responder
+// expecting a PSN before the request's: it had not executed the
+// request's PSN then. The requester's IDs unbroken from the NAK to past
+// the ACK covering the request show no valid copy reached it unseen: a
+// violation; a packet missed in between, or a valid copy in the trace
+// before the request, leave it open.
+func TestMonitorByIDsAfterANAK(t *testing.T) {
+	build := func(skip, validFirst bool) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		for p := range wire.PSN(10) {
+			b.Send(p, false)
+		}
+		b.Send(10, true)
+		b.NAK(11, wire.NAKPSNSequence, 11) // the responder expects 11
+		b.Send(11, true)
+		if validFirst {
+			b.Req(wire.SendOnly, 12, true, 16)
+		}
+		b.Req(wire.SendOnly, 12, true, 1028)
+		if skip {
+			b.Recs[len(b.Recs)-1].IPID++ // the capture missed a packet before it
+		}
+		b.Ack(12, 13)
+		b.Send(13, true)
+		return b.Recs
+	}
+	s := rtest.Capture(1024)
+	rtest.WantViolation(t, build(false, false), s, ID, "as if it had been executed", "ran on unbroken")
+	rtest.WantIndeterminate(t, build(true, false), s, ID)
+	if tl := rtest.Tally(rtest.Audit(build(false, true), s, ID), ID); tl.Violations != 0 {
+		t.Errorf("a valid copy before the request: %+v, want no violation", tl)
+	}
+}

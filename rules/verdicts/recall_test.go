@@ -406,12 +406,15 @@ var recallCatalogue = []injection{
 		// gives the MTU and shows the request was new; elsewhere the
 		// MTU may be unknown and the request a repeat of one unseen, or
 		// a valid copy the capture missed may have drawn the ACK. Also
-		// decided where the trace shows the MTU (a First or Middle),
-		// a response before the request acknowledged the PSN before its
-		// own (the responder expected it), and the requester's IDs
-		// count and ran on unbroken from its packet before that
-		// response to its first one after the ACK: no request the
-		// capture missed moved the expected PSN or carried a valid copy.
+		// decided where the trace shows the MTU (a First or Middle), a
+		// sequence NAK before the request named a PSN at or before its
+		// own (the responder had not executed it), and the requester's
+		// IDs count and ran on unbroken from its packet before that NAK
+		// to its first one after the ACK: every request that reached
+		// the responder since is in the trace, none a valid copy. (An
+		// acknowledgment of the PSN before the request's does not show
+		// it new: it may answer a duplicate, on a capture begun after
+		// the request's PSN had been executed.)
 		key: "§9.7.5.1.5 a request beyond the MTU acknowledged", clause: "§9.7.5.1.5",
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			q := s.pick(rng, func(i int, r *trace.Record) bool {
@@ -799,24 +802,25 @@ func (e *evidence) noGap(dir trace.Dir, a, b *trace.Record) bool {
 }
 
 // newAndAlone: request q was new to the responder and no valid copy of
-// it reached it, as the trace shows: a response captured before q
-// acknowledged the PSN before q's (the responder then expected q's
-// PSN), the path MTU is shown (a First or Middle), and the requester's
-// IDs count and ran on unbroken from its last packet before that
-// response to its first one after the first positive ACK covering q
-// (no request the capture missed moved the responder's expected PSN or
-// carried a valid copy of q in between).
+// it reached it, as the trace shows: a sequence NAK captured before q
+// named a PSN at or before q's (the responder expected that PSN, so it
+// had not executed q), the path MTU is shown (a First or Middle), and
+// the requester's IDs count and ran on unbroken from its last packet
+// before that NAK to its first one after the first positive ACK
+// covering q: every request that reached the responder since the NAK is
+// in the trace, none a valid copy of q. (An acknowledgment of the PSN
+// before q's does not show it new: it may answer a duplicate, on a
+// capture that began after q's PSN had been executed.)
 func (e *evidence) newAndAlone(q *trace.Record) bool {
 	var from, ack, to *trace.Record
 	var last *trace.Record // the requester's latest packet so far
-	seenQ, expected := false, false
+	seenQ, pinned := false, false
 	for _, r := range e.recs {
 		switch {
 		case r == q:
 			seenQ = true
-		case !seenQ && r.Dir == trace.ToRequester && r.Packet.PSN == q.Packet.PSN.Add(-1) &&
-			(isCountedAck(r) || r.Packet.Opcode == wire.ReadResponseLast || r.Packet.Opcode == wire.ReadResponseOnly):
-			from, expected = last, true
+		case !seenQ && isSeqNAK(r) && r.Packet.PSN.AtOrBefore(q.Packet.PSN):
+			from, pinned = last, true
 		case seenQ && ack == nil && isPosACK(r) && r.Packet.PSN.AtOrAfter(q.Packet.PSN):
 			ack = r
 		case ack != nil && to == nil && r.Dir == trace.ToResponder:
@@ -826,7 +830,7 @@ func (e *evidence) newAndAlone(q *trace.Record) bool {
 			last = r
 		}
 	}
-	return expected && from != nil && to != nil && e.showsMTU() && e.noGap(trace.ToResponder, from, to)
+	return pinned && from != nil && to != nil && e.showsMTU() && e.noGap(trace.ToResponder, from, to)
 }
 
 // pastRead: one of the READ response packets moved (a Middle or a
@@ -1040,16 +1044,13 @@ var recallKnown = map[recallKey]int{
 	// READ's range is a response PSN at fault, so the ACK after it is not
 	// judged against that READ's answer under C9-101.)
 
-	// Decided off complete captures by the requester's IDs (see the
-	// catalogue). Missed: the requester's IDs had not yet shown that it
-	// counts them (fewer than 8 steps) when the oversized request came,
-	// so the engine's reconstruction of the responder's expected PSN
-	// does not prove the request new (it may repeat one executed
-	// unseen), and the instance stays open; the IDs after it show the
-	// count, which the reconstruction does not weigh afterwards.
-	{"§9.7.5.1.5 a request beyond the MTU acknowledged", "at the requester, IDs counting", "miss"}: 1,
-	{"§9.7.5.1.5 a request beyond the MTU acknowledged", "at the responder, IDs counting", "miss"}: 1,
-	{"§9.7.5.1.5 a request beyond the MTU acknowledged", "in the middle, IDs counting", "miss"}:    3,
+	// Decided off complete captures by the requester's IDs since a
+	// sequence NAK (see the catalogue), all found but one: the path MTU
+	// shown only after the first ACK covering the request (by a First
+	// later), the request is judged at a later covering ACK, after which
+	// the requester sent nothing: the proof that nothing was missed waits
+	// for its next packet, and the instance stays open.
+	{"§9.7.5.1.5 a request beyond the MTU acknowledged", "in the middle, IDs counting", "miss"}: 1,
 
 	// §9.7.7.2: all decided traces found. With IPv6 or fixed IDs, the
 	// out-of-sequence requests before the first NAK count as prompts for
