@@ -755,11 +755,17 @@ func (e *evidence) datedBehindACK(a *trace.Record) bool {
 // acknowledging them.)
 func (e *evidence) countsPast(a *trace.Record) bool {
 	for _, r := range e.recs {
-		if d := (a.Packet.AETH.MSN - r.Packet.AETH.MSN) & 0xFFFFFF; isPosACK(r) && r.Packet.PSN.After(a.Packet.PSN) && d > 0 && d < 1<<23 {
+		if isPosACK(r) && r.Packet.PSN.After(a.Packet.PSN) && msnAfter(a.Packet.AETH.MSN, r.Packet.AETH.MSN) {
 			return true
 		}
 	}
 	return false
+}
+
+// msnAfter reports whether MSN a is after MSN b (24-bit serial order).
+func msnAfter(a, b uint32) bool {
+	d := (a - b) & 0xFFFFFF
+	return d != 0 && d < 1<<23
 }
 
 // ackSentAfter: the trace holds a positive ACK naming a PSN behind ACK
@@ -768,8 +774,7 @@ func (e *evidence) countsPast(a *trace.Record) bool {
 // behind a.
 func (e *evidence) ackSentAfter(a *trace.Record) bool {
 	for _, r := range e.recs {
-		d := (r.Packet.AETH.MSN - a.Packet.AETH.MSN) & 0xFFFFFF
-		if isPosACK(r) && r.Packet.PSN.Before(a.Packet.PSN) && (d > 0 && d < 1<<23 || e.dates(trace.ToRequester) && e.seq[r] > e.seq[a]) {
+		if isPosACK(r) && r.Packet.PSN.Before(a.Packet.PSN) && (msnAfter(r.Packet.AETH.MSN, a.Packet.AETH.MSN) || e.dates(trace.ToRequester) && e.seq[r] > e.seq[a]) {
 			return true
 		}
 	}
