@@ -223,3 +223,23 @@ func TestSkipOnACapture(t *testing.T) {
 		}
 	}
 }
+
+// TestLastOnTheNextREAD: a READ answer skips to a Middle at its READ's
+// last PSN, and its Last lands on the PSN of the next READ, whose range
+// begins there. No earlier READ's range can end at that PSN (the
+// previous READ's range, fixed by the path MTU its First shows, ends just
+// before it): the Last starts no answer and fails, with no IDs to tell
+// what was missed; the Middle alone is left open (a Last sent as a
+// Middle is C9-98's fault).
+func TestLastOnTheNextREAD(t *testing.T) {
+	var tr ht.Trace
+	tr.Read(18, 3*1024) // 18..20 at MTU 1024
+	tr.Read(21, 8)
+	tr.ReadResp(wire.ReadResponseFirst, 18, 1, 1024)
+	tr.ReadResp(wire.ReadResponseMiddle, 20, 1, 1024) // skips 19
+	tr.ReadResp(wire.ReadResponseLast, 21, 1, 1024)   // past the range, on the next READ
+	tallies, findings := ht.AuditAll(&tr, ht.Capture())
+	if tl := tallies[ID]; tl == nil || tl.Violations != 1 || len(findings) == 0 || findings[0].Frame != 5 {
+		t.Fatalf("%+v %v: want one violation, at the Last (frame 5)", tl, findings)
+	}
+}

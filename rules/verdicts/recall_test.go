@@ -174,12 +174,11 @@ var recallCatalogue = []injection{
 		// the skipped PSN: decided when the responder's IDs show none
 		// missed between the stream's packet before the skip and the
 		// packet after it. Also decided, whatever was missed, where a
-		// moved packet was captured at or past the READ's last PSN (a
-		// Middle there, a Last just past it) and a READ request whose
-		// range ends there was captured: the First or Middle before the
-		// skip shows the path MTU, which fixes that range, and no
-		// answer has a Middle at its READ's last PSN or a Middle or
-		// Last just past it (another range begins there). When the
+		// moved packet was captured just past the READ's last PSN (the
+		// Last) and a READ request whose range ends there was captured:
+		// the First or Middle before the skip shows the path MTU, which
+		// fixes that range, and no answer has a Middle or Last just
+		// past its READ's range (another range begins there). When the
 		// stream answers a duplicate READ, C9-107 (a duplicate READ is
 		// answered afresh from its PSN) says the same.
 		key: "C9-96 READ response skips a PSN", clause: "C9-96", alts: []string{"C9-107"},
@@ -839,16 +838,18 @@ func (e *evidence) newAndAlone(q *trace.Record) bool {
 }
 
 // pastRead: one of the READ response packets moved (a Middle or a
-// Last) was captured at or past last, the last PSN of its READ's range,
-// and so was a READ request whose range ends there; the path MTU,
-// which fixes that range, is shown by the First or Middle before the
-// skip. No stream has a Middle at a READ's last PSN or a Last past it
-// (another READ's range, past it, begins there), whatever the capture
-// missed.
+// Last) was captured past last, the last PSN of its READ's range, and so
+// was a READ request whose range ends there; the path MTU, which fixes
+// that range, is shown by the First or Middle before the skip. No
+// stream has a Middle or Last just past a READ's range (another READ's
+// range begins there), whatever the capture missed. (A Middle at the
+// last PSN itself, the Last after it missed, is no numbering fault if
+// the capture also missed packets before it: a Last sent as a Middle,
+// C9-98's.)
 func (e *evidence) pastRead(moved []*trace.Record, last wire.PSN, mtu int) bool {
 	past := false
 	for _, r := range moved {
-		past = past || slices.Contains(e.recs, r) && r.Packet.PSN.AtOrAfter(last)
+		past = past || slices.Contains(e.recs, r) && r.Packet.PSN.After(last)
 	}
 	if !past {
 		return false
@@ -1043,9 +1044,8 @@ var recallKnown = map[recallKey]int{
 	// All found: a Middle or Last off its stream's next PSN (also one
 	// landing on the PSN of a READ the capture shows: a Middle or Last
 	// starts no answer), the responder's IDs unbroken since the stream's
-	// packet before it, fails; so does, whatever was missed, a Middle at
-	// the last PSN of its READ's known range or a Middle or Last just
-	// past it. (Complete: a READ response at a PSN in no
+	// packet before it, fails; so does, whatever was missed, a Middle or
+	// Last just past its READ's known range. (Complete: a READ response at a PSN in no
 	// READ's range is a response PSN at fault, so the ACK after it is not
 	// judged against that READ's answer under C9-101.)
 
