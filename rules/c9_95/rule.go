@@ -40,7 +40,10 @@ func init() {
 //
 // An ACK behind an earlier one is judged where it was sent after it: the
 // responder's IPv4 IDs count up, or an ACK with a lower MSN named a PSN
-// past it (the count an ACK carries never goes back). Otherwise it may
+// past it (the count an ACK carries never goes back); and where its MSN
+// is no lower than the earlier one's though a message ends between their
+// PSNs (its count is too high for its PSN, whenever it was sent).
+// Otherwise (the packets of one message acknowledged one by one) it may
 // have been sent first and delayed by the network or the capture, and
 // the instance is open.
 //
@@ -67,6 +70,9 @@ type monitor struct {
 	msnTop             uint32
 	topPSN, belowPSN   wire.PSN
 	haveTop, haveBelow bool
+	// latestMSN is the MSN of the latest positive ACK delivered in place
+	// (the one that set Conn.LastAckPSN).
+	latestMSN uint32
 	// dups holds the PSNs of duplicate SENDs and WRITEs (behind the
 	// responder's expected PSN, or at or before an ACKed PSN) not yet
 	// answered.
@@ -112,6 +118,7 @@ func (m *monitor) noteMSN(c *harness.Conn, r *trace.Record) {
 	}
 	p := r.Packet
 	msn := p.AETH.MSN & 0xFFFFFF
+	m.latestMSN = msn
 	switch {
 	case !m.haveTop:
 		m.msnTop, m.topPSN, m.haveTop = msn, p.PSN, true
@@ -143,6 +150,25 @@ func (m *monitor) ackPast(r *trace.Record) (wire.PSN, bool) {
 		last, have = m.belowPSN, m.haveBelow
 	}
 	return last, have && last.After(p.PSN)
+}
+
+// maxEndScan bounds how many PSNs endsBetween looks through.
+const maxEndScan = 64
+
+// endsBetween reports whether the trace showed a request that ends a
+// message (a SEND or RDMA WRITE Only or Last, an ATOMIC) with a PSN after
+// a, up to b.
+func endsBetween(c *harness.Conn, a, b wire.PSN) bool {
+	for i := 1; i <= min(b.Diff(a), maxEndScan); i++ {
+		op, _, _, ok := c.Req(a.Add(i))
+		if !ok {
+			continue
+		}
+		if cl := opc.Class(op); cl == wire.ClassAtomic || (cl == wire.ClassSend || cl == wire.ClassWrite) && opc.EndsMessage(op) {
+			return true
+		}
+	}
+	return false
 }
 
 // datedByID reports whether response r's IPv4 Identification dates it
@@ -343,14 +369,19 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			c.Indeterminate(ID, fmt.Sprintf("ACK PSN %d goes back behind the earlier ACK PSN %d to answer the duplicate request with that PSN: how a duplicate is answered is judged under C9-105", p.PSN, last))
 			return
 		}
-		if dated {
+		if dated || !msnAfter(m.latestMSN, p.AETH.MSN&0xFFFFFF) && endsBetween(c, p.PSN, last) {
+			// Dated after the ACK it goes behind; or, whenever it was
+			// sent, it carries a count no lower than that ACK's though a
+			// message ends between their PSNs: an ACK's count is that of
+			// the messages up to the request it names.
 			wentBack(c, r, last)
 			return
 		}
 		// No IPv4 Identification dates the two ACKs (yet) and their
-		// MSNs do not either: this one may have been sent first (the
-		// count had not moved between them) and delayed by the network
-		// or the capture.
+		// MSNs do not either: this one may have been sent first (no
+		// message ended between them, as in a multi-packet message
+		// acknowledged packet by packet) and delayed by the network or
+		// the capture.
 		behind = fmt.Sprintf("frame %d: ACK PSN %d goes back behind the earlier ACK PSN %d, and neither an IPv4 Identification nor a lower MSN on an ACK past it shows it was sent after: a violation unless it was sent first and delayed by the network or the capture", r.Frame, p.PSN, last)
 	}
 	if rd := c.ReadCovering(p.PSN); rd != nil && p.PSN != rd.LastMin {

@@ -12,13 +12,14 @@ import (
 
 func TestMonitor(t *testing.T) {
 	fresh := ht.Fresh(100) // an active run on a QP whose responder expects PSN 100
-	// behind: two SENDs acknowledged, then an ACK back at the first with
-	// the latest MSN.
+	// behind: a SEND's First and Middle acknowledged one by one, then an
+	// ACK back at the First with the latest MSN (no message ended
+	// between them: it may have been sent first).
 	behind := func(tr *ht.Trace) {
-		tr.Req(wire.SendOnly, 10, true)
-		tr.Req(wire.SendOnly, 11, true)
-		tr.Ack(11, 2)
-		tr.Ack(10, 2)
+		tr.Req(wire.SendFirst, 10, true)
+		tr.Req(wire.SendMiddle, 11, true)
+		tr.Ack(11, 1)
+		tr.Ack(10, 1)
 	}
 	cases := []struct {
 		name     string
@@ -99,7 +100,7 @@ func TestMonitor(t *testing.T) {
 			tr.Ack(14, 61)
 			tr.Req(wire.SendOnly, 12, true)
 		}, reports.Indeterminate},
-		{"ACK PSN going backwards, the responder's IDs counting (as its later packets show)", ht.Capture(), func(tr *ht.Trace) {
+		{"ACK PSN going backwards within a message, the responder's IDs counting (as its later packets show)", ht.Capture(), func(tr *ht.Trace) {
 			behind(tr)
 			for p := range wire.PSN(9) {
 				tr.Req(wire.SendOnly, 12+p, true)
@@ -107,13 +108,19 @@ func TestMonitor(t *testing.T) {
 			}
 			tr.IPIDs(100, 500)
 		}, reports.Fail},
-		{"ACK PSN going backwards, the same MSN, the responder's IDs changing but too few to show it counts: open", ht.Capture(), func(tr *ht.Trace) {
+		{"ACK PSN going backwards within a message, the same MSN, the responder's IDs changing but too few to show it counts: open", ht.Capture(), func(tr *ht.Trace) {
 			behind(tr)
 			tr.IPIDs(100, 500)
 		}, reports.Indeterminate},
-		{"ACK PSN going backwards, the same MSN, no IDs: it may have been sent first and delayed, open", ht.Capture(), func(tr *ht.Trace) {
+		{"ACK PSN going backwards within a message, the same MSN, no IDs: it may have been sent first and delayed, open", ht.Capture(), func(tr *ht.Trace) {
 			behind(tr)
 		}, reports.Indeterminate},
+		{"ACK PSN going backwards, the same MSN, no IDs, a message ending between them: its count is too high for its PSN", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Ack(11, 2)
+			tr.Ack(10, 2)
+		}, reports.Fail},
 		{"ACK PSN going backwards, no IDs, its MSN above the earlier ACK's: sent after it", ht.Capture(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, true)
 			tr.Req(wire.SendOnly, 11, true)

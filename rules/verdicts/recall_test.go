@@ -102,10 +102,14 @@ var recallCatalogue = []injection{
 		// past the new PSN was captured before it; and, whatever the
 		// IDs, when the trace holds an ACK past its PSN with a lower MSN
 		// (anywhere: the count an ACK carries never goes back, so that
-		// one was sent first). An ACK past it with the same MSN dates
-		// nothing: the responder may have acknowledged the older
-		// request after completing the newer one, before acknowledging
-		// that, and the network or the capture delayed it.
+		// one was sent first); and when it holds an ACK past its PSN
+		// with an MSN no higher and a request ending a message between
+		// the two PSNs (an ACK's MSN counts the messages up to the
+		// request it names: the injected one's is too high for its PSN,
+		// whenever it was sent). An ACK past it with the same MSN and no
+		// message ending between dates nothing: the packets of one
+		// message may be acknowledged one by one, and the network or
+		// the capture may delay the older ACK.
 		key: "C9-95 behind an earlier ACK", clause: "C9-95", alts: []string{"C9-105"},
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			d := 1 + rng.IntN(3)
@@ -117,7 +121,7 @@ var recallCatalogue = []injection{
 				return nil
 			}
 			a.Packet.PSN = s.prevACK(s.index(a)).Packet.PSN.Add(-d)
-			return &injected{at: a, decides: func(e *evidence) bool { return e.datedBehindACK(a) || e.countsPast(a) }}
+			return &injected{at: a, decides: func(e *evidence) bool { return e.datedBehindACK(a) || e.countsPast(a) || e.countsTooHigh(a) }}
 		},
 	},
 	{
@@ -761,6 +765,29 @@ func (e *evidence) countsPast(a *trace.Record) bool {
 	return false
 }
 
+// countsTooHigh: the trace holds a positive ACK naming a PSN past ACK
+// a's with an MSN no higher than a's, and a request that ends a message
+// (a SEND or WRITE Only or Last, an ATOMIC) between their PSNs. An
+// ACK's MSN counts the messages up to the request it names (the newest
+// one completed when it was built), so that ACK's count exceeds the
+// count up to a's PSN, and a's, no lower, is too high for its PSN,
+// however the two were ordered, copied or delayed.
+func (e *evidence) countsTooHigh(a *trace.Record) bool {
+	for _, b := range e.recs {
+		if !isPosACK(b) || !b.Packet.PSN.After(a.Packet.PSN) || msnAfter(b.Packet.AETH.MSN, a.Packet.AETH.MSN) {
+			continue
+		}
+		for _, r := range e.recs {
+			op := r.Packet.Opcode
+			ends := isAtomic(op) || op == wire.SendOnly || op == wire.SendLast || op == wire.WriteOnly || op == wire.WriteLast
+			if r.Dir == trace.ToResponder && ends && r.Packet.PSN.After(a.Packet.PSN) && r.Packet.PSN.AtOrBefore(b.Packet.PSN) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // msnAfter reports whether MSN a is after MSN b (24-bit serial order).
 func msnAfter(a, b uint32) bool {
 	d := (a - b) & 0xFFFFFF
@@ -1017,9 +1044,7 @@ var recallKnown = map[recallKey]int{
 	{"C9-95 ahead of every request", "in the middle, IDs counting", "false pass"}:    2,
 	{"C9-95 ahead of every request", "in the middle, IDs fixed", "false pass"}:       1,
 
-	// All decided traces found. Undecided ones are left open where
-	// neither the responder's IDs (counting) nor a lower MSN on an ACK
-	// past the injected one date it. False passes: the earlier ACK the
+	// All decided traces found. False passes: the earlier ACK the
 	// injected one goes behind is not dated before it (no ID, or an ID
 	// gap), and nothing else shows the order.
 	{"C9-95 behind an earlier ACK", "at the requester, IDs IPv6", "false pass"}:     1,
