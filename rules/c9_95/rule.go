@@ -9,6 +9,7 @@ import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -37,16 +38,41 @@ func init() {
 // end within that reordering; otherwise only requests the capture missed
 // explain it, and the instance is open (the clause cannot pass).
 //
+// An ACK behind an earlier one is judged where it was sent after it: the
+// responder's IPv4 IDs count up, or an ACK with a lower MSN named a PSN
+// past it (the count an ACK carries never goes back); and where its MSN
+// is no lower than the earlier one's though a message ends between their
+// PSNs (its count is too high for its PSN, whenever it was sent).
+// Otherwise (the packets of one message acknowledged one by one) it may
+// have been sent first and delayed by the network or the capture, and
+// the instance is open.
+//
 // One root cause, one clause: an ACK that goes back to the PSN of a
 // duplicate request received since answers that duplicate, and how a
 // duplicate SEND or WRITE is answered (with the newest completed PSN) is
-// C9-105's rule; such an ACK is left undecided here. So is, before any
-// ACK, one that names the PSN just past every request seen: on a fresh QP
-// whose first expected PSN is that one, the requests were duplicates and
-// the ACK acknowledges nothing (an active run knows the QP's start and
-// decides; a capture does not show it).
+// C9-105's rule; such an ACK is left undecided here. On a capture, where
+// it was sent after the ACK it goes behind, either that ACK named
+// requests not completed (C9-95; the request was new) or the duplicate
+// was answered behind the newest completed PSN (C9-105): one finding
+// names both. Also left undecided, before any ACK, is one that names the
+// PSN just past every request seen: on a fresh QP whose first expected
+// PSN is that one, the requests were duplicates and the ACK acknowledges
+// nothing (an active run knows the QP's start and decides; a capture
+// does not show it).
 type monitor struct {
 	acked bool // a positive ACK was seen
+	// The MSNs of the positive ACKs delivered in place (not late):
+	// msnTop is the highest, topPSN the newest PSN an ACK carrying it
+	// named, belowPSN the newest PSN an ACK carrying a lower one named
+	// (haveBelow). An ACK carries the count of messages completed when it
+	// was sent, which never goes back (C9-148): an ACK whose MSN is above
+	// another's was sent after it, whatever the capture's order.
+	msnTop             uint32
+	topPSN, belowPSN   wire.PSN
+	haveTop, haveBelow bool
+	// latestMSN is the MSN of the latest positive ACK delivered in place
+	// (the one that set Conn.LastAckPSN).
+	latestMSN uint32
 	// dups holds the PSNs of duplicate SENDs and WRITEs (behind the
 	// responder's expected PSN, or at or before an ACKed PSN) not yet
 	// answered.
@@ -76,6 +102,91 @@ func (m *monitor) answersDup(p wire.PSN) bool {
 		}
 	}
 	return false
+}
+
+// msnAfter reports whether MSN a is after MSN b (24-bit serial order).
+func msnAfter(a, b uint32) bool {
+	d := (a - b) & 0xFFFFFF
+	return d != 0 && d < 1<<23
+}
+
+// noteMSN records positive ACK r, delivered in place, in msnTop,
+// topPSN and belowPSN.
+func (m *monitor) noteMSN(c *harness.Conn, r *trace.Record) {
+	if c.IsLate(r) {
+		return
+	}
+	p := r.Packet
+	msn := p.AETH.MSN & 0xFFFFFF
+	m.latestMSN = msn
+	switch {
+	case !m.haveTop:
+		m.msnTop, m.topPSN, m.haveTop = msn, p.PSN, true
+	case msnAfter(msn, m.msnTop):
+		if !m.haveBelow || m.topPSN.After(m.belowPSN) {
+			m.belowPSN, m.haveBelow = m.topPSN, true
+		}
+		m.msnTop, m.topPSN = msn, p.PSN
+	case msn == m.msnTop && p.PSN.After(m.topPSN):
+		m.topPSN = p.PSN
+	}
+}
+
+// ackPast returns the newest PSN that a positive ACK with an MSN lower
+// than r's named, when it is past r's: that ACK was sent before r.
+func (m *monitor) ackPast(r *trace.Record) (wire.PSN, bool) {
+	p := r.Packet
+	msn := p.AETH.MSN & 0xFFFFFF
+	var last wire.PSN
+	have := false
+	switch {
+	case !m.haveTop:
+	case msnAfter(msn, m.msnTop):
+		last, have = m.topPSN, true
+		if m.haveBelow && m.belowPSN.After(last) {
+			last = m.belowPSN
+		}
+	case msn == m.msnTop:
+		last, have = m.belowPSN, m.haveBelow
+	}
+	return last, have && last.After(p.PSN)
+}
+
+// maxEndScan bounds how many PSNs endsBetween looks through.
+const maxEndScan = 64
+
+// endsBetween reports whether the trace showed a request that ends a
+// message (a SEND or RDMA WRITE Only or Last, an ATOMIC) with a PSN after
+// a, up to b.
+func endsBetween(c *harness.Conn, a, b wire.PSN) bool {
+	for i := 1; i <= min(b.Diff(a), maxEndScan); i++ {
+		op, _, _, ok := c.Req(a.Add(i))
+		if !ok {
+			continue
+		}
+		if cl := opc.Class(op); cl == wire.ClassAtomic || (cl == wire.ClassSend || cl == wire.ClassWrite) && opc.EndsMessage(op) {
+			return true
+		}
+	}
+	return false
+}
+
+// datedByID reports whether response r's IPv4 Identification dates it
+// against the responses delivered before it: its sender is seen to count
+// them up, so r, delivered after them and not found late
+// (harness.Conn.IsLate, which Violation leaves open), was sent after
+// them.
+func datedByID(c *harness.Conn, r *trace.Record) bool {
+	return r.HasIPID && c.CountsIPIDUp(r.Dir)
+}
+
+// wentBack reports positive ACK r, sent after an ACK naming PSN last
+// (past its own), as a violation.
+func wentBack(c *harness.Conn, r *trace.Record, last wire.PSN) {
+	p := r.Packet.PSN
+	c.Violation(ID, r, fmt.Sprintf("ACK PSN %d goes back behind the earlier ACK PSN %d", p, last),
+		[]string{fmt.Sprintf("an ACK PSN at or after %d (an ACK covers everything before its PSN)", last)},
+		fmt.Sprintf("ACK PSN %d", p))
 }
 
 // Opcodes implements harness.OpcodeFilter: the monitor judges Acknowledges and
@@ -183,6 +294,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if p.Opcode != wire.Acknowledge || !p.AETH.IsACK() {
 		return
 	}
+	defer m.noteMSN(c, r)
 	if !c.HaveReq {
 		c.Indeterminate(ID, "ACKs seen before any request: the capture began mid-connection")
 		return
@@ -229,15 +341,49 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		c.Indeterminate(ID, "ACK for a PSN before the first request the capture shows")
 		return
 	}
-	if c.HaveAck && p.PSN.Before(c.LastAckPSN) {
+	// behind says why an ACK behind the latest one may be late: then
+	// only what makes it illegal whenever it was sent is judged.
+	behind := ""
+	// last: the PSN of an earlier ACK this one goes behind, the newest
+	// one dated before it by MSN, else the latest one.
+	last, byMSN := m.ackPast(r)
+	byOrder := c.Settings.Active || c.Settings.Complete || datedByID(c, r)
+	behindLatest := c.HaveAck && p.PSN.Before(c.LastAckPSN)
+	if behindLatest && (byOrder || !byMSN) {
+		last = c.LastAckPSN
+	}
+	if behindLatest || byMSN {
+		dated := byMSN || byOrder
 		if m.answersDup(p.PSN) {
-			c.Indeterminate(ID, fmt.Sprintf("ACK PSN %d goes back behind the earlier ACK PSN %d to answer the duplicate request with that PSN: how a duplicate is answered is judged under C9-105", p.PSN, c.LastAckPSN))
+			if dated && !c.Settings.Active && !c.Settings.Complete {
+				// Sent after the earlier ACK: either that ACK named
+				// requests the responder had not completed (then the
+				// request here was new, and the earlier ACK is at
+				// fault), or the request was a duplicate, answered with
+				// a PSN behind the newest completed one (C9-105).
+				c.ViolationEither(r, fmt.Sprintf("ACK PSN %d answers the request with that PSN, received after an ACK named PSN %d, and was sent after that ACK", p.PSN, last),
+					[]string{fmt.Sprintf("an ACK PSN at or after %d", last)}, fmt.Sprintf("ACK PSN %d", p.PSN),
+					reports.Alternative{ID: ID, If: fmt.Sprintf("the ACK naming PSN %d named requests the responder had not completed (the request here was new)", last)},
+					reports.Alternative{ID: "C9-105", If: fmt.Sprintf("the request was a duplicate, whose answer carries the newest completed PSN, at least %d", last)})
+				return
+			}
+			c.Indeterminate(ID, fmt.Sprintf("ACK PSN %d goes back behind the earlier ACK PSN %d to answer the duplicate request with that PSN: how a duplicate is answered is judged under C9-105", p.PSN, last))
 			return
 		}
-		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d goes back behind the earlier ACK PSN %d", p.PSN, c.LastAckPSN),
-			[]string{fmt.Sprintf("an ACK PSN at or after %d (an ACK covers everything before its PSN)", c.LastAckPSN)},
-			fmt.Sprintf("ACK PSN %d", p.PSN))
-		return
+		if dated || !msnAfter(m.latestMSN, p.AETH.MSN&0xFFFFFF) && endsBetween(c, p.PSN, last) {
+			// Dated after the ACK it goes behind; or, whenever it was
+			// sent, it carries a count no lower than that ACK's though a
+			// message ends between their PSNs: an ACK's count is that of
+			// the messages up to the request it names.
+			wentBack(c, r, last)
+			return
+		}
+		// No IPv4 Identification dates the two ACKs (yet) and their
+		// MSNs do not either: this one may have been sent first (no
+		// message ended between them, as in a multi-packet message
+		// acknowledged packet by packet) and delayed by the network or
+		// the capture.
+		behind = fmt.Sprintf("frame %d: ACK PSN %d goes back behind the earlier ACK PSN %d, and neither an IPv4 Identification nor a lower MSN on an ACK past it shows it was sent after: a violation unless it was sent first and delayed by the network or the capture", r.Frame, p.PSN, last)
 	}
 	if rd := c.ReadCovering(p.PSN); rd != nil && p.PSN != rd.LastMin {
 		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d lies inside the PSN range %d..%d reserved by the RDMA READ of frame %d, whose responses are not complete", p.PSN, rd.First, rd.LastMin, rd.Frame),
@@ -245,15 +391,36 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			fmt.Sprintf("ACK PSN %d", p.PSN))
 		return
 	}
-	if s := c.ReadSpanAt(p.PSN); s != nil && s.Closed && p.PSN.After(s.First) && p.PSN.Before(s.LastMin) {
+	if s := c.ReadSpanAt(p.PSN); s != nil && s.Known() && p.PSN.After(s.First) && p.PSN.Before(s.LastMin) {
 		if _, _, _, ok := c.Req(p.PSN); !ok {
-			// The READ's answer showed its range: no request and no
-			// completion has a PSN inside it.
+			// The READ's answer, or the path MTU shown since the READ,
+			// showed its range: no request and no completion has a PSN
+			// inside it.
 			c.Violation(ID, r, fmt.Sprintf("ACK PSN %d lies inside the PSN range %d..%d of the RDMA READ of frame %d, which no request or completion has", p.PSN, s.First, s.LastMin, s.Frame),
 				[]string{"the PSN of a SEND or RDMA WRITE request, or the newest completed request's PSN"},
 				fmt.Sprintf("ACK PSN %d", p.PSN))
 			return
 		}
+	}
+	if behind != "" {
+		if !r.HasIPID || !c.IDsVary(r.Dir) {
+			c.Unresolved(ID, behind)
+			return
+		}
+		// The responder's IDs change but have not yet shown it counts
+		// them up: the packets after it may.
+		c.Await(func(c *harness.Conn, next *trace.Record) bool {
+			switch {
+			case datedByID(c, r):
+				wentBack(c, r, last)
+			case next == nil:
+				c.Unresolved(ID, behind)
+			default:
+				return false
+			}
+			return true
+		})
+		return
 	}
 	if _, _, _, ok := c.Req(p.PSN); !ok && c.ReadCovering(p.PSN) == nil {
 		if !c.Complete() {

@@ -12,6 +12,15 @@ import (
 
 func TestMonitor(t *testing.T) {
 	fresh := ht.Fresh(100) // an active run on a QP whose responder expects PSN 100
+	// behind: a SEND's First and Middle acknowledged one by one, then an
+	// ACK back at the First with the latest MSN (no message ended
+	// between them: it may have been sent first).
+	behind := func(tr *ht.Trace) {
+		tr.Req(wire.SendFirst, 10, true)
+		tr.Req(wire.SendMiddle, 11, true)
+		tr.Ack(11, 1)
+		tr.Ack(10, 1)
+	}
 	cases := []struct {
 		name     string
 		settings harness.Settings
@@ -91,7 +100,22 @@ func TestMonitor(t *testing.T) {
 			tr.Ack(14, 61)
 			tr.Req(wire.SendOnly, 12, true)
 		}, reports.Indeterminate},
-		{"ACK PSN going backwards", ht.Capture(), func(tr *ht.Trace) {
+		{"ACK PSN going backwards within a message, the responder's IDs counting (as its later packets show)", ht.Capture(), func(tr *ht.Trace) {
+			behind(tr)
+			for p := range wire.PSN(9) {
+				tr.Req(wire.SendOnly, 12+p, true)
+				tr.Ack(12+p, 3+uint32(p))
+			}
+			tr.IPIDs(100, 500)
+		}, reports.Fail},
+		{"ACK PSN going backwards within a message, the same MSN, the responder's IDs changing but too few to show it counts: open", ht.Capture(), func(tr *ht.Trace) {
+			behind(tr)
+			tr.IPIDs(100, 500)
+		}, reports.Indeterminate},
+		{"ACK PSN going backwards within a message, the same MSN, no IDs: it may have been sent first and delayed, open", ht.Capture(), func(tr *ht.Trace) {
+			behind(tr)
+		}, reports.Indeterminate},
+		{"ACK PSN going backwards, the same MSN, no IDs, a message ending between them: its count is too high for its PSN", ht.Capture(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, true)
 			tr.Req(wire.SendOnly, 11, true)
 			tr.Ack(11, 2)
@@ -124,6 +148,23 @@ func TestMonitor(t *testing.T) {
 			tr.Ack(11, 10)
 			tr.Ack(10, 10)
 			tr.IPIDs(100, 500)
+		}, reports.Fail},
+		{"ACK PSN going backwards, no IDs, its MSN above the earlier ACK's: sent after it", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Ack(11, 2)
+			tr.Req(wire.SendOnly, 12, false)
+			tr.Ack(10, 3)
+		}, reports.Fail},
+		{"ACK PSN going backwards, no IDs, the latest ACK's MSN but above an older ACK's past it", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Ack(11, 2)
+			tr.Req(wire.SendFirst, 12, true)
+			tr.Ack(12, 2) // mid-message: the count stays
+			tr.Req(wire.SendLast, 13, true)
+			tr.Ack(13, 3)
+			tr.Ack(10, 3) // behind 13 at its MSN (maybe late), behind 11 and 12 above theirs
 		}, reports.Fail},
 		{"ACK inside an outstanding READ's range", harness.Settings{MTU: 256, AckTimeout: -1, RetryCnt: -1, RNRRetry: -1}, func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, false)
@@ -177,8 +218,9 @@ func TestMonitor(t *testing.T) {
 // an ACK inside the PSNs a READ reserves even at the largest MTU fails at
 // once; one that may lie past the READ's end is held until the READ's
 // answer shows its last PSN (inside: a violation; past it: no request the
-// capture shows, undecided); and one inside the range of a READ
-// answered before it fails too.
+// capture shows, undecided); one inside the range of a READ whose last
+// PSN the path MTU, shown since, fixes fails; and one inside the range
+// of a READ answered before it fails too.
 func TestInsideAREADOnACapture(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -203,6 +245,13 @@ func TestInsideAREADOnACapture(t *testing.T) {
 			tr.Read(10, 2048)
 			tr.Ack(12, 1)
 		}, reports.Indeterminate},
+		{"the MTU shown after the READ, before the ACK", func(tr *ht.Trace) {
+			tr.Read(10, 3072) // 10..12 at MTU 1024, 10 alone at 4096
+			f := tr.Req(wire.SendFirst, 13, false)
+			f.Packet.Payload, f.PayloadLen = make([]byte, 1024), 1024 // a full First: MTU 1024
+			tr.Req(wire.SendLast, 14, true)
+			tr.Ack(11, 1)
+		}, reports.Fail},
 		{"inside a READ answered before", func(tr *ht.Trace) {
 			tr.Read(10, 2048)
 			tr.ReadStream(10, 2048, 512, 1)
@@ -214,6 +263,49 @@ func TestInsideAREADOnACapture(t *testing.T) {
 		tallies, findings := ht.AuditAll(&tr, ht.Capture())
 		if got := tallies[ID].Verdict(); got != tc.want {
 			t.Errorf("%s: %s (%+v, %v), want %s", tc.name, got, tallies[ID], findings, tc.want)
+		}
+	}
+}
+
+// TestAnswerBehindAnAckAhead: an ACK names a PSN past every request, and
+// an ACK sent after it (a higher MSN) goes back behind it to answer a
+// request the capture shows since. Either the first named requests the
+// responder had not completed (C9-95), or the request was a duplicate,
+// answered behind the newest completed PSN (C9-105): one finding names
+// both. So it does where the latest ACK had moved back already (undated:
+// the same MSN), the later one behind the ACK ahead only.
+func TestAnswerBehindAnAckAhead(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		build func(tr *ht.Trace)
+	}{
+		{"behind the latest ACK", func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Ack(14, 2) // past every request
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Ack(11, 3)
+		}},
+		{"behind the ACK ahead only", func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Ack(14, 2) // past every request
+			tr.Req(wire.SendFirst, 11, true)
+			tr.Req(wire.SendLast, 12, true)
+			tr.Ack(11, 2) // the same MSN: maybe sent first, open
+			tr.Ack(12, 3)
+		}},
+	} {
+		var tr ht.Trace
+		tc.build(&tr)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		for _, id := range []string{ID, "C9-105"} {
+			if got := tallies[id].Verdict(); got != reports.Fail {
+				t.Errorf("%s: %s %s (%+v), want fail", tc.name, id, got, findings)
+			}
+		}
+		if len(findings) == 0 || len(findings[0].Alternatives) != 2 {
+			t.Errorf("%s: want one finding naming C9-95 and C9-105, got %+v", tc.name, findings)
 		}
 	}
 }

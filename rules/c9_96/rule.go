@@ -198,10 +198,16 @@ func (m *monitor) start(c *harness.Conn, r *trace.Record, s *answers.Stream, mtu
 }
 
 // unseenBefore reports whether the capture shows no request occupying
-// PSN p-1 (neither one with that PSN nor a READ whose range holds it).
+// PSN p-1 (neither one with that PSN nor a READ whose range holds it:
+// one whose answer is owed, or whose range the path MTU or its answer
+// has fixed).
 func unseenBefore(c *harness.Conn, p wire.PSN) bool {
-	_, _, _, ok := c.Req(p.Add(-1))
-	return !ok && c.ReadCovering(p.Add(-1)) == nil
+	b := p.Add(-1)
+	if _, _, _, ok := c.Req(b); ok || c.ReadCovering(b) != nil {
+		return false
+	}
+	s := c.ReadSpanAt(b)
+	return s == nil || !s.Known() || !s.Holds(b)
 }
 
 // cont judges a packet continuing a stream.
@@ -235,9 +241,22 @@ func (m *monitor) cont(c *harness.Conn, r *trace.Record, s *answers.Stream) {
 // missed the responder's packets in between (the rest of s and the start
 // of another answer). The responder's IPv4 Identifications running on
 // unbroken since s's latest packet rule that out.
+//
+// Where the range of s's READ is known (and holds s's first packet, also
+// one picked up in the middle: the ranges of READs do not overlap), a
+// Middle or Last just past it fails whatever was missed: no answer has
+// them there (another READ's range, past this one, begins at the PSN
+// after it, and a Middle or Last starts no answer). (A Middle at the
+// range's last PSN is no numbering fault if the capture missed the
+// packets before it: a Last sent as a Middle is C9-98's.)
 func (m *monitor) skipUnlessMissed(c *harness.Conn, r *trace.Record, s *answers.Stream) {
 	p := r.Packet
 	q := s.Req
+	if s.EndKnown && s.Start.InRange(q.PSN, s.End) && p.PSN == s.End.Next() {
+		m.flag(c, r, s, fmt.Sprintf("READ response PSN %d (%s) follows PSN %d of the answer to the READ at PSN %d (frame %d), whose range ends at PSN %d %s: no answer carries a Middle or Last just past a READ's range, whatever the capture missed", p.PSN, p.Opcode, s.Next.Add(-1), q.PSN, q.Rec.Frame, s.End, s.Basis()),
+			fmt.Sprintf("the next response packet of the READ at PSN %d with PSN %d, its Last at PSN %d", q.PSN, s.Next, s.End))
+		return
+	}
 	c.ViolationUnlessMissedAny(ID, r,
 		fmt.Sprintf("READ response PSN %d (%s) follows PSN %d of the answer to the READ at PSN %d (frame %d) and starts no answer of its own: the answer skipped to it from PSN %d", p.PSN, p.Opcode, s.Next.Add(-1), q.PSN, q.Rec.Frame, s.Next),
 		[]string{fmt.Sprintf("the next response packet of the READ at PSN %d with PSN %d", q.PSN, s.Next)}, p.String(),

@@ -169,36 +169,42 @@ func TestLostLastAndLostRequest(t *testing.T) {
 }
 
 // TestSkipOnACapture: off a complete capture, a READ answer's Last that
-// skips a PSN fails once the responder's IPv4 Identifications show that
-// nothing it sent between the Middle and the Last escaped the capture,
-// also where the Last lands on the PSN of the next READ (a Last starts no
-// answer); with a gap in the responder's IDs there it stays open.
+// skips a PSN inside its READ's range fails once the responder's IPv4
+// Identifications show that nothing it sent between the Middle and the
+// Last escaped the capture; with a gap in the responder's IDs there it
+// stays open. One that lands just past the range (on the next request's
+// PSN, a READ's too: a Last starts no answer) fails whatever was missed:
+// no READ's range ends there but this one's.
 func TestSkipOnACapture(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		onRead bool // the next request is a READ at the skipped-to PSN
-		gap    bool // the responder's IDs skip one before the Last
-		want   string
+		name    string
+		packets int  // the READ's response packets (at MTU 1024), from PSN 18
+		onRead  bool // the next request is a READ
+		gap     bool // the responder's IDs skip one before the Last
+		want    string
 	}{
-		{"IDs unbroken", false, false, "violation"},
-		{"IDs unbroken, onto the next READ's PSN", true, false, "violation"},
-		{"a responder packet missed", false, true, "open"},
+		{"IDs unbroken", 4, false, false, "violation"},
+		{"a responder packet missed", 4, false, true, "open"},
+		{"IDs unbroken, just past the range", 3, false, false, "violation"},
+		{"IDs unbroken, just past the range onto the next READ's PSN", 3, true, false, "violation"},
+		{"a responder packet missed, just past the range", 3, false, true, "violation"},
 	} {
 		var tr ht.Trace
 		for i := range 8 { // enough ACKs for the responder's IDs to count
 			tr.Req(wire.SendOnly, wire.PSN(10+i), true)
 			tr.Ack(wire.PSN(10+i), uint32(i+1))
 		}
-		tr.Read(18, 3*1024)
+		next := wire.PSN(18 + tc.packets)
+		tr.Read(18, uint32(tc.packets*1024))
 		if tc.onRead {
-			tr.Read(21, 8)
+			tr.Read(next, 8)
 		} else {
-			tr.Req(wire.SendOnly, 21, true)
+			tr.Req(wire.SendOnly, next, true)
 		}
 		tr.ReadResp(wire.ReadResponseFirst, 18, 9, 1024)
 		tr.ReadResp(wire.ReadResponseMiddle, 19, 9, 1024)
 		last := tr.ReadResp(wire.ReadResponseLast, 21, 9, 1024) // skips 20
-		tr.Req(wire.SendOnly, 22, true)
+		tr.Req(wire.SendOnly, next.Next(), true)
 		tr.IPIDs(100, 5000)
 		if tc.gap {
 			last.IPID++
@@ -215,5 +221,25 @@ func TestSkipOnACapture(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s: got %s (%+v, %v), want %s", tc.name, got, tl, findings, tc.want)
 		}
+	}
+}
+
+// TestLastOnTheNextREAD: a READ answer skips to a Middle at its READ's
+// last PSN, and its Last lands on the PSN of the next READ, whose range
+// begins there. No earlier READ's range can end at that PSN (the
+// previous READ's range, fixed by the path MTU its First shows, ends just
+// before it): the Last starts no answer and fails, with no IDs to tell
+// what was missed; the Middle alone is left open (a Last sent as a
+// Middle is C9-98's fault).
+func TestLastOnTheNextREAD(t *testing.T) {
+	var tr ht.Trace
+	tr.Read(18, 3*1024) // 18..20 at MTU 1024
+	tr.Read(21, 8)
+	tr.ReadResp(wire.ReadResponseFirst, 18, 1, 1024)
+	tr.ReadResp(wire.ReadResponseMiddle, 20, 1, 1024) // skips 19
+	tr.ReadResp(wire.ReadResponseLast, 21, 1, 1024)   // past the range, on the next READ
+	tallies, findings := ht.AuditAll(&tr, ht.Capture())
+	if tl := tallies[ID]; tl == nil || tl.Violations != 1 || len(findings) == 0 || findings[0].Frame != 5 {
+		t.Fatalf("%+v %v: want one violation, at the Last (frame 5)", tl, findings)
 	}
 }

@@ -34,8 +34,15 @@ func init() {
 // can be invalidated is not on the wire: a SEND with Invalidate that
 // failed is judged by the active scenarios only.
 //
+// An Only or Last seen while the path MTU is not known, longer than the
+// smallest one, is held too: the MTU a full First or Middle shows later,
+// by the time an answer covers it, decides it.
+//
 // Such a request, new to the responder (at its expected PSN, as the
-// connection's reconstruction proves), must draw a NAK invalid request:
+// connection's reconstruction proves; or, the first copy of its PSN, at
+// or after the PSN a sequence NAK named, the requester's IPv4
+// Identifications then deciding from the NAK on), must draw a NAK
+// invalid request:
 //   - a positive ACK whose PSN covers it is a violation: the responder
 //     took it as executed. Only a valid copy of the request that the
 //     capture missed (sent before the ACK) could explain the ACK, so on a
@@ -57,15 +64,25 @@ type monitor struct {
 	// reserved is how many of the connection's reserved-opcode
 	// requests (Conn.ReservedOps) the monitor took in.
 	reserved int
+	// The latest sequence NAK: the responder expected pinPSN then, and
+	// had executed no request from it on (pinSeq: Conn.Seq at the NAK).
+	pinPSN wire.PSN
+	pinSeq uint64
+	pinned bool
 }
 
 // pending is a request the responder cannot execute, not yet answered.
+// A SEND or WRITE Only or Last longer than the smallest path MTU, seen
+// while the MTU was not known, is held with why "" and rec set: the MTU
+// shown by then (a full First or Middle later in the trace) decides it
+// when its answer comes.
 type pending struct {
 	psn   wire.PSN
 	why   string
-	seq   uint64 // Conn.Seq when it was seen
-	inSeq bool   // at the expected PSN the trace proves
-	later bool   // a request with a later PSN was seen after it
+	rec   *trace.Record // the request, where why waits for the path MTU
+	seq   uint64        // Conn.Seq when it was seen
+	inSeq bool          // at the expected PSN the trace proves
+	later bool          // a request with a later PSN was seen after it
 }
 
 // maxOpen bounds the requests the monitor holds per connection.
@@ -94,14 +111,17 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	switch {
 	case p.AETH.IsNAK(wire.NAKInvalidRequest):
-		for range m.open {
-			c.Checked(ID)
+		for _, e := range m.open {
+			if beyond, _ := resolved(c, e); beyond {
+				c.Checked(ID)
+			}
 		}
 		m.open = m.open[:0]
 	case p.AETH.IsACK():
 		m.acked(c, r)
 	case p.AETH.IsNAK(wire.NAKPSNSequence):
 		m.stillExpected(c, r)
+		m.pinPSN, m.pinSeq, m.pinned = p.PSN, c.Seq(), true
 	default:
 		// An RNR NAK or another NAK naming the request: refused, for a
 		// reason this rule does not weigh.
@@ -120,7 +140,8 @@ func (m *monitor) request(c *harness.Conn, r *trace.Record) {
 			e.later = true
 		}
 	}
-	if why == "" {
+	maybe := why == "" && mayBeBeyond(c, r)
+	if why == "" && !maybe {
 		m.forget(func(e *pending) bool { return e.psn == p.PSN })
 		return
 	}
@@ -131,7 +152,47 @@ func (m *monitor) request(c *harness.Conn, r *trace.Record) {
 	// On a complete trace the first request carries the expected PSN (the
 	// reconstruction pins it there once it has taken the request in).
 	inSeq := cls == harness.ReqInSeq || !c.HaveReq && c.Complete()
-	m.hold(&pending{psn: p.PSN, why: why, seq: c.Seq(), inSeq: inSeq})
+	e := &pending{psn: p.PSN, why: why, seq: c.Seq(), inSeq: inSeq}
+	if _, _, _, seen := c.Req(p.PSN); !inSeq && !seen && m.pinned && p.PSN.AtOrAfter(m.pinPSN) && p.PSN.Diff(m.pinPSN) < covers {
+		// A sequence NAK showed the responder expecting a PSN at or
+		// before this one: it had not executed this PSN then, and the
+		// trace shows no other copy of it. If no request reached the
+		// responder since that the trace does not show (the requester's
+		// IDs decide, from the NAK on), this copy is the one an ACK
+		// covering the PSN took as executed.
+		e.inSeq, e.seq = true, m.pinSeq
+	}
+	if maybe {
+		e.rec = r
+	}
+	m.hold(e)
+}
+
+// mayBeBeyond reports whether r, a SEND or RDMA WRITE Only or Last seen
+// while the path MTU is not known, carries more than the smallest path
+// MTU: a full First or Middle packet later in the trace may show it
+// longer than the path MTU.
+func mayBeBeyond(c *harness.Conn, r *trace.Record) bool {
+	cl, pos := opc.Class(r.Packet.Opcode), opc.Position(r.Packet.Opcode)
+	return c.MTU() == 0 && !r.Truncated && (cl == wire.ClassSend || cl == wire.ClassWrite) &&
+		(pos == wire.PosOnly || pos == wire.PosLast) && r.PayloadLen > minMTU
+}
+
+// minMTU is the smallest path MTU.
+const minMTU = 256
+
+// resolved reports whether e is a request the responder cannot execute,
+// deciding one held while the path MTU was not known by the MTU shown
+// since; known is false while the MTU is still not known (then e waits
+// for a later answer that covers it too).
+func resolved(c *harness.Conn, e *pending) (beyond, known bool) {
+	if e.why == "" && e.rec != nil {
+		if c.MTU() == 0 {
+			return false, false
+		}
+		e.why = c.BeyondMTU(e.rec)
+	}
+	return e.why != "", true
 }
 
 // takeReserved holds the reserved-opcode requests noted on the
@@ -185,6 +246,9 @@ func (m *monitor) acked(c *harness.Conn, r *trace.Record) {
 		if !a.AtOrAfter(e.psn) || a.Diff(e.psn) >= covers {
 			return false
 		}
+		if beyond, known := resolved(c, e); !beyond {
+			return known
+		}
 		switch {
 		case c.ResponsePSNFault() != "":
 			c.Unresolved(ID, "a positive ACK covers a request the responder cannot execute, but the responder's ACK PSNs are already at fault ("+c.ResponsePSNFault()+"): what it covers is not known")
@@ -214,6 +278,9 @@ func (m *monitor) stillExpected(c *harness.Conn, r *trace.Record) {
 	m.forget(func(e *pending) bool {
 		if e.psn != n || !e.later || !e.inSeq {
 			return false
+		}
+		if beyond, known := resolved(c, e); !beyond {
+			return known
 		}
 		if !c.Complete() {
 			c.Unresolved(ID, "a sequence NAK names the PSN of a request the responder cannot execute: the responder dropped it without an answer, unless it was lost before reaching the responder (a capture taken at the responder, --complete, decides)")

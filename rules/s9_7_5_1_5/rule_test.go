@@ -31,6 +31,21 @@ func TestMonitor(t *testing.T) {
 		b.Send(10, true)
 		b.Ack(10, 1)
 	}
+	// shownLater: a SEND Only of 1100 bytes at PSN 11 (acknowledged at
+	// once when ackFirst), then a SEND whose full First shows the path
+	// MTU mtu, acknowledged.
+	shownLater := func(mtu int, ackFirst bool) func(b *rtest.Builder) {
+		return func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.SendOnly, 11, true, 1100)
+			if ackFirst {
+				b.Ack(11, 2)
+			}
+			b.Req(wire.SendFirst, 12, false, mtu)
+			b.Req(wire.SendLast, 13, true, 8)
+			b.Ack(13, 3)
+		}
+	}
 	cases := []struct {
 		name     string
 		settings harness.Settings
@@ -85,6 +100,11 @@ func TestMonitor(t *testing.T) {
 			b.Req(wire.SendOnly, 12, true, 1100)
 			b.Ack(12, 2)
 		}, violation, "the path MTU its full First and Middle packets show, 1024"},
+		{"the MTU shown by a First after the request, before the ACK covering it", complete, shownLater(1024, false),
+			violation, "the path MTU its full First and Middle packets show, 1024"},
+		{"acknowledged before the MTU is shown, covered again after", complete, shownLater(1024, true),
+			violation, "the positive ACK with PSN 13 covers it"},
+		{"the MTU shown after the request larger than it", complete, shownLater(2048, false), nothingJudged, ""},
 		{"the first request of a complete trace, acknowledged", func() harness.Settings {
 			s := rtest.Capture(1024)
 			s.Complete = true
@@ -231,5 +251,39 @@ func TestReferenceInvalidate(t *testing.T) {
 		if len(got) != 1 || !strings.Contains(s, tc.want) || got[0].Packet.PSN != 20 {
 			t.Errorf("defect %q: the device sent %q, want one packet with %q at PSN 20", tc.defect, s, tc.want)
 		}
+	}
+}
+
+// TestMonitorByIDsAfterANAK: a sequence NAK showed the responder
+// expecting a PSN before the request's: it had not executed the
+// request's PSN then. The requester's IDs unbroken from the NAK to past
+// the ACK covering the request show no valid copy reached it unseen: a
+// violation; a packet missed in between, or a valid copy in the trace
+// before the request, leave it open.
+func TestMonitorByIDsAfterANAK(t *testing.T) {
+	build := func(skip, validFirst bool) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		for p := range wire.PSN(10) {
+			b.Send(p, false)
+		}
+		b.Send(10, true)
+		b.NAK(11, wire.NAKPSNSequence, 11) // the responder expects 11
+		b.Send(11, true)
+		if validFirst {
+			b.Req(wire.SendOnly, 12, true, 16)
+		}
+		b.Req(wire.SendOnly, 12, true, 1028)
+		if skip {
+			b.Recs[len(b.Recs)-1].IPID++ // the capture missed a packet before it
+		}
+		b.Ack(12, 13)
+		b.Send(13, true)
+		return b.Recs
+	}
+	s := rtest.Capture(1024)
+	rtest.WantViolation(t, build(false, false), s, ID, "as if it had been executed", "ran on unbroken")
+	rtest.WantIndeterminate(t, build(true, false), s, ID)
+	if tl := rtest.Tally(rtest.Audit(build(false, true), s, ID), ID); tl.Violations != 0 {
+		t.Errorf("a valid copy before the request: %+v, want no violation", tl)
 	}
 }
