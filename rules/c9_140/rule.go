@@ -147,9 +147,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 // metamorphic tests: capture loss), unless the responder's IPv4
 // Identifications show the capture missed none of its packets since the
 // record with sequence number since: the PSN's previous transmission,
-// which any earlier NAK had already asked for. A sequence NAK recorded just after the
-// retransmission that may have passed the capture point first would have
-// asked for it too.
+// which any earlier NAK had already asked for. A sequence NAK recorded
+// just after the retransmission that may have passed the capture point
+// first would have asked for it too.
 func (m *monitor) unlessMissed(c *harness.Conn, r *trace.Record, since uint64, msg string, expected []string, seen string) {
 	p := r.Packet.PSN
 	c.ViolationUnlessMissed(ID, trace.ToRequester, since, r, msg, expected, seen,
