@@ -108,6 +108,17 @@ func TestMonitor(t *testing.T) {
 			}
 			tr.IPIDs(100, 500)
 		}, reports.Fail},
+		{"ACK PSN going backwards within a message, the responder's IDs shown to count before it", ht.Capture(), func(tr *ht.Trace) {
+			for p := range wire.PSN(10) {
+				tr.Req(wire.SendOnly, p, true)
+				tr.Ack(p, uint32(p)+1)
+			}
+			tr.Req(wire.SendFirst, 10, true)
+			tr.Req(wire.SendMiddle, 11, true)
+			tr.Ack(11, 10)
+			tr.Ack(10, 10)
+			tr.IPIDs(100, 500)
+		}, reports.Fail},
 		{"ACK PSN going backwards within a message, the same MSN, the responder's IDs changing but too few to show it counts: open", ht.Capture(), func(tr *ht.Trace) {
 			behind(tr)
 			tr.IPIDs(100, 500)
