@@ -97,7 +97,9 @@ type Conn struct {
 	// Responses.
 	HaveResp   bool
 	LastAckPSN wire.PSN // PSN of the newest positive Acknowledge
+	LastAckMSN uint32   // its MSN
 	HaveAck    bool
+	ackCounts  ackCounts // the counts the positive ACKs carried (AckDatedPast)
 	LastMSN    uint32
 	HaveMSN    bool
 	LastNAK    *trace.Record // most recent NAK (any code)
@@ -465,7 +467,8 @@ func (c *Conn) absorb(r *trace.Record) {
 	switch opc.Class(op) {
 	case wire.ClassAck:
 		if p.AETH.IsACK() {
-			c.LastAckPSN, c.HaveAck = p.PSN, true
+			c.LastAckPSN, c.LastAckMSN, c.HaveAck = p.PSN, p.AETH.MSN&0xFFFFFF, true
+			c.ackCounts.note(p)
 			if c.nOwed > 0 {
 				c.answered(p.PSN, false, true)
 			}

@@ -511,3 +511,65 @@ func samePacket(a, b *wire.Packet) bool {
 	return a.BTH == b.BTH && a.AETH == b.AETH && a.RETH == b.RETH && a.Atomic == b.Atomic &&
 		a.AtomicAck == b.AtomicAck && a.Imm == b.Imm && a.IETH == b.IETH && a.FETH == b.FETH && bytes.Equal(a.Payload, b.Payload)
 }
+
+// ackCounts keeps what the positive ACKs absorbed in place (not late)
+// show of their order by their MSNs: top is the highest MSN, topPSN the
+// newest PSN an ACK carrying it named, belowPSN the newest PSN an ACK
+// carrying a lower one named (haveBelow). An ACK carries the count of
+// messages completed when it was sent, which never goes back (C9-148):
+// an ACK whose MSN is above another's was sent after it, whatever the
+// capture's order.
+type ackCounts struct {
+	top                uint32
+	topPSN, belowPSN   wire.PSN
+	haveTop, haveBelow bool
+}
+
+// note takes in positive ACK p.
+func (a *ackCounts) note(p *wire.Packet) {
+	msn := p.AETH.MSN & 0xFFFFFF
+	switch {
+	case !a.haveTop:
+		a.top, a.topPSN, a.haveTop = msn, p.PSN, true
+	case MSNAfter(msn, a.top):
+		if !a.haveBelow || a.topPSN.After(a.belowPSN) {
+			a.belowPSN, a.haveBelow = a.topPSN, true
+		}
+		a.top, a.topPSN = msn, p.PSN
+	case msn == a.top && p.PSN.After(a.topPSN):
+		a.topPSN = p.PSN
+	}
+}
+
+// AckDatedPast returns the newest PSN that a positive ACK absorbed before
+// positive ACK r, with an MSN lower than r's, named, when it is past r's:
+// that ACK was sent before r, which goes back behind it.
+func (c *Conn) AckDatedPast(r *trace.Record) (wire.PSN, bool) {
+	a := &c.ackCounts
+	p := r.Packet
+	msn := p.AETH.MSN & 0xFFFFFF
+	var last wire.PSN
+	have := false
+	switch {
+	case !a.haveTop:
+	case MSNAfter(msn, a.top):
+		last, have = a.topPSN, true
+		if a.haveBelow && a.belowPSN.After(last) {
+			last = a.belowPSN
+		}
+	case msn == a.top:
+		last, have = a.belowPSN, a.haveBelow
+	}
+	return last, have && last.After(p.PSN)
+}
+
+// MSNAfter reports whether MSN a is after MSN b (24-bit serial order).
+func MSNAfter(a, b uint32) bool {
+	d := (a - b) & 0xFFFFFF
+	return d != 0 && d < 1<<23
+}
+
+// EndsMessageIn reports whether the trace showed a request that ends a
+// message other than a READ (a SEND or RDMA WRITE Only or Last, an
+// ATOMIC) with a PSN after a, up to b.
+func (c *Conn) EndsMessageIn(a, b wire.PSN) bool { return c.endsIn(a.Next(), b, 1) > 0 }

@@ -61,18 +61,6 @@ func init() {
 // does not show it).
 type monitor struct {
 	acked bool // a positive ACK was seen
-	// The MSNs of the positive ACKs delivered in place (not late):
-	// msnTop is the highest, topPSN the newest PSN an ACK carrying it
-	// named, belowPSN the newest PSN an ACK carrying a lower one named
-	// (haveBelow). An ACK carries the count of messages completed when it
-	// was sent, which never goes back (C9-148): an ACK whose MSN is above
-	// another's was sent after it, whatever the capture's order.
-	msnTop             uint32
-	topPSN, belowPSN   wire.PSN
-	haveTop, haveBelow bool
-	// latestMSN is the MSN of the latest positive ACK delivered in place
-	// (the one that set Conn.LastAckPSN).
-	latestMSN uint32
 	// dups holds the PSNs of duplicate SENDs and WRITEs (behind the
 	// responder's expected PSN, or at or before an ACKed PSN) not yet
 	// answered.
@@ -98,73 +86,6 @@ func (m *monitor) answersDup(p wire.PSN) bool {
 	for i, d := range m.dups {
 		if d == p {
 			m.dups = append(m.dups[:i], m.dups[i+1:]...)
-			return true
-		}
-	}
-	return false
-}
-
-// msnAfter reports whether MSN a is after MSN b (24-bit serial order).
-func msnAfter(a, b uint32) bool {
-	d := (a - b) & 0xFFFFFF
-	return d != 0 && d < 1<<23
-}
-
-// noteMSN records positive ACK r, delivered in place, in msnTop,
-// topPSN and belowPSN.
-func (m *monitor) noteMSN(c *harness.Conn, r *trace.Record) {
-	if c.IsLate(r) {
-		return
-	}
-	p := r.Packet
-	msn := p.AETH.MSN & 0xFFFFFF
-	m.latestMSN = msn
-	switch {
-	case !m.haveTop:
-		m.msnTop, m.topPSN, m.haveTop = msn, p.PSN, true
-	case msnAfter(msn, m.msnTop):
-		if !m.haveBelow || m.topPSN.After(m.belowPSN) {
-			m.belowPSN, m.haveBelow = m.topPSN, true
-		}
-		m.msnTop, m.topPSN = msn, p.PSN
-	case msn == m.msnTop && p.PSN.After(m.topPSN):
-		m.topPSN = p.PSN
-	}
-}
-
-// ackPast returns the newest PSN that a positive ACK with an MSN lower
-// than r's named, when it is past r's: that ACK was sent before r.
-func (m *monitor) ackPast(r *trace.Record) (wire.PSN, bool) {
-	p := r.Packet
-	msn := p.AETH.MSN & 0xFFFFFF
-	var last wire.PSN
-	have := false
-	switch {
-	case !m.haveTop:
-	case msnAfter(msn, m.msnTop):
-		last, have = m.topPSN, true
-		if m.haveBelow && m.belowPSN.After(last) {
-			last = m.belowPSN
-		}
-	case msn == m.msnTop:
-		last, have = m.belowPSN, m.haveBelow
-	}
-	return last, have && last.After(p.PSN)
-}
-
-// maxEndScan bounds how many PSNs endsBetween looks through.
-const maxEndScan = 64
-
-// endsBetween reports whether the trace showed a request that ends a
-// message (a SEND or RDMA WRITE Only or Last, an ATOMIC) with a PSN after
-// a, up to b.
-func endsBetween(c *harness.Conn, a, b wire.PSN) bool {
-	for i := 1; i <= min(b.Diff(a), maxEndScan); i++ {
-		op, _, _, ok := c.Req(a.Add(i))
-		if !ok {
-			continue
-		}
-		if cl := opc.Class(op); cl == wire.ClassAtomic || (cl == wire.ClassSend || cl == wire.ClassWrite) && opc.EndsMessage(op) {
 			return true
 		}
 	}
@@ -294,7 +215,6 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if p.Opcode != wire.Acknowledge || !p.AETH.IsACK() {
 		return
 	}
-	defer m.noteMSN(c, r)
 	if !c.HaveReq {
 		c.Indeterminate(ID, "ACKs seen before any request: the capture began mid-connection")
 		return
@@ -346,7 +266,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	behind := ""
 	// last: the PSN of an earlier ACK this one goes behind, the newest
 	// one dated before it by MSN, else the latest one.
-	last, byMSN := m.ackPast(r)
+	last, byMSN := c.AckDatedPast(r)
 	byOrder := c.Settings.Active || c.Settings.Complete || datedByID(c, r)
 	behindLatest := c.HaveAck && p.PSN.Before(c.LastAckPSN)
 	if behindLatest && (byOrder || !byMSN) {
@@ -370,7 +290,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			c.Indeterminate(ID, fmt.Sprintf("ACK PSN %d goes back behind the earlier ACK PSN %d to answer the duplicate request with that PSN: how a duplicate is answered is judged under C9-105", p.PSN, last))
 			return
 		}
-		if dated || !msnAfter(m.latestMSN, p.AETH.MSN&0xFFFFFF) && endsBetween(c, p.PSN, last) {
+		if dated || !harness.MSNAfter(c.LastAckMSN, p.AETH.MSN&0xFFFFFF) && c.EndsMessageIn(p.PSN, last) {
 			// Dated after the ACK it goes behind; or, whenever it was
 			// sent, it carries a count no lower than that ACK's though a
 			// message ends between their PSNs: an ACK's count is that of

@@ -1305,7 +1305,7 @@ func (e *evidence) contradicts(x *trace.Record) bool {
 // acknowledging them.)
 func (e *evidence) countsPast(a *trace.Record) bool {
 	for _, r := range e.recs {
-		if isPosACK(r) && r.Packet.PSN.After(a.Packet.PSN) && msnAfter(a.Packet.AETH.MSN, r.Packet.AETH.MSN) {
+		if isPosACK(r) && r.Packet.PSN.After(a.Packet.PSN) && harness.MSNAfter(a.Packet.AETH.MSN, r.Packet.AETH.MSN) {
 			return true
 		}
 	}
@@ -1321,7 +1321,7 @@ func (e *evidence) countsPast(a *trace.Record) bool {
 // however the two were ordered, copied or delayed.
 func (e *evidence) countsTooHigh(a *trace.Record) bool {
 	for _, b := range e.recs {
-		if !isPosACK(b) || !b.Packet.PSN.After(a.Packet.PSN) || msnAfter(b.Packet.AETH.MSN, a.Packet.AETH.MSN) {
+		if !isPosACK(b) || !b.Packet.PSN.After(a.Packet.PSN) || harness.MSNAfter(b.Packet.AETH.MSN, a.Packet.AETH.MSN) {
 			continue
 		}
 		for _, r := range e.recs {
@@ -1335,16 +1335,13 @@ func (e *evidence) countsTooHigh(a *trace.Record) bool {
 	return false
 }
 
-// msnAfter reports whether MSN a is after MSN b (24-bit serial order).
-func msnAfter(a, b uint32) bool { return msnAhead(a, b) > 0 }
-
 // ackSentAfter: the trace holds a positive ACK naming a PSN behind ACK
 // a's and sent after a, as its MSN above a's shows (the count an ACK
 // carries never goes back, C9-148) or the responder's IDs: it goes back
 // behind a.
 func (e *evidence) ackSentAfter(a *trace.Record) bool {
 	for _, r := range e.recs {
-		if isPosACK(r) && r.Packet.PSN.Before(a.Packet.PSN) && (msnAfter(r.Packet.AETH.MSN, a.Packet.AETH.MSN) || e.dates(trace.ToRequester) && e.seq[r] > e.seq[a]) {
+		if isPosACK(r) && r.Packet.PSN.Before(a.Packet.PSN) && (harness.MSNAfter(r.Packet.AETH.MSN, a.Packet.AETH.MSN) || e.dates(trace.ToRequester) && e.seq[r] > e.seq[a]) {
 			return true
 		}
 	}
