@@ -48,7 +48,8 @@ type ReqEvent struct {
 	Rec  *trace.Record
 	Kind Kind
 	// Ambiguous: a repeat that cannot be told from a network duplicate
-	// (IPv6, or a sender whose IPv4 Identification does not change).
+	// (IPv6, or a sender whose IPv4 Identification does not change):
+	// CopyDoubt says so.
 	Ambiguous bool
 	// Orig is what was remembered of the PSN before this packet (nil if
 	// the PSN was never seen or is forgotten).
@@ -129,3 +130,8 @@ type RespEvent struct {
 	// returned just before the response); nil for other responses.
 	OutstandingBefore []*Sent
 }
+
+// CopyDoubt is why a check that an Ambiguous repeat would fail leaves it
+// open (a violation unless the network copied an earlier transmission),
+// to follow what the repeat did.
+const CopyDoubt = "no IPv4 Identification tells it from a copy the network made of an earlier transmission (IPv6, or an ID that does not change): a violation unless it is one"

@@ -101,7 +101,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	gap := r.Time - prev.Time
 	if ev.Ambiguous && (zero || gap < d) {
-		c.Unresolved(ID, "a repeated request came before the transport timer could expire, and no IPv4 Identification tells it from a copy the network made (IPv6, or an ID that does not change): a violation unless it is one")
+		c.Unresolved(ID, "a repeated request came before the transport timer could expire, and "+retries.CopyDoubt)
 		return
 	}
 	early := !retries.Delivered(c) && (zero || gap < retries.TimerFloor(c, d))

@@ -212,7 +212,7 @@ func (m *monitor) timeoutStart(c *harness.Conn, r *trace.Record, ev retries.ReqE
 		return
 	}
 	if ev.Ambiguous {
-		c.Unresolved(ID, "a go-back-N seemed to resume beyond the oldest unacknowledged PSN, and no IPv4 Identification tells its first packet from a copy the network made of an earlier one (IPv6, or an ID that does not change): a violation unless it is one")
+		c.Unresolved(ID, "a go-back-N seemed to resume beyond the oldest unacknowledged PSN with a repeat, and "+retries.CopyDoubt)
 		return
 	}
 	if !c.Complete() {

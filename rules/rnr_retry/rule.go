@@ -96,7 +96,7 @@ func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
 		return
 	}
 	if ev.Ambiguous {
-		c.Unresolved(ID, "a repeat came sooner than the RNR NAK's delay, and no IPv4 Identification tells it from a copy the network made (IPv6, or an ID that does not change): a violation unless it is one")
+		c.Unresolved(ID, "a repeat came sooner than the RNR NAK's delay, and "+retries.CopyDoubt)
 		return
 	}
 	// Could the ACK timer have fired for this PSN before the NAK was
