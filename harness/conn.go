@@ -103,12 +103,18 @@ type Conn struct {
 	LastMSN    uint32
 	HaveMSN    bool
 	LastNAK    *trace.Record // most recent NAK (any code)
-	Packets    int
-	recent     []*trace.Record // the last records, at most recentMax, in recentBuf
-	cur        *trace.Record   // the record being delivered to the monitors
-	recentBuf  []*trace.Record
-	sink       *Sink
-	checkers   []Checker
+	// LastSeqNAK is the most recent sequence NAK (nil: none), and
+	// LastSeqNAKSeq its place among the connection's records (Seq): the
+	// responder expected its PSN then, having executed no request from it
+	// on.
+	LastSeqNAK    *trace.Record
+	LastSeqNAKSeq uint64
+	Packets       int
+	recent        []*trace.Record // the last records, at most recentMax, in recentBuf
+	cur           *trace.Record   // the record being delivered to the monitors
+	recentBuf     []*trace.Record
+	sink          *Sink
+	checkers      []Checker
 	// route lists, for each RC opcode, the indexes in checkers of the
 	// checkers that see its records (OpcodeFilter), in order. Connections
 	// whose checkers ask for the same opcodes share one.
@@ -474,6 +480,9 @@ func (c *Conn) absorb(r *trace.Record) {
 			}
 		} else {
 			c.LastNAK = r
+			if p.AETH.IsNAK(wire.NAKPSNSequence) {
+				c.LastSeqNAK, c.LastSeqNAKSeq = r, c.seq
+			}
 		}
 	case wire.ClassReadResponse:
 		if pos := opc.Position(op); pos == wire.PosFirst || pos == wire.PosMiddle {

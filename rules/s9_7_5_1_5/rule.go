@@ -64,11 +64,6 @@ type monitor struct {
 	// reserved is how many of the connection's reserved-opcode
 	// requests (Conn.ReservedOps) the monitor took in.
 	reserved int
-	// The latest sequence NAK: the responder expected pinPSN then, and
-	// had executed no request from it on (pinSeq: Conn.Seq at the NAK).
-	pinPSN wire.PSN
-	pinSeq uint64
-	pinned bool
 }
 
 // pending is a request the responder cannot execute, not yet answered.
@@ -121,7 +116,6 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		m.acked(c, r)
 	case p.AETH.IsNAK(wire.NAKPSNSequence):
 		m.stillExpected(c, r)
-		m.pinPSN, m.pinSeq, m.pinned = p.PSN, c.Seq(), true
 	default:
 		// An RNR NAK or another NAK naming the request: refused, for a
 		// reason this rule does not weigh.
@@ -153,14 +147,14 @@ func (m *monitor) request(c *harness.Conn, r *trace.Record) {
 	// reconstruction pins it there once it has taken the request in).
 	inSeq := cls == harness.ReqInSeq || !c.HaveReq && c.Complete()
 	e := &pending{psn: p.PSN, why: why, seq: c.Seq(), inSeq: inSeq}
-	if _, _, _, seen := c.Req(p.PSN); !inSeq && !seen && m.pinned && p.PSN.AtOrAfter(m.pinPSN) && p.PSN.Diff(m.pinPSN) < covers {
+	if _, _, _, seen := c.Req(p.PSN); !inSeq && !seen && c.LastSeqNAK != nil && p.PSN.AtOrAfter(c.LastSeqNAK.Packet.PSN) && p.PSN.Diff(c.LastSeqNAK.Packet.PSN) < covers {
 		// A sequence NAK showed the responder expecting a PSN at or
 		// before this one: it had not executed this PSN then, and the
 		// trace shows no other copy of it. If no request reached the
 		// responder since that the trace does not show (the requester's
 		// IDs decide, from the NAK on), this copy is the one an ACK
 		// covering the PSN took as executed.
-		e.inSeq, e.seq = true, m.pinSeq
+		e.inSeq, e.seq = true, c.LastSeqNAKSeq
 	}
 	if maybe {
 		e.rec = r
