@@ -35,8 +35,10 @@ func init() {
 // or an audit told --complete). Elsewhere it is held until a request that
 // may carry its PSN: one recorded within the reordering the capture shows
 // elsewhere (harness.MayBeReordered) explains it, as does the capture's
-// end within that reordering; otherwise only requests the capture missed
-// explain it, and the instance is open (the clause cannot pass).
+// end within that reordering where the ACK's MSN counts messages beyond
+// the requests shown (the responder says it completed them); otherwise
+// only requests nothing in the capture shows explain it, and the
+// instance is open (the clause cannot pass).
 //
 // An ACK behind an earlier one is judged where it was sent after it: the
 // responder's IPv4 IDs count up, or an ACK with a lower MSN named a PSN
@@ -156,11 +158,12 @@ func inRead(ack *trace.Record, first wire.PSN, length uint32) harness.Decide {
 // behind, the ACK is legal only if the capture dropped the request, or
 // began while the requester resent requests executed before it: nothing
 // the capture shows, so the instance stays open.
-func ahead(ack *trace.Record) harness.Decide {
+func ahead(c *harness.Conn, ack *trace.Record) harness.Decide {
 	// reqAfter: a request that does not reach the ACK's PSN was recorded
 	// after it (the capture went on showing the requester).
 	reqAfter := false
 	a := ack.Packet.PSN
+	counts := countsBeyond(c, ack)
 	return func(c *harness.Conn, next *trace.Record) bool {
 		if next != nil {
 			switch {
@@ -189,8 +192,8 @@ func ahead(ack *trace.Record) harness.Decide {
 			// that PSN (a capture need not report its drops): the ACK is
 			// right if it did, wrong if not.
 			c.Unresolved(ID, fmt.Sprintf("ACK PSN %d names no request the capture showed (newest %d), although the capture shows the connection from its start: only requests the capture dropped explain it (--complete decides it)", a, c.NextReq.Add(-1)))
-		case !reqAfter && c.EndsWithinReorder(ack):
-			c.Indeterminate(ID, "an ACK named a PSN beyond every request the capture showed, and the capture shows no request of the connection after it, and nothing of it beyond the reordering it shows elsewhere: requests recorded after the ACK, past the capture's end, explain it")
+		case !reqAfter && counts && c.EndsWithinReorder(ack):
+			c.Indeterminate(ID, "an ACK named a PSN beyond every request the capture showed, its MSN counting messages beyond them, and the capture shows no request of the connection after it, and nothing of it beyond the reordering it shows elsewhere: requests recorded after the ACK, past the capture's end, explain it")
 		default:
 			// A violation unless the capture missed the requests up to that
 			// PSN or began while the requester resent requests executed
@@ -253,7 +256,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 				fmt.Sprintf("ACK PSN %d", p.PSN))
 			return
 		}
-		c.Await(ahead(r))
+		c.Await(ahead(c, r))
 		return
 	}
 	if p.PSN.Before(c.FirstReq) && !(c.HaveAck && p.PSN.Before(c.LastAckPSN)) {
@@ -360,3 +363,31 @@ func (m *monitor) End(*harness.Conn) {}
 func reaches(p *wire.Packet, a wire.PSN) bool {
 	return p.PSN.AtOrAfter(a) || p.Opcode == wire.ReadRequest
 }
+
+// countsBeyond reports whether the MSN of ack, an ACK naming a PSN past
+// every request the trace has shown, counts messages beyond those
+// requests: it is higher than the latest positive ACK's count plus every
+// request the trace shows ending a message (READs included) after that
+// ACK's PSN. The responder then says it completed messages the capture
+// did not show, which is evidence of those requests; otherwise only
+// requests nothing shows explain the ACK (C9-95). Without an earlier
+// ACK, or past a span too long to scan, it cannot tell and says yes.
+func countsBeyond(c *harness.Conn, ack *trace.Record) bool {
+	if !c.HaveAck || !c.LastAckPSN.Before(c.NextReq) {
+		return true
+	}
+	n := c.NextReq.Diff(c.LastAckPSN)
+	if n > maxCountScan {
+		return true
+	}
+	bound := c.LastAckMSN
+	for p := c.LastAckPSN.Next(); p.Before(c.NextReq); p = p.Next() {
+		if op, _, _, ok := c.Req(p); ok && op.EndsMessage() {
+			bound++
+		}
+	}
+	return harness.MSNAfter(ack.Packet.AETH.MSN&0xFFFFFF, bound&0xFFFFFF)
+}
+
+// maxCountScan bounds the PSNs countsBeyond walks.
+const maxCountScan = 4096

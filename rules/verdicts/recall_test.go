@@ -1583,25 +1583,20 @@ var recallKnown = map[recallKey]int{
 	// names C9-95, the injected ACK at fault, and C9-105, the later one
 	// answering a duplicate behind the newest completed PSN). Elsewhere
 	// left open ("a PSN the capture had not yet shown a request for"),
-	// as a capture that began during a resend explains it. "False pass": the
-	// injected ACK is the connection's last packet (or nearly), within
-	// the reordering the capture shows of its end: requests recorded
-	// after it, past the end, explain it (as on a real capture cut
-	// short). (On complete captures the ACK's own PSN is at fault, so
-	// C9-101 does not judge it against an outstanding READ. The NAKs
-	// after it, whose MSN
-	// exceeds the count once the ACK's PSN has the capture miss the
-	// requests up to it, are left open under C9-149, as the ACKs are
-	// under C9-148.)
-	{"C9-95 ahead of every request", "at the requester, IDs IPv6", "false pass"}:     2,
-	{"C9-95 ahead of every request", "at the requester, IDs counting", "false pass"}: 2,
-	{"C9-95 ahead of every request", "at the requester, IDs fixed", "false pass"}:    2,
-	{"C9-95 ahead of every request", "at the responder, IDs IPv6", "false pass"}:     3,
-	{"C9-95 ahead of every request", "at the responder, IDs counting", "false pass"}: 4,
-	{"C9-95 ahead of every request", "at the responder, IDs fixed", "false pass"}:    3,
-	{"C9-95 ahead of every request", "in the middle, IDs IPv6", "false pass"}:        1,
-	{"C9-95 ahead of every request", "in the middle, IDs counting", "false pass"}:    2,
-	{"C9-95 ahead of every request", "in the middle, IDs fixed", "false pass"}:       1,
+	// as a capture that began during a resend explains it; so is one
+	// ending the connection within the reordering the capture shows,
+	// unless its MSN counts messages beyond the requests shown (requests
+	// recorded past the end, as on a real capture cut short). "False
+	// pass": a READ recorded just after the ACK, within that reordering,
+	// may reach its PSN while the path MTU is unknown, though the ACK's
+	// MSN counts no message past the requests shown. (On complete
+	// captures the ACK's own PSN is at fault, so C9-101 does not judge it
+	// against an outstanding READ. The NAKs after it, whose MSN exceeds
+	// the count once the ACK's PSN has the capture miss the requests up
+	// to it, are left open under C9-149, as the ACKs are under C9-148.)
+	{"C9-95 ahead of every request", "at the responder, IDs IPv6", "false pass"}:     1,
+	{"C9-95 ahead of every request", "at the responder, IDs counting", "false pass"}: 1,
+	{"C9-95 ahead of every request", "at the responder, IDs fixed", "false pass"}:    1,
 
 	// All decided traces found. False passes: the earlier ACK the
 	// injected one goes behind is not dated before it (no ID, or an ID
