@@ -485,3 +485,43 @@ func (c *Conn) reconStart(r *trace.Record) {
 // the reconstruction knows it before the record being observed. These
 // read the spans above and change nothing in them (the requester model's
 // additions are elsewhere).
+
+// CompletedByMSN returns a PSN the responder had completed when it sent
+// the positive ACK r, by r's MSN: the MSN counts every message the
+// responder completed, so one that counts d messages more than the
+// latest positive ACK before it (LastAckPSN, LastAckMSN) shows the
+// responder past the first d requests after that ACK's PSN that may end
+// a message. A PSN no request in the trace carried may end one; a READ
+// (or such a PSN) may be counted as soon as it is validated, before its
+// answer completes it, so the PSN returned is the newest request at or
+// before the d-th end that is known to end a message other than a READ
+// (with every PSN between it and the d-th end a READ or unseen: those
+// may still be under way). ok is false when r's MSN counts nothing past
+// that ACK's, r is a late packet, or no such request is shown. An
+// earlier ACK whose count was low (C9-148's fault) only lowers the PSN
+// returned.
+func (c *Conn) CompletedByMSN(r *trace.Record) (wire.PSN, bool) {
+	p := r.Packet
+	if !c.HaveAck || !p.AETH.IsACK() || c.IsLate(r) {
+		return 0, false
+	}
+	d := int((p.AETH.MSN - c.LastAckMSN) & 0xFFFFFF)
+	if d == 0 || d >= 1<<23 {
+		return 0, false
+	}
+	var done wire.PSN
+	have := false
+	q := c.LastAckPSN
+	for i := 0; i < maxEndsScan && d > 0; i++ {
+		q = q.Next()
+		op, _, _, ok := c.Req(q)
+		switch {
+		case !ok || op == wire.ReadRequest:
+			d-- // may end a message, but may be under way
+		case op.EndsMessage():
+			d--
+			done, have = q, true
+		}
+	}
+	return done, have && d == 0
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/receive"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -111,6 +112,25 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 		return k.T.ReadOpen(p.PSN.Next())
 	}
 	switch {
+	case (!ev.Exact || newest()) && !readUnended(c, p.PSN.Next()) && behindCount(c, ev.Rec):
+		// The ACK's own MSN counts a message the responder completed
+		// past its PSN: the PSN is behind the newest completed, or an
+		// MSN is wrong (this one too high, or the earlier ACK's too
+		// low): one finding names both clauses. (Where the expected
+		// PSN is known and the PSN is not the newest completed, the
+		// duplicate's answer is wrong whatever the MSNs say: below.)
+		j.pending = nil
+		done, _ := c.CompletedByMSN(ev.Rec)
+		msg := fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, while its MSN %d counts messages past the ACK of PSN %d (MSN %d) up to PSN %d at least",
+			dupnak.DupList(dups), p.PSN, p.AETH.MSN&0xFFFFFF, c.LastAckPSN, c.LastAckMSN, done)
+		expected := []string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, at least %d", done)}
+		if copies {
+			violation(msg, expected)
+			break
+		}
+		c.ViolationEither(ev.Rec, msg, expected, dupnak.Seen(ev.Rec),
+			reports.Alternative{ID: ID, If: fmt.Sprintf("the MSNs are right: the duplicate was answered with PSN %d, behind PSN %d the responder had completed", p.PSN, done)},
+			reports.Alternative{ID: "C9-148", If: fmt.Sprintf("PSN %d is right: this ACK's MSN counts more messages than the requests up to it end, or the earlier ACK's counted too few", p.PSN)})
 	case ev.Exact && newest():
 		j.pending = nil
 		k.Checked(c)
@@ -170,4 +190,17 @@ func (j *judge) End(*dupnak.Checker, *harness.Conn) {}
 func readUnended(c *harness.Conn, q wire.PSN) bool {
 	s := c.ReadSpanAt(q)
 	return s != nil && s.First == q && !s.Closed
+}
+
+// behindCount reports whether the positive ACK r names a PSN before one
+// its own MSN shows the responder had completed (Conn.CompletedByMSN).
+// A PSN inside a READ's range, short of its last, is no newest completed
+// PSN at all: C9-95 judges such an ACK, not as a duplicate's answer.
+func behindCount(c *harness.Conn, r *trace.Record) bool {
+	p := r.Packet.PSN
+	if s := c.ReadSpanAt(p); s != nil && !(s.Known() && p == s.LastMax) {
+		return false
+	}
+	done, ok := c.CompletedByMSN(r)
+	return ok && p.Before(done)
 }

@@ -163,3 +163,50 @@ func TestAnsweredAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerBehindItsOwnCount: on a capture, the ACK answering a
+// duplicate names a PSN before a request whose message its own MSN
+// counts past the previous ACK's: the responder had completed that
+// request, so the duplicate was answered behind the newest completed PSN
+// (C9-105), unless an MSN is wrong (C9-148): one finding names both. A
+// READ, or a PSN the capture did not show, may be counted as soon as it
+// is validated, before it completes: no violation there.
+func TestAnswerBehindItsOwnCount(t *testing.T) {
+	const e = wire.PSN(300)
+	cases := []struct {
+		name      string
+		last      func(b *dupnak.TraceBuilder) // the request at e+2, or nothing
+		violation bool
+	}{
+		{"a SEND Last counted", func(b *dupnak.TraceBuilder) { b.Req(wire.SendLast, e+2, true) }, true},
+		{"a READ counted (validated, maybe not answered yet)", func(b *dupnak.TraceBuilder) { b.Read(e+2, 8) }, false},
+		{"a PSN the capture did not show counted", func(*dupnak.TraceBuilder) {}, false},
+	}
+	for _, tc := range cases {
+		b := dupnak.NewTraceBuilder(1024)
+		established(b, e) // ACK e-1 with MSN 6
+		b.Req(wire.SendFirst, e, false)
+		b.Req(wire.SendMiddle, e+1, false)
+		tc.last(b)
+		b.Send(e - 3) // a duplicate
+		b.Ack(e+1, 7) // counts the message ending at e+2
+		sink := dupnak.Audit(b.Recs, false, 1024, ID)
+		tl := dupnak.Tally(sink, ID)
+		if (tl.Violations > 0) != tc.violation {
+			t.Errorf("%s: violation %v, want %v (%+v %v)", tc.name, tl.Violations > 0, tc.violation, tl, sink.Findings)
+			continue
+		}
+		if !tc.violation {
+			continue
+		}
+		named := false
+		for _, f := range sink.Findings {
+			for _, a := range f.Alternatives {
+				named = named || a.ID == "C9-148"
+			}
+		}
+		if !named {
+			t.Errorf("%s: the finding does not name C9-148 (an MSN at fault): %v", tc.name, sink.Findings)
+		}
+	}
+}
