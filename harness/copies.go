@@ -514,15 +514,15 @@ func samePacket(a, b *wire.Packet) bool {
 
 // ackCounts keeps what the positive ACKs absorbed in place (not late)
 // show of their order by their MSNs: top is the highest MSN, topPSN the
-// newest PSN an ACK carrying it named, belowPSN the newest PSN an ACK
-// carrying a lower one named (haveBelow). An ACK carries the count of
-// messages completed when it was sent, which never goes back (C9-148):
-// an ACK whose MSN is above another's was sent after it, whatever the
-// capture's order.
+// newest PSN an ACK carrying it named and topOldest the oldest,
+// belowPSN the newest PSN an ACK carrying a lower one named (haveBelow).
+// An ACK carries the count of messages completed when it was sent, which
+// never goes back (C9-148): an ACK whose MSN is above another's was sent
+// after it, whatever the capture's order.
 type ackCounts struct {
-	top                uint32
-	topPSN, belowPSN   wire.PSN
-	haveTop, haveBelow bool
+	top                         uint32
+	topPSN, topOldest, belowPSN wire.PSN
+	haveTop, haveBelow          bool
 }
 
 // note takes in positive ACK p.
@@ -530,14 +530,16 @@ func (a *ackCounts) note(p *wire.Packet) {
 	msn := p.AETH.MSN & 0xFFFFFF
 	switch {
 	case !a.haveTop:
-		a.top, a.topPSN, a.haveTop = msn, p.PSN, true
+		a.top, a.topPSN, a.topOldest, a.haveTop = msn, p.PSN, p.PSN, true
 	case MSNAfter(msn, a.top):
 		if !a.haveBelow || a.topPSN.After(a.belowPSN) {
 			a.belowPSN, a.haveBelow = a.topPSN, true
 		}
-		a.top, a.topPSN = msn, p.PSN
+		a.top, a.topPSN, a.topOldest = msn, p.PSN, p.PSN
 	case msn == a.top && p.PSN.After(a.topPSN):
 		a.topPSN = p.PSN
+	case msn == a.top && p.PSN.Before(a.topOldest):
+		a.topOldest = p.PSN
 	}
 }
 

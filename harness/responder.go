@@ -489,29 +489,31 @@ func (c *Conn) reconStart(r *trace.Record) {
 // CompletedByMSN returns a PSN the responder had completed when it sent
 // the positive ACK r, by r's MSN: the MSN counts every message the
 // responder completed, so one that counts d messages more than the
-// latest positive ACK before it (LastAckPSN, LastAckMSN) shows the
-// responder past the first d requests after that ACK's PSN that may end
-// a message. A PSN no request in the trace carried may end one; a READ
-// (or such a PSN) may be counted as soon as it is validated, before its
+// highest count a positive ACK before it carried (the oldest PSN such an
+// ACK named: its count covers the messages up to there at least) shows
+// the responder past the first d requests after that PSN that may end a
+// message. A PSN no request in the trace carried may end one; a READ (or
+// such a PSN) may be counted as soon as it is validated, before its
 // answer completes it, so the PSN returned is the newest request at or
 // before the d-th end that is known to end a message other than a READ
 // (with every PSN between it and the d-th end a READ or unseen: those
 // may still be under way). ok is false when r's MSN counts nothing past
-// that ACK's, r is a late packet, or no such request is shown. An
-// earlier ACK whose count was low (C9-148's fault) only lowers the PSN
-// returned.
+// that count, r is a late packet, or no such request is shown. An
+// earlier ACK whose count was too high only lowers the PSN returned; one
+// whose count went back is not the baseline (C9-148 judges it).
 func (c *Conn) CompletedByMSN(r *trace.Record) (wire.PSN, bool) {
 	p := r.Packet
-	if !c.HaveAck || !p.AETH.IsACK() || c.IsLate(r) {
+	a := &c.ackCounts
+	if p.Opcode != wire.Acknowledge || !p.AETH.IsACK() || !a.haveTop || c.IsLate(r) {
 		return 0, false
 	}
-	d := int((p.AETH.MSN - c.LastAckMSN) & 0xFFFFFF)
+	d := int((p.AETH.MSN - a.top) & 0xFFFFFF)
 	if d == 0 || d >= 1<<23 {
 		return 0, false
 	}
 	var done wire.PSN
 	have := false
-	q := c.LastAckPSN
+	q := a.topOldest
 	for i := 0; i < maxEndsScan && d > 0; i++ {
 		q = q.Next()
 		op, _, _, ok := c.Req(q)
@@ -524,4 +526,11 @@ func (c *Conn) CompletedByMSN(r *trace.Record) (wire.PSN, bool) {
 		}
 	}
 	return done, have && d == 0
+}
+
+// CountBase returns the highest count a positive ACK carried so far and
+// the oldest PSN such an ACK named, from which CompletedByMSN counts.
+func (c *Conn) CountBase() (psn wire.PSN, msn uint32, ok bool) {
+	a := &c.ackCounts
+	return a.topOldest, a.top, a.haveTop
 }

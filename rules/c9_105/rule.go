@@ -112,17 +112,20 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 		return k.T.ReadOpen(p.PSN.Next())
 	}
 	switch {
-	case (!ev.Exact || newest()) && !readUnended(c, p.PSN.Next()) && behindCount(c, ev.Rec):
+	case !k.T.Complete() && (!ev.Exact || newest()) && !readUnended(c, p.PSN.Next()) && behindCount(c, ev.Rec):
 		// The ACK's own MSN counts a message the responder completed
 		// past its PSN: the PSN is behind the newest completed, or an
 		// MSN is wrong (this one too high, or the earlier ACK's too
 		// low): one finding names both clauses. (Where the expected
 		// PSN is known and the PSN is not the newest completed, the
-		// duplicate's answer is wrong whatever the MSNs say: below.)
+		// duplicate's answer is wrong whatever the MSNs say: below. On
+		// a complete trace the count is known too, and C9-148 judges
+		// the MSN.)
 		j.pending = nil
 		done, _ := c.CompletedByMSN(ev.Rec)
-		msg := fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, while its MSN %d counts messages past the ACK of PSN %d (MSN %d) up to PSN %d at least",
-			dupnak.DupList(dups), p.PSN, p.AETH.MSN&0xFFFFFF, c.LastAckPSN, c.LastAckMSN, done)
+		bp, bm, _ := c.CountBase()
+		msg := fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, while its MSN %d counts messages past an ACK of PSN %d (MSN %d) up to PSN %d at least",
+			dupnak.DupList(dups), p.PSN, p.AETH.MSN&0xFFFFFF, bp, bm, done)
 		expected := []string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, at least %d", done)}
 		if copies {
 			violation(msg, expected)

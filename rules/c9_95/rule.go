@@ -345,6 +345,20 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		})
 		return
 	}
+	if done, ok := c.CompletedByMSN(r); ok && p.PSN.Before(done) && len(m.dups) == 0 && !c.Complete() {
+		// Its own MSN counts the message of a request past its PSN:
+		// the responder had completed that request, and an ACK names
+		// the newest new request it covers; or the MSN is wrong. (An
+		// ACK answering a duplicate is C9-105's. On a complete trace
+		// the expected PSN and the count are known, and each clause's
+		// own judgement tells which field is wrong.)
+		bp, bm, _ := c.CountBase()
+		c.ViolationEither(r, fmt.Sprintf("ACK PSN %d, while its MSN %d counts messages past an ACK of PSN %d (MSN %d) up to PSN %d at least", p.PSN, p.AETH.MSN&0xFFFFFF, bp, bm, done),
+			[]string{fmt.Sprintf("an ACK PSN of at least %d, the newest request its MSN counts as completed", done)}, fmt.Sprintf("ACK PSN %d", p.PSN),
+			reports.Alternative{ID: ID, If: fmt.Sprintf("the MSNs are right: the ACK names PSN %d, behind PSN %d the responder had completed", p.PSN, done)},
+			reports.Alternative{ID: "C9-148", If: fmt.Sprintf("PSN %d is right: this ACK's MSN counts more messages than the requests up to it end, or the earlier ACK's counted too few", p.PSN)})
+		return
+	}
 	if _, _, _, ok := c.Req(p.PSN); !ok && c.ReadCovering(p.PSN) == nil {
 		if !c.Complete() {
 			c.Indeterminate(ID, "ACK PSN names a request the capture did not show")

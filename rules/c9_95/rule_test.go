@@ -106,6 +106,28 @@ func TestMonitor(t *testing.T) {
 			tr.Ack(14, 61)
 			tr.Req(wire.SendOnly, 12, true)
 		}, reports.Indeterminate},
+		{"ACK whose MSN counts the message a later request ends: the responder completed it, so its PSN is behind (or its MSN wrong)", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Req(wire.SendFirst, 11, false)
+			tr.Req(wire.SendLast, 12, true)
+			tr.Ack(11, 2)
+		}, reports.Fail},
+		{"the same, the later request a READ: counted when validated, perhaps before it completes", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Read(12, 8)
+			tr.Ack(11, 3)
+		}, reports.Pass},
+		{"the same, the later PSN not in the capture: it may be a READ", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Ack(11, 3)
+			tr.Req(wire.SendOnly, 13, true)
+			tr.Ack(13, 4)
+		}, reports.Pass},
 		{"ACK PSN going backwards within a message, the responder's IDs counting (as its later packets show)", ht.Capture(), func(tr *ht.Trace) {
 			behind(tr)
 			for p := range wire.PSN(9) {

@@ -1529,21 +1529,18 @@ var recallKnown = map[recallKey]int{
 	// (C9-95, which leaves to C9-105 only the PSNs of duplicate SENDs and
 	// WRITEs); also, by the answer's own MSN, one naming a PSN before a
 	// request the MSN shows completed (one finding naming C9-148 too, in
-	// case an MSN is the fault). False pass: the requester resent the
-	// whole message after a timeout, and only the answer's MSN shows its
-	// first transmission executed: the resends are not taken for
-	// duplicates, so no duplicate waits for an answer.
-	{"C9-105 duplicate answered behind", "at the requester, IDs counting", "false pass"}: 1,
+	// case an MSN is the fault).
 
 	// Decided off complete captures by the IDs, or by the MSN itself
 	// (contradicts), all found (also an ACK below an answer to a duplicate
 	// the responder's IDs date before it: a replayed answer's MSN is no
-	// more than the current one) but two traces. At the responder: the
+	// more than the current one; and a wrong ACK whose count a later ACK
+	// shows too low: the later one counts more messages past it than the
+	// requests between end, one finding naming C9-95 or C9-105 too, in
+	// case a PSN is the fault) but three traces. At the responder: the
 	// wrong ACK is the first AETH the capture shows, and the correct NAKs
 	// after it disagree with it; C9-149 blames the NAKs (the model shapes
-	// the count from ACKs only) and C9-148 passes, though a later correct
-	// ACK, two messages on, shows the wrong one's count too low to be
-	// anyone's. In the middle: the ATOMIC acknowledgment after the wrong
+	// the count from ACKs only). In the middle: the ATOMIC acknowledgment after the wrong
 	// ACK may replay one with a newer count (open), and the account where
 	// it is new stays open beside the one where the ACK is wrong, though
 	// a later ACK rules the first out. And (no IPv4 ID) one trace whose
@@ -1552,31 +1549,25 @@ var recallKnown = map[recallKey]int{
 	// moment: left open (the network may have delayed the ACK past it),
 	// though an ACK six messages on rules that out.
 	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "also C9-149"}:     1,
-	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "miss"}:            1,
 	{"C9-148 MSN goes back", "at the responder, IDs counting", "also C9-149"}: 1,
-	{"C9-148 MSN goes back", "at the responder, IDs counting", "miss"}:        1,
 	{"C9-148 MSN goes back", "at the responder, IDs fixed", "also C9-149"}:    1,
-	{"C9-148 MSN goes back", "at the responder, IDs fixed", "miss"}:           1,
-	{"C9-148 MSN goes back", "in the middle, IDs IPv6", "miss"}:               2,
+	{"C9-148 MSN goes back", "in the middle, IDs IPv6", "miss"}:               1,
 	{"C9-148 MSN goes back", "in the middle, IDs counting", "miss"}:           1,
-	{"C9-148 MSN goes back", "in the middle, IDs fixed", "miss"}:              2,
+	{"C9-148 MSN goes back", "in the middle, IDs fixed", "miss"}:              1,
 
 	// Decided on complete captures, and elsewhere for a positive ACK by
-	// the MSN itself (contradicts): all found but one. An ATOMIC
+	// the MSN itself (contradicts), or against the ACK before it (its
+	// count rises past the requests between that end a message: one
+	// finding naming C9-95 or C9-105 too): all found but one. An ATOMIC
 	// acknowledgment whose MSN is above the count may replay one the
 	// capture missed, its first answer missed too, after new requests it
-	// missed: open unless complete. Miss (at the responder): requests
-	// missing from the capture earlier leave the count unresolved, and
-	// the ACK is not judged against the ACK two messages before it, which
-	// bounds it alone. False passes: an ACK whose MSN is above the count
+	// missed: open unless complete. False passes: an ACK whose MSN is above the count
 	// where such a gap leaves it unresolved, and nothing bounds it
 	// locally (a request the capture missed between).
 	{"C9-148 MSN skips ahead", "at the responder, IDs IPv6", "false pass"}:     1,
-	{"C9-148 MSN skips ahead", "at the responder, IDs IPv6", "miss"}:           1,
 	{"C9-148 MSN skips ahead", "at the responder, IDs counting", "false pass"}: 1,
 	{"C9-148 MSN skips ahead", "at the responder, IDs counting", "miss"}:       1,
 	{"C9-148 MSN skips ahead", "at the responder, IDs fixed", "false pass"}:    1,
-	{"C9-148 MSN skips ahead", "at the responder, IDs fixed", "miss"}:          1,
 	{"C9-148 MSN skips ahead", "in the middle, IDs IPv6", "false pass"}:        1,
 	{"C9-148 MSN skips ahead", "in the middle, IDs counting", "false pass"}:    1,
 	{"C9-148 MSN skips ahead", "in the middle, IDs fixed", "false pass"}:       1,
@@ -1601,15 +1592,10 @@ var recallKnown = map[recallKey]int{
 	{"C9-95 ahead of every request", "at the responder, IDs counting", "false pass"}: 1,
 	{"C9-95 ahead of every request", "at the responder, IDs fixed", "false pass"}:    1,
 
-	// All decided traces found. False passes: the earlier ACK the
-	// injected one goes behind is not dated before it (no ID, or an ID
-	// gap), and nothing else shows the order.
-	{"C9-95 behind an earlier ACK", "at the requester, IDs IPv6", "false pass"}:     1,
-	{"C9-95 behind an earlier ACK", "at the requester, IDs counting", "false pass"}: 1,
-	{"C9-95 behind an earlier ACK", "at the requester, IDs fixed", "false pass"}:    1,
-	{"C9-95 behind an earlier ACK", "in the middle, IDs IPv6", "false pass"}:        1,
-	{"C9-95 behind an earlier ACK", "in the middle, IDs counting", "false pass"}:    1,
-	{"C9-95 behind an earlier ACK", "in the middle, IDs fixed", "false pass"}:       1,
+	// All decided traces found; those whose earlier ACK is not dated
+	// before the injected one (no ID, or an ID gap) fail too where the
+	// injected ACK's own MSN counts a message past its PSN (one finding
+	// naming C9-148 too).
 
 	// All found: an ACK inside the PSNs the READ reserves even at the
 	// largest MTU fails at once, one beyond them is held until the
