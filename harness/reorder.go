@@ -29,7 +29,7 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 		return c.out[:1]
 	}
 	at := c.nHeld
-	if r.HasIPID && c.CountsIPIDUp(r.Dir) {
+	if c.DatedByID(r) {
 		// r goes before the earliest held record its sender sent after
 		// it (SentBeforeByID, with what does not change along the loop
 		// tested once).

@@ -651,9 +651,9 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	mayReplay := replay || firstAtomic
 	// unordered: the trace may show responses out of the order the
 	// responder sent them, and r's IPv4 Identification does not tell
-	// (lateResponse finds a response sent before one delivered earlier by
-	// it).
-	unordered := !c.Complete() && !c.Settings.Active && !(r.HasIPID && c.IDsVary(r.Dir))
+	// (harness.Conn.DatedByID: where it does, lateResponse finds a
+	// response sent before one delivered earlier).
+	unordered := !c.Complete() && !c.Settings.Active && !c.DatedByID(r)
 	if mayReplay && !c.Complete() {
 		// A replayed answer carries the MSN of the moment, which counts
 		// requests newer than any in the capture if it dropped them (found

@@ -32,12 +32,16 @@ const (
 	idsZero                      // both sides send ID 0 (DF set, as many NICs do)
 	idsReqConst                  // the requester sends one fixed ID, the responder counts
 	idsRespConst                 // the responder sends one fixed ID, the requester counts
-	idsSchemes
+	idsSchemes                   // (how many randomForm picks from: those above)
 )
+
+// idsRespRandom: the responder draws each ID at random (its IDs vary but
+// order nothing), the requester counts.
+const idsRespRandom = idsSchemes
 
 func (f form) String() string {
 	return fmt.Sprintf("imm %v, PSN near wrap %v, MSN near wrap %v, IDs %v", f.imm, f.psnEnd, f.msnEnd,
-		[...]string{"counting", "IPv6", "zero", "requester constant", "responder constant"}[f.ids])
+		[...]string{"counting", "IPv6", "zero", "requester constant", "responder constant", "responder random"}[f.ids])
 }
 
 // randomForm picks a form; complete says the trace is to be audited as
@@ -122,6 +126,10 @@ func (f form) apply(rng *rand.Rand, tr *ht.Trace) {
 			if r.Dir == trace.ToRequester {
 				r.IPID = rspID
 			}
+		case idsRespRandom:
+			if r.Dir == trace.ToRequester {
+				r.IPID = uint16(rng.Uint32())
+			}
 		}
 	}
 }
@@ -200,7 +208,8 @@ func TestConformantFormsPass(t *testing.T) {
 
 // An old ACK seen again after newer ones, its original lost from the
 // capture: where no IPv4 Identification can tell when it was sent (IPv6,
-// or a responder whose ID never changes) a capture leaves it undecided (a
+// a responder whose ID never changes, or one that draws its IDs at
+// random: they vary, but order nothing) a capture leaves it undecided (a
 // copy or a delayed packet explains it), and counts it; a trace known
 // complete has lost nothing, so the MSN going back fails there, and so
 // does the same ACK under a new ID from a responder that counts its IDs.
@@ -214,6 +223,7 @@ func TestStaleMSNWithoutIDs(t *testing.T) {
 		{name: "IPv6 capture", ids: idsIPv6},
 		{name: "ID zero capture", ids: idsZero},
 		{name: "constant responder ID capture", ids: idsRespConst},
+		{name: "random responder IDs capture", ids: idsRespRandom},
 		{name: "IPv6 complete", ids: idsIPv6, complete: true, fails: true},
 		{name: "counting IDs, a new ID", ids: idsCounting, fails: true},
 	} {
