@@ -369,18 +369,25 @@ func TestLastStartingAnAnswer(t *testing.T) {
 // TestBelowAReplayedAnswer: the answer to a READ the capture shows before
 // any acknowledgment may replay one given before the capture began, with
 // the MSN of then or of now; neither is above the current MSN, so an ACK
-// sent after it carries no MSN below it. Here nothing dates the ACK after
-// it: two of the responder's packets do not show that its IPv4 IDs count
-// up (harness.Conn.DatedByID), and without any ID nothing can.
+// sent after it carries no MSN below it. The responder's IPv4 IDs date the
+// ACK after it once its later packets show they count up
+// (harness.Conn.SentBeforeByID); two of its packets do not show that,
+// and without any ID nothing can.
 func TestBelowAReplayedAnswer(t *testing.T) {
-	build := func(ackMSN uint32) []*trace.Record {
+	// build: the READ's answer, then a SEND acknowledged with MSN
+	// ackMSN, then SENDs acknowledged with the MSNs after.
+	build := func(ackMSN uint32, after ...uint32) []*trace.Record {
 		b := rtest.Builder{PerSender: true}
 		b.ReadAnswered(10, 5)
 		b.Send(11, true)
 		b.Ack(11, ackMSN)
+		b.AckedSends(12, after...)
 		return b.Recs
 	}
 	rtest.WantPass(t, build(6), rtest.Capture(256), ID)
+	// Nine exchanges after it show the responder counts its IDs up.
+	counted := build(3, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+	rtest.WantViolation(t, counted, rtest.Capture(256), ID, "went back from 5")
 	// The replay may carry the count of a moment after the ACK was sent,
 	// and the network have delayed the ACK past it: open.
 	noIDs := build(3)

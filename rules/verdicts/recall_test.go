@@ -1547,14 +1547,7 @@ var recallKnown = map[recallKey]int{
 	// wrong ACK comes below a READ answer that may replay one (the
 	// capture may have begun during a resend) with the count of a later
 	// moment: left open (the network may have delayed the ACK past it),
-	// though an ACK six messages on rules that out. The same with IDs
-	// counting in the middle (seed 1, try 18): the wrong ACK is the
-	// responder's sixth packet, before its IDs are shown to count up, so
-	// they do not date it after the answer (harness.Conn.DatedByID; IDs
-	// that merely change were taken as dating it before, which a sender
-	// drawing them at random breaks); the replay bound is not held until
-	// later packets show the count, as a late-marked response is
-	// (Conn.awaitDated).
+	// though an ACK six messages on rules that out.
 	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "also C9-149"}:     1,
 	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "miss"}:            1,
 	{"C9-148 MSN goes back", "at the responder, IDs counting", "also C9-149"}: 1,
@@ -1562,7 +1555,7 @@ var recallKnown = map[recallKey]int{
 	{"C9-148 MSN goes back", "at the responder, IDs fixed", "also C9-149"}:    1,
 	{"C9-148 MSN goes back", "at the responder, IDs fixed", "miss"}:           1,
 	{"C9-148 MSN goes back", "in the middle, IDs IPv6", "miss"}:               2,
-	{"C9-148 MSN goes back", "in the middle, IDs counting", "miss"}:           2,
+	{"C9-148 MSN goes back", "in the middle, IDs counting", "miss"}:           1,
 	{"C9-148 MSN goes back", "in the middle, IDs fixed", "miss"}:              2,
 
 	// Decided on complete captures, and elsewhere for a positive ACK by
