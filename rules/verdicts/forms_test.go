@@ -77,6 +77,7 @@ func (f form) apply(rng *rand.Rand, tr *ht.Trace) {
 		}
 	}
 	reqID, rspID := uint16(rng.Uint32()), uint16(rng.Uint32())
+	drawn := map[uint16]uint16{} // idsRespRandom: the ID drawn for each transmission
 	seen := map[*wire.Packet]bool{}
 	for _, r := range tr.Records {
 		p := r.Packet
@@ -127,8 +128,15 @@ func (f form) apply(rng *rand.Rand, tr *ht.Trace) {
 				r.IPID = rspID
 			}
 		case idsRespRandom:
+			// One draw per transmission: a copy of a packet (the same
+			// counting ID from the generator) keeps its original's.
 			if r.Dir == trace.ToRequester {
-				r.IPID = uint16(rng.Uint32())
+				id, ok := drawn[r.IPID]
+				if !ok {
+					id = uint16(rng.Uint32())
+					drawn[r.IPID] = id
+				}
+				r.IPID = id
 			}
 		}
 	}
@@ -157,6 +165,33 @@ func TestConformantFormsPass(t *testing.T) {
 		seeds, n = seeds[:1], 600
 	}
 	seeds, n = seedsFromEnv(t, "FORMS", seeds, n)
+	conformantForms(t, seeds, n, randomForm)
+}
+
+// TestConformantRandomIDsPass: the same, from a responder that draws
+// each IPv4 Identification at random. Its IDs change, so a repeat still
+// shows a copy, but they order none of its packets: a response the
+// network delayed or a capture lost the original of is left open, never
+// failed (issue 31: before, the MSN's late marks took IDs that merely
+// change for IDs that date, and each default seed failed a conformant
+// exchange: C9-148 at seeds 1 and 2, C9-149 at seed 3).
+func TestConformantRandomIDsPass(t *testing.T) {
+	seeds, n := []uint64{1, 2, 3}, 4000
+	if testing.Short() {
+		seeds, n = seeds[:1], 600
+	}
+	seeds, n = seedsFromEnv(t, "RANDOMIDS", seeds, n)
+	conformantForms(t, seeds, n, func(rng *rand.Rand, complete bool) form {
+		f := randomForm(rng, complete)
+		f.ids = idsRespRandom
+		return f
+	})
+}
+
+// conformantForms audits n conformant exchanges per seed, each put into
+// the form pick gives it, and fails on any finding.
+func conformantForms(t *testing.T, seeds []uint64, n int, pick func(rng *rand.Rand, complete bool) form) {
+	t.Helper()
 	for _, seed := range seeds {
 		rng := rand.New(rand.NewPCG(seed, 17))
 		checked := 0
@@ -180,7 +215,7 @@ func TestConformantFormsPass(t *testing.T) {
 				tr = retryExchange(rng, mtu, loss, view, complete, origMSN)
 				what = fmt.Sprintf("retry exchange, loss %.2f, captured %v, replays with the original MSN %v", loss, view, origMSN)
 			}
-			f := randomForm(rng, complete)
+			f := pick(rng, complete)
 			f.apply(rng, tr)
 			settings := []harness.Settings{ht.Capture()}
 			if complete {
