@@ -306,6 +306,11 @@ func (c *Conn) IsLate(r *trace.Record) bool {
 func (c *Conn) LateWhy(r *trace.Record) (why string, open bool) {
 	switch c.maybeCopies[r] &^ idAhead {
 	case lateByID:
+		if !c.DatedByID(r) {
+			// Its ID is behind, but its sender is not shown to count up:
+			// it may have been sent again as well.
+			return fmt.Sprintf("frame %d may have been sent before responses the trace shows earlier (its IPv4 Identification is behind theirs, though its sender's IDs have not been shown to count up): the network or the capture delaying it, or copying one whose original the capture lost, and the responder sending it again (a violation) both explain it", r.Frame), true
+		}
 		return fmt.Sprintf("frame %d was sent before responses the trace shows earlier (its IPv4 Identification shows it): the network or the capture delayed it, or copied one whose original the capture lost", r.Frame), false
 	case lateByMSN:
 		return fmt.Sprintf("frame %d carries an MSN behind one a response the trace shows earlier carried, and no IPv4 Identification tells when it was sent %s: the responder sending it again (a violation) and the network or the capture delaying it, or copying one whose original the capture lost (none), both explain it", r.Frame, c.undated(r)), true

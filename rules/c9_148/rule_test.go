@@ -519,3 +519,35 @@ func TestFirstAtomicAnswerAboveTheCount(t *testing.T) {
 		}
 	}
 }
+
+// An ACK the network delayed past the next one: its MSN goes back, and
+// its IPv4 ID is a little behind the one before it. That shows it was
+// sent first only if the responder counts its IDs up. Where nine
+// exchanges before showed that, it is late and decides nothing; where
+// too few did (a sender drawing IDs at random looks the same), it may as
+// well have been sent again, so the clause stays open rather than
+// passing.
+func TestBehindByAnIDNotShownToCount(t *testing.T) {
+	for _, shown := range []bool{false, true} {
+		var b rtest.Builder
+		first := wire.PSN(10)
+		msn := uint32(1)
+		if shown {
+			b.AckedSends(first, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+			first, msn = first+9, 10
+		}
+		b.Send(first, true)
+		b.Send(first+1, true)
+		ahead := b.Ack(first+1, msn+1)
+		late := b.Ack(first, msn)
+		late.IPID = ahead.IPID - 1 // sent just before it, if IDs count
+		tallies, findings := ht.AuditAll(&ht.Trace{Records: b.Recs}, rtest.Capture(256))
+		tl := tallies[ID]
+		if tl.Violations > 0 {
+			t.Fatalf("shown %v: a late ACK fails: %v", shown, findings)
+		}
+		if open := tl.Open > 0; open == shown {
+			t.Errorf("shown %v: open %v, want %v (%+v)", shown, open, !shown, tl)
+		}
+	}
+}
