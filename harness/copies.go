@@ -328,7 +328,7 @@ func (c *Conn) lateAtMSNText(r *trace.Record) string {
 // undated says, in parentheses, why no IPv4 Identification dates r
 // (DatedByID).
 func (c *Conn) undated(r *trace.Record) string {
-	if r.HasIPID && c.IDsVary(r.Dir) {
+	if c.MayBeDatedByID(r) {
 		return "(its sender's IDs change, but have not been shown to count up: they order none of its packets)"
 	}
 	return "(IPv6, or an ID that never changes)"

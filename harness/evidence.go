@@ -266,7 +266,7 @@ func (c *Conn) decideMissed(next *trace.Record) {
 	trusted := c.runs[d].countsByOne()
 	for _, m := range c.missed {
 		if m.dating {
-			if c.CountsIPIDUp(m.rec.Dir) {
+			if c.DatedByID(m.rec) {
 				c.decideOne(&m, false)
 			} else {
 				c.missed[k] = m
@@ -489,6 +489,12 @@ func (v *idVary) note(r *trace.Record) {
 // merely change (IDsVary) date nothing: a sender drawing them at random
 // gives a packet the network delayed an ID like any other's.
 func (c *Conn) DatedByID(r *trace.Record) bool { return r.HasIPID && c.CountsIPIDUp(r.Dir) }
+
+// MayBeDatedByID reports whether r's IPv4 Identification may yet date
+// it (DatedByID) once more of its sender's packets are seen: r carries
+// one and its sender's IDs change (IDsVary). A sender whose ID never
+// changes, or IPv6, never dates any.
+func (c *Conn) MayBeDatedByID(r *trace.Record) bool { return r.HasIPID && c.IDsVary(r.Dir) }
 
 // SentBeforeByID reports whether a was sent before b by their sender,
 // as their IPv4 IDs show (known is false where they cannot tell: other

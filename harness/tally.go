@@ -87,7 +87,7 @@ func (c *Conn) violation(clause string, r *trace.Record, message string, expecte
 			what = "repeats an earlier request with its IPv4 Identification: a copy the capture or the network made (no violation), not the requester sending it again"
 		}
 		why := fmt.Sprintf("frame %d %s: %s", r.Frame, what, message)
-		if ahead && c.IDsVary(r.Dir) {
+		if ahead && c.MayBeDatedByID(r) {
 			c.awaitDated(clause, r, message, expected, seen, alts, why)
 			return
 		}

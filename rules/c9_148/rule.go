@@ -79,7 +79,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	j := m.m.Model(c, r, ev)
 	switch {
 	case j.Skip:
-	case j.Undecided && j.Open && j.After != nil && r.HasIPID && c.IDsVary(r.Dir):
+	case j.Undecided && j.Open && j.After != nil && c.MayBeDatedByID(r):
 		// Below an answer that may replay one, unless the responder's
 		// IDs, once seen to count up, date r after it: held.
 		m.hold(c, heldViolation{r, j})

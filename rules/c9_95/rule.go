@@ -314,7 +314,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		}
 	}
 	if behind != "" {
-		if !r.HasIPID || !c.IDsVary(r.Dir) {
+		if !c.MayBeDatedByID(r) {
 			c.Unresolved(ID, behind)
 			return
 		}
