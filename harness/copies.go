@@ -75,6 +75,12 @@ const (
 	lateByID                   // its IPv4 ID shows it was sent before one delivered (lateResponse)
 	lateByMSN                  // its MSN is behind one delivered, no ID to tell (staleMSN)
 	lateAtMSN                  // its MSN is that of one delivered with a later PSN, no ID to tell (staleMSN)
+
+	// idAhead marks a lateByMSN or lateAtMSN response whose IPv4 ID was
+	// ahead of every response delivered before it (lateResponse took it
+	// as the newest): once its sender is shown to count up (DatedByID), it
+	// was sent after them (Conn.violation).
+	idAhead maybeKind = 0x80
 )
 
 // noteMaybe remembers r as a possible copy, or as late.
@@ -120,7 +126,8 @@ func (c *Conn) lateResponse(r *trace.Record) {
 // staleMSN notes response r, about to be delivered, as late when it
 // carries an MSN behind the newest one a response delivered carried, and
 // a PSN no later than that response's, where no IPv4 Identification can
-// tell when it was sent (IPv6, or a sender whose ID never changes) and
+// tell when it was sent (DatedByID: IPv6, a sender whose ID never
+// changes, or one whose IDs change but are not shown to count up) and
 // the trace is a capture that may have lost packets. A responder never lowers its MSN (C9-148), so r was
 // either sent again by it (a violation) or sent before that response and
 // delayed by the network or the capture, or copied from an original the
@@ -160,18 +167,18 @@ func (c *Conn) staleMSN(r *trace.Record) {
 		}
 		s := c.ReadSpanAt(p.PSN)
 		inside := s != nil && (nak && p.PSN.After(s.First) || !nak && p.PSN.Before(s.LastMin))
-		if at.Before(c.newestMSNTop) && !inside && !c.Settings.Active && !c.Settings.Complete && !(r.HasIPID && c.IDsVary(r.Dir)) &&
+		if at.Before(c.newestMSNTop) && !inside && !c.Settings.Active && !c.Settings.Complete && !c.DatedByID(r) &&
 			c.endsIn(at.Next(), c.newestMSNTop, 1) == 0 {
-			c.noteStale(r, lateAtMSN)
+			c.noteStale(r, lateAtMSN|c.idAheadOf(r))
 		}
 	case d < 1<<23:
 		// Behind in its PSN too: an earlier moment's response. (One
 		// ahead in PSN is judged: after a response whose MSN was too
 		// high, the next ones are behind it in MSN only.)
-		if c.Settings.Active || c.Settings.Complete || (r.HasIPID && c.IDsVary(r.Dir)) || p.PSN.After(c.newestMSNPSN) || c.countPinned(p) {
+		if c.Settings.Active || c.Settings.Complete || c.DatedByID(r) || p.PSN.After(c.newestMSNPSN) || c.countPinned(p) {
 			return
 		}
-		c.noteStale(r, lateByMSN)
+		c.noteStale(r, lateByMSN|c.idAheadOf(r))
 	default:
 		c.newestMSN, c.newestMSNPSN = msn, p.PSN
 		c.newestMSNTop, _ = countedAt(p)
@@ -239,6 +246,16 @@ func (c *Conn) countPinned(p *wire.Packet) bool {
 	return false
 }
 
+// idAheadOf is idAhead where response r, being delivered, has an IPv4
+// ID ahead of every response delivered before it (lateResponse took it
+// as the newest), 0 otherwise.
+func (c *Conn) idAheadOf(r *trace.Record) maybeKind {
+	if r.HasIPID && c.haveRsp && c.newestRsp == r.IPID {
+		return idAhead
+	}
+	return 0
+}
+
 // noteStale notes response r as late by its MSN (staleMSN), as kind
 // says.
 func (c *Conn) noteStale(r *trace.Record, kind maybeKind) {
@@ -287,19 +304,35 @@ func (c *Conn) IsLate(r *trace.Record) bool {
 // responder may have sent it again: no IPv4 Identification tells), so
 // its clause cannot pass on it. "" when r is not late.
 func (c *Conn) LateWhy(r *trace.Record) (why string, open bool) {
-	switch c.maybeCopies[r] {
+	switch c.maybeCopies[r] &^ idAhead {
 	case lateByID:
+		if !c.DatedByID(r) {
+			// Its ID is behind, but its sender is not shown to count up:
+			// it may have been sent again as well.
+			return fmt.Sprintf("frame %d may have been sent before responses the trace shows earlier (its IPv4 Identification is behind theirs, though its sender's IDs have not been shown to count up): the network or the capture delaying it, or copying one whose original the capture lost, and the responder sending it again (a violation) both explain it", r.Frame), true
+		}
 		return fmt.Sprintf("frame %d was sent before responses the trace shows earlier (its IPv4 Identification shows it): the network or the capture delayed it, or copied one whose original the capture lost", r.Frame), false
 	case lateByMSN:
-		return fmt.Sprintf("frame %d carries an MSN behind one a response the trace shows earlier carried, and no IPv4 Identification tells when it was sent (IPv6, or an ID that never changes): the responder sending it again (a violation) and the network or the capture delaying it, or copying one whose original the capture lost (none), both explain it", r.Frame), true
+		return fmt.Sprintf("frame %d carries an MSN behind one a response the trace shows earlier carried, and no IPv4 Identification tells when it was sent %s: the responder sending it again (a violation) and the network or the capture delaying it, or copying one whose original the capture lost (none), both explain it", r.Frame, c.undated(r)), true
 	case lateAtMSN:
-		return fmt.Sprintf("frame %d %s: the responder sending it again (a violation) and the network or the capture delaying it, or copying one whose original the capture lost (none), both explain it", r.Frame, lateAtMSNText), true
+		return fmt.Sprintf("frame %d %s: the responder sending it again (a violation) and the network or the capture delaying it, or copying one whose original the capture lost (none), both explain it", r.Frame, c.lateAtMSNText(r)), true
 	}
 	return "", false
 }
 
 // lateAtMSNText says why a lateAtMSN response may be late.
-const lateAtMSNText = "carries the MSN of a response with a later PSN the trace shows earlier, with no message the trace shows ending between their PSNs (so it may be an older response of the same count), and no IPv4 Identification tells when it was sent (IPv6, or an ID that never changes)"
+func (c *Conn) lateAtMSNText(r *trace.Record) string {
+	return "carries the MSN of a response with a later PSN the trace shows earlier, with no message the trace shows ending between their PSNs (so it may be an older response of the same count), and no IPv4 Identification tells when it was sent " + c.undated(r)
+}
+
+// undated says, in parentheses, why no IPv4 Identification dates r
+// (DatedByID).
+func (c *Conn) undated(r *trace.Record) string {
+	if c.MayBeDatedByID(r) {
+		return "(its sender's IDs change, but have not been shown to count up: they order none of its packets)"
+	}
+	return "(IPv6, or an ID that never changes)"
+}
 
 // MaybeCopy reports whether r may be a copy the capture or the network
 // made of a recent packet of its sender, not a second transmission: a

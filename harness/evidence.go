@@ -266,7 +266,7 @@ func (c *Conn) decideMissed(next *trace.Record) {
 	trusted := c.runs[d].countsByOne()
 	for _, m := range c.missed {
 		if m.dating {
-			if c.CountsIPIDUp(m.rec.Dir) {
+			if c.DatedByID(m.rec) {
 				c.decideOne(&m, false)
 			} else {
 				c.missed[k] = m
@@ -314,7 +314,7 @@ func (c *Conn) decideOne(m *unlessMissed, proved bool) {
 		c.ViolationEither(r, m.message+unbroken, m.expected, m.seen, m.proved.Alts...)
 	case proved:
 		c.Violation(m.clause, r, m.message+unbroken, m.expected, m.seen)
-	case m.either.Alts != nil && r.HasIPID && c.CountsIPIDUp(r.Dir):
+	case m.either.Alts != nil && c.DatedByID(r):
 		c.ViolationEither(r, m.either.Message, m.expected, m.seen, m.either.Alts...)
 	default:
 		c.Unresolved(m.clause, m.reason)
@@ -460,6 +460,7 @@ func (c *Conn) CountsIPIDUp(d trace.Dir) bool { return c.ids[d&1].countsUp() }
 // been seen to change its IPv4 Identification: only then does a repeat
 // of an ID tell a copy from a second transmission (a sender whose ID
 // never changes, at zero or at any other value, gives both the same).
+// IDs that change need not order packets (DatedByID).
 // It counts every record the auditor has taken in, also those its
 // reorder buffer still holds.
 func (c *Conn) IDsVary(d trace.Dir) bool { return c.idsVary[d&1].changed }
@@ -480,11 +481,26 @@ func (v *idVary) note(r *trace.Record) {
 	}
 }
 
+// DatedByID reports whether r's IPv4 Identification dates it among its
+// sender's packets: r carries one, and its sender is seen to count them
+// up (CountsIPIDUp). Only then do two of its packets' IDs tell which was
+// sent first (SentBeforeByID), and was a response lateResponse does not
+// find late sent after every response delivered before it. IDs that
+// merely change (IDsVary) date nothing: a sender drawing them at random
+// gives a packet the network delayed an ID like any other's.
+func (c *Conn) DatedByID(r *trace.Record) bool { return r.HasIPID && c.CountsIPIDUp(r.Dir) }
+
+// MayBeDatedByID reports whether r's IPv4 Identification may yet date
+// it (DatedByID) once more of its sender's packets are seen: r carries
+// one and its sender's IDs change (IDsVary). A sender whose ID never
+// changes, or IPv6, never dates any.
+func (c *Conn) MayBeDatedByID(r *trace.Record) bool { return r.HasIPID && c.IDsVary(r.Dir) }
+
 // SentBeforeByID reports whether a was sent before b by their sender,
 // as their IPv4 IDs show (known is false where they cannot tell: other
-// senders, IPv6, or a sender not seen to count up).
+// senders, IPv6, or a sender not seen to count up: DatedByID).
 func (c *Conn) SentBeforeByID(a, b *trace.Record) (before, known bool) {
-	if a.Dir != b.Dir || !a.HasIPID || !b.HasIPID || a.Src != b.Src || !c.CountsIPIDUp(a.Dir) {
+	if a.Dir != b.Dir || !b.HasIPID || a.Src != b.Src || !c.DatedByID(a) {
 		return false, false
 	}
 	d := b.IPID - a.IPID

@@ -29,7 +29,7 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 		return c.out[:1]
 	}
 	at := c.nHeld
-	if r.HasIPID && c.CountsIPIDUp(r.Dir) {
+	if c.DatedByID(r) {
 		// r goes before the earliest held record its sender sent after
 		// it (SentBeforeByID, with what does not change along the loop
 		// tested once).
@@ -61,7 +61,7 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 // first among those held goes first.
 func (c *Conn) release() *trace.Record {
 	first := 0
-	if f := c.heldAt(0); f.HasIPID && c.ids[f.Dir&1].countsUp() {
+	if f := c.heldAt(0); c.DatedByID(f) {
 		// SentBeforeByID(heldAt(i), f), with what does not change along
 		// the loop tested once and the ID test, which in-order traffic
 		// fails, first.

@@ -22,10 +22,16 @@ func (c *Conn) Violation(clause string, r *trace.Record, message string, expecte
 // response that may have been delayed is judged all the same. (A copy
 // the network made repeats its original, so it breaks no such instance.)
 func (c *Conn) ViolationInAnyOrder(clause string, r *trace.Record, message string, expected []string, seen string) {
-	if c.rs.phase != restartNone && c.restartHold(clause, r, message, expected, seen, nil) {
+	c.raise(clause, r, message, expected, seen, nil, c.recent)
+}
+
+// raise records a violation of clause by r, shown among recent, unless
+// a restart of the QPs the trace may show holds it (restartHold).
+func (c *Conn) raise(clause string, r *trace.Record, message string, expected []string, seen string, alts []reports.Alternative, recent []*trace.Record) {
+	if c.rs.phase != restartNone && c.restartHold(clause, r, message, expected, seen, alts) {
 		return
 	}
-	c.sink.violationIn(c, clause, r, message, expected, seen, nil, c.recent)
+	c.sink.violationIn(c, clause, r, message, expected, seen, alts, recent)
 }
 
 // ViolationEither reports that r breaks one of several clauses and the
@@ -61,24 +67,58 @@ func EitherText(alts []reports.Alternative) string {
 // violation is Violation for a finding that may name alternatives.
 func (c *Conn) violation(clause string, r *trace.Record, message string, expected []string, seen string, alts []reports.Alternative) {
 	if kind, ok := c.maybeCopies[r]; r != nil && ok {
+		if kind&idAhead != 0 && c.DatedByID(r) {
+			// Sent after every response delivered before it, as its ID
+			// shows now its sender is seen to count up.
+			c.raise(clause, r, message, expected, seen, alts, c.recent)
+			return
+		}
+		ahead := kind&idAhead != 0
+		kind &^= idAhead
 		what := "repeats an earlier response byte for byte and no IPv4 Identification tells a copy the capture or the network made (no violation) from the responder sending it again"
 		switch {
 		case kind == lateByID:
 			what = "was sent before responses the trace shows earlier, as its IPv4 Identification shows: the network or the capture delayed it (or copied one whose original the capture lost), so where it stands in the trace says nothing of the responder's order"
 		case kind == lateByMSN:
-			what = "carries an MSN behind one a response the trace shows earlier carried, and no IPv4 Identification tells (IPv6, or an ID that never changes) whether the responder sent it again (a violation) or the network or the capture delayed it, or copied one whose original the capture lost (none)"
+			what = "carries an MSN behind one a response the trace shows earlier carried, and no IPv4 Identification tells " + c.undated(r) + " whether the responder sent it again (a violation) or the network or the capture delayed it, or copied one whose original the capture lost (none)"
 		case kind == lateAtMSN:
-			what = lateAtMSNText + ": the responder may have sent it again (a violation), or the network or the capture delayed it, or copied one whose original the capture lost (none)"
+			what = c.lateAtMSNText(r) + ": the responder may have sent it again (a violation), or the network or the capture delayed it, or copied one whose original the capture lost (none)"
 		case opc.IsRequest(r.Packet.Opcode):
 			what = "repeats an earlier request with its IPv4 Identification: a copy the capture or the network made (no violation), not the requester sending it again"
 		}
-		c.Unresolved(clause, fmt.Sprintf("frame %d %s: %s", r.Frame, what, message))
+		why := fmt.Sprintf("frame %d %s: %s", r.Frame, what, message)
+		if ahead && c.MayBeDatedByID(r) {
+			c.awaitDated(clause, r, message, expected, seen, alts, why)
+			return
+		}
+		c.Unresolved(clause, why)
 		return
 	}
-	if c.rs.phase != restartNone && c.restartHold(clause, r, message, expected, seen, alts) {
-		return
-	}
-	c.sink.violationIn(c, clause, r, message, expected, seen, alts, c.recent)
+	c.raise(clause, r, message, expected, seen, alts, c.recent)
+}
+
+// awaitDated holds a violation by r, which its MSN left open as maybe
+// late (staleMSN) while its IPv4 Identification was ahead of every
+// response delivered before it (idAhead) and its sender's IDs change
+// without having been shown yet to count up: once they are (DatedByID),
+// r was sent after those responses and the violation stands; if the
+// trace ends first, it stays open (why).
+func (c *Conn) awaitDated(clause string, r *trace.Record, message string, expected []string, seen string, alts []reports.Alternative, why string) {
+	recent := append([]*trace.Record(nil), c.recent...)
+	c.Await(func(c *Conn, next *trace.Record) bool {
+		switch {
+		case c.DatedByID(r):
+			cur := c.cur
+			c.cur = r
+			c.raise(clause, r, message, expected, seen, alts, recent)
+			c.cur = cur
+		case next == nil:
+			c.Unresolved(clause, why)
+		default:
+			return false
+		}
+		return true
+	})
 }
 
 // Unresolved records an instance of clause the trace leaves open where

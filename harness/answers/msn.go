@@ -399,6 +399,13 @@ type Judgement struct {
 	// the positive ACK is the fault (§9.7.5.1.5's), and which keys the
 	// responder can invalidate is not on the wire.
 	MayHaveFailed bool
+	// After (with Undecided and Open): the packet is open only because
+	// nothing dates it after this earlier answer, which may replay one
+	// with the count of a later moment; where the responder's IPv4 IDs
+	// show it was sent after (harness.Conn.SentBeforeByID), Message,
+	// Expected and Seen describe the violation it then is (the MSN went
+	// back).
+	After *trace.Record
 }
 
 func msn24(v int64) int64 { return v & 0xFFFFFF }
@@ -651,9 +658,9 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	mayReplay := replay || firstAtomic
 	// unordered: the trace may show responses out of the order the
 	// responder sent them, and r's IPv4 Identification does not tell
-	// (lateResponse finds a response sent before one delivered earlier by
-	// it).
-	unordered := !c.Complete() && !c.Settings.Active && !(r.HasIPID && c.IDsVary(r.Dir))
+	// (harness.Conn.DatedByID: where it does, lateResponse finds a
+	// response sent before one delivered earlier).
+	unordered := !c.Complete() && !c.Settings.Active && !c.DatedByID(r)
 	if mayReplay && !c.Complete() {
 		// A replayed answer carries the MSN of the moment, which counts
 		// requests newer than any in the capture if it dropped them (found
@@ -663,15 +670,20 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	loC := bound{v: u - int64(S), rec: r, u: u, n: S}
 	hiC := bound{v: u - int64(A), rec: r, u: u, n: A}
 	m.ref = u
+	// wentBack is the violation of an MSN below that of account b's
+	// latest answer.
+	wentBack := func(b *basis) Judgement {
+		return Judgement{Violation: true, Other: b.monoRec,
+			Message: fmt.Sprintf("the MSN went back from %d (frame %d) to %d: completed messages cannot un-complete",
+				msn24(b.mono), b.monoRec.Frame, msn24(u)),
+			Expected: []string{fmt.Sprintf("an MSN of at least %d (the MSN only counts up)", msn24(b.mono))},
+			Seen:     fmt.Sprintf("MSN %d", msn24(u))}
+	}
 	// check judges the MSN against account b.
 	check := func(b *basis) Judgement {
 		switch {
 		case !replay && b.haveMono && u < b.mono && !(b.monoLate && unordered):
-			return Judgement{Violation: true, Other: b.monoRec,
-				Message: fmt.Sprintf("the MSN went back from %d (frame %d) to %d: completed messages cannot un-complete",
-					msn24(b.mono), b.monoRec.Frame, msn24(u)),
-				Expected: []string{fmt.Sprintf("an MSN of at least %d (the MSN only counts up)", msn24(b.mono))},
-				Seen:     fmt.Sprintf("MSN %d", msn24(u))}
+			return wentBack(b)
 		case haveA && b.haveLo && hiC.v < b.lo.v:
 			return Judgement{Violation: true, Other: b.lo.rec,
 				Message: fmt.Sprintf("MSN %d is too low: by this packet at least %d new messages had completed (it acknowledges every message up to PSN %d), while %s shows the count started no lower than %d",
@@ -705,8 +717,9 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	// this packet, carried a higher MSN (basis.monoLate).
 	var below *trace.Record
 	var belowMSN int64
+	var belowJ Judgement
 	if b := &m.basis; fits && !replay && b.haveMono && b.monoLate && unordered && u < b.mono {
-		below, belowMSN = b.monoRec, b.mono
+		below, belowMSN, belowJ = b.monoRec, b.mono, wentBack(b)
 	}
 	n := 0 // the other accounts the packet fits, kept
 	for _, b := range m.alts {
@@ -773,7 +786,9 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		return Judgement{Undecided: true, Open: true, Reason: fmt.Sprintf("MSN %d is above the %d new messages the capture shows had reached the responder (%s shows the count started no higher than %d): legal only if the answer replays a request executed before the capture began, or one the capture missed (--complete decides)",
 			msn24(u), S, describe(hi), msn24(hi.v))}
 	case below != nil:
-		return Judgement{Undecided: true, Open: true, Reason: fmt.Sprintf("MSN %d is below MSN %d of frame %d, an answer that may replay one with the count of a later moment: legal only if the responder sent that answer after this packet and the network delayed this one past it, which no IPv4 Identification tells", msn24(u), msn24(belowMSN), below.Frame)}
+		return Judgement{Undecided: true, Open: true, After: below,
+			Message: belowJ.Message, Expected: belowJ.Expected, Seen: belowJ.Seen,
+			Reason: fmt.Sprintf("MSN %d is below MSN %d of frame %d, an answer that may replay one with the count of a later moment: legal only if the responder sent that answer after this packet and the network delayed this one past it, which no IPv4 Identification tells", msn24(u), msn24(belowMSN), below.Frame)}
 	case judged:
 		return Judgement{}
 	case m.unresolved:

@@ -15,6 +15,28 @@ func established(b *dupnak.TraceBuilder, e wire.PSN) {
 	b.Ack(e.Add(-1), 6)
 }
 
+// behindRead adds a READ at PSN e whose answer (its Last with MSN msn)
+// ended, then a duplicate SEND answered by an ACK naming e-1, behind it,
+// with the READ's MSN.
+func behindRead(b *dupnak.TraceBuilder, e wire.PSN, msn uint32) {
+	b.Read(e, 4096)
+	b.ReadResp(wire.ReadResponseMiddle, e+1, 1024, 0)
+	b.ReadResp(wire.ReadResponseMiddle, e+2, 1024, 0)
+	b.ReadResp(wire.ReadResponseLast, e+3, 1024, msn)
+	b.Send(e - 3)
+	b.Ack(e-1, msn)
+}
+
+// counted is established with each request acknowledged: enough of the
+// responder's packets for its IPv4 IDs to be seen to count up
+// (harness.Conn.DatedByID), so that they order its responses after.
+func counted(b *dupnak.TraceBuilder, e wire.PSN) {
+	for i := 9; i >= 1; i-- {
+		b.Send(e.Add(-i))
+		b.Ack(e.Add(-i), uint32(10-i))
+	}
+}
+
 func TestMonitor(t *testing.T) {
 	const e = wire.PSN(300)
 	cases := []struct {
@@ -70,14 +92,9 @@ func TestMonitor(t *testing.T) {
 			b.Send(e - 3)
 			b.Ack(e-1, 7)
 		}, false, false, true},
-		{"capture: a duplicate answered behind a READ whose answer ended", func(b *dupnak.TraceBuilder) {
-			established(b, e)
-			b.Read(e, 4096)
-			b.ReadResp(wire.ReadResponseMiddle, e+1, 1024, 0)
-			b.ReadResp(wire.ReadResponseMiddle, e+2, 1024, 0)
-			b.ReadResp(wire.ReadResponseLast, e+3, 1024, 7)
-			b.Send(e - 3)
-			b.Ack(e-1, 7)
+		{"capture: a duplicate answered behind a READ whose answer ended, the responder's IDs counting", func(b *dupnak.TraceBuilder) {
+			counted(b, e)
+			behindRead(b, e, 10)
 		}, false, true, false},
 		{"capture: a duplicate answered with an older PSN", func(b *dupnak.TraceBuilder) {
 			established(b, e)
@@ -101,6 +118,21 @@ func TestMonitor(t *testing.T) {
 		if tc.checked && tl.Checked == 0 {
 			t.Errorf("%s: want checked, got %+v", tc.name, tl)
 		}
+	}
+}
+
+// The duplicate answered behind a READ whose answer ended, with too few
+// of the responder's packets to show that its IPv4 IDs count up: the ACK,
+// with the READ's MSN, may have been sent before the READ's response and
+// delayed by the network, so the clause is left open, neither failed nor
+// passed.
+func TestBehindAREADNoDatingIDs(t *testing.T) {
+	const e = wire.PSN(300)
+	b := dupnak.NewTraceBuilder(1024)
+	established(b, e)
+	behindRead(b, e, 7)
+	if tl := dupnak.Tally(dupnak.Audit(b.Recs, false, 1024, ID), ID); tl.Violations != 0 || tl.Open == 0 {
+		t.Errorf("want open, got %+v", tl)
 	}
 }
 

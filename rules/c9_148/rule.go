@@ -56,7 +56,8 @@ type monitor struct {
 	held []heldViolation
 }
 
-// heldViolation is a violation awaiting the connection's end.
+// heldViolation is a violation, or an instance open unless IPv4 IDs date
+// it (answers.Judgement.After), awaiting the connection's end.
 type heldViolation struct {
 	r *trace.Record
 	j answers.Judgement
@@ -78,6 +79,10 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	j := m.m.Model(c, r, ev)
 	switch {
 	case j.Skip:
+	case j.Undecided && j.Open && j.After != nil && c.MayBeDatedByID(r):
+		// Below an answer that may replay one, unless the responder's
+		// IDs, once seen to count up, date r after it: held.
+		m.hold(c, heldViolation{r, j})
 	case j.Undecided && j.Open:
 		c.Unresolved(ID, j.Reason)
 	case j.Undecided:
@@ -90,18 +95,31 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		// failed request, positively acknowledged, is §9.7.5.1.5's.
 		c.Indeterminate(ID, "an ACK naming a SEND with Invalidate carries an MSN that does not count it: the SEND failed if the responder could not invalidate the key it names (then the MSN is right and the positive ACK is §9.7.5.1.5's fault), which the trace does not show; "+j.Message)
 	case j.Violation:
-		if len(m.held) == maxHeld {
-			m.report(c, m.held[0])
-			m.held = m.held[1:]
-		}
-		m.held = append(m.held, heldViolation{r, j})
+		m.hold(c, heldViolation{r, j})
 	default:
 		c.Checked(ID)
 	}
 }
 
-// report judges a held violation.
+// hold keeps h until the connection ends (report).
+func (m *monitor) hold(c *harness.Conn, h heldViolation) {
+	if len(m.held) == maxHeld {
+		m.report(c, m.held[0])
+		m.held = m.held[1:]
+	}
+	m.held = append(m.held, h)
+}
+
+// report judges a held violation, or a held open instance (After): a
+// violation where the responder's IPv4 IDs show r was sent after that
+// answer, open otherwise.
 func (m *monitor) report(c *harness.Conn, h heldViolation) {
+	if h.j.After != nil {
+		if before, known := c.SentBeforeByID(h.j.After, h.r); !known || !before {
+			c.Unresolved(ID, h.j.Reason)
+			return
+		}
+	}
 	if f := c.ResponsePSNFault(); f != "" {
 		c.Indeterminate(ID, "the MSN disagrees with the count of messages its response's PSN acknowledges, but response PSNs on this connection are at fault: "+f)
 		return

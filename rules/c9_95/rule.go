@@ -94,15 +94,6 @@ func (m *monitor) answersDup(p wire.PSN) bool {
 	return false
 }
 
-// datedByID reports whether response r's IPv4 Identification dates it
-// against the responses delivered before it: its sender is seen to count
-// them up, so r, delivered after them and not found late
-// (harness.Conn.IsLate, which Violation leaves open), was sent after
-// them.
-func datedByID(c *harness.Conn, r *trace.Record) bool {
-	return r.HasIPID && c.CountsIPIDUp(r.Dir)
-}
-
 // wentBack reports positive ACK r, sent after an ACK naming PSN last
 // (past its own), as a violation.
 func wentBack(c *harness.Conn, r *trace.Record, last wire.PSN) {
@@ -270,7 +261,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	// last: the PSN of an earlier ACK this one goes behind, the newest
 	// one dated before it by MSN, else the latest one.
 	last, byMSN := c.AckDatedPast(r)
-	byOrder := c.Settings.Active || c.Settings.Complete || datedByID(c, r)
+	byOrder := c.Settings.Active || c.Settings.Complete || c.DatedByID(r)
 	behindLatest := c.HaveAck && p.PSN.Before(c.LastAckPSN)
 	if behindLatest && (byOrder || !byMSN) {
 		last = c.LastAckPSN
@@ -326,7 +317,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		}
 	}
 	if behind != "" {
-		if !r.HasIPID || !c.IDsVary(r.Dir) {
+		if !c.MayBeDatedByID(r) {
 			c.Unresolved(ID, behind)
 			return
 		}
@@ -334,7 +325,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		// them up: the packets after it may.
 		c.Await(func(c *harness.Conn, next *trace.Record) bool {
 			switch {
-			case datedByID(c, r):
+			case c.DatedByID(r):
 				wentBack(c, r, last)
 			case next == nil:
 				c.Unresolved(ID, behind)

@@ -1,6 +1,7 @@
 package verdicts
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -148,4 +149,45 @@ func TestResponseFirstOneConnection(t *testing.T) {
 		t.Errorf("C9-95 checked %+v: the ACKs are not judged with their requests", tl)
 	}
 	_ = trace.ToRequester
+}
+
+// An ACK the network delayed past the next one: the capture shows the
+// ACK of 310 after the ACK of 311 (both requests sent before either). A responder that counts its IPv4 IDs
+// up shows the order it sent them in (the auditor puts them back: no
+// instance is open); one that draws its IDs at random shows nothing
+// (its IDs vary, but order no two packets), so the ACK going back is
+// left open, never failed: the responder sending it again and the
+// network delaying it both explain it.
+func TestDelayedACKRandomIDs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 1))
+	for _, random := range []bool{false, true} {
+		tr := &ht.Trace{}
+		for i := range 10 {
+			tr.Req(wire.SendOnly, wire.PSN(300+i), true)
+			tr.Ack(wire.PSN(300+i), uint32(i+1))
+		}
+		tr.Req(wire.SendOnly, 310, true)
+		tr.Req(wire.SendOnly, 311, true)
+		tr.Ack(310, 11)
+		tr.Ack(311, 12)
+		numbered(tr)
+		if random {
+			for _, r := range tr.Records {
+				if r.Dir == trace.ToRequester {
+					r.IPID = uint16(rng.Uint32())
+				}
+			}
+		}
+		n := len(tr.Records)
+		tr.Swap(n-2, n-1) // the ACK of 310 delayed past the ACK of 311
+		tallies, fs := ht.AuditAll(tr, ht.Capture())
+		if len(fs) > 0 {
+			t.Fatalf("random IDs %v: a delayed ACK fails %s at frame %d: %s", random, fs[0].ID, fs[0].Frame, fs[0].Message)
+		}
+		for _, id := range []string{"C9-95", "C9-148"} {
+			if tl := tallies[id]; tl == nil || (tl.Open > 0) != random {
+				t.Errorf("random IDs %v: %s open %+v, want open only with random IDs", random, id, tl)
+			}
+		}
+	}
 }

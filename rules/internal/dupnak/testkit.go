@@ -106,6 +106,20 @@ func (b *TraceBuilder) Copy(r *trace.Record) *trace.Record {
 // Send adds a SEND Only with AckReq.
 func (b *TraceBuilder) Send(psn wire.PSN) *trace.Record { return b.Req(wire.SendOnly, psn, true) }
 
+// CountedMSN is the MSN of the last acknowledgment CountedBefore adds.
+const CountedMSN = 9
+
+// CountedBefore adds CountedMSN SEND Only requests just before PSN psn,
+// each acknowledged (MSNs 1 to CountedMSN): enough of the responder's
+// packets for its IPv4 IDs to be seen to count up
+// (harness.Conn.DatedByID), so that they order its responses after.
+func (b *TraceBuilder) CountedBefore(psn wire.PSN) {
+	for i := CountedMSN; i >= 1; i-- {
+		b.Send(psn.Add(-i))
+		b.Ack(psn.Add(-i), uint32(CountedMSN+1-i))
+	}
+}
+
 // Read adds an RDMA READ request of length bytes.
 func (b *TraceBuilder) Read(psn wire.PSN, length uint32) *trace.Record {
 	p := &wire.Packet{BTH: wire.BTH{Opcode: wire.ReadRequest, PSN: psn, AckReq: true},

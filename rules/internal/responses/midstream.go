@@ -132,12 +132,21 @@ func (m *midStream) judge(c *harness.Conn, r *trace.Record, s *answers.Stream, n
 				}
 			}
 		}
+		own := x == s.Req.PSN
 		what := fmt.Sprintf("PSN %d, which the response had already delivered", x)
-		if x == s.Req.PSN {
+		if own {
 			what = fmt.Sprintf("PSN %d, the READ request's own PSN, which the response had already delivered", x)
 		}
-		c.Violation(m.clause, r, fmt.Sprintf("the READ at PSN %d failed after %d response packets (up to PSN %d); its NAK names %s instead of the refused packet's PSN %d",
-			s.Req.PSN, s.Packets, next.Add(-1), what, next), want, p.String())
+		msg := fmt.Sprintf("the READ at PSN %d failed after %d response packets (up to PSN %d); its NAK names %s instead of the refused packet's PSN %d",
+			s.Req.PSN, s.Packets, next.Add(-1), what, next)
+		if own {
+			// Judged whichever was sent first: a NAK sent before the
+			// response refused the READ itself, and the response packets
+			// after it answered a request the responder had refused.
+			c.ViolationInAnyOrder(m.clause, r, msg, want, p.String())
+			return
+		}
+		c.Violation(m.clause, r, msg, want, p.String())
 	default:
 		if c.Complete() {
 			c.Violation(m.clause, r, fmt.Sprintf("the READ at PSN %d failed after %d response packets (up to PSN %d); its NAK names PSN %d, skipping PSNs no packet carried, instead of the refused packet's PSN %d",
