@@ -24,7 +24,9 @@ func fuzzSeeds() [][]byte {
 		w.WritePacket(0, t0, ipv4Packet(2), 40, []string{"C9-95 fail", "second"})
 		w.Flush()
 	}
+	counters, _ := countersFile()
 	seeds := [][]byte{
+		counters,
 		annotated.Bytes(),
 		buildPcap(le, false, LinkTypeEthernet, pkts),
 		buildPcap(be, true, LinkTypeLinuxSLL2, pkts),
@@ -78,6 +80,9 @@ func FuzzReader(f *testing.F) {
 			}
 			fr.Network()
 			fr.Truncated()
+		}
+		if c := r.Counters(); c.Dropped() != (c.DropSummary() != "") || len(c.Losses) > c.LossReports {
+			t.Fatalf("counters %+v inconsistent", c)
 		}
 		if r.BytesRead() > int64(len(file)) {
 			t.Fatalf("BytesRead() = %d for a file of %d", r.BytesRead(), len(file))
