@@ -21,7 +21,7 @@ const (
 
 	optISBStartTime = 2 // isb_starttime
 	optISBEndTime   = 3 // isb_endtime
-	optISBIfDrop    = 4 // isb_ifdrop: dropped by the interface for lack of resources
+	optISBIfDrop    = 5 // isb_ifdrop: dropped by the interface for lack of resources (4 is isb_ifrecv)
 	optISBOSDrop    = 7 // isb_osdrop: dropped by the operating system
 	optEPBDropCount = 4 // epb_dropcount: lost between this packet and the one before
 

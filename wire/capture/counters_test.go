@@ -26,7 +26,7 @@ func countersFile() ([]byte, Counters) {
 	w.epb(0, 5, data, 0, ngOpt{optEPBDropCount, w.u64(0)})
 	start, end := uint64(t0.UnixNano()), uint64(t0.UnixNano()+2e9)
 	w.isb(0, end, ngOpt{optISBStartTime, w.tsVal(nil, start)}, ngOpt{optISBEndTime, w.tsVal(nil, end)},
-		ngOpt{optISBIfDrop, w.u64(5)})
+		ngOpt{4, w.u64(1000)}, ngOpt{optISBIfDrop, w.u64(5)}) // isb_ifrecv, then isb_ifdrop
 	w.isb(1, end, ngOpt{optISBIfDrop, w.u64(0)}, ngOpt{optISBOSDrop, w.u64(0)})
 	w.shb(be)
 	w.idb(LinkTypeRaw, 0)
