@@ -164,9 +164,15 @@ func ScanCounters(path string) (Counters, error) {
 		return Counters{}, err
 	}
 	defer r.Close()
+	return r.scanCounters()
+}
+
+// scanCounters reads the rest of r for ScanCounters.
+func (r *Reader) scanCounters() (Counters, error) {
 	if r.format != formatPcapng && r.linkType != LinkTypeERF {
 		return Counters{}, nil
 	}
+	r.scan = true
 	for {
 		if _, err := r.Next(); err != nil {
 			if err == io.EOF {

@@ -24,6 +24,7 @@ func countersFile() ([]byte, Counters) {
 	w.opb(0, 2, 3, data, 0)
 	w.opb(0, opbDropsUnknown, 4, data, 0)
 	w.epb(0, 5, data, 0, ngOpt{optEPBDropCount, w.u64(0)})
+	w.spb(len(data), data)
 	start, end := uint64(t0.UnixNano()), uint64(t0.UnixNano()+2e9)
 	w.isb(0, end, ngOpt{optISBStartTime, w.tsVal(nil, start)}, ngOpt{optISBEndTime, w.tsVal(nil, end)},
 		ngOpt{4, w.u64(1000)}, ngOpt{optISBIfDrop, w.u64(5)}) // isb_ifrecv, then isb_ifdrop
@@ -60,8 +61,8 @@ func TestCounters(t *testing.T) {
 		t.Errorf("after frame 1: Counters() = %+v, want two interfaces, no statistics, no drop", c)
 	}
 	frames, err := readAll(t, r)
-	if err != io.EOF || len(frames) != 4 {
-		t.Fatalf("read %d more frames, err %v; want 4 and io.EOF", len(frames), err)
+	if err != io.EOF || len(frames) != 5 {
+		t.Fatalf("read %d more frames, err %v; want 5 and io.EOF", len(frames), err)
 	}
 	if len(frames[0].Comments) != 1 {
 		t.Errorf("frame 2's comments = %q, want the one beside its drop count", frames[0].Comments)

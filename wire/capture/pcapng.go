@@ -354,12 +354,19 @@ func (r *Reader) packet(btype, blen uint32) (*Frame, error) {
 	if padded > blen-32 {
 		return nil, r.frameErr(ErrCorrupt, "%s block: captured length %d exceeds block length %d", what, capLen, blen)
 	}
-	data := r.data(int(capLen))
-	if err := r.readFull(data); err != nil {
-		return nil, r.readErr(what+" block", err)
+	in := &r.ifaces[ifIndex]
+	var data []byte
+	pad := padded - capLen
+	if r.scan && in.linkType != LinkTypeERF {
+		pad = padded // ScanCounters needs none of the bytes
+	} else {
+		data = r.data(int(capLen))
+		if err := r.readFull(data); err != nil {
+			return nil, r.readErr(what+" block", err)
+		}
 	}
 	// Padding, then options: the comments and the drop count are kept.
-	if err := r.skip(int(padded - capLen)); err != nil {
+	if err := r.skip(int(pad)); err != nil {
 		return nil, r.readErr(what+" block", err)
 	}
 	var drops uint64
@@ -383,7 +390,6 @@ func (r *Reader) packet(btype, blen uint32) (*Frame, error) {
 	if err := r.blockTrailer(blen); err != nil {
 		return nil, err
 	}
-	in := &r.ifaces[ifIndex]
 	f := &r.frame
 	f.Num++
 	f.Time = in.time(ts)
@@ -477,11 +483,17 @@ func (r *Reader) simplePacket(blen uint32) (*Frame, error) {
 	if capLen > MaxCaptureLen {
 		capLen = MaxCaptureLen
 	}
-	data := r.data(int(capLen))
-	if err := r.readFull(data); err != nil {
-		return nil, r.readErr("simple packet block", err)
+	var data []byte
+	rest := room - capLen
+	if r.scan && in.linkType != LinkTypeERF {
+		rest = room // ScanCounters needs none of the bytes
+	} else {
+		data = r.data(int(capLen))
+		if err := r.readFull(data); err != nil {
+			return nil, r.readErr("simple packet block", err)
+		}
 	}
-	if err := r.skip(int(room - capLen)); err != nil {
+	if err := r.skip(int(rest)); err != nil {
 		return nil, r.readErr("simple packet block", err)
 	}
 	if err := r.blockTrailer(blen); err != nil {

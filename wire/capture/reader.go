@@ -104,6 +104,9 @@ type Reader struct {
 	ifBase   int // the current section's first interface in counters.Interfaces
 
 	counters Counters // what the file says of its own completeness (counters.go)
+	// scan (ScanCounters) skips the bytes of packets, but ERF records'
+	// (their loss counter is in them): frames come with no Data.
+	scan bool
 }
 
 // Open opens the capture file at path. It detects gzip compression (magic
