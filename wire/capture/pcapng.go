@@ -355,19 +355,11 @@ func (r *Reader) packet(btype, blen uint32) (*Frame, error) {
 		return nil, r.frameErr(ErrCorrupt, "%s block: captured length %d exceeds block length %d", what, capLen, blen)
 	}
 	in := &r.ifaces[ifIndex]
-	var data []byte
-	pad := padded - capLen
-	if r.scan && in.linkType != LinkTypeERF {
-		pad = padded // ScanCounters needs none of the bytes
-	} else {
-		data = r.data(int(capLen))
-		if err := r.readFull(data); err != nil {
-			return nil, r.readErr(what+" block", err)
-		}
-	}
-	// Padding, then options: the comments and the drop count are kept.
-	if err := r.skip(int(pad)); err != nil {
-		return nil, r.readErr(what+" block", err)
+	// The data and its padding, then options: the comments and the drop
+	// count are kept.
+	data, err := r.packetData(in, capLen, padded-capLen, what)
+	if err != nil {
+		return nil, err
 	}
 	var drops uint64
 	var comments []string
@@ -409,6 +401,26 @@ func (r *Reader) packet(btype, blen uint32) (*Frame, error) {
 		r.erfLoss(f)
 	}
 	return f, nil
+}
+
+// packetData reads the n bytes a packet block captured on interface in,
+// then skips pad bytes; what names the block in errors. A scan
+// (ScanCounters) skips the packet's bytes too, but an ERF record's (its
+// loss counter is in it), and returns no data.
+func (r *Reader) packetData(in *iface, n, pad uint32, what string) ([]byte, error) {
+	var data []byte
+	if r.scan && in.linkType != LinkTypeERF {
+		pad += n
+	} else {
+		data = r.data(int(n))
+		if err := r.readFull(data); err != nil {
+			return nil, r.readErr(what+" block", err)
+		}
+	}
+	if err := r.skip(int(pad)); err != nil {
+		return nil, r.readErr(what+" block", err)
+	}
+	return data, nil
 }
 
 // optionBytes reads the n bytes of a packet block's options, into a
@@ -483,18 +495,9 @@ func (r *Reader) simplePacket(blen uint32) (*Frame, error) {
 	if capLen > MaxCaptureLen {
 		capLen = MaxCaptureLen
 	}
-	var data []byte
-	rest := room - capLen
-	if r.scan && in.linkType != LinkTypeERF {
-		rest = room // ScanCounters needs none of the bytes
-	} else {
-		data = r.data(int(capLen))
-		if err := r.readFull(data); err != nil {
-			return nil, r.readErr("simple packet block", err)
-		}
-	}
-	if err := r.skip(int(rest)); err != nil {
-		return nil, r.readErr("simple packet block", err)
+	data, err := r.packetData(in, capLen, room-capLen, "simple packet")
+	if err != nil {
+		return nil, err
 	}
 	if err := r.blockTrailer(blen); err != nil {
 		return nil, err
