@@ -126,9 +126,12 @@ type Settings struct {
 	// the connection from its start and every packet the harness sent,
 	// but may lack some of the device's, so it is not Complete.
 	ReceiveLoss bool
-	// CaptureDrops is set when the capture reports packets it dropped
-	// (pcapng interface statistics): a connection whose beginning the
-	// trace shows is then not taken as complete.
+	// CaptureDrops is set when the capture file reports packets it
+	// dropped (dut/pcapdut: pcapng interface statistics, packet blocks'
+	// drop counts, ERF loss counters): a connection whose beginning the
+	// trace shows is then not taken as held whole from it (FromStart).
+	// It says nothing of which packets were dropped, so a sender's
+	// consecutive IPv4 Identifications still decide for its own.
 	CaptureDrops bool
 }
 

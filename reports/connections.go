@@ -30,7 +30,8 @@ type Connection struct {
 	Source map[string]string `json:"source"`
 	// Complete says the capture holds the connection from its start: its
 	// CM handshake and its first request at the PSN the handshake
-	// announced are in it (or the user said so with --complete).
+	// announced are in it, and the file reports no packet it dropped (or
+	// the user said so with --complete).
 	Complete bool `json:"complete"`
 	// Handshake lists the CM messages seen for the connection, in the
 	// order first seen ("REQ REP RTU DREQ DREP"; "REQ REJ (reason 28)"

@@ -503,3 +503,43 @@ func TestGenBenchCapture(t *testing.T) {
 		t.Errorf("audit of the bench capture: exit %d, %+v, findings %+v", code, c.Captures, c.Findings)
 	}
 }
+
+// TestAuditCaptureDrops: a capture whose file reports packets it dropped
+// (an interface statistics block, as gopacket writes it) is audited with
+// a note saying so; claimed complete, it is refused as bad input.
+func TestAuditCaptureDrops(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := pcapgo.NewNgWriter(&buf, layers.LinkTypeEthernet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, p := range []wire.Packet{send(10), ack(10, 1), send(11), ack(11, 2)} {
+		data := encode(p, uint16(i+1))
+		ci := gopacket.CaptureInfo{Timestamp: t0.Add(time.Duration(i) * time.Microsecond), CaptureLength: len(data), Length: len(data)}
+		if err := w.WritePacket(ci, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.WriteInterfaceStats(0, pcapgo.NgInterfaceStatistics{PacketsReceived: pcapgo.NgNoValue64, PacketsDropped: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	path := file(t, "drops.pcapng", buf.Bytes())
+	const reported = "the capture file reports packets it dropped (interface 0's statistics: 4 dropped by the interface (isb_ifdrop), unknown by the operating system (isb_osdrop))"
+	code, out, stderr := invoke(t, "audit", path)
+	if code != exitOK || !strings.Contains(out, "notes on "+path+":\n  "+reported) {
+		t.Errorf("exit %d, want %d, and the text output to note %q:\n%s%s", code, exitOK, reported, out, stderr)
+	}
+	code, out, _ = invoke(t, "audit", "--format", "json", path)
+	if code != exitOK || !strings.Contains(out, reported) {
+		t.Errorf("exit %d; JSON output lacks the note:\n%s", code, out)
+	}
+	code, _, stderr = invoke(t, "audit", "--complete", path)
+	if code != exitUsage || !strings.Contains(stderr, "auditing "+path+": --complete says the capture holds every packet") ||
+		!strings.Contains(stderr, "4 dropped by the interface (isb_ifdrop)") {
+		t.Errorf("--complete: exit %d, want %d, and stderr to name the file and its drops:\n%s", code, exitUsage, stderr)
+	}
+}

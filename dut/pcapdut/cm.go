@@ -479,7 +479,7 @@ func (t *cmTable) connections(conns []*harness.Conn) []reports.Connection {
 		if s.RNRRetry >= 0 {
 			rc.Settings.RNRRetry = intp(s.RNRRetry)
 		}
-		rc.Complete = hc.Complete() || s.FromStart
+		rc.Complete = hc.Complete() || s.FromStart && !s.CaptureDrops
 		out = append(out, rc)
 	}
 	for _, c := range t.conns {

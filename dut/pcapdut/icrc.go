@@ -130,6 +130,11 @@ func AuditFileOptions(path string, a Observer, progress func(read, total int64),
 		}
 		ic = icrcChoice{ignore: !recorded, why: why}
 	}
+	dropNote, err := captureDrops(path, a)
+	if err != nil {
+		info.Errors = append(info.Errors, err.Error())
+		return info, err
+	}
 	r, err := capture.OpenHashed(path)
 	if err != nil {
 		info.Errors = append(info.Errors, err.Error())
@@ -143,6 +148,9 @@ func AuditFileOptions(path string, a Observer, progress func(read, total int64),
 		}
 	}
 	info, err = auditReaderWith(r, a, progress, total, ic)
+	if dropNote != "" {
+		info.Notes = append(info.Notes, dropNote)
+	}
 	sum, herr := r.SHA256()
 	if herr != nil {
 		info.Errors = append(info.Errors, herr.Error())

@@ -87,6 +87,13 @@ func (d *DUT) Audit(a *harness.Auditor) (reports.CaptureInfo, error) {
 // what was read, its Errors end with the damage, and the returned error
 // wraps the capture package's (capture.ErrTruncated, capture.ErrCorrupt),
 // naming the file and the frame.
+//
+// Before the first frame, it reads what the file reports of its own drops
+// (pcapng interface statistics, packet blocks' drop counts, ERF loss
+// counters): where it reports one, the connections are not taken as held
+// whole from their beginning (harness.Settings.CaptureDrops) and a note
+// says so; where a's settings claim the capture complete, nothing is
+// audited and the error wraps ErrCompleteContradicted.
 func AuditFile(path string, a Observer, progress func(read, total int64)) (reports.CaptureInfo, error) {
 	return AuditFileOptions(path, a, progress, Options{})
 }

@@ -78,3 +78,20 @@ func BenchmarkReadPcap(b *testing.B) { benchRead(b, benchPcap()) }
 func BenchmarkReadPcapng(b *testing.B) { benchRead(b, benchNg()) }
 
 func BenchmarkReadPcapGzip(b *testing.B) { benchRead(b, benchGzip()) }
+
+// BenchmarkScanCounters reads the in-memory pcapng of BenchmarkReadPcapng
+// for its counters only (ScanCounters' pass before an audit).
+func BenchmarkScanCounters(b *testing.B) {
+	file := benchNg()
+	b.SetBytes(int64(len(file)))
+	for b.Loop() {
+		r, err := NewReader(bytes.NewReader(file), "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.scanCounters(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*benchFrames), "ns/frame")
+}

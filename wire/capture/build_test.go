@@ -141,19 +141,31 @@ func (w *ngWriter) epb(ifIndex uint32, ts uint64, data []byte, orig int, opts ..
 	return w.block(blockEPB, w.opts(body, opts))
 }
 
-func (w *ngWriter) opb(ifIndex uint16, ts uint64, data []byte, orig int) *ngWriter {
+func (w *ngWriter) opb(ifIndex, drops uint16, ts uint64, data []byte, orig int) *ngWriter {
 	if orig == 0 {
 		orig = len(data)
 	}
 	var body []byte
 	body = w.o.AppendUint16(body, ifIndex)
-	body = w.o.AppendUint16(body, 0) // drops
+	body = w.o.AppendUint16(body, drops)
 	body = w.o.AppendUint32(body, uint32(ts>>32))
 	body = w.o.AppendUint32(body, uint32(ts))
 	body = w.o.AppendUint32(body, uint32(len(data)))
 	body = w.o.AppendUint32(body, uint32(orig))
 	body = append(body, data...)
 	return w.block(blockOPB, body)
+}
+
+// isb writes an interface statistics block.
+func (w *ngWriter) isb(ifIndex uint32, ts uint64, opts ...ngOpt) *ngWriter {
+	body := w.o.AppendUint32(nil, ifIndex)
+	body = w.tsVal(body, ts)
+	return w.block(blockISB, w.opts(body, opts))
+}
+
+// tsVal appends a pcapng timestamp, its high 32 bits first.
+func (w *ngWriter) tsVal(b []byte, ts uint64) []byte {
+	return w.o.AppendUint32(w.o.AppendUint32(b, uint32(ts>>32)), uint32(ts))
 }
 
 func (w *ngWriter) spb(orig int, data []byte) *ngWriter {
@@ -166,6 +178,17 @@ func (w *ngWriter) spb(orig int, data []byte) *ngWriter {
 func u8(v uint8) []byte { return []byte{v} }
 
 func (w *ngWriter) u64(v int64) []byte { return w.o.AppendUint64(nil, uint64(v)) }
+
+// erfRecord is an ERF record of type typ (variable length) whose loss
+// counter field holds lctr, around payload.
+func erfRecord(typ byte, lctr uint16, payload []byte) []byte {
+	h := make([]byte, erfHeaderLen, erfHeaderLen+len(payload))
+	h[8], h[9] = typ, 0x04
+	be.PutUint16(h[10:], uint16(erfHeaderLen+len(payload)))
+	be.PutUint16(h[12:], lctr)
+	be.PutUint16(h[14:], uint16(len(payload)))
+	return append(h, payload...)
+}
 
 func gzipped(b []byte) []byte {
 	var buf bytes.Buffer

@@ -15,7 +15,15 @@
 // either byte order, and pcapng with any number of sections (each in its own
 // byte order) and interfaces (each with its own link type and timestamp
 // resolution). Enhanced, simple and obsolete packet blocks yield frames;
-// every other block type is skipped. Everything is pure Go: no libpcap.
+// every other block type is skipped, but for interface statistics blocks.
+// Everything is pure Go: no libpcap.
+//
+// What a file records of its own completeness is kept as it is read
+// (Reader.Counters, ScanCounters): the drop counts of pcapng interface
+// statistics blocks (isb_ifdrop, isb_osdrop), the losses packet records
+// report before themselves (epb_dropcount, an obsolete packet block's
+// drops count, an ERF record's loss counter), and each pcapng interface's
+// timestamp resolution. A count the file leaves out is unknown, not zero.
 //
 // Network locates the network-layer header inside a frame for the link
 // types that RoCE captures use: Ethernet with any number of VLAN tags,

@@ -2,7 +2,7 @@ package capture
 
 // Endace ERF records (LINKTYPE_ERF): each frame of the capture is one ERF
 // record, a 16-byte header (timestamp, record type, flags, record length,
-// loss counter, wire length), extension headers of 8 bytes each while the
+// loss counter, wire length; all but the timestamp big-endian), extension headers of 8 bytes each while the
 // type's top bit (then each extension's) says another follows, and the
 // packet. Record types read here: InfiniBand (native packets from their
 // LRH, as ibdump writes them), Ethernet (after 2 bytes of padding), IPv4
@@ -15,12 +15,20 @@ const (
 	erfExtLen    = 8
 
 	erfTypeEth         = 2
-	erfTypeColorEth    = 10
+	erfTypeColorEth    = 11
 	erfTypeDSMColorEth = 16
 	erfTypeColorHash   = 20 // COLOR_HASH_ETH
 	erfTypeInfiniBand  = 21
 	erfTypeIPv4        = 22
 	erfTypeIPv6        = 23
+
+	// The other coloured types: like COLOR_ETH, DSM_COLOR_ETH and
+	// COLOR_HASH_ETH they carry a colour where the others have their
+	// loss counter (counters.go).
+	erfTypeColorHDLCPoS    = 10
+	erfTypeDSMColorHDLCPoS = 15
+	erfTypeColorMCHDLCPoS  = 17
+	erfTypeColorHashPoS    = 19
 )
 
 // erf finds the network layer of one ERF record.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -24,7 +25,9 @@ func fuzzSeeds() [][]byte {
 		w.WritePacket(0, t0, ipv4Packet(2), 40, []string{"C9-95 fail", "second"})
 		w.Flush()
 	}
+	counters, _ := countersFile()
 	seeds := [][]byte{
+		counters,
 		annotated.Bytes(),
 		buildPcap(le, false, LinkTypeEthernet, pkts),
 		buildPcap(be, true, LinkTypeLinuxSLL2, pkts),
@@ -56,9 +59,11 @@ func FuzzReader(f *testing.F) {
 			}
 			return
 		}
+		var readErr error
 		for n := 1; ; n++ {
 			fr, err := r.Next()
 			if err != nil {
+				readErr = err
 				if err != io.EOF && !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrCorrupt) {
 					t.Fatalf("unclassified error %v", err)
 				}
@@ -78,6 +83,30 @@ func FuzzReader(f *testing.F) {
 			}
 			fr.Network()
 			fr.Truncated()
+		}
+		c := r.Counters()
+		if c.Dropped() != (c.DropSummary() != "") || len(c.Losses) > c.LossReports {
+			t.Fatalf("counters %+v inconsistent", c)
+		}
+		// ScanCounters' pass, which skips packets' bytes, finds the same
+		// counters and the same damage.
+		// (A classic pcap of another link type is not scanned.)
+		if r.format == formatPcapng || r.linkType == LinkTypeERF {
+			sr, err := NewReader(bytes.NewReader(file), "fuzz")
+			if err != nil {
+				t.Fatalf("the file read, then failed to open: %v", err)
+			}
+			sc, err := sr.scanCounters()
+			sr.Close()
+			if readErr == io.EOF {
+				readErr = nil
+			}
+			if (err == nil) != (readErr == nil) || err != nil && err.Error() != readErr.Error() {
+				t.Fatalf("scanning ended with %v, reading with %v", err, readErr)
+			}
+			if !reflect.DeepEqual(sc, c) {
+				t.Fatalf("scanning found %+v, reading %+v", sc, c)
+			}
 		}
 		if r.BytesRead() > int64(len(file)) {
 			t.Fatalf("BytesRead() = %d for a file of %d", r.BytesRead(), len(file))

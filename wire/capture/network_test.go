@@ -80,6 +80,8 @@ func TestNetwork(t *testing.T) {
 		{"erf extension header cut", 197, cat(erfHeader(21|0x80), []byte{0x81, 0, 0}), 0, 0, nil, ErrShortFrame},
 		{"erf ethernet", 197, cat(erfHeader(2), []byte{0, 0}, etherFrame(EtherTypeIPv4, v4)), 0x0800, 32, nil, nil},
 		{"erf ethernet vlan", 197, cat(erfHeader(2), []byte{0, 0}, etherFrame(EtherTypeIPv4, v4, 0x8100, 7)), 0x0800, 36, []uint16{7}, nil},
+		{"erf coloured ethernet", 197, cat(erfHeader(11), []byte{0, 0}, etherFrame(EtherTypeIPv4, v4)), 0x0800, 32, nil, nil},
+		{"erf coloured hdlc pos", 197, cat(erfHeader(10), []byte{0, 0}, etherFrame(EtherTypeIPv4, v4)), 0, 16, nil, nil},
 		{"erf ipv4", 197, cat(erfHeader(22), v4), 0x0800, 16, nil, nil},
 		{"erf ipv6", 197, cat(erfHeader(23), v6), 0x86dd, 16, nil, nil},
 		{"erf infiniband link record", 197, cat(erfHeader(25), lrh), 0, 16, nil, nil},

@@ -66,5 +66,8 @@ func (r *Reader) nextPcap() (*Frame, error) {
 	f.Data = data
 	f.OrigLen = int(origLen)
 	f.Interface = 0
+	if f.LinkType == LinkTypeERF {
+		r.erfLoss(f)
+	}
 	return f, nil
 }

@@ -19,8 +19,8 @@ const (
 
 	// maxBlockLen bounds any block; a larger length is taken as damage.
 	maxBlockLen = 16 << 20
-	// maxIDBLen bounds an interface description block, which is buffered
-	// whole to read its options.
+	// maxIDBLen bounds an interface description or statistics block,
+	// which is buffered whole to read its options.
 	maxIDBLen = 1 << 20
 
 	optEndOfOpt = 0
@@ -113,6 +113,8 @@ func (r *Reader) sectionHeader() error {
 		r.ifaces = make([]iface, 0, 4)
 	}
 	r.ifaces = r.ifaces[:0]
+	r.sections++
+	r.ifBase = len(r.counters.Interfaces)
 	return nil
 }
 
@@ -163,6 +165,10 @@ func (r *Reader) nextPcapng() (*Frame, error) {
 			if err := r.interfaceDescription(blen); err != nil {
 				return nil, err
 			}
+		case blockISB:
+			if err := r.interfaceStatistics(blen); err != nil {
+				return nil, err
+			}
 		case blockEPB, blockOPB:
 			return r.packet(btype, blen)
 		case blockSPB:
@@ -182,18 +188,9 @@ func (r *Reader) nextPcapng() (*Frame, error) {
 }
 
 func (r *Reader) interfaceDescription(blen uint32) error {
-	if err := r.checkBlockLen(blen, 20, "interface description"); err != nil {
+	b, err := r.bufferedBlock(blen, 20, "interface description")
+	if err != nil {
 		return err
-	}
-	if blen > maxIDBLen {
-		return r.frameErr(ErrCorrupt, "interface description block: block length %d exceeds %d", blen, maxIDBLen)
-	}
-	b := r.data(int(blen) - 8)
-	if err := r.readFull(b); err != nil {
-		return r.readErr("interface description block", err)
-	}
-	if end := r.order.u32(b[len(b)-4:]); end != blen {
-		return r.frameErr(ErrCorrupt, "block length mismatch (%d at start, %d at end)", blen, end)
 	}
 	in := iface{
 		linkType: uint32(r.order.u16(b)),
@@ -201,18 +198,10 @@ func (r *Reader) interfaceDescription(blen uint32) error {
 		exp:      6,
 		unit:     1e6,
 	}
-	opts := b[8 : len(b)-4]
-	for len(opts) >= 4 {
-		code, olen := r.order.u16(opts), int(r.order.u16(opts[2:]))
-		if code == optEndOfOpt {
-			break
-		}
-		if 4+olen > len(opts) {
-			return r.frameErr(ErrCorrupt, "interface description block: option %d overruns the block", code)
-		}
-		val := opts[4 : 4+olen]
+	tsresol := uint8(6)
+	err = r.options(b[8:len(b)-4], "interface description", func(code uint16, val []byte) error {
 		switch {
-		case code == optTSResol && olen == 1:
+		case code == optTSResol && len(val) == 1:
 			v := val[0]
 			in.binary, in.exp = v&0x80 != 0, v&0x7f
 			if in.binary && in.exp > 63 || !in.binary && in.exp > 19 {
@@ -221,8 +210,59 @@ func (r *Reader) interfaceDescription(blen uint32) error {
 			if !in.binary {
 				in.unit = pow10[in.exp]
 			}
-		case code == optTSOffset && olen == 8:
+			tsresol = v
+		case code == optTSOffset && len(val) == 8:
 			in.offset = int64(r.order.u64(val))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(r.ifaces) >= 1<<16 {
+		return r.frameErr(ErrCorrupt, "more than %d interfaces", 1<<16)
+	}
+	r.counters.Interfaces = append(r.counters.Interfaces, Interface{Section: r.sections - 1, Index: len(r.ifaces),
+		LinkType: in.linkType, TSResol: tsresol})
+	r.ifaces = append(r.ifaces, in)
+	return nil
+}
+
+// bufferedBlock reads the rest of a block that is read whole to parse its
+// options (an interface description or statistics block), of total length
+// blen and at least min bytes, checking its trailer: it returns the block
+// from its body on (the trailer included), valid until the next read.
+func (r *Reader) bufferedBlock(blen, min uint32, what string) ([]byte, error) {
+	if err := r.checkBlockLen(blen, min, what); err != nil {
+		return nil, err
+	}
+	if blen > maxIDBLen {
+		return nil, r.frameErr(ErrCorrupt, "%s block: block length %d exceeds %d", what, blen, maxIDBLen)
+	}
+	b := r.data(int(blen) - 8)
+	if err := r.readFull(b); err != nil {
+		return nil, r.readErr(what+" block", err)
+	}
+	if end := r.order.u32(b[len(b)-4:]); end != blen {
+		return nil, r.frameErr(ErrCorrupt, "block length mismatch (%d at start, %d at end)", blen, end)
+	}
+	return b, nil
+}
+
+// options calls f with each option of a block's options, up to
+// opt_endofopt; an option that overruns the block is damage (the padding
+// of the last one may be missing).
+func (r *Reader) options(opts []byte, what string, f func(code uint16, val []byte) error) error {
+	for len(opts) >= 4 {
+		code, olen := r.order.u16(opts), int(r.order.u16(opts[2:]))
+		if code == optEndOfOpt {
+			break
+		}
+		if 4+olen > len(opts) {
+			return r.frameErr(ErrCorrupt, "%s block: option %d overruns the block", what, code)
+		}
+		if err := f(code, opts[4:4+olen]); err != nil {
+			return err
 		}
 		olen = (olen + 3) &^ 3
 		if 4+olen > len(opts) {
@@ -230,10 +270,56 @@ func (r *Reader) interfaceDescription(blen uint32) error {
 		}
 		opts = opts[4+olen:]
 	}
-	if len(r.ifaces) >= 1<<16 {
-		return r.frameErr(ErrCorrupt, "more than %d interfaces", 1<<16)
+	return nil
+}
+
+// interfaceStatistics reads an interface statistics block into the
+// counters of the interface it names.
+func (r *Reader) interfaceStatistics(blen uint32) error {
+	const what = "interface statistics"
+	b, err := r.bufferedBlock(blen, 24, what)
+	if err != nil {
+		return err
 	}
-	r.ifaces = append(r.ifaces, in)
+	id := r.order.u32(b)
+	if id >= uint32(len(r.ifaces)) {
+		return r.frameErr(ErrCorrupt, "%s block: interface %d not defined", what, id)
+	}
+	st := Interface{Stats: true}
+	err = r.options(b[12:len(b)-4], what, func(code uint16, val []byte) error {
+		var name string
+		switch code {
+		case optISBStartTime:
+			name = "isb_starttime"
+		case optISBEndTime:
+			name = "isb_endtime"
+		case optISBIfDrop:
+			name = "isb_ifdrop"
+		case optISBOSDrop:
+			name = "isb_osdrop"
+		default:
+			return nil
+		}
+		if len(val) != 8 {
+			return r.frameErr(ErrCorrupt, "%s block: %s of %d bytes, want 8", what, name, len(val))
+		}
+		switch code {
+		case optISBStartTime:
+			st.Start = r.ifaces[id].time(r.order.ts(val))
+		case optISBEndTime:
+			st.End = r.ifaces[id].time(r.order.ts(val))
+		case optISBIfDrop:
+			st.IfDrop = Count{N: r.order.u64(val), Known: true}
+		case optISBOSDrop:
+			st.OSDrop = Count{N: r.order.u64(val), Known: true}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	in := &r.counters.Interfaces[r.ifBase+int(id)]
+	in.Stats, in.IfDrop, in.OSDrop, in.Start, in.End = true, st.IfDrop, st.OSDrop, st.Start, st.End
 	return nil
 }
 
@@ -256,7 +342,7 @@ func (r *Reader) packet(btype, blen uint32) (*Frame, error) {
 	} else {
 		ifIndex = r.order.u32(h)
 	}
-	ts := uint64(r.order.u32(h[4:]))<<32 | uint64(r.order.u32(h[8:]))
+	ts := r.order.ts(h[4:])
 	capLen, origLen := r.order.u32(h[12:]), r.order.u32(h[16:])
 	if ifIndex >= uint32(len(r.ifaces)) {
 		return nil, r.frameErr(ErrCorrupt, "%s block: interface %d not defined", what, ifIndex)
@@ -268,22 +354,34 @@ func (r *Reader) packet(btype, blen uint32) (*Frame, error) {
 	if padded > blen-32 {
 		return nil, r.frameErr(ErrCorrupt, "%s block: captured length %d exceeds block length %d", what, capLen, blen)
 	}
-	data := r.data(int(capLen))
-	if err := r.readFull(data); err != nil {
-		return nil, r.readErr(what+" block", err)
-	}
-	// Padding, then options: the comments are kept.
-	if err := r.skip(int(padded - capLen)); err != nil {
-		return nil, r.readErr(what+" block", err)
-	}
-	comments, err := r.packetComments(int(blen - 32 - padded))
+	in := &r.ifaces[ifIndex]
+	// The data and its padding, then options: the comments and the drop
+	// count are kept.
+	data, err := r.packetData(in, capLen, padded-capLen, what)
 	if err != nil {
-		return nil, r.readErr(what+" block", err)
+		return nil, err
+	}
+	var drops uint64
+	var comments []string
+	if n := int(blen - 32 - padded); n > 0 {
+		opts, err := r.optionBytes(n)
+		if err != nil {
+			return nil, r.readErr(what+" block", err)
+		}
+		var badDrop int
+		comments, drops, badDrop = r.packetOptions(opts, btype == blockEPB)
+		if badDrop >= 0 {
+			return nil, r.frameErr(ErrCorrupt, "%s block: epb_dropcount of %d bytes, want 8", what, badDrop)
+		}
+	}
+	if btype == blockOPB {
+		if d := r.order.u16(h[2:]); d != opbDropsUnknown {
+			drops = uint64(d)
+		}
 	}
 	if err := r.blockTrailer(blen); err != nil {
 		return nil, err
 	}
-	in := &r.ifaces[ifIndex]
 	f := &r.frame
 	f.Num++
 	f.Time = in.time(ts)
@@ -292,40 +390,80 @@ func (r *Reader) packet(btype, blen uint32) (*Frame, error) {
 	f.OrigLen = int(origLen)
 	f.Interface = int(ifIndex)
 	f.Comments = comments
+	if drops > 0 {
+		source := "epb_dropcount"
+		if btype == blockOPB {
+			source = "drops count"
+		}
+		r.loss(f, drops, source)
+	}
+	if f.LinkType == LinkTypeERF {
+		r.erfLoss(f)
+	}
 	return f, nil
 }
 
-// packetComments reads the n bytes of a packet block's options and
-// returns its comments (opt_comment), in a slice reused from frame to
-// frame; nil when it has none. Options that overrun the block end the
-// list without an error: the reader does not depend on them.
-func (r *Reader) packetComments(n int) ([]string, error) {
-	if n == 0 {
-		return nil, nil
+// packetData reads the n bytes a packet block captured on interface in,
+// then skips pad bytes; what names the block in errors. A scan
+// (ScanCounters) skips the packet's bytes too, but an ERF record's (its
+// loss counter is in it), and returns no data.
+func (r *Reader) packetData(in *iface, n, pad uint32, what string) ([]byte, error) {
+	var data []byte
+	if r.scan && in.linkType != LinkTypeERF {
+		pad += n
+	} else {
+		data = r.data(int(n))
+		if err := r.readFull(data); err != nil {
+			return nil, r.readErr(what+" block", err)
+		}
 	}
+	if err := r.skip(int(pad)); err != nil {
+		return nil, r.readErr(what+" block", err)
+	}
+	return data, nil
+}
+
+// optionBytes reads the n bytes of a packet block's options, into a
+// buffer reused from frame to frame.
+func (r *Reader) optionBytes(n int) ([]byte, error) {
 	if cap(r.opts) < n {
 		r.opts = make([]byte, n)
 	}
 	opts := r.opts[:n]
-	if err := r.readFull(opts); err != nil {
-		return nil, err
-	}
+	return opts, r.readFull(opts)
+}
+
+// packetOptions reads a packet block's options: its comments
+// (opt_comment), in a slice reused from frame to frame (nil when it has
+// none), and, for an enhanced packet block (epb), its epb_dropcount (0
+// when it has none). badDrop is the length of an epb_dropcount that is not
+// 8 bytes long, else -1. Options that overrun the block end the list
+// without an error, as packet blocks are written by many tools and the
+// reader needs nothing else of them.
+func (r *Reader) packetOptions(opts []byte, epb bool) (comments []string, drops uint64, badDrop int) {
 	out := r.comments[:0]
+	badDrop = -1
 	for len(opts) >= 4 {
 		code, olen := r.order.u16(opts), int(r.order.u16(opts[2:]))
 		if code == optEndOfOpt || 4+olen > len(opts) {
 			break
 		}
-		if code == optComment {
+		switch {
+		case code == optComment:
 			out = append(out, string(opts[4:4+olen]))
+		case code == optEPBDropCount && epb:
+			if olen != 8 {
+				return nil, 0, olen
+			}
+			drops = r.order.u64(opts[4:])
 		}
 		opts = opts[min(len(opts), 4+(olen+3)&^3):]
 	}
 	r.comments = out
 	if len(out) == 0 {
-		return nil, nil
+		out = nil
 	}
-	return out, nil
+	return out, drops, badDrop
 }
 
 // simplePacket reads a simple packet block, which belongs to interface 0
@@ -357,12 +495,9 @@ func (r *Reader) simplePacket(blen uint32) (*Frame, error) {
 	if capLen > MaxCaptureLen {
 		capLen = MaxCaptureLen
 	}
-	data := r.data(int(capLen))
-	if err := r.readFull(data); err != nil {
-		return nil, r.readErr("simple packet block", err)
-	}
-	if err := r.skip(int(room - capLen)); err != nil {
-		return nil, r.readErr("simple packet block", err)
+	data, err := r.packetData(in, capLen, room-capLen, "simple packet")
+	if err != nil {
+		return nil, err
 	}
 	if err := r.blockTrailer(blen); err != nil {
 		return nil, err
@@ -375,5 +510,8 @@ func (r *Reader) simplePacket(blen uint32) (*Frame, error) {
 	f.OrigLen = int(origLen)
 	f.Interface = 0
 	f.Comments = nil
+	if f.LinkType == LinkTypeERF {
+		r.erfLoss(f)
+	}
 	return f, nil
 }

@@ -99,7 +99,14 @@ type Reader struct {
 	fracMul  int64 // nanoseconds per unit of the sub-second field
 
 	// pcapng
-	ifaces []iface
+	ifaces   []iface
+	sections int // section header blocks read
+	ifBase   int // the current section's first interface in counters.Interfaces
+
+	counters Counters // what the file says of its own completeness (counters.go)
+	// scan (ScanCounters) skips the bytes of packets, but ERF records'
+	// (their loss counter is in them): frames come with no Data.
+	scan bool
 }
 
 // Open opens the capture file at path. It detects gzip compression (magic
@@ -431,6 +438,9 @@ func (o byteOrder) u32(b []byte) uint32 {
 	}
 	return uint32(b[3])<<24 | uint32(b[2])<<16 | uint32(b[1])<<8 | uint32(b[0])
 }
+
+// ts reads a pcapng timestamp: its high 32 bits, then its low 32 bits.
+func (o byteOrder) ts(b []byte) uint64 { return uint64(o.u32(b))<<32 | uint64(o.u32(b[4:])) }
 
 func (o byteOrder) u64(b []byte) uint64 {
 	_ = b[7]

@@ -183,7 +183,7 @@ func ngFile(first, second order) ([]byte, []want) {
 	w.block(0x00000bad, []byte{1, 2, 3})  // custom
 	w.block(0x40000bad, nil)              // custom, empty
 	w.epb(2, uint64(base)*1e3+7, v6[:20], len(v6))
-	w.opb(0, uint64(base)*1e6+1, eth[:16], len(eth))
+	w.opb(0, 0, uint64(base)*1e6+1, eth[:16], len(eth))
 	wants := []want{
 		{time.Unix(base, 123456000).UTC(), LinkTypeEthernet, eth, 0, 0},
 		{time.Unix(base, 123456789).UTC(), LinkTypeIPv4, v4, 0, 1},
@@ -360,6 +360,19 @@ func damages() []damage {
 		{"pcapng option overruns", (&ngWriter{}).shb(le).block(blockIDB, []byte{1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 8, 0, 6, 0, 0, 0}).b,
 			0, ErrCorrupt, "option 9 overruns"},
 		{"pcapng bad tsresol", (&ngWriter{}).shb(le).idb(1, 0, ngOpt{9, u8(20)}).b, 0, ErrCorrupt, "if_tsresol 0x14"},
+		{"pcapng statistics count short", ng(func(w *ngWriter) { w.isb(0, 1, ngOpt{optISBIfDrop, []byte{1, 0, 0, 0}}) }),
+			1, ErrCorrupt, "frame 2: interface statistics block: isb_ifdrop of 4 bytes, want 8"},
+		{"pcapng statistics time short", ng(func(w *ngWriter) { w.isb(0, 1, ngOpt{optISBEndTime, []byte{1}}) }),
+			1, ErrCorrupt, "isb_endtime of 1 bytes, want 8"},
+		{"pcapng statistics undefined interface", ng(func(w *ngWriter) { w.isb(3, 1) }),
+			1, ErrCorrupt, "frame 2: interface statistics block: interface 3 not defined"},
+		{"pcapng statistics option overruns", ng(func(w *ngWriter) {
+			w.block(blockISB, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0, 8, 0, 6, 0, 0, 0})
+		}), 1, ErrCorrupt, "interface statistics block: option 7 overruns"},
+		{"pcapng statistics block small", ng(func(w *ngWriter) { w.block(blockISB, []byte{0, 0, 0, 0, 0, 0, 0, 0}) }),
+			1, ErrCorrupt, "block length 20 below minimum 24"},
+		{"pcapng drop count short", ng(func(w *ngWriter) { w.epb(0, 2, []byte{6}, 0, ngOpt{optEPBDropCount, []byte{1, 2}}) }),
+			1, ErrCorrupt, "frame 2: enhanced packet block: epb_dropcount of 2 bytes, want 8"},
 		{"pcapng bad byte-order magic later", append(bytes.Clone(ngOK), badBOM[:12]...), 1, ErrCorrupt, "frame 2: section header block: bad byte-order magic"},
 	}
 }
