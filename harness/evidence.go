@@ -361,8 +361,9 @@ type hostIDs struct {
 // maxSkewHosts bounds the hosts a skewMeter follows.
 const maxSkewHosts = 4096
 
-// note takes r into the meter and sets r.Skew.
-func (m *skewMeter) note(r *trace.Record) {
+// note takes r into the meter and sets r.Skew, at least precision (the
+// capture's timestamp resolution, Settings.TimePrecision).
+func (m *skewMeter) note(r *trace.Record, precision time.Duration) {
 	if r.HasIPID {
 		h := m.last
 		if h == nil || r.Src != m.lastSrc {
@@ -393,13 +394,14 @@ func (m *skewMeter) note(r *trace.Record) {
 			}
 		}
 	}
-	r.Skew = m.skew
+	r.Skew = max(m.skew, precision)
 }
 
 // reorderPrecision is the order a capture that shows no reordering is
 // taken to keep: packets recorded within it of each other may have
 // passed the capture point the other way round (timestamps of a
-// microsecond's precision).
+// microsecond's precision; a coarser resolution the capture declares
+// raises it through trace.Record.Skew, Settings.TimePrecision).
 const reorderPrecision = time.Microsecond
 
 // MayBeReordered reports whether later, recorded after earlier, may have

@@ -89,22 +89,25 @@ func TestSkewMeter(t *testing.T) {
 		return out
 	}
 	for _, tc := range []struct {
-		name string
-		pkts []pkt
-		want time.Duration
+		name      string
+		pkts      []pkt
+		precision time.Duration // the capture's timestamp resolution, when coarse
+		want      time.Duration
 	}{
-		{"in order", counting("10.0.0.1", 7, 20), 0},
-		{"one packet recorded 30 µs late", append(counting("10.0.0.1", 7, 20), pkt{"10.0.0.1", 20, 40}, pkt{"10.0.0.1", 27, 41}), 21 * time.Microsecond},
-		{"across the ID wrap", append(counting("10.0.0.1", 0xFFF0, 20), pkt{"10.0.0.1", 0xFFFE, 50}), 31 * time.Microsecond},
-		{"IDs that do not count up", []pkt{{"10.0.0.1", 9, 0}, {"10.0.0.1", 4000, 1}, {"10.0.0.1", 30000, 2}, {"10.0.0.1", 12, 3}, {"10.0.0.1", 8, 90}}, 0},
-		{"another host's IDs are not compared", append(counting("10.0.0.1", 500, 20), pkt{"10.0.0.2", 7, 60}, pkt{"10.0.0.2", 3, 70}), 0},
+		{"in order", counting("10.0.0.1", 7, 20), 0, 0},
+		{"in order, timestamps of a millisecond: reordered within it, for all the trace shows", counting("10.0.0.1", 7, 20), time.Millisecond, time.Millisecond},
+		{"one packet recorded 30 µs late, timestamps of 10 µs", append(counting("10.0.0.1", 7, 20), pkt{"10.0.0.1", 20, 40}, pkt{"10.0.0.1", 27, 41}), 10 * time.Microsecond, 21 * time.Microsecond},
+		{"one packet recorded 30 µs late", append(counting("10.0.0.1", 7, 20), pkt{"10.0.0.1", 20, 40}, pkt{"10.0.0.1", 27, 41}), 0, 21 * time.Microsecond},
+		{"across the ID wrap", append(counting("10.0.0.1", 0xFFF0, 20), pkt{"10.0.0.1", 0xFFFE, 50}), 0, 31 * time.Microsecond},
+		{"IDs that do not count up", []pkt{{"10.0.0.1", 9, 0}, {"10.0.0.1", 4000, 1}, {"10.0.0.1", 30000, 2}, {"10.0.0.1", 12, 3}, {"10.0.0.1", 8, 90}}, 0, 0},
+		{"another host's IDs are not compared", append(counting("10.0.0.1", 500, 20), pkt{"10.0.0.2", 7, 60}, pkt{"10.0.0.2", 3, 70}), 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var m skewMeter
 			var r *trace.Record
 			for _, p := range tc.pkts {
 				r = &trace.Record{Src: netip.MustParseAddr(p.src), HasIPID: true, IPID: p.id, Time: time.Duration(p.usec) * time.Microsecond}
-				m.note(r)
+				m.note(r, tc.precision)
 			}
 			if r.Skew != tc.want {
 				t.Errorf("Skew = %v, want %v", r.Skew, tc.want)

@@ -133,6 +133,11 @@ type Settings struct {
 	// It says nothing of which packets were dropped, so a sender's
 	// consecutive IPv4 Identifications still decide for its own.
 	CaptureDrops bool
+	// TimePrecision is the capture's timestamp resolution where it is
+	// coarser than a microsecond (a pcapng interface's if_tsresol): two
+	// packets recorded within it of each other may have passed the
+	// capture point the other way round (harness.MayBeReordered).
+	TimePrecision time.Duration
 }
 
 // UnknownSettings returns settings with every value unknown.

@@ -175,7 +175,7 @@ func (a *Auditor) Observe(r *trace.Record) {
 		return
 	}
 	if a.pin == nil {
-		a.skew.note(r)
+		a.skew.note(r, a.Settings.TimePrecision)
 	}
 	op := r.Packet.Opcode
 	if !opc.IsRequest(op) && !opc.IsResponse(op) {

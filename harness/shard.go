@@ -197,7 +197,7 @@ func (s *ShardedAuditor) Observe(r *trace.Record) {
 	if !r.Usable() || r.Packet == nil {
 		return
 	}
-	s.skew.note(r)
+	s.skew.note(r, s.Settings.TimePrecision)
 	p := r.Packet
 	var sc *shardConn
 	switch {

@@ -3,6 +3,7 @@ package pcapdut
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/wire/capture"
@@ -27,13 +28,21 @@ var ErrCompleteContradicted = errors.New("the capture file reports packets it dr
 // unknown, and changes nothing). Where the settings claim the capture
 // complete, it returns an error wrapping ErrCompleteContradicted instead.
 // Damage is left to the audit to report.
+//
+// It also gives the settings the file's timestamp resolution where an
+// interface declares one coarser than a microsecond (if_tsresol): packets
+// recorded within it of each other may have passed the capture point in
+// either order (Settings.TimePrecision).
 func captureDrops(path string, a Observer) (note string, err error) {
 	c, _ := capture.ScanCounters(path)
+	st := observerSettings(a)
+	if p := c.Precision(); st != nil && p > time.Microsecond {
+		st.TimePrecision = max(st.TimePrecision, p)
+	}
 	if !c.Dropped() {
 		return "", nil
 	}
 	what := c.DropSummary()
-	st := observerSettings(a)
 	if st != nil && st.Complete {
 		return "", fmt.Errorf("auditing %s: --complete says the capture holds every packet that passed its capture point, but the file reports %s: %w",
 			path, what, ErrCompleteContradicted)

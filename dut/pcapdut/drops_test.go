@@ -187,3 +187,37 @@ func TestCaptureDropsReason(t *testing.T) {
 		}
 	}
 }
+
+// TestCapturePrecision: a pcapng file whose interface stamps packets to
+// the millisecond (if_tsresol 3) gives the audit that precision as a bound
+// on the reordering between packets (harness.Settings.TimePrecision); one
+// stamped to the nanosecond leaves the microsecond's.
+func TestCapturePrecision(t *testing.T) {
+	frames := roceFrames(handshake(100))
+	for _, tc := range []struct {
+		tsresol byte
+		want    time.Duration
+	}{{9, 0}, {3, time.Millisecond}} {
+		file := writePcapng(t, frames)
+		// The writer declares nanoseconds (if_tsresol option: code 9,
+		// length 1, value 9); declare another unit.
+		opt := []byte{9, 0, 1, 0, 9}
+		i := bytes.Index(file, opt)
+		if i < 0 {
+			t.Fatal("no if_tsresol option in the written file")
+		}
+		file[i+4] = tc.tsresol
+		for _, sharded := range []bool{false, true} {
+			_, conns, _, err := auditFile(t, writeFile(t, "precision.pcapng", file), harness.UnknownSettings(), sharded)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(conns) == 0 {
+				t.Fatalf("if_tsresol %d: no connection", tc.tsresol)
+			}
+			if got := conns[0].Settings.TimePrecision; got != tc.want {
+				t.Errorf("if_tsresol %d, sharded %v: precision %v, want %v", tc.tsresol, sharded, got, tc.want)
+			}
+		}
+	}
+}

@@ -12,6 +12,8 @@ import (
 
 func TestMonitor(t *testing.T) {
 	fresh := ht.Fresh(100) // an active run on a QP whose responder expects PSN 100
+	millis := ht.Capture() // a capture stamping packets to the millisecond
+	millis.TimePrecision = time.Millisecond
 	// behind: a SEND's First and Middle acknowledged one by one, then an
 	// ACK back at the First with the latest MSN (no message ended
 	// between them: it may have been sent first).
@@ -53,6 +55,14 @@ func TestMonitor(t *testing.T) {
 			tr.Req(wire.SendOnly, 11, false)
 			tr.Req(wire.SendOnly, 12, true)
 		}, reports.Indeterminate},
+		{"ACK covering requests the capture shows 500 µs later, its timestamps of a millisecond: capture reordering", millis, func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Ack(12, 3)
+			tr.Wait(500 * time.Microsecond)
+			tr.Req(wire.SendOnly, 11, false)
+			tr.Req(wire.SendOnly, 12, true)
+		}, reports.Pass},
 		{"ACK covering requests the capture shows within its timestamps' precision: capture reordering", ht.Capture(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, true)
 			tr.Ack(10, 1)

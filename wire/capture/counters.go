@@ -95,6 +95,35 @@ type Counters struct {
 	Lost        uint64
 }
 
+// Precision returns the coarsest timestamp resolution the file's
+// interfaces declare (if_tsresol), at least a nanosecond; 0 for a file
+// that declares none (a classic pcap file: microseconds or nanoseconds).
+func (c *Counters) Precision() time.Duration {
+	var p time.Duration
+	for i := range c.Interfaces {
+		p = max(p, c.Interfaces[i].Precision())
+	}
+	return p
+}
+
+// Precision returns the interface's timestamp resolution (if_tsresol),
+// at least a nanosecond.
+func (i *Interface) Precision() time.Duration {
+	v := i.TSResol
+	if v&0x80 != 0 {
+		e := v & 0x7f
+		if e >= 30 {
+			return time.Nanosecond
+		}
+		return max(time.Second>>e, time.Nanosecond)
+	}
+	d := time.Second
+	for range min(v, 9) {
+		d /= 10
+	}
+	return d
+}
+
 // Dropped reports whether the file reports any packet dropped: an
 // interface's statistics count one, or a packet record reports a loss. A
 // file that gives no count, or leaves one out, is not taken as reporting

@@ -212,3 +212,29 @@ func TestLossesListed(t *testing.T) {
 		t.Errorf("%d listed, %d reports, %d lost; want %d, %d, 2^64-1", len(c.Losses), c.LossReports, c.Lost, MaxListedLosses, MaxListedLosses+5)
 	}
 }
+
+// TestPrecision: the coarsest timestamp resolution a file's interfaces
+// declare (if_tsresol, decimal or binary), at least a nanosecond; none for
+// a file that declares no interface.
+func TestPrecision(t *testing.T) {
+	for _, tc := range []struct {
+		tsresol []uint8
+		want    time.Duration
+	}{
+		{nil, 0},
+		{[]uint8{6}, time.Microsecond},
+		{[]uint8{9, 3}, time.Millisecond},
+		{[]uint8{0}, time.Second},
+		{[]uint8{12}, time.Nanosecond},
+		{[]uint8{0x80 | 10}, time.Second >> 10},
+		{[]uint8{0x80 | 40}, time.Nanosecond},
+	} {
+		var c Counters
+		for _, r := range tc.tsresol {
+			c.Interfaces = append(c.Interfaces, Interface{TSResol: r})
+		}
+		if got := c.Precision(); got != tc.want {
+			t.Errorf("if_tsresol %v: Precision() = %v, want %v", tc.tsresol, got, tc.want)
+		}
+	}
+}
