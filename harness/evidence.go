@@ -386,6 +386,7 @@ func (m *skewMeter) note(r *trace.Record, precision time.Duration) {
 				m.lastSrc, m.last = r.Src, h
 			}
 			h.order.learn(r)
+			r.HostCounts = h.order.countsUp()
 			switch d := r.IPID - h.newest; {
 			case d != 0 && d < idStep:
 				h.newest, h.newestT = r.IPID, r.Time
@@ -485,12 +486,16 @@ func (v *idVary) note(r *trace.Record) {
 
 // DatedByID reports whether r's IPv4 Identification dates it among its
 // sender's packets: r carries one, and its sender is seen to count them
-// up (CountsIPIDUp). Only then do two of its packets' IDs tell which was
+// up, on this connection (CountsIPIDUp) or, with one counter for all its
+// connections, over all its packets in the trace (trace.Record.HostCounts:
+// a connection of few packets then need not show it alone). Only then do two of its packets' IDs tell which was
 // sent first (SentBeforeByID), and was a response lateResponse does not
 // find late sent after every response delivered before it. IDs that
 // merely change (IDsVary) date nothing: a sender drawing them at random
 // gives a packet the network delayed an ID like any other's.
-func (c *Conn) DatedByID(r *trace.Record) bool { return r.HasIPID && c.CountsIPIDUp(r.Dir) }
+func (c *Conn) DatedByID(r *trace.Record) bool {
+	return r.HasIPID && (c.CountsIPIDUp(r.Dir) || r.HostCounts)
+}
 
 // MayBeDatedByID reports whether r's IPv4 Identification may yet date
 // it (DatedByID) once more of its sender's packets are seen: r carries

@@ -100,6 +100,13 @@ type Record struct {
 	// network made or a frame the capture recorded twice, not a resend.
 	// The auditor sets it as it takes the record in (requests only).
 	Copy bool
+	// HostCounts says the record's sender is seen, over all its packets
+	// in the trace up to this one, to count its IPv4 Identification up
+	// (one counter for every connection, as Linux keeps per host pair):
+	// its IDs then date this connection's packets even where the
+	// connection alone has too few to show it. The auditor sets it as it
+	// takes the record in.
+	HostCounts bool
 }
 
 // Usable reports whether monitors should analyse the record: a frame

@@ -157,6 +157,17 @@ func TestMonitor(t *testing.T) {
 			tr.Ack(10, 10)
 			tr.IPIDs(100, 500)
 		}, reports.Fail},
+		{"ACK PSN going backwards within a message, the same MSN, few packets, the responder host's one ID counter shown to count up on another connection", ht.Capture(), func(tr *ht.Trace) {
+			for p := range wire.PSN(9) {
+				tr.Req(wire.SendOnly, 500+p, true)
+				tr.Ack(500+p, 1+uint32(p))
+			}
+			for _, r := range tr.Records { // another QP pair between the two hosts
+				r.Packet.DestQP += 0x100
+			}
+			behind(tr)
+			tr.IPIDs(100, 500)
+		}, reports.Fail},
 		{"ACK PSN going backwards within a message, the same MSN, the responder's IDs changing but too few to show it counts: open", ht.Capture(), func(tr *ht.Trace) {
 			behind(tr)
 			tr.IPIDs(100, 500)
