@@ -488,7 +488,15 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		// Sent before responses already counted (its IPv4 ID shows it),
 		// or maybe (its MSN goes back and no ID tells): its MSN belongs
 		// to an earlier moment than the trace's order says, so it
-		// neither shapes the count nor is judged by it.
+		// neither shapes the count nor is judged by it. Nor is the rest
+		// of a READ answer it begins, whose MSN is of the same moment
+		// or the READ's (found by interleaved retry exchanges, seed 989:
+		// a replayed answer's First marked late before the responder's
+		// IDs were shown to count, its Last, dated by then, judged as
+		// the MSN going back).
+		if ev.Kind == EvStart && ev.Stream != nil {
+			m.replayStream = ev.Stream
+		}
 		return Judgement{Undecided: true, Open: open, Reason: why + ", so its MSN may belong to an earlier moment"}
 	}
 	// What the AETH acknowledges (A), and whether it repeats an old answer.

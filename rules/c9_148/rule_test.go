@@ -296,6 +296,29 @@ func TestCaptureBeginsDuringARetransmission(t *testing.T) {
 	})
 }
 
+// TestReplayedAnswerDatedMidStream: a capture begun during a resend shows
+// ACKs past a READ, then the READ's answer replayed with its original
+// (lower) MSN. The responder counts its IDs up one by one, but its First
+// comes before enough of its packets show it: it may be late, and its MSN
+// is not judged. By the Last the IDs date it: it was sent after the ACKs,
+// so the answer is a replay (the READ was acknowledged before it), which
+// may carry the original MSN. Failed before ("the MSN went back").
+func TestReplayedAnswerDatedMidStream(t *testing.T) {
+	b := rtest.Builder{PerSender: true}
+	b.Read(308, 768)
+	b.Send(311, true)
+	b.Send(312, true)
+	for range 6 {
+		b.Ack(312, 549)
+	}
+	b.Resp(wire.ReadResponseFirst, 308, 0x04, 547, 256)
+	b.Resp(wire.ReadResponseMiddle, 309, 0, 0, 256)
+	b.Resp(wire.ReadResponseLast, 310, 0x04, 547, 256)
+	b.Send(313, true)
+	b.Ack(313, 550)
+	rtest.WantIndeterminate(t, b.Recs, rtest.Capture(0), ID)
+}
+
 // TestFailedInvalidateAcknowledged: an ACK naming a SEND with Invalidate
 // with an MSN that does not count it may be a positive ACK of a failed
 // request (§9.7.5.1.5's, as rxe sends), so C9-148 leaves it undecided;
