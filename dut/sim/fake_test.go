@@ -72,7 +72,7 @@ func (b *broken) Advance(until time.Duration) (time.Duration, []byte, error) {
 	case "bad-frame":
 		return until, []byte{0xde, 0xad, 0xbe, 0xef}, nil
 	case "hang":
-		fmt.Fprintln(os.Stderr, "model: waiting for a clock edge that never comes")
+		fmt.Fprintf(os.Stderr, "model: waiting for a clock edge that never comes (pid %d)\n", os.Getpid())
 		time.Sleep(time.Hour)
 	case "exit":
 		fmt.Fprintln(os.Stderr, "model: assertion failed in rx_fifo")

@@ -3,6 +3,8 @@ package sim_test
 import (
 	"bytes"
 	"errors"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +73,9 @@ func TestBrokenSimulator(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("the error does not say %q:\n%v", tc.want, err)
 			}
+			if tc.mode == "hang" {
+				stopped(t, err)
+			}
 		})
 	}
 	t.Run("clean", func(t *testing.T) {
@@ -103,4 +108,28 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%s: %d steps failed, output:\n%s\nwanted %q", tc.mode, n, out.String(), tc.want)
 		}
 	}
+}
+
+// stopped fails t unless the simulator whose pid err names (as the hang
+// mode writes it on its standard error) is no longer running: the shell
+// that started it stopped, with the simulator (its process group).
+func stopped(t *testing.T, err error) {
+	t.Helper()
+	m := regexp.MustCompile(`\(pid (\d+)\)`).FindStringSubmatch(err.Error())
+	if m == nil {
+		t.Fatalf("the error does not name the simulator's pid: %v", err)
+	}
+	stat := "/proc/" + m[1] + "/stat"
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc to tell whether the simulator still runs")
+	}
+	for range 100 {
+		b, err := os.ReadFile(stat)
+		// Gone, or a zombie no one has reaped yet: not running.
+		if err != nil || strings.Contains(string(b), ") Z ") {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("the hung simulator (pid %s) still runs after the adapter gave up on it", m[1])
 }

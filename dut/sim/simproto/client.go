@@ -72,6 +72,7 @@ func Start(command string, timeout time.Duration, stderr io.Writer) (*Client, er
 	c.cmd = exec.Command("sh", "-c", command)
 	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = inR, outW, c.stderr
 	c.cmd.WaitDelay = time.Second
+	ownGroup(c.cmd)
 	err = c.cmd.Start()
 	inR.Close()
 	outW.Close()
@@ -227,11 +228,10 @@ func (c *Client) lost(op, doing string, err error) error {
 	return c.broken
 }
 
-// kill stops the simulator.
+// kill stops the simulator, with whatever the shell started (its
+// process group).
 func (c *Client) kill() {
-	if c.cmd.Process != nil {
-		_ = c.cmd.Process.Kill()
-	}
+	killGroup(c.cmd)
 	c.in.Close()
 	c.out.Close()
 }
@@ -245,7 +245,7 @@ func (c *Client) Close() error {
 	select {
 	case <-c.exited:
 	case <-time.After(time.Second):
-		_ = c.cmd.Process.Kill()
+		killGroup(c.cmd)
 		<-c.exited
 	}
 	c.out.Close()
