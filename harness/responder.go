@@ -534,3 +534,23 @@ func (c *Conn) CountBase() (psn wire.PSN, msn uint32, ok bool) {
 	a := &c.ackCounts
 	return a.topOldest, a.top, a.haveTop
 }
+
+// CountsPastShown reports whether the MSN of positive ACK r counts
+// messages past the requests the trace has shown: it is higher than the
+// latest positive ACK's count plus every request shown ending a message
+// (READs included) after that ACK's PSN. The responder then says it
+// completed messages the capture did not show, which is evidence of those
+// requests (C9-95's ACK ahead of them). Without an earlier ACK, or past a
+// span too long to scan, it cannot tell and says yes.
+func (c *Conn) CountsPastShown(r *trace.Record) bool {
+	if !c.HaveAck || !c.LastAckPSN.Before(c.NextReq) || c.NextReq.Diff(c.LastAckPSN) > maxEndsScan {
+		return true
+	}
+	bound := c.LastAckMSN
+	for p := c.LastAckPSN.Next(); p.Before(c.NextReq); p = p.Next() {
+		if op, _, _, ok := c.Req(p); ok && op.EndsMessage() {
+			bound++
+		}
+	}
+	return MSNAfter(r.Packet.AETH.MSN&0xFFFFFF, bound&0xFFFFFF)
+}

@@ -154,7 +154,7 @@ func ahead(c *harness.Conn, ack *trace.Record) harness.Decide {
 	// after it (the capture went on showing the requester).
 	reqAfter := false
 	a := ack.Packet.PSN
-	counts := countsBeyond(c, ack)
+	counts := c.CountsPastShown(ack)
 	return func(c *harness.Conn, next *trace.Record) bool {
 		if next != nil {
 			switch {
@@ -368,31 +368,3 @@ func (m *monitor) End(*harness.Conn) {}
 func reaches(p *wire.Packet, a wire.PSN) bool {
 	return p.PSN.AtOrAfter(a) || p.Opcode == wire.ReadRequest
 }
-
-// countsBeyond reports whether the MSN of ack, an ACK naming a PSN past
-// every request the trace has shown, counts messages beyond those
-// requests: it is higher than the latest positive ACK's count plus every
-// request the trace shows ending a message (READs included) after that
-// ACK's PSN. The responder then says it completed messages the capture
-// did not show, which is evidence of those requests; otherwise only
-// requests nothing shows explain the ACK (C9-95). Without an earlier
-// ACK, or past a span too long to scan, it cannot tell and says yes.
-func countsBeyond(c *harness.Conn, ack *trace.Record) bool {
-	if !c.HaveAck || !c.LastAckPSN.Before(c.NextReq) {
-		return true
-	}
-	n := c.NextReq.Diff(c.LastAckPSN)
-	if n > maxCountScan {
-		return true
-	}
-	bound := c.LastAckMSN
-	for p := c.LastAckPSN.Next(); p.Before(c.NextReq); p = p.Next() {
-		if op, _, _, ok := c.Req(p); ok && op.EndsMessage() {
-			bound++
-		}
-	}
-	return harness.MSNAfter(ack.Packet.AETH.MSN&0xFFFFFF, bound&0xFFFFFF)
-}
-
-// maxCountScan bounds the PSNs countsBeyond walks.
-const maxCountScan = 4096
