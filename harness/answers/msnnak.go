@@ -29,9 +29,9 @@ func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
 	// A sequence NAK names the responder's expected PSN: it received every
 	// PSN before it and none from it on, so missing PSNs before it have
 	// completed and missing PSNs from it on have not.
-	haveS := !m.unresolved
-	if a := p.AETH; a.Kind() == wire.KindNAK && a.Value() == wire.NAKPSNSequence && m.unresolved {
-		haveS = p.PSN.AtOrBefore(m.gapFirst)
+	S, missing, haveS := m.reached()
+	if a := p.AETH; a.Kind() == wire.KindNAK && a.Value() == wire.NAKPSNSequence && m.unresolved && p.PSN.AtOrBefore(m.gapFirst) {
+		S, missing, haveS = m.Seen(), 0, true
 	}
 	if !c.Complete() && c.HaveReq && p.PSN.After(c.NextReq) {
 		// The NAK names a PSN beyond every request in the capture: the
@@ -73,10 +73,14 @@ func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
 			}
 		}
 		if b.haveHi && haveS {
-			if S := m.Seen(); u > b.hi.v+int64(S) {
+			if u > b.hi.v+int64(S) {
+				n := fmt.Sprint(S)
+				if missing > 0 {
+					n = "at most " + n
+				}
 				return Judgement{Violation: true, Other: b.hi.rec,
-					Message: fmt.Sprintf("the NAK carries MSN %d, above the %d new messages that had reached the responder, counted from %s",
-						msn24(u), S, describe(b.hi)),
+					Message: fmt.Sprintf("the NAK carries MSN %d, above the %s new messages that had reached the responder%s, counted from %s",
+						msn24(u), n, m.reachedNote(S, missing), describe(b.hi)),
 					Expected: []string{fmt.Sprintf("MSN %d or less (the current MSN)", msn24(b.hi.v+int64(S)))}, Seen: seen, Upper: true}
 			}
 		}

@@ -102,6 +102,39 @@ func TestCaptureGap(t *testing.T) {
 	rtest.WantViolation(t, b.Recs, rtest.Capture(0), ID, "MSN 4 is too low")
 }
 
+// Missing request PSNs leave the count open by at most one message
+// each: every message takes a PSN of its own. Once a response
+// acknowledges past them, the count's start moves up by no more than the
+// PSNs missing. Both violations went unjudged before (the count started
+// anew from the response that closed the gap).
+func TestGapBoundsTheCount(t *testing.T) {
+	gap := func(msn uint32) *rtest.Builder {
+		b := &rtest.Builder{}
+		b.Send(10, true)
+		b.Ack(10, 5)
+		b.Send(13, true) // 11 and 12 missing: two messages at most
+		b.Ack(13, msn)
+		return b
+	}
+	rtest.WantPass(t, gap(8).Recs, rtest.Capture(0), ID)
+	rtest.WantViolation(t, gap(9).Recs, rtest.Capture(0), ID, "MSN 9 is too high", "allowing one message more for each of the 2 request PSNs")
+
+	// After a READ whose span the unknown MTU leaves open (16 KiB: 4 to
+	// 64 PSNs), the missing PSNs are counted from the READ's own PSN on:
+	// a requester that numbered the READ short put messages there.
+	read := func(msn uint32) *rtest.Builder {
+		b := &rtest.Builder{}
+		b.Send(10, true)
+		b.Ack(10, 5)
+		b.Read(11, 16384)
+		b.Send(20, true) // 12..19 missing: eight messages at most
+		b.Ack(20, msn)
+		return b
+	}
+	rtest.WantPass(t, read(15).Recs, rtest.Capture(0), ID)
+	rtest.WantViolation(t, read(16).Recs, rtest.Capture(0), ID, "MSN 16 is too high")
+}
+
 func TestReference(t *testing.T) {
 	run := func(defect, msnRead string) *rtest.Ref {
 		r := rtest.NewRef(t, defect, map[string]string{"msn-read": msnRead},
