@@ -2,6 +2,7 @@ package answers
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
@@ -31,7 +32,11 @@ import (
 // for a duplicate) may carry the current MSN or the original one
 // (docs/interpretations.md, "MSN of a replayed answer"), so they bound MSN0
 // only through S, and they are exempt from the rule that the MSN never goes
-// back. NAKs are checked against the model (C9-149) but never shape it.
+// back. NAKs are checked against the model (C9-149); one that fits it
+// bounds MSN0 from above as an ACK does, by the SEND, WRITE and ATOMIC
+// messages ending before its PSN (a READ before it may still be
+// answering), and a packet above that bound breaks C9-148 or the NAK
+// C9-149 (msnnak.go).
 
 // maxEnds bounds how many message ends the model keeps.
 const maxEnds = 1 << 16
@@ -102,6 +107,9 @@ type bound struct {
 	// pastShown: an upper bound from a response acknowledging PSNs no
 	// request in the capture had shown yet.
 	pastShown bool
+	// nak: an upper bound from a NAK's MSN (nakBound), which C9-149
+	// judges: a packet above it breaks C9-148 or that NAK C9-149.
+	nak bool
 	// missed: an upper bound moved up by one for each request PSN the
 	// capture missed after rec (MSNModel.resolve).
 	missed int
@@ -143,6 +151,9 @@ type MSNModel struct {
 	// replayStream is the READ response stream whose first packet was
 	// found to answer a duplicate the trace does not show as one.
 	replayStream *Stream
+	// fresh: resent ATOMICs whose latest copy is the first the responder
+	// executes (noteResentAtomic).
+	fresh []wire.PSN
 	// missedMax is the newest request PSN the capture missed and a
 	// response showed completed (resolve), for MissedAfter.
 	missedMax  wire.PSN
@@ -167,19 +178,65 @@ const maxGapCounted = 1 << 16
 
 // reached bounds how many new messages had reached the responder: the S
 // the trace showed and, while request PSNs are missing (an unresolved
-// gap), at most one more for each of them, since every message takes a
-// PSN of its own. missing is that allowance; ok is false when the gap
-// is too long to bound anything.
+// gap), at most one more for each of them where no message it counts
+// ends, since every message takes a PSN of its own. missing is that allowance;
+// ok is false when the gap is too long to bound anything.
 func (m *MSNModel) reached() (n, missing int, ok bool) {
 	n = m.Seen()
 	if !m.unresolved {
 		return n, 0, true
 	}
-	missing = m.gapLast.Diff(m.allowFirst) + 1
-	if missing <= 0 || missing > maxGapCounted {
+	missing = m.unseen(m.allowFirst, m.gapLast)
+	if missing < 0 {
 		return n, 0, false
 	}
 	return n + missing, missing, true
+}
+
+// missingUpTo is reached's allowance for the missing request PSNs at or
+// before p (0 when the gap is too long to count).
+func (m *MSNModel) missingUpTo(p wire.PSN) int {
+	if !m.unresolved || p.Before(m.allowFirst) {
+		return 0
+	}
+	last := m.gapLast
+	if p.Before(last) {
+		last = p
+	}
+	return max(m.unseen(m.allowFirst, last), 0)
+}
+
+// endsAt reports whether a message the model counts ends at PSN p.
+func (m *MSNModel) endsAt(p wire.PSN) bool {
+	in, ok1 := m.count(p, true, false)
+	before, ok2 := m.count(p, false, false)
+	return ok1 && ok2 && in > before
+}
+
+// exactUnseen bounds the missing PSNs unseen walks one by one; past it,
+// each counts, seen or not.
+const exactUnseen = 1024
+
+// unseen counts the PSNs first..last where the model counts no message
+// ending (one it counts cannot share its PSN with another): -1 when they
+// are more than maxGapCounted.
+func (m *MSNModel) unseen(first, last wire.PSN) int {
+	n := last.Diff(first) + 1
+	switch {
+	case n <= 0 || n > maxGapCounted:
+		return -1
+	case n > exactUnseen:
+		return n
+	}
+	k := 0
+	for p := first; ; p = p.Next() {
+		if !m.endsAt(p) {
+			k++
+		}
+		if p == last {
+			return k
+		}
+	}
 }
 
 // atMost words the bound n: "only n", or "at most n" where it allows
@@ -293,6 +350,9 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 			lastMax = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, minMTU) - 1)
 		}
 	}
+	if opc.Class(op) == wire.ClassAtomic && c.ReqSends(p.PSN) > 0 {
+		m.noteResentAtomic(c, p.PSN)
+	}
 	isNew := false
 	complete := c.Complete()
 	switch {
@@ -365,6 +425,29 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 	}
 }
 
+// maxFresh bounds the resent ATOMICs the model keeps as fresh.
+const maxFresh = 16
+
+// noteResentAtomic keeps, for an ATOMIC at PSN p sent again, whether the
+// copy before it was dropped unexecuted (harness.Conn.Dropped: it came
+// beyond the responder's expected PSN): this copy is then the first the
+// responder executes, and its first answer is no replay (found by the
+// recall test: an ATOMIC acknowledgment whose MSN skipped ahead, passed as
+// a replay of a copy a sequence NAK had shown dropped).
+func (m *MSNModel) noteResentAtomic(c *harness.Conn, p wire.PSN) {
+	m.fresh = slices.DeleteFunc(m.fresh, func(q wire.PSN) bool { return q == p })
+	if c.Dropped(p) {
+		if len(m.fresh) == maxFresh {
+			m.fresh = m.fresh[1:]
+		}
+		m.fresh = append(m.fresh, p)
+	}
+}
+
+// freshAt reports whether the latest copy of the ATOMIC at PSN p is the
+// first the responder executes (noteResentAtomic).
+func (m *MSNModel) freshAt(p wire.PSN) bool { return slices.Contains(m.fresh, p) }
+
 // gap records request PSNs first..last missing from a capture. Until a
 // response acknowledges past them, the messages among them may complete
 // unseen, so the count of messages that reached the responder is S and
@@ -417,9 +500,9 @@ func (m *MSNModel) resolve(next wire.PSN) bool {
 	// An upper bound from a response that acknowledged PSNs no request
 	// in the capture had shown is forgotten: its PSN may be the fault (an
 	// ACK inside a READ whose span the MTU left open), not the capture.
-	missing := m.gapLast.Diff(m.allowFirst) + 1
+	missing := m.unseen(m.allowFirst, m.gapLast)
 	m.eachBasis(func(b *basis) {
-		if missing <= 0 || missing > maxGapCounted {
+		if missing < 0 {
 			b.haveLo, b.haveHi = false, false
 			return
 		}
@@ -461,7 +544,10 @@ type Judgement struct {
 	Open bool
 	// Violation: Message, Expected and Seen describe it; Other is the
 	// earlier packet it conflicts with (nil: the QP's creation).
+	// OtherNAK: Other is a NAK whose MSN bounded the count (its MSN may
+	// be the fault, C9-149's).
 	Violation bool
+	OtherNAK  bool
 	Message   string
 	Expected  []string
 	Seen      string
@@ -553,6 +639,11 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		// the metamorphic tests: capture loss).
 		m.gap(p.PSN, p.PSN)
 	}
+	if op == wire.Acknowledge && NAKKind(p) {
+		// A NAK shapes the count too (NAK), judged under C9-149.
+		m.NAK(c, r)
+		return Judgement{Skip: true}
+	}
 	if !opc.Has(op, wire.HdrAETH) || !ACKKind(p) {
 		return Judgement{Skip: true}
 	}
@@ -607,7 +698,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			replay, executed, haveExec = true, p.PSN, true
 		case !ok || (op2 != wire.CompareSwap && op2 != wire.FetchAdd):
 			replay = true // not an ATOMIC's PSN (o9-58's concern): only S bounds it
-		case c.ReqSends(p.PSN) > 1:
+		case c.ReqSends(p.PSN) > 1 && !m.freshAt(p.PSN):
 			replay, executed, haveExec = true, p.PSN, true
 		case !c.Complete() && m.haveCovered && p.PSN.AtOrBefore(m.covered):
 			// An earlier response already acknowledged the ATOMIC's PSN:
@@ -747,7 +838,8 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	if haveA {
 		m.resolve(covers.Next())
 	}
-	S, missing, haveS := m.reached()
+	S, missing, reached := m.reached()
+	haveS := reached
 	// mayReplay: a replay, or an answer that may be one although it
 	// acknowledges what its PSN covers (firstAtomic).
 	mayReplay := replay || firstAtomic
@@ -792,15 +884,28 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 				Message: fmt.Sprintf("MSN %d is too high: %s new messages had reached the responder by this packet%s, while %s shows the count started no higher than %d; duplicates never move the MSN",
 					msn24(u), atMost(S, missing), m.reachedNote(S, missing), describe(b.hi), msn24(b.hi.v)),
 				Expected: []string{fmt.Sprintf("an MSN of at most %d: one increment per new message, none for duplicates", msn24(b.hi.v+int64(S)))},
-				Seen:     fmt.Sprintf("MSN %d", msn24(u)), Upper: true}
+				Seen:     fmt.Sprintf("MSN %d", msn24(u)), Upper: true, OtherNAK: b.hi.nak}
 		}
 		return Judgement{}
 	}
 	// Too high for the new messages the capture shows, were it no replay:
 	// only a replayed answer (of a request executed before the capture
 	// began, or one it missed) explains it, and nothing shows one.
+	//
+	// The first answer the trace shows to an ATOMIC it shows once, were it
+	// new, was sent when the responder executed the ATOMIC, in PSN order:
+	// its MSN counts no message ending after its PSN (found by the recall
+	// test: an ATOMIC acknowledgment five past the ACK just before it,
+	// passed because the requests after it had reached the responder).
+	asNew, asNewWhy := S, fmt.Sprintf("the %d new messages the capture shows had reached the responder", S)
+	if firstAtomic {
+		if n, ok := m.count(p.PSN, true, false); ok {
+			asNew = n + m.missingUpTo(p.PSN)
+			asNewWhy = fmt.Sprintf("the %d new messages that may end at or before its PSN %d", asNew, p.PSN)
+		}
+	}
 	overIfNew := func(b *basis) bool {
-		return mayReplay && !c.Complete() && !m.unresolved && b.haveHi && loC.v > b.hi.v
+		return mayReplay && !c.Complete() && reached && b.haveHi && u-int64(asNew) > b.hi.v
 	}
 	judged := false
 	m.eachBasis(func(b *basis) {
@@ -878,8 +983,8 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			}
 			m.alts = append(m.alts, alt)
 		}
-		return Judgement{Undecided: true, Open: true, Reason: fmt.Sprintf("MSN %d is above the %d new messages the capture shows had reached the responder (%s shows the count started no higher than %d): legal only if the answer replays a request executed before the capture began, or one the capture missed (--complete decides)",
-			msn24(u), S, describe(hi), msn24(hi.v))}
+		return Judgement{Undecided: true, Open: true, Reason: fmt.Sprintf("MSN %d is above %s (%s shows the count started no higher than %d): legal only if the answer replays a request executed before the capture began, or one the capture missed (--complete decides)",
+			msn24(u), asNewWhy, describe(hi), msn24(hi.v))}
 	case below != nil:
 		return Judgement{Undecided: true, Open: true, After: below,
 			Message: belowJ.Message, Expected: belowJ.Expected, Seen: belowJ.Seen,

@@ -15,8 +15,19 @@ import (
 // (C9-149): it must be the MSN of the moment, so not below an MSN already
 // sent, not below the count of SEND/WRITE/ATOMIC messages that ended
 // before the NAK's PSN (for a sequence or other NAK), and not above what
-// could have completed. NAKs never shape the model.
+// could have completed. The NAK then bounds where the count started
+// (nakBound); Model takes a NAK through NAK, so that every model is
+// shaped by the same packets.
 func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
+	j := m.judgeNAK(c, r)
+	if !j.Skip {
+		m.nakBound(c, r)
+	}
+	return j
+}
+
+// judgeNAK is NAK's judgement.
+func (m *MSNModel) judgeNAK(c *harness.Conn, r *trace.Record) Judgement {
 	p := r.Packet
 	if p.Opcode != wire.Acknowledge || !NAKKind(p) {
 		return Judgement{Skip: true}
@@ -104,6 +115,52 @@ func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
 		return Judgement{Undecided: true, Reason: "a NAK before any ACK-kind AETH: nothing yet fixes the MSN it should carry"}
 	}
 	return Judgement{}
+}
+
+// nakBound takes what NAK r shows of the count: the responder names the
+// PSN it expected (a sequence NAK) or the request it could not execute,
+// so every message ending before that PSN had completed, but a READ
+// whose answer may still be streaming (C9-148 lets the responder count a
+// READ once its data is sent). Its MSN, the current one (C9-149), is
+// therefore at least MSN0 plus the SEND, WRITE and ATOMIC messages the
+// trace shows ending before it: an upper bound on MSN0, as a positive
+// ACK gives (found by the recall test: an ACK whose MSN rose six past a
+// sequence NAK's, one PSN on, judged by nothing because the READ answer
+// before the NAK might replay one).
+//
+// The bound is taken only into the accounts the NAK fits (one it does
+// not fit is C9-149's finding), never on a complete trace (the count is
+// known from the QP's creation), and not from a NAK that may be late or
+// whose PSN no legal responder gives.
+func (m *MSNModel) nakBound(c *harness.Conn, r *trace.Record) {
+	p := r.Packet
+	if !m.started || c.Complete() {
+		return
+	}
+	if why, _ := c.LateWhy(r); why != "" || wrongNAKPSN(c, p) != "" {
+		return
+	}
+	if !c.FromStart() && c.HaveReq && p.PSN.Before(c.FirstReq) {
+		// The count takes requests before the capture's first as done
+		// before it began; this NAK shows some were not (found by a
+		// lossy retry exchange: the READ the capture missed, NAKed).
+		return
+	}
+	a, ok := m.count(p.PSN, false, true)
+	if !ok {
+		return
+	}
+	u := m.unwrap(p.AETH.MSN)
+	hi := bound{v: u - int64(a), rec: r, u: u, n: a, nak: true,
+		pastShown: m.haveNext && p.PSN.After(m.nextLo)}
+	m.eachBasis(func(b *basis) {
+		if b.haveLo && hi.v < b.lo.v {
+			return
+		}
+		if !b.haveHi || hi.v < b.hi.v {
+			b.hi, b.haveHi = hi, true
+		}
+	})
 }
 
 // fitsNone returns check's violation on the model's account when check

@@ -1,8 +1,6 @@
 package answers
 
 import (
-	"slices"
-
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
@@ -11,17 +9,15 @@ import (
 // This file holds the MSN model (msn.go) shared by C9-148 and C9-149.
 
 // SharedMSN is the MSNModel of one connection that C9-148 and C9-149
-// share: both feed it every request (Request) and every response they do
-// not judge as a NAK (Model), and the first call for a packet updates the
-// model while the other gets the same judgement. NAK judges on it without
-// changing it, except where a model of its own would have taken its MSN
-// reference from the NAK (NAKForks): a monitor then goes on with a copy
-// of its own (Fork).
+// share: both feed it every request (Request) and every response (C9-149
+// its NAKs through NAK, the rest through Model), and the first call for a
+// packet updates the model while the other gets the same judgement.
 type SharedMSN struct {
 	m       MSNModel
 	memoRec *trace.Record
 	memoN   int
-	memoJ   Judgement
+	memoJ   Judgement // Model's
+	memoNAK Judgement // NAK's
 }
 
 type sharedMSNKey struct{}
@@ -49,33 +45,30 @@ func (s *SharedMSN) Request(c *harness.Conn, r *trace.Record, mtu int) {
 	}
 }
 
-// Model is MSNModel.Model, once per packet.
+// Model is MSNModel.Model, once per packet (for a NAK, the model takes
+// it once whichever of Model and NAK comes first).
 func (s *SharedMSN) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement {
 	if !s.memo(c, r) {
-		s.memoJ = s.m.Model(c, r, ev)
+		if isNAK(r.Packet) {
+			s.memoJ, s.memoNAK = Judgement{Skip: true}, s.m.NAK(c, r)
+		} else {
+			s.memoJ, s.memoNAK = s.m.Model(c, r, ev), Judgement{Skip: true}
+		}
 	}
 	return s.memoJ
 }
 
-// NAKForks reports whether MSNModel.NAK would take the model's MSN
-// reference from r (no AETH has fixed it yet): the model of a monitor
-// that judges r would then differ from the shared one.
-func (s *SharedMSN) NAKForks(c *harness.Conn, r *trace.Record) bool {
-	p := r.Packet
-	return p.Opcode == wire.Acknowledge && NAKKind(p) && !s.m.haveRef && (s.m.started || c.Complete())
-}
+// isNAK reports whether p is a packet NAK judges: an Acknowledge with a
+// NAK or RNR syndrome.
+func isNAK(p *wire.Packet) bool { return p.Opcode == wire.Acknowledge && NAKKind(p) }
 
-// NAK is MSNModel.NAK on the shared model; call it only when NAKForks is
-// false (it then changes nothing that Request and Model would not have).
+// NAK is MSNModel.NAK on the shared model, once per packet.
 func (s *SharedMSN) NAK(c *harness.Conn, r *trace.Record) Judgement {
-	return s.m.NAK(c, r)
-}
-
-// Fork returns a copy of the shared model, for a monitor to go on with a
-// model of its own.
-func (s *SharedMSN) Fork() *MSNModel {
-	m := s.m
-	m.ends = slices.Clone(s.m.ends)
-	m.alts = slices.Clone(s.m.alts)
-	return &m
+	if !isNAK(r.Packet) {
+		return Judgement{Skip: true}
+	}
+	if !s.memo(c, r) {
+		s.memoJ, s.memoNAK = Judgement{Skip: true}, s.m.NAK(c, r)
+	}
+	return s.memoNAK
 }

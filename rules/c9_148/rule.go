@@ -7,10 +7,13 @@
 package c9_148
 
 import (
+	"fmt"
+
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
 )
 
 // ID is the clause this package checks.
@@ -130,6 +133,14 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 		// the responder took as a duplicate after completing them (found
 		// by the metamorphic tests: capture loss).
 		c.Unresolved(ID, "the MSN exceeds the new messages the capture showed had reached the responder, but the capture missed requests after this response's PSN: if the request it answers was a retransmission sent after them, the MSN counts them; "+h.j.Message)
+		return
+	}
+	if h.j.OtherNAK {
+		// The count it exceeds rests on a NAK's MSN, which may be the
+		// one too low (C9-149).
+		c.ViolationEither(h.r, h.j.Message, h.j.Expected, h.j.Seen,
+			reports.Alternative{ID: ID, If: "the NAK's MSN was right: this MSN counts more messages than the PSNs since it leave room for"},
+			reports.Alternative{ID: "C9-149", If: fmt.Sprintf("this MSN is right: the NAK (frame %d) carried an MSN below the messages it followed", h.j.Other.Frame)})
 		return
 	}
 	c.Violation(ID, h.r, h.j.Message, h.j.Expected, h.j.Seen)

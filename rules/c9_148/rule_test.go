@@ -135,6 +135,50 @@ func TestGapBoundsTheCount(t *testing.T) {
 	rtest.WantViolation(t, read(16).Recs, rtest.Capture(0), ID, "MSN 16 is too high")
 }
 
+// A NAK's MSN is the count of its moment, every message before its PSN
+// completed (a READ's perhaps not yet): a later answer above what the
+// PSNs since leave room for breaks C9-148, or the NAK's MSN was too low
+// (C9-149). Nothing bounded the count before (only the NAK did).
+func TestAboveANAKsCount(t *testing.T) {
+	build := func(msn uint32) []*trace.Record {
+		var b rtest.Builder
+		b.Send(71, true)
+		b.Resp(wire.Acknowledge, 71, 0x20|10, 941, 0) // RNR NAK: 71 not executed, MSN 941
+		b.Send(71, true)
+		b.Ack(71, msn)
+		return b.Recs
+	}
+	rtest.WantPass(t, build(942), rtest.Capture(0), ID)
+	rtest.WantViolation(t, build(949), rtest.Capture(0), ID, "MSN 949 is too high", "C9-149 if this MSN is right: the NAK (frame 2)")
+	// One finding, listed under both clauses.
+	if tl := rtest.Tally(rtest.Audit(build(949), rtest.Capture(0), ID), "C9-149"); tl.Violations != 1 {
+		t.Fatalf("C9-149: want the finding listed once, got %+v", tl)
+	}
+}
+
+// A resent ATOMIC whose earlier copy a sequence NAK showed dropped is
+// executed by its latest copy: its first answer, were it new, counts no
+// message after its PSN, though later requests reached the responder
+// before it was sent. Above that it is open (a replay of a copy the
+// capture missed explains it), not passed as a replay (it was before).
+func TestResentAtomicFirstAnswer(t *testing.T) {
+	var b rtest.Builder
+	b.Send(10, true)
+	b.Ack(10, 5)
+	b.Atomic(12)    // beyond the expected PSN (11 lost): dropped
+	b.NAK(11, 0, 5) // sequence NAK: the responder expects 11
+	b.Send(11, true)
+	b.Atomic(12)
+	b.Send(13, true)
+	b.Send(14, true)
+	b.Ack(11, 6)
+	b.Resp(wire.AtomicAcknowledge, 12, 0x04, 9, 0) // 7 as new
+	sink := rtest.Audit(b.Recs, rtest.Capture(0), ID)
+	if tl := rtest.Tally(sink, ID); tl.Violations != 0 || tl.Open == 0 {
+		t.Fatalf("want the ATOMIC's answer open, got %+v\n%s", tl, rtest.Dump(b.Recs))
+	}
+}
+
 func TestReference(t *testing.T) {
 	run := func(defect, msnRead string) *rtest.Ref {
 		r := rtest.NewRef(t, defect, map[string]string{"msn-read": msnRead},

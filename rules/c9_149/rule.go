@@ -41,12 +41,8 @@ func init() {
 // that fits the count before it or the one it starts is no fault of its
 // own (responses.MSNModel holds both).
 type monitor struct {
-	t *answers.Tracker
-	// The model is C9-148's (shared), unless a NAK fixed this monitor's
-	// MSN reference before any ACK-kind AETH did: it then goes on with a
-	// model of its own.
-	shared *answers.SharedMSN
-	own    *answers.MSNModel
+	t      *answers.Tracker
+	shared *answers.SharedMSN // C9-148's too
 }
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
@@ -54,13 +50,6 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	ev := m.t.Observe(c, r)
-	if m.own == nil && m.shared.NAKForks(c, r) {
-		m.own = m.shared.Fork()
-	}
-	if m.own != nil {
-		m.observe(c, r, ev, m.own)
-		return
-	}
 	if opc.IsRequest(r.Packet.Opcode) {
 		m.shared.Request(c, r, ev.MTU)
 		return
@@ -70,19 +59,6 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	m.shared.Model(c, r, ev)
-}
-
-// observe is Observe with a model of the monitor's own.
-func (m *monitor) observe(c *harness.Conn, r *trace.Record, ev *answers.Event, own *answers.MSNModel) {
-	if opc.IsRequest(r.Packet.Opcode) {
-		own.Request(c, r, ev.MTU)
-		return
-	}
-	if j := own.NAK(c, r); !j.Skip {
-		m.judge(c, r, j)
-		return
-	}
-	own.Model(c, r, ev)
 }
 
 // judge reports the judgement of a NAK's MSN.

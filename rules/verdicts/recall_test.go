@@ -1541,27 +1541,22 @@ var recallKnown = map[recallKey]int{
 	// the PSNs between, each request PSN the capture missed allowing one
 	// message at most). At the responder: the wrong ACK is the first AETH
 	// the capture shows, and the correct NAKs after it disagree with it;
-	// C9-149 blames the NAKs (the model shapes the count from ACKs only).
+	// C9-149 blames the NAKs (nothing before the ACK tells which is
+	// wrong).
 	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "also C9-149"}:     1,
 	{"C9-148 MSN goes back", "at the responder, IDs counting", "also C9-149"}: 1,
 	{"C9-148 MSN goes back", "at the responder, IDs fixed", "also C9-149"}:    1,
 
-	// Decided on complete captures, and elsewhere for a positive ACK by
-	// the MSN itself (contradicts), or against the ACK before it (its
-	// count rises past the requests between that end a message: one
-	// finding naming C9-95 or C9-105 too): all found but one. An ATOMIC
-	// acknowledgment whose MSN is above the count may replay one the
+	// All decided traces found: on complete captures; elsewhere for a
+	// positive ACK by the MSN itself (contradicts), or against the ACK
+	// before it (its count rises past the requests between that end a
+	// message: one finding naming C9-95 or C9-105 too); against a NAK
+	// before it (one finding naming C9-149 too, in case the NAK's MSN is
+	// the fault); and with request PSNs missing between (each allows one
+	// message at most). An ATOMIC acknowledgment whose MSN is above the
+	// messages that may end at or before its PSN may replay one the
 	// capture missed, its first answer missed too, after new requests it
-	// missed: open unless complete. False passes: an ACK whose MSN is above the count
-	// where such a gap leaves it unresolved, and nothing bounds it
-	// locally (a request the capture missed between).
-	{"C9-148 MSN skips ahead", "at the responder, IDs IPv6", "false pass"}:     1,
-	{"C9-148 MSN skips ahead", "at the responder, IDs counting", "false pass"}: 1,
-	{"C9-148 MSN skips ahead", "at the responder, IDs counting", "miss"}:       1,
-	{"C9-148 MSN skips ahead", "at the responder, IDs fixed", "false pass"}:    1,
-	{"C9-148 MSN skips ahead", "in the middle, IDs IPv6", "false pass"}:        1,
-	{"C9-148 MSN skips ahead", "in the middle, IDs counting", "false pass"}:    1,
-	{"C9-148 MSN skips ahead", "in the middle, IDs fixed", "false pass"}:       1,
+	// missed: open unless complete.
 
 	// All decided traces found: complete captures, and those where an
 	// ACK sent after the injected one goes back behind it (one finding
