@@ -142,7 +142,7 @@ func (m *monitor) response(c *harness.Conn, r *trace.Record) {
 }
 
 // content checks that a resent PSN carries what it carried before.
-func (m *monitor) content(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
+func (m *monitor) content(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {
 	o := ev.Orig
 	if o == nil {
 		return
@@ -205,7 +205,7 @@ func (m *monitor) content(c *harness.Conn, r *trace.Record, ev retries.ReqEvent)
 }
 
 // timeoutStart checks where a timer-driven go-back-N resumes.
-func (m *monitor) timeoutStart(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
+func (m *monitor) timeoutStart(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {
 	p := r.Packet
 	if p.PSN.AtOrBefore(ev.Base) {
 		c.Checked(ID)
@@ -224,7 +224,7 @@ func (m *monitor) timeoutStart(c *harness.Conn, r *trace.Record, ev retries.ReqE
 		fmt.Sprintf("resend starting at PSN %d", p.PSN))
 }
 
-func (m *monitor) awaited(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
+func (m *monitor) awaited(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {
 	a := m.await
 	p := r.Packet
 	ok := false
