@@ -555,8 +555,7 @@ func (t *Tracker) newSent(r *trace.Record) *Sent {
 	}
 	s := &t.slab[0]
 	t.slab = t.slab[1:]
-	*s = Sent{PSN: p.PSN, Op: p.Opcode, RETH: p.RETH, Atomic: p.Atomic, Len: r.PayloadLen,
-		First: r, Last: r, LastSeq: t.c.Seq(), Sends: 1, ReadNext: p.PSN}
+	*s = Sent{PSN: p.PSN, Op: p.Opcode, First: r, Last: r, LastSeq: t.c.Seq(), Sends: 1, ReadNext: p.PSN}
 	s.Sum, s.HasSum = PayloadSum(r)
 	s.End, s.EndOK = t.endOf(p)
 	return s
