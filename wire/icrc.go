@@ -183,15 +183,15 @@ func crcSmall(c uint32, p []byte) uint32 { return crcMasked(c, p, &noMask) }
 func crcMasked(c uint32, p []byte, mask *[maxMaskedLen]byte) uint32 {
 	c = ^c
 	m := mask[:len(p)]
-	for len(p) >= 8 {
-		w := binary.LittleEndian.Uint64(p) | binary.LittleEndian.Uint64(m)
+	n := len(p) &^ 7
+	for i := 0; i < n; i += 8 {
+		w := binary.LittleEndian.Uint64(p[i:i+8]) | binary.LittleEndian.Uint64(m[i:i+8])
 		lo, hi := uint32(w)^c, uint32(w>>32)
 		c = slicing8[0][hi>>24] ^ slicing8[1][hi>>16&0xFF] ^ slicing8[2][hi>>8&0xFF] ^ slicing8[3][hi&0xFF] ^
 			slicing8[4][lo>>24] ^ slicing8[5][lo>>16&0xFF] ^ slicing8[6][lo>>8&0xFF] ^ slicing8[7][lo&0xFF]
-		p, m = p[8:], m[8:]
 	}
-	for i, v := range p {
-		c = slicing8[0][byte(c)^(v|m[i])] ^ c>>8
+	for i := n; i < len(p); i++ {
+		c = slicing8[0][byte(c)^(p[i]|m[i])] ^ c>>8
 	}
 	return ^c
 }
