@@ -476,7 +476,8 @@ func (k *CopyRing) Copy(r *trace.Record, idsVary bool) bool {
 func (k *CopyRing) Check(r *trace.Record, idsVary bool) (cp, maybe bool) {
 	ids := r.HasIPID && idsVary
 	key := idKey(r)
-	for i := 1; i <= k.n; i++ { // newest first
+	scan := !ids || k.mayHold(key)
+	for i := 1; scan && i <= k.n; i++ { // newest first
 		j := (k.head - i) & (copyDepth - 1)
 		if qk := k.ids[j]; ids && qk&hasID != 0 && qk != key {
 			continue // another transmission (checked first: the cheap test)
@@ -525,6 +526,25 @@ func (k *CopyRing) Check(r *trace.Record, idsVary bool) (cp, maybe bool) {
 		k.n++
 	}
 	return false, maybe
+}
+
+// mayHold reports whether a slot of the ring holds key, or no IPv4 ID:
+// only such a slot can stop Check's scan of a packet with an ID from a
+// sender whose IDs change. The usual packet, new, finds none, and the
+// scan is skipped (it read every slot). Two slots a word: a lane of x is
+// zero where its slot holds key, and (x-ones)&^x&tops is non-zero exactly
+// when a lane is zero (the lowest zero lane borrows into its top bit, and
+// no lane borrows while the lanes below it are non-zero).
+func (k *CopyRing) mayHold(key uint32) bool {
+	const ones, tops = 1<<32 | 1, 1<<63 | 1<<31
+	keys, flags := uint64(key)*ones, uint64(hasID)*ones
+	for i := 0; i < copyDepth; i += 2 {
+		w := uint64(k.ids[i]) | uint64(k.ids[i+1])<<32
+		if x := w ^ keys; (x-ones)&^x&tops != 0 || w&flags != flags {
+			return true
+		}
+	}
+	return false
 }
 
 // hasID marks an idKey that holds an IPv4 ID.

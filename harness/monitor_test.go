@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -203,5 +204,39 @@ func TestTallyKinds(t *testing.T) {
 	}
 	if sum != tl.Indeterminate || tl.Open != 2 {
 		t.Errorf("kinds count %d instances, tally %d undecided (%d open, want 2)", sum, tl.Indeterminate, tl.Open)
+	}
+}
+
+// TestSinkTallyCache: every clause gets its own tally, counted in Tallies,
+// whether its cache slot is free, taken by clauses whose IDs differ in a
+// digit, or beyond what the cache holds (the map then serves it).
+func TestSinkTallyCache(t *testing.T) {
+	cases := []struct {
+		name    string
+		clauses int
+	}{
+		{"few", 8},
+		{"suite-sized", 60},
+		{"beyond the cache", 3 * tallyCacheLen},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSink("x")
+			for round := 1; round <= 3; round++ {
+				for i := range tc.clauses {
+					for range i%3 + 1 {
+						s.tally(fmt.Sprintf("C9-%d", 100+i)).Checked++
+					}
+				}
+			}
+			if len(s.Tallies) != tc.clauses {
+				t.Fatalf("%d tallies, want %d", len(s.Tallies), tc.clauses)
+			}
+			for i := range tc.clauses {
+				if got, want := s.Tallies[fmt.Sprintf("C9-%d", 100+i)].Checked, 3*(i%3+1); got != want {
+					t.Errorf("C9-%d: checked %d, want %d", 100+i, got, want)
+				}
+			}
+		})
 	}
 }

@@ -88,6 +88,11 @@ type connKey struct {
 	qp       uint32
 }
 
+// is reports whether k and o are the same key: as k == o, field by
+// field, the QP first (the comparison of the whole struct is a call to
+// memequal, for every record routed).
+func (k connKey) is(o connKey) bool { return k.qp == o.qp && k.req == o.req && k.rsp == o.rsp }
+
 // shardConn is a connection as the router knows it.
 type shardConn struct {
 	m  *Conn    // in the pairing model
@@ -261,7 +266,7 @@ type routeEntry[C comparable] struct {
 // entry e, which it fills (the zero C: none).
 func cachedRoute[C comparable](e *routeEntry[C], m map[connKey]C, k connKey) C {
 	var none C
-	if e.c != none && e.k == k {
+	if e.c != none && e.k.is(k) {
 		return e.c
 	}
 	c := m[k]

@@ -275,22 +275,37 @@ type Sink struct {
 	// concurrent use.
 	Undecided func(clause, reason string, open bool, frame int)
 	// tallyCache caches tallies of Tallies by clause (every record tallies a
-	// few clauses, and a map lookup costs more than a comparison).
-	tallyCache [64]cachedTally
+	// few clauses, and a map lookup costs more than a comparison): a small
+	// open-addressed table, so that clauses whose slots collide (the
+	// clause IDs differ in a digit or two) each keep an entry.
+	tallyCache [tallyCacheLen]cachedTally
 }
+
+// tallyCacheLen is the size of Sink.tallyCache: over twice the clauses
+// the suite tallies, so that probes stay short. Clauses beyond its
+// tallyProbes-long runs go to the map.
+const (
+	tallyCacheBits = 7
+	tallyCacheLen  = 1 << tallyCacheBits
+	tallyProbes    = 8
+)
 
 type cachedTally struct {
 	clause string
 	t      *Tally
 }
 
-// tallySlot returns where clause's tally is cached.
+// tallySlot returns where the search for clause's cached tally begins:
+// its length and three of its bytes (the last two tell the clause numbers
+// C9-1xy apart), mixed by a Fibonacci multiplication into the table's
+// index bits; cheaper than hashing the clause whole.
 func tallySlot(clause string) int {
 	n := len(clause)
-	if n == 0 {
-		return 0
+	if n < 2 {
+		return n
 	}
-	return (n*7 + int(clause[n-1])*3 + int(clause[n/2])) & 63
+	x := uint64(n) | uint64(clause[n-1])<<8 | uint64(clause[n-2])<<16 | uint64(clause[n/2])<<24
+	return int(x * 0x9E3779B97F4A7C15 >> (64 - tallyCacheBits))
 }
 
 // NewSink returns an empty sink.
@@ -299,16 +314,25 @@ func NewSink(capture string) *Sink {
 }
 
 func (s *Sink) tally(clause string) *Tally {
-	e := &s.tallyCache[tallySlot(clause)]
-	if e.t != nil && e.clause == clause {
-		return e.t
+	var free *cachedTally
+	for i, k := tallySlot(clause), 0; k < tallyProbes; i, k = (i+1)&(tallyCacheLen-1), k+1 {
+		e := &s.tallyCache[i]
+		if e.t == nil {
+			free = e
+			break
+		}
+		if e.clause == clause {
+			return e.t
+		}
 	}
 	t := s.Tallies[clause]
 	if t == nil {
 		t = &Tally{}
 		s.Tallies[clause] = t
 	}
-	e.clause, e.t = clause, t
+	if free != nil {
+		free.clause, free.t = clause, t
+	}
 	return t
 }
 

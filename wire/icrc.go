@@ -61,6 +61,14 @@ func ComputeICRC(pkt []byte, encap Encap) uint32 {
 		}
 		udp, rest = rest[:8], rest[8:]
 	}
+	if m := prefixMask(encap, len(ip)); m != nil && len(rest) >= BTHLen {
+		// The headers whole, one after the other in pkt: their masked
+		// bytes are ORed in as the CRC reads them (no copy; the ICRC's
+		// most frequent case, as a capture's).
+		n := len(ip) + len(udp) + BTHLen
+		c := crcMasked(crcAfterLRH, pkt[:n], m)
+		return crc32.Update(c, crc32.IEEETable, pkt[n:])
+	}
 	return icrcTransport(ip, udp, rest, encap)
 }
 
@@ -89,44 +97,101 @@ func icrcHeaders(c uint32, ip, udp, bth []byte, encap Encap) uint32 {
 		return crc32.Update(c, crc32.IEEETable, bth)
 	}
 	n := copy(m[:], ip)
-	switch {
-	case encap == RoCEv2IPv4 && n >= 20:
-		m[1] = 0xFF               // TOS: DSCP and ECN
-		m[8] = 0xFF               // TTL
-		m[10], m[11] = 0xFF, 0xFF // header checksum
-	case encap != RoCEv2IPv4 && n == 40:
-		m[0] |= 0x0F // traffic class, high nibble
-		m[1] = 0xFF  // traffic class low nibble, flow label
-		m[2], m[3] = 0xFF, 0xFF
-		m[7] = 0xFF // hop limit
-	}
-	u := n
 	n += copy(m[n:], udp)
-	if len(udp) == 8 {
-		m[u+6], m[u+7] = 0xFF, 0xFF // UDP checksum
-	}
-	t := n
 	n += copy(m[n:], bth)
-	if len(bth) == BTHLen {
-		m[t+4] = 0xFF // FECN, BECN, resv6
-	}
+	maskHeaders(m[:n], len(ip), len(udp), len(bth), encap)
 	return crcSmall(c, m[:n])
 }
 
-// crcSmall is crc32.Update(c, crc32.IEEETable, p) for the short masked
-// header prefix, written in Go (slicing by eight) so that p, a stack
-// array in icrcHeaders, does not escape to the heap through hash/crc32's
-// assembly-dispatching function variable.
-func crcSmall(c uint32, p []byte) uint32 {
-	c = ^c
-	for len(p) >= 8 {
-		c ^= binary.LittleEndian.Uint32(p)
-		c = slicing8[0][p[7]] ^ slicing8[1][p[6]] ^ slicing8[2][p[5]] ^ slicing8[3][p[4]] ^
-			slicing8[4][c>>24] ^ slicing8[5][c>>16&0xFF] ^ slicing8[6][c>>8&0xFF] ^ slicing8[7][c&0xFF]
-		p = p[8:]
+// maskHeaders forces to ones the variant fields of the headers laid out
+// one after the other in m: a network header of ipLen bytes (masked when
+// whole, as icrcHeaders says), a UDP header of udpLen and a BTH of bthLen.
+// Every field is forced by ORing ones in, so that maskHeaders applied to
+// zeros gives a layout's mask for crcMasked (prefixMask).
+func maskHeaders(m []byte, ipLen, udpLen, bthLen int, encap Encap) {
+	switch {
+	case encap == RoCEv2IPv4 && ipLen >= 20:
+		m[1] |= 0xFF              // TOS: DSCP and ECN
+		m[8] |= 0xFF              // TTL
+		m[10], m[11] = 0xFF, 0xFF // header checksum
+	case encap != RoCEv2IPv4 && ipLen == 40:
+		m[0] |= 0x0F // traffic class, high nibble
+		m[1] |= 0xFF // traffic class low nibble, flow label
+		m[2], m[3] = 0xFF, 0xFF
+		m[7] |= 0xFF // hop limit
 	}
-	for _, v := range p {
-		c = slicing8[0][byte(c)^v] ^ c>>8
+	if u := ipLen; udpLen == 8 {
+		m[u+6], m[u+7] = 0xFF, 0xFF // UDP checksum
+	}
+	if t := ipLen + udpLen; bthLen == BTHLen {
+		m[t+4] |= 0xFF // FECN, BECN, resv6
+	}
+}
+
+// The masks of the whole headers of each encapsulation, one after the
+// other (maskHeaders applied to zeros): ipv4Masks[k] for an IPv4 header of
+// 20+4k bytes, the UDP header and the BTH; ipv6Mask for IPv6, UDP and BTH;
+// grhMask for the GRH and the BTH (RoCEv1).
+var (
+	ipv4Masks [11][maxMaskedLen]byte
+	ipv6Mask  = layoutMask(40, 8, RoCEv2IPv6)
+	grhMask   = layoutMask(40, 0, RoCEv1)
+)
+
+func init() {
+	for k := range ipv4Masks {
+		ipv4Masks[k] = layoutMask(20+4*k, 8, RoCEv2IPv4)
+	}
+}
+
+// layoutMask returns the mask of a network header of ipLen bytes, a UDP
+// header of udpLen and a BTH.
+func layoutMask(ipLen, udpLen int, encap Encap) (m [maxMaskedLen]byte) {
+	maskHeaders(m[:ipLen+udpLen+BTHLen], ipLen, udpLen, BTHLen, encap)
+	return m
+}
+
+// prefixMask returns the mask of the whole headers of encap whose network
+// header is ipLen bytes (as ComputeICRC splits a packet), nil for an
+// encapsulation it does not know.
+func prefixMask(encap Encap, ipLen int) *[maxMaskedLen]byte {
+	switch encap {
+	case RoCEv2IPv4:
+		if k := (ipLen - 20) / 4; ipLen%4 == 0 && k >= 0 && k < len(ipv4Masks) {
+			return &ipv4Masks[k]
+		}
+	case RoCEv2IPv6:
+		return &ipv6Mask
+	case RoCEv1:
+		return &grhMask
+	}
+	return nil
+}
+
+// noMask masks nothing (crcSmall).
+var noMask [maxMaskedLen]byte
+
+// crcSmall is crc32.Update(c, crc32.IEEETable, p) for p of at most
+// maxMaskedLen bytes, written in Go (slicing by eight, crcMasked) so that
+// p, a stack array in icrcHeaders, does not escape to the heap through
+// hash/crc32's assembly-dispatching function variable.
+func crcSmall(c uint32, p []byte) uint32 { return crcMasked(c, p, &noMask) }
+
+// crcMasked is crcSmall over p with mask's bytes ORed into it (p at most
+// maxMaskedLen bytes): the CRC of the masked headers read in place, eight
+// bytes at a time.
+func crcMasked(c uint32, p []byte, mask *[maxMaskedLen]byte) uint32 {
+	c = ^c
+	m := mask[:len(p)]
+	n := len(p) &^ 7
+	for i := 0; i < n; i += 8 {
+		w := binary.LittleEndian.Uint64(p[i:i+8]) | binary.LittleEndian.Uint64(m[i:i+8])
+		lo, hi := uint32(w)^c, uint32(w>>32)
+		c = slicing8[0][hi>>24] ^ slicing8[1][hi>>16&0xFF] ^ slicing8[2][hi>>8&0xFF] ^ slicing8[3][hi&0xFF] ^
+			slicing8[4][lo>>24] ^ slicing8[5][lo>>16&0xFF] ^ slicing8[6][lo>>8&0xFF] ^ slicing8[7][lo&0xFF]
+	}
+	for i := n; i < len(p); i++ {
+		c = slicing8[0][byte(c)^(p[i]|m[i])] ^ c>>8
 	}
 	return ^c
 }

@@ -81,7 +81,19 @@ var (
 
 // HeadersLen returns the length of the BTH plus the extension headers the
 // opcode carries, or -1 for an unknown opcode.
-func HeadersLen(op Opcode) int {
+func HeadersLen(op Opcode) int { return int(headersLens[op]) }
+
+// headersLens holds HeadersLen for every opcode value (decoding asks it
+// for every packet).
+var headersLens = func() (t [256]int8) {
+	for i := range t {
+		t[i] = int8(headersLen(Opcode(i)))
+	}
+	return t
+}()
+
+// headersLen computes HeadersLen.
+func headersLen(op Opcode) int {
 	info, ok := op.Info()
 	if !ok {
 		return -1

@@ -69,9 +69,9 @@ func newFeed(s harness.Settings) *feed {
 		f.tr = NewTracker(c)
 		return probeFunc(func(c *harness.Conn, r *trace.Record) {
 			if r.Packet.Opcode.IsRequest() {
-				f.req = f.tr.Request(r)
+				f.req = *f.tr.Request(r)
 			} else {
-				f.rsp = f.tr.Response(r)
+				f.rsp = *f.tr.Response(r)
 			}
 		})
 	}

@@ -59,8 +59,9 @@ type Tracker struct {
 	// it is defined, to compare with).
 	exhaustive bool
 
-	// shared trackers remember the event of the record they saw last, so
-	// that each monitor of the connection gets it without recomputing it.
+	// The events of the record seen last: Request and Response hand them
+	// out, and shared trackers give them to each monitor of the
+	// connection without recomputing them.
 	shared   bool
 	fed      bool // a monitor has joined as the feeder
 	memoRec  *trace.Record
@@ -298,19 +299,17 @@ func (t *Tracker) endOf(p *wire.Packet) (wire.PSN, bool) {
 	return p.PSN.Add(n - 1), true
 }
 
-// Request reads a request packet and updates the model.
-func (t *Tracker) Request(r *trace.Record) ReqEvent {
-	if t.memo(r) {
-		return t.memoReq
+// Request reads a request packet and updates the model. The event is
+// the Tracker's, good until its next Request or Response: a monitor that
+// keeps it copies it. (Handed out by pointer: the monitors of a
+// connection each read the shared tracker's event of every request, and
+// copying its 150 bytes for each cost more than reading it.)
+func (t *Tracker) Request(r *trace.Record) *ReqEvent {
+	if !t.memo(r) {
+		t.request(r, &t.memoReq)
+		t.remember(r)
 	}
-	if !t.shared {
-		var ev ReqEvent
-		t.request(r, &ev)
-		return ev
-	}
-	t.request(r, &t.memoReq)
-	t.remember(r)
-	return t.memoReq
+	return &t.memoReq
 }
 
 // request fills ev with the reading of request packet r.
@@ -556,8 +555,7 @@ func (t *Tracker) newSent(r *trace.Record) *Sent {
 	}
 	s := &t.slab[0]
 	t.slab = t.slab[1:]
-	*s = Sent{PSN: p.PSN, Op: p.Opcode, RETH: p.RETH, Atomic: p.Atomic, Len: r.PayloadLen,
-		First: r, Last: r, LastSeq: t.c.Seq(), Sends: 1, ReadNext: p.PSN}
+	*s = Sent{PSN: p.PSN, Op: p.Opcode, First: r, Last: r, LastSeq: t.c.Seq(), Sends: 1, ReadNext: p.PSN}
 	s.Sum, s.HasSum = PayloadSum(r)
 	s.End, s.EndOK = t.endOf(p)
 	return s
@@ -606,19 +604,14 @@ func (t *Tracker) absorbResend(r *trace.Record, orig *Sent) {
 	t.prev, t.prevEnd, t.prevKind = r, end, KindResend
 }
 
-// Response reads a response packet and updates the model.
-func (t *Tracker) Response(r *trace.Record) RespEvent {
-	if t.memo(r) {
-		return t.memoResp
+// Response reads a response packet and updates the model. The event is
+// the Tracker's, good until its next Request or Response (as Request's).
+func (t *Tracker) Response(r *trace.Record) *RespEvent {
+	if !t.memo(r) {
+		t.response(r, &t.memoResp)
+		t.remember(r)
 	}
-	if !t.shared {
-		var ev RespEvent
-		t.response(r, &ev)
-		return ev
-	}
-	t.response(r, &t.memoResp)
-	t.remember(r)
-	return t.memoResp
+	return &t.memoResp
 }
 
 // response fills ev with the reading of response packet r.

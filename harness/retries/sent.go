@@ -9,16 +9,15 @@ import (
 	"github.com/rcconform/rcconform/wire"
 )
 
-// Sent is what the model remembers of one request PSN.
+// Sent is what the model remembers of one request PSN. What the request
+// carried (its RETH, AtomicETH, payload length on the wire) is its first
+// transmission's (First).
 type Sent struct {
 	PSN    wire.PSN
 	Op     wire.Opcode
 	End    wire.PSN // last PSN the request occupies (a READ: its last reserved PSN)
 	EndOK  bool     // End is known (a READ's needs the MTU)
-	RETH   wire.RETH
-	Atomic wire.AtomicETH
-	Len    int    // payload length on the wire
-	Sum    uint32 // CRC-32 of the payload, when HasSum
+	Sum    uint32   // CRC-32 of the payload, when HasSum
 	HasSum bool
 	First  *trace.Record // first transmission seen
 	Last   *trace.Record // latest transmission seen (network duplicates excluded)

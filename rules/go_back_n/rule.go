@@ -142,7 +142,7 @@ func (m *monitor) response(c *harness.Conn, r *trace.Record) {
 }
 
 // content checks that a resent PSN carries what it carried before.
-func (m *monitor) content(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
+func (m *monitor) content(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {
 	o := ev.Orig
 	if o == nil {
 		return
@@ -173,11 +173,12 @@ func (m *monitor) content(c *harness.Conn, r *trace.Record, ev retries.ReqEvent)
 		}
 		k := p.PSN.Diff(o.PSN)
 		off := uint64(k) * uint64(mtu)
-		if uint64(o.RETH.Length) <= off {
+		ro := o.First.Packet.RETH
+		if uint64(ro.Length) <= off {
 			bad(fmt.Sprintf("as a READ %d response packets into the original READ, which has fewer", k))
 			return
 		}
-		want := wire.RETH{VA: o.RETH.VA + off, RKey: o.RETH.RKey, Length: o.RETH.Length - uint32(off)}
+		want := wire.RETH{VA: ro.VA + off, RKey: ro.RKey, Length: ro.Length - uint32(off)}
 		if p.RETH != want {
 			bad(fmt.Sprintf("as a READ with va=0x%x rkey=0x%x len=%d, not the exact rest of the original READ (va=0x%x rkey=0x%x len=%d)",
 				p.RETH.VA, p.RETH.RKey, p.RETH.Length, want.VA, want.RKey, want.Length))
@@ -186,15 +187,17 @@ func (m *monitor) content(c *harness.Conn, r *trace.Record, ev retries.ReqEvent)
 		c.Checked(ID)
 		return
 	}
+	first := o.First // what the original carried
 	switch {
 	case p.Opcode != o.Op:
 		bad("as " + p.Opcode.ShortName())
-	case opc.Has(p.Opcode, wire.HdrRETH) && p.RETH != o.RETH:
-		bad(fmt.Sprintf("with RETH va=0x%x rkey=0x%x len=%d instead of va=0x%x rkey=0x%x len=%d", p.RETH.VA, p.RETH.RKey, p.RETH.Length, o.RETH.VA, o.RETH.RKey, o.RETH.Length))
-	case opc.Has(p.Opcode, wire.HdrAtomicETH) && p.Atomic != o.Atomic:
+	case opc.Has(p.Opcode, wire.HdrRETH) && p.RETH != first.Packet.RETH:
+		ro := first.Packet.RETH
+		bad(fmt.Sprintf("with RETH va=0x%x rkey=0x%x len=%d instead of va=0x%x rkey=0x%x len=%d", p.RETH.VA, p.RETH.RKey, p.RETH.Length, ro.VA, ro.RKey, ro.Length))
+	case opc.Has(p.Opcode, wire.HdrAtomicETH) && p.Atomic != first.Packet.Atomic:
 		bad("with a different AtomicETH")
-	case !r.Truncated && !o.First.Truncated && r.PayloadLen != o.Len:
-		bad(fmt.Sprintf("with %d payload bytes instead of %d", r.PayloadLen, o.Len))
+	case !r.Truncated && !first.Truncated && r.PayloadLen != first.PayloadLen:
+		bad(fmt.Sprintf("with %d payload bytes instead of %d", r.PayloadLen, first.PayloadLen))
 	default:
 		if sum, ok := retries.PayloadSum(r); ok && o.HasSum && sum != o.Sum {
 			bad("with a different payload")
@@ -205,7 +208,7 @@ func (m *monitor) content(c *harness.Conn, r *trace.Record, ev retries.ReqEvent)
 }
 
 // timeoutStart checks where a timer-driven go-back-N resumes.
-func (m *monitor) timeoutStart(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
+func (m *monitor) timeoutStart(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {
 	p := r.Packet
 	if p.PSN.AtOrBefore(ev.Base) {
 		c.Checked(ID)
@@ -224,7 +227,7 @@ func (m *monitor) timeoutStart(c *harness.Conn, r *trace.Record, ev retries.ReqE
 		fmt.Sprintf("resend starting at PSN %d", p.PSN))
 }
 
-func (m *monitor) awaited(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
+func (m *monitor) awaited(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {
 	a := m.await
 	p := r.Packet
 	ok := false

@@ -77,7 +77,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	m.count(c, r, ev)
 }
 
-func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
+func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {
 	nak := ev.Trigger.Rec
 	want := wire.RNRDelay(ev.Trigger.Code)
 	gap := r.Time - nak.Time
@@ -152,7 +152,7 @@ func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
 		}})
 }
 
-func (m *monitor) count(c *harness.Conn, r *trace.Record, ev retries.ReqEvent) {
+func (m *monitor) count(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {
 	n := c.Settings.RNRRetry
 	switch {
 	case n < 0:
