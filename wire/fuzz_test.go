@@ -156,6 +156,22 @@ func FuzzDecodeTransport(f *testing.F) {
 // refICRC is ComputeICRC written the slow, obvious way: mask a copy of the
 // packet and run crc32.ChecksumIEEE over eight 0xFF bytes and the copy.
 func refICRC(pkt []byte, encap Encap) uint32 {
+	if encap == NativeIB {
+		// The LRH's VL and the BTH's byte 4 masked, nothing before; a
+		// GRH's packet is covered as RoCEv1's from the GRH on.
+		switch {
+		case len(pkt) < LRHLen:
+			return crc32.ChecksumIEEE(pkt)
+		case pkt[1]&3 == LNHIBAGlobal:
+			return refICRC(pkt[LRHLen:], RoCEv1)
+		}
+		m := append([]byte(nil), pkt...)
+		m[0] |= 0xF0
+		if len(m) >= LRHLen+BTHLen {
+			m[LRHLen+4] = 0xFF
+		}
+		return crc32.ChecksumIEEE(m)
+	}
 	m := append([]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, pkt...)
 	h := m[8:]
 	n := 0
@@ -200,6 +216,8 @@ func FuzzComputeICRC(f *testing.F) {
 	}
 	f.Add([]byte{}, uint8(0))
 	f.Add([]byte{0x4F}, uint8(7))
+	f.Add([]byte{0x30}, uint8(NativeIB)) // found by the fuzzer: native packets had no reference
+	f.Add(make([]byte, LRHLen+BTHLen+4), uint8(NativeIB))
 	f.Fuzz(func(t *testing.T, pkt []byte, encap uint8) {
 		e := Encap(encap)
 		got := ComputeICRC(pkt, e)
