@@ -620,7 +620,11 @@ func describe(b bound) string {
 	if b.rec == nil {
 		return "the QP's creation (a new QP's MSN is 0)"
 	}
-	d := fmt.Sprintf("the %s with PSN %d (frame %d, MSN %d)", b.rec.Packet.Opcode.ShortName(), b.rec.Packet.PSN, b.rec.Frame, msn24(b.u))
+	what := b.rec.Packet.Opcode.ShortName()
+	if isNAK(b.rec.Packet) {
+		what = "NAK"
+	}
+	d := fmt.Sprintf("the %s with PSN %d (frame %d, MSN %d)", what, b.rec.Packet.PSN, b.rec.Frame, msn24(b.u))
 	if b.missed > 0 {
 		d += fmt.Sprintf(", allowing one message more for each of the %d request PSNs the capture missed after it,", b.missed)
 	}
