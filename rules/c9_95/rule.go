@@ -155,7 +155,43 @@ func ahead(c *harness.Conn, ack *trace.Record) harness.Decide {
 	reqAfter := false
 	a := ack.Packet.PSN
 	counts := c.CountsPastShown(ack)
+	// read: a READ behind a, recorded within the reordering, whose span
+	// may reach a while its last PSN is not known; direct: a request at
+	// or past a recorded meanwhile (reorder: within the reordering).
+	var read, direct *trace.Record
+	reorder := false
+	// decide judges the ACK by a request that reaches its PSN.
+	decide := func(c *harness.Conn, within bool) {
+		if within {
+			c.Indeterminate(ID, "an ACK named a PSN the capture had not yet shown a request for, and a request came within the reordering between packets the capture shows elsewhere: capture reordering explains it; --complete decides it")
+			return
+		}
+		c.Unresolved(ID, "an ACK named a PSN the capture had not yet shown a request for: legal only if the capture dropped that request or began during a resend of requests already executed (the request came later than the reordering the capture shows elsewhere explains); --complete decides it")
+	}
 	return func(c *harness.Conn, next *trace.Record) bool {
+		if read != nil {
+			// Its span, once known, tells (found by the recall test: a
+			// READ recorded just after an ACK far ahead, which reaches it
+			// only at the smallest path MTU, its answer later showing a
+			// larger one).
+			s := c.ReadSpanOf(read.Packet.PSN, read.Packet.RETH.Length)
+			switch {
+			case s != nil && s.Known() && s.LastMin.Before(a):
+				read, reqAfter = nil, true
+				if direct != nil {
+					decide(c, reorder)
+					return true
+				}
+			case s != nil && s.Known() || next == nil:
+				decide(c, true)
+				return true
+			default:
+				if direct == nil && next != nil && opc.IsRequest(next.Packet.Opcode) && next.Packet.PSN.AtOrAfter(a) {
+					direct, reorder = next, harness.MayBeReordered(ack, next)
+				}
+				return false
+			}
+		}
 		if next != nil {
 			switch {
 			case !opc.IsRequest(next.Packet.Opcode):
@@ -163,10 +199,14 @@ func ahead(c *harness.Conn, ack *trace.Record) harness.Decide {
 			case !reaches(next.Packet, a):
 				reqAfter = true
 				return false
-			case harness.MayBeReordered(ack, next):
-				c.Indeterminate(ID, "an ACK named a PSN the capture had not yet shown a request for, and a request came within the reordering between packets the capture shows elsewhere: capture reordering explains it; --complete decides it")
+			case next.Packet.Opcode == wire.ReadRequest && next.Packet.PSN.Before(a) && harness.MayBeReordered(ack, next):
+				if s := c.ReadSpanOf(next.Packet.PSN, next.Packet.RETH.Length); s == nil || !s.Known() {
+					read = next
+					return false
+				}
+				decide(c, true)
 			default:
-				c.Unresolved(ID, "an ACK named a PSN the capture had not yet shown a request for: legal only if the capture dropped that request or began during a resend of requests already executed (the request came later than the reordering the capture shows elsewhere explains); --complete decides it")
+				decide(c, harness.MayBeReordered(ack, next))
 			}
 			return true
 		}

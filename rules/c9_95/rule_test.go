@@ -97,6 +97,21 @@ func TestMonitor(t *testing.T) {
 			tr.Wait(50 * time.Microsecond)
 			tr.Req(wire.SendOnly, 12, true)
 		}, reports.Indeterminate},
+		{"ACK ahead of every request, a READ recorded at once that reaches its PSN only at the smallest path MTU, its answer then showing a larger one: open", ht.Capture(), func(tr *ht.Trace) {
+			// 3072 bytes take 12 PSNs at MTU 256 (11..22), 3 at 1024.
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Ack(20, 2)
+			tr.Read(11, 3072)
+			tr.ReadStream(11, 3072, 1024, 2)
+		}, reports.Indeterminate},
+		{"the same, its answer showing MTU 256: the READ reaches the ACK's PSN, and capture reordering explains it", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Ack(22, 2)
+			tr.Read(11, 3072)
+			tr.ReadStream(11, 3072, 256, 2)
+		}, reports.Pass},
 		{"ACK ahead of every request as a capture begun mid-connection ends: requests reordered past the end explain it", ht.Capture(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, true)
 			tr.Ack(10, 57) // MSN 57: not a new QP's first message

@@ -1566,17 +1566,14 @@ var recallKnown = map[recallKey]int{
 	// as a capture that began during a resend explains it; so is one
 	// ending the connection within the reordering the capture shows,
 	// unless its MSN counts messages beyond the requests shown (requests
-	// recorded past the end, as on a real capture cut short). "False
-	// pass": a READ recorded just after the ACK, within that reordering,
-	// may reach its PSN while the path MTU is unknown, though the ACK's
-	// MSN counts no message past the requests shown. (On complete
-	// captures the ACK's own PSN is at fault, so C9-101 does not judge it
-	// against an outstanding READ. The NAKs after it, whose MSN exceeds
-	// the count once the ACK's PSN has the capture miss the requests up
-	// to it, are left open under C9-149, as the ACKs are under C9-148.)
-	{"C9-95 ahead of every request", "at the responder, IDs IPv6", "false pass"}:     1,
-	{"C9-95 ahead of every request", "at the responder, IDs counting", "false pass"}: 1,
-	{"C9-95 ahead of every request", "at the responder, IDs fixed", "false pass"}:    1,
+	// recorded past the end, as on a real capture cut short); a READ
+	// recorded just after the ACK, within that reordering, explains it
+	// only if its span, once its answer or the path MTU shows it, reaches
+	// the ACK's PSN. (On complete captures the ACK's own PSN is at fault,
+	// so C9-101 does not judge it against an outstanding READ. The NAKs
+	// after it, whose MSN exceeds the count once the ACK's PSN has the
+	// capture miss the requests up to it, are left open under C9-149, as
+	// the ACKs are under C9-148.)
 
 	// All decided traces found; those whose earlier ACK is not dated
 	// before the injected one (no ID, or an ID gap) fail too where the
