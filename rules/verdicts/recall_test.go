@@ -1612,11 +1612,12 @@ var recallKnown = map[recallKey]int{
 	// be ruled out.
 	{"C9-140 resend before the transport timer", "at the responder, IDs counting", "miss"}: 1,
 
-	// All decided traces but one found. The miss: the READ was sent
-	// twice, its first copy lost on the way to the responder after the
-	// capture point, so the tracker takes the second for a duplicate and
-	// its answer for a replay, which an ACK may interrupt.
-	{"C9-101 ACK before a READ's answer ends", "in the middle, IDs counting", "miss"}: 1,
+	// All decided traces found, also where the READ was sent twice, its
+	// first copy lost on the way to the responder after the capture
+	// point: the tracker takes the second for a duplicate and its answer
+	// for a replay, but that answer is the READ's first where the
+	// Acknowledge before it shows the READ not yet executed and the
+	// responder's IDs ran on unbroken since.
 
 	// Decided off complete captures by the requester's IDs since a
 	// sequence NAK (see the catalogue), all found but one: the path MTU
