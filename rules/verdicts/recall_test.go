@@ -1620,12 +1620,11 @@ var recallKnown = map[recallKey]int{
 	// responder's IDs ran on unbroken since.
 
 	// Decided off complete captures by the requester's IDs since a
-	// sequence NAK (see the catalogue), all found but one: the path MTU
-	// shown only after the first ACK covering the request (by a First
-	// later), the request is judged at a later covering ACK, after which
-	// the requester sent nothing: the proof that nothing was missed waits
-	// for its next packet, and the instance stays open.
-	{"§9.7.5.1.5 a request beyond the MTU acknowledged", "in the middle, IDs counting", "miss"}: 1,
+	// sequence NAK (see the catalogue), all found: also where the path
+	// MTU is shown only after the first ACK covering the request (by a
+	// First later) and the requester sent nothing after the later
+	// covering ACK that finds the MTU known: its packet after the first
+	// one proved nothing missed before that one, judged there.
 
 	// §9.7.7.2: all decided traces found. With IPv6 or fixed IDs, the
 	// out-of-sequence requests before the first NAK count as prompts for
