@@ -1603,14 +1603,11 @@ var recallKnown = map[recallKey]int{
 	// READ's range is a response PSN at fault, so the ACK after it is not
 	// judged against that READ's answer under C9-101.)
 
-	// All decided traces but one found. The miss: the capture begins
-	// just before a resend of a PSN older than the first it shows, so
-	// the requester model does not take that resend for a transmission
-	// of the PSN, and judges the early one after it from the oldest
-	// outstanding request's transmission, before the responder's first
-	// packet in the capture, where a packet the capture missed cannot
-	// be ruled out.
-	{"C9-140 resend before the transport timer", "at the responder, IDs counting", "miss"}: 1,
+	// All decided traces found, also where the capture begins just
+	// before a resend of a PSN older than the first it shows: the
+	// requester model takes that resend, of a PSN the reconstruction
+	// shows outstanding, for a transmission of it, and the early one
+	// after it is judged from the responder's packets since.
 
 	// All decided traces found, also where the READ was sent twice, its
 	// first copy lost on the way to the responder after the capture
