@@ -532,6 +532,40 @@ func (t *Tracker) slot(p wire.PSN) int {
 	return i
 }
 
+// outstanding reports whether the connection's reconstruction proves
+// that the responder has not executed PSN p (its expected PSN at most p),
+// so that no response can have acknowledged it.
+func (t *Tracker) outstanding(p wire.PSN) bool {
+	e := t.c.Expected()
+	return e.HaveHi && p.AtOrAfter(e.Hi)
+}
+
+// growBack extends the window back to PSN p, before its origin, for a
+// resend of a PSN older than the first the capture showed that is still
+// outstanding (the capture began during a retransmission): the resend is
+// a transmission of that PSN, which the timers are measured from (found
+// by the recall test: an early resend judged from an older transmission,
+// before the responder's first packet in the capture). It returns p's
+// index, or -1 when p lies too far back.
+func (t *Tracker) growBack(p wire.PSN) int {
+	k := t.origin.Diff(p)
+	if k <= 0 || k > keepBehind || len(t.ents)+k >= maxEnts*2 {
+		return -1
+	}
+	n := len(t.ents)
+	t.ents = append(t.ents, make([]*Sent, k)...)
+	copy(t.ents[k:], t.ents[:n])
+	clear(t.ents[:k])
+	t.origin, t.base = p, 0
+	// Every entry may begin a run now: walks clear the marks that do not.
+	t.resizeStarts()
+	for w := range t.starts {
+		t.starts[w] = ^uint64(0)
+	}
+	t.resizeStarts()
+	return 0
+}
+
 // trim forgets what lies far behind the oldest outstanding request.
 func (t *Tracker) trim() {
 	t.advanceBase()
@@ -583,7 +617,12 @@ func (t *Tracker) absorbResend(r *trace.Record, orig *Sent) {
 	if orig == nil {
 		// A PSN never seen (lost before the capture point, or the
 		// capture began later): remember it now.
-		if i := t.slot(p.PSN); i >= 0 && t.c.SentBefore(p.PSN) {
+		i, back := t.slot(p.PSN), false
+		if i < 0 && t.outstanding(p.PSN) {
+			i = t.growBack(p.PSN)
+			back = i >= 0
+		}
+		if i >= 0 && (back || t.c.SentBefore(p.PSN)) {
 			s := t.newSent(r)
 			s.Sends = 2
 			n := s.End.Diff(p.PSN) + 1

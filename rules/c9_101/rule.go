@@ -185,18 +185,21 @@ func (m *monitor) precededByRead(p wire.PSN, mtu int) bool {
 }
 
 // resolveHeld: a response packet of a held READ's own (non-replay) stream
-// after the ACK proves that the ACK overtook it.
+// after the ACK proves that the ACK overtook it; so does one of the first
+// stream answering the READ's PSN, begun before the ACK, where it answers
+// a later copy of the READ (firstAnswer).
 func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Stream) {
-	if s == nil || s.Replay {
+	if s == nil {
 		return
 	}
 	k := 0
 	for _, h := range m.pending {
-		if s.Req == h.read && c.ResponsePSNFault() != "" {
+		answers := !s.Replay && s.Req == h.read || s.Replay && m.firstAnswer(s, h)
+		if answers && c.ResponsePSNFault() != "" {
 			c.Indeterminate(ID, "an ACK passed a READ whose answer cannot be placed: "+c.ResponsePSNFault())
 			continue
 		}
-		if s.Req == h.read && !c.Complete() {
+		if answers && !c.Complete() {
 			// The packet may answer a duplicate of the READ that the
 			// capture dropped, sent after the ACK (found by the
 			// metamorphic tests: capture loss), unless its AETH carries
@@ -234,7 +237,7 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Strea
 				continue
 			}
 		}
-		if s.Req == h.read {
+		if answers {
 			// The trace's order is the capture's: the packet's IPv4 ID
 			// may show the responder sent it before the ACK (the network
 			// or the capture delayed it, or the capture lost it and kept
@@ -263,6 +266,35 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Strea
 		k++
 	}
 	m.pending = m.pending[:k]
+}
+
+// firstAnswer reports whether replay stream s, begun before held ACK h,
+// is the first stream answering h's READ that the trace shows: s answers
+// a later copy of the whole READ (the same PSN and length, s from its
+// first PSN), and no other request since h's READ inside its range drew
+// a stream. The READ's first copy may have been lost on its way to
+// the responder after the capture point, so that the later copy, which
+// the tracker takes for a duplicate, is the one the responder executed:
+// whichever copy it executed, where the responder's IPv4 Identifications
+// show the capture missed none of its packets since a point where it had
+// not executed the READ (unlessMissed), s is the READ's first answer, and
+// an ACK beyond the READ inside it overtook that answer (found by the
+// recall test: the READ sent twice, its first copy lost after the
+// capture point).
+func (m *monitor) firstAnswer(s *answers.Stream, h held) bool {
+	q := h.read
+	if s.Req == q || s.Resynced || s.Start != q.PSN || s.Req.PSN != q.PSN || s.Req.Length != q.Length || s.Req.Seq < q.Seq || s.StartSeq >= h.ackSeq {
+		return false
+	}
+	for _, d := range m.t.Reads() {
+		if d.Seq < q.Seq || !d.PSN.InRange(q.PSN, q.MaxLast()) {
+			continue
+		}
+		if n := d.Streams; d == s.Req && n != 1 || d != s.Req && n != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // unlessMissed leaves held ACK h open with reason, as overtaking

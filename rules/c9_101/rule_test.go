@@ -238,3 +238,46 @@ func TestACKInsideTheFirstAnswerOffACompleteCapture(t *testing.T) {
 	// responder's, the stream can only be the READ's first answer.
 	rtest.WantViolation(t, build(false, true, 0), rtest.Capture(1024), ID, "followed it", "ran on unbroken")
 }
+
+// TestACKInsideTheFirstAnswerToAResentREAD: the READ sent twice, its
+// first copy lost after the capture point (found by the recall test), so
+// the stream answering it answers what the tracker takes for a
+// duplicate. It is still the READ's first answer where the Acknowledge
+// before it shows the READ not yet executed and the responder's IPv4
+// Identifications show the capture missed none of its packets since: an
+// ACK beyond the READ inside it overtook that answer. A gap in them, or
+// an answer to the first copy already shown, leaves it open.
+func TestACKInsideTheFirstAnswerToAResentREAD(t *testing.T) {
+	build := func(gap, answeredBefore bool) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		for k := range wire.PSN(10) {
+			b.Send(90+k, true)
+			b.Ack(90+k, uint32(k)+501)
+		}
+		b.Read(100, 3*1024) // 100..102, lost after the capture point
+		b.Req(wire.WriteOnly, 103, true, 8)
+		if answeredBefore {
+			b.ReadStream(100, 3*1024, 1024, 511)
+		}
+		b.Read(100, 3*1024) // the resend
+		b.Req(wire.WriteOnly, 103, true, 8)
+		b.Resp(wire.ReadResponseFirst, 100, 0x04, 511, 1024)
+		b.Ack(103, 512)
+		m := b.Resp(wire.ReadResponseMiddle, 101, 0, 0, 1024)
+		if gap {
+			m.IPID++ // one of the responder's packets missed just before
+		}
+		l := b.Resp(wire.ReadResponseLast, 102, 0x04, 512, 1024)
+		if gap {
+			l.IPID++
+		}
+		return b.Recs
+	}
+	rtest.WantViolation(t, build(false, false), rtest.Capture(1024), ID, "followed it", "ran on unbroken")
+	if tl := rtest.WantIndeterminate(t, build(true, false), rtest.Capture(1024), ID); tl.Open == 0 {
+		t.Errorf("a gap in the responder's IDs: the instance is undecided, want open (suspect)")
+	}
+	if tl := rtest.Tally(rtest.Audit(build(false, true), rtest.Capture(1024), ID), ID); tl.Violations != 0 {
+		t.Errorf("the first copy answered before: the stream after the ACK is a replay, want no violation, got %+v", tl)
+	}
+}

@@ -153,6 +153,18 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.ReadResp(wire.ReadResponseFirst, 70, 1024)
 			s.At(T + time.Microsecond).Again(rd)
 		}, reqtest.Pass},
+		// The capture begins just before a resend of a PSN older than the
+		// first it shows, which a sequence NAK shows outstanding: that
+		// resend is a transmission of the PSN, and the early one after it
+		// is measured from it, after the responder's first packet, whose
+		// IDs show the capture missed none of its packets since (found by
+		// the recall test). With a packet of the responder's missed, open.
+		{"capture begun during a resend, the responder's IDs show the capture missed none of its packets", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			beganDuringAResend(s, false)
+		}, reqtest.Fail},
+		{"capture begun during a resend, the responder's IDs show a packet missed", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			beganDuringAResend(s, true)
+		}, reqtest.Suspect},
 		{"capture beginning mid-connection: the earlier transmission unseen", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
 			s.Req(wire.SendOnly, 101, 8)
 			s.Req(wire.SendOnly, 100, 8) // before the first PSN seen: older than the capture
@@ -162,6 +174,29 @@ func TestMonitorHandBuilt(t *testing.T) {
 		s := reqtest.NewScript()
 		tc.build(s)
 		reqtest.Expect(t, tc.name, reqtest.Audit(ID, tc.settings, s.Recs), tc.want)
+	}
+}
+
+// beganDuringAResend builds a capture beginning with a SEND at PSN 101,
+// then a sequence NAK naming 100 and the resend of 100, acknowledged; at
+// half the interval the requester sends 100 and 101 again (the ACK lost
+// after the capture point), then goes on with acknowledged SENDs. skip:
+// the capture missed a packet of the responder's before the early
+// resend's ACKs.
+func beganDuringAResend(s *reqtest.Script, skip bool) {
+	s.RspCounts = true
+	w := s.Req(wire.SendOnly, 101, 8)
+	s.NAK(100, wire.NAKPSNSequence)
+	x := s.Req(wire.SendOnly, 100, 8)
+	s.ACK(100)
+	s.Wait(T / 2).Again(x)
+	s.Again(w)
+	s.RspSkip = skip
+	s.ACK(100)
+	s.ACK(101)
+	for k := range wire.PSN(8) {
+		s.Req(wire.SendOnly, 102+k, 8)
+		s.ACK(102 + k)
 	}
 }
 

@@ -36,7 +36,10 @@ func init() {
 //
 // An Only or Last seen while the path MTU is not known, longer than the
 // smallest one, is held too: the MTU a full First or Middle shows later,
-// by the time an answer covers it, decides it.
+// by the time an answer covers it, decides it. An ACK that covered it
+// before the MTU was known is judged too, once a later covering ACK finds
+// the MTU known, where the requester's first packet after that ACK showed
+// by its IDs that the capture missed no valid copy before it.
 //
 // Such a request, new to the responder (at its expected PSN, as the
 // connection's reconstruction proves; or, the first copy of its PSN, at
@@ -78,6 +81,17 @@ type pending struct {
 	seq   uint64        // Conn.Seq when it was seen
 	inSeq bool          // at the expected PSN the trace proves
 	later bool          // a request with a later PSN was seen after it
+	// ack is the first positive ACK that covered the request while the
+	// path MTU was not known (nil: none). nextSeen is set once the
+	// requester's first packet after it was seen (no copy of an earlier
+	// one), and unmissed says whether that packet proved the ACK
+	// unexplained by a valid copy the capture missed: the requester's
+	// IDs had run on unbroken since seq, and the packet was no valid copy
+	// of the request that may have passed the capture point before the
+	// ACK (what ViolationUnlessMissed waits for, taken while the MTU that
+	// decides whether there is an instance at all was not yet known).
+	ack                *trace.Record
+	nextSeen, unmissed bool
 }
 
 // maxOpen bounds the requests the monitor holds per connection.
@@ -132,6 +146,11 @@ func (m *monitor) request(c *harness.Conn, r *trace.Record) {
 	for _, e := range m.open {
 		if p.PSN.After(e.psn) {
 			e.later = true
+		}
+		if e.ack != nil && !e.nextSeen && !c.MaybeCopy(r) {
+			e.nextSeen = true
+			validCopy := p.PSN == e.psn && why == "" && harness.MayBeReordered(e.ack, r)
+			e.unmissed = c.SentAllSince(trace.ToResponder, e.seq) && !validCopy
 		}
 	}
 	maybe := why == "" && mayBeBeyond(c, r)
@@ -241,6 +260,9 @@ func (m *monitor) acked(c *harness.Conn, r *trace.Record) {
 			return false
 		}
 		if beyond, known := resolved(c, e); !beyond {
+			if !known && e.ack == nil {
+				e.ack = r
+			}
 			return known
 		}
 		switch {
@@ -253,6 +275,18 @@ func (m *monitor) acked(c *harness.Conn, r *trace.Record) {
 			expected := []string{fmt.Sprintf("a NAK invalid request answering the request at PSN %d", e.psn)}
 			if c.Complete() {
 				c.Violation(ID, r, msg, expected, r.Packet.String())
+				break
+			}
+			if e.ack != nil && e.unmissed {
+				// The path MTU, shown only after an earlier ACK covered
+				// the request, decides that ACK too, and the requester's
+				// packet after it proved that the capture missed no valid
+				// copy before it: judged there, with no wait for the
+				// requester's next packet after this one (found by the
+				// recall test: the MTU shown by a First after the first
+				// covering ACK, the requester silent after the last).
+				c.Violation(ID, e.ack, fmt.Sprintf("%s, yet the positive ACK with PSN %d covers it, as if it had been executed (the requester's IPv4 Identifications ran on unbroken: the capture missed none of its packets): a request the responder cannot execute is owed a NAK invalid request", e.why, e.ack.Packet.PSN),
+					expected, e.ack.Packet.String())
 				break
 			}
 			psn := e.psn

@@ -176,17 +176,25 @@ func TestMonitor(t *testing.T) {
 	}
 }
 
+// expecting11 builds the start of a capture with the requester numbering
+// its packets one by one: requests up to PSN 10, then a sequence NAK that
+// pins the responder's expected PSN at 11.
+func expecting11() rtest.Builder {
+	b := rtest.Builder{PerSender: true}
+	for p := range wire.PSN(10) {
+		b.Send(p, false)
+	}
+	b.Send(10, true)
+	b.NAK(11, wire.NAKPSNSequence, 11)
+	return b
+}
+
 // TestMonitorByIDs: on a capture, the requester numbering its packets
 // one by one shows, with its next packet, whether the capture missed a
 // valid copy of the request that the ACK could answer.
 func TestMonitorByIDs(t *testing.T) {
 	build := func(skip bool, copyPSN wire.PSN) []*trace.Record {
-		b := rtest.Builder{PerSender: true}
-		for p := range wire.PSN(10) {
-			b.Send(p, false)
-		}
-		b.Send(10, true)
-		b.NAK(11, wire.NAKPSNSequence, 11) // pins the expected PSN: 11
+		b := expecting11()
 		b.Req(wire.SendOnly, 11, true, 1028)
 		if skip {
 			b.Recs[len(b.Recs)-1].IPID++ // the capture missed a packet before it
@@ -262,12 +270,7 @@ func TestReferenceInvalidate(t *testing.T) {
 // before the request, leave it open.
 func TestMonitorByIDsAfterANAK(t *testing.T) {
 	build := func(skip, validFirst bool) []*trace.Record {
-		b := rtest.Builder{PerSender: true}
-		for p := range wire.PSN(10) {
-			b.Send(p, false)
-		}
-		b.Send(10, true)
-		b.NAK(11, wire.NAKPSNSequence, 11) // the responder expects 11
+		b := expecting11()
 		b.Send(11, true)
 		if validFirst {
 			b.Req(wire.SendOnly, 12, true, 16)
@@ -285,5 +288,42 @@ func TestMonitorByIDsAfterANAK(t *testing.T) {
 	rtest.WantIndeterminate(t, build(true, false), s, ID)
 	if tl := rtest.Tally(rtest.Audit(build(false, true), s, ID), ID); tl.Violations != 0 {
 		t.Errorf("a valid copy before the request: %+v, want no violation", tl)
+	}
+}
+
+// TestMonitorByIDsMTUShownLater: the path MTU shown only after the first
+// ACK covering the request (by a SEND's full First), the request judged
+// at a later covering ACK after which the requester sent nothing (found
+// by the recall test). The requester's packet after the first covering
+// ACK already showed, by its IDs, that the capture missed no valid copy
+// before that ACK: a violation there, with no wait for a packet that
+// never comes. A packet missed before it leaves it open; a valid copy of
+// the request next (which the ACK may answer) fails nothing.
+func TestMonitorByIDsMTUShownLater(t *testing.T) {
+	build := func(skip, validCopy bool) []*trace.Record {
+		b := expecting11()
+		b.Req(wire.SendOnly, 11, true, 1100)
+		b.Ack(11, 12) // the path MTU not known yet
+		if validCopy {
+			b.Req(wire.SendOnly, 11, true, 16)
+		}
+		f := b.Req(wire.SendFirst, 12, false, 1024) // shows the MTU: 1024
+		if skip {
+			f.IPID++ // the capture missed a packet before it
+		}
+		l := b.Req(wire.SendLast, 13, true, 8)
+		if skip {
+			l.IPID++
+		}
+		b.Ack(13, 13)
+		return b.Recs
+	}
+	s := rtest.Capture(0)
+	rtest.WantViolation(t, build(false, false), s, ID, "as if it had been executed", "ran on unbroken")
+	if tl := rtest.WantIndeterminate(t, build(true, false), s, ID); tl.Open == 0 {
+		t.Errorf("a packet of the requester's missed: the instance is undecided, want open (suspect)")
+	}
+	if tl := rtest.Tally(rtest.Audit(build(false, true), s, ID), ID); tl.Violations != 0 {
+		t.Errorf("a valid copy of the request next, which the ACK may answer: %+v, want no violation", tl)
 	}
 }

@@ -1600,28 +1600,25 @@ var recallKnown = map[recallKey]int{
 	// READ's range is a response PSN at fault, so the ACK after it is not
 	// judged against that READ's answer under C9-101.)
 
-	// All decided traces but one found. The miss: the capture begins
-	// just before a resend of a PSN older than the first it shows, so
-	// the requester model does not take that resend for a transmission
-	// of the PSN, and judges the early one after it from the oldest
-	// outstanding request's transmission, before the responder's first
-	// packet in the capture, where a packet the capture missed cannot
-	// be ruled out.
-	{"C9-140 resend before the transport timer", "at the responder, IDs counting", "miss"}: 1,
+	// All decided traces found, also where the capture begins just
+	// before a resend of a PSN older than the first it shows: the
+	// requester model takes that resend, of a PSN the reconstruction
+	// shows outstanding, for a transmission of it, and the early one
+	// after it is judged from the responder's packets since.
 
-	// All decided traces but one found. The miss: the READ was sent
-	// twice, its first copy lost on the way to the responder after the
-	// capture point, so the tracker takes the second for a duplicate and
-	// its answer for a replay, which an ACK may interrupt.
-	{"C9-101 ACK before a READ's answer ends", "in the middle, IDs counting", "miss"}: 1,
+	// All decided traces found, also where the READ was sent twice, its
+	// first copy lost on the way to the responder after the capture
+	// point: the tracker takes the second for a duplicate and its answer
+	// for a replay, but that answer is the READ's first where the
+	// Acknowledge before it shows the READ not yet executed and the
+	// responder's IDs ran on unbroken since.
 
 	// Decided off complete captures by the requester's IDs since a
-	// sequence NAK (see the catalogue), all found but one: the path MTU
-	// shown only after the first ACK covering the request (by a First
-	// later), the request is judged at a later covering ACK, after which
-	// the requester sent nothing: the proof that nothing was missed waits
-	// for its next packet, and the instance stays open.
-	{"§9.7.5.1.5 a request beyond the MTU acknowledged", "in the middle, IDs counting", "miss"}: 1,
+	// sequence NAK (see the catalogue), all found: also where the path
+	// MTU is shown only after the first ACK covering the request (by a
+	// First later) and the requester sent nothing after the later
+	// covering ACK that finds the MTU known: its packet after the first
+	// one proved nothing missed before that one, judged there.
 
 	// §9.7.7.2: all decided traces found. With IPv6 or fixed IDs, the
 	// out-of-sequence requests before the first NAK count as prompts for
