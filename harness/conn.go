@@ -230,8 +230,14 @@ type Conn struct {
 	nextLo, nextHi wire.PSN
 	haveNext       bool
 	missedReq      bool
-	// psnFault: ResponsePSNFault.
-	psnFault string
+	// psnFault: ResponsePSNFault. psnFaultAt: the ACKs and ATOMIC
+	// Acknowledges whose own PSN was at fault, up to maxPSNFaults;
+	// psnFaultAll: a fault not pinned to them (a READ answer's numbering,
+	// or more of them), which undermines every conclusion
+	// (PSNFaultUndermines).
+	psnFault    string
+	psnFaultAt  []*trace.Record
+	psnFaultAll bool
 	// respIndexed: the Auditor's resps holds the connection's key.
 	respIndexed bool
 	// rs follows a request that may have begun QPs made anew with the

@@ -77,6 +77,50 @@ func (c *Conn) Expected() ExpectedPSN { return c.exp }
 // clauses leave them undecided (one root cause, one clause).
 func (c *Conn) ResponsePSNFault() string { return c.psnFault }
 
+// maxPSNFaults bounds the responses PSNFaultUndermines tells apart.
+const maxPSNFaults = 64
+
+// PSNFaultUndermines reports whether a response PSN fault
+// (ResponsePSNFault) undermines a conclusion resting on the responses
+// recs: one of them is an ACK or ATOMIC Acknowledge whose own PSN was at
+// fault, or a fault not pinned to single responses (a READ answer's
+// numbering) was seen. A fault in another ACK's PSN undermines nothing
+// that rests on other responses (found by the recall test: an ACK at a
+// READ's PSN, whose answer the capture lost, made every MSN finding on
+// the connection undecided).
+func (c *Conn) PSNFaultUndermines(recs ...*trace.Record) bool {
+	if c.psnFaultAll {
+		return true
+	}
+	for _, f := range c.psnFaultAt {
+		for _, r := range recs {
+			if r == f {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// notePSNFault records fault ("" none) of response r: an ACK or ATOMIC
+// Acknowledge at a PSN among the requests shown (one: inside a READ's
+// range, at another request's PSN), or a fault not pinned to r (one
+// beyond every request also moves what the count takes as acknowledged,
+// and a READ answer's numbering what every later answer is taken for).
+func (c *Conn) notePSNFault(r *trace.Record, fault string, one bool) {
+	if fault == "" {
+		return
+	}
+	if c.psnFault == "" {
+		c.psnFault = fault
+	}
+	if !one || len(c.psnFaultAt) == maxPSNFaults {
+		c.psnFaultAll = true
+		return
+	}
+	c.psnFaultAt = append(c.psnFaultAt, r)
+}
+
 // AckPSNFault says why positive ACK r carries a PSN no legal responder
 // gives it ("" when it may): beyond every request on a trace that holds
 // every request, inside the range of a READ whose response is not
@@ -222,9 +266,7 @@ func (c *Conn) reconResponse(r *trace.Record) {
 			// what follows it is not blamed for its fault (one root
 			// cause, one clause).
 			fault := c.AckPSNFault(r)
-			if c.psnFault == "" {
-				c.psnFault = fault
-			}
+			c.notePSNFault(r, fault, p.PSN.Before(c.NextReq))
 			if fault == "" && c.SentBefore(p.PSN) {
 				c.exp.raise(p.PSN.Next())
 			}
@@ -246,15 +288,15 @@ func (c *Conn) reconResponse(r *trace.Record) {
 			c.markDropped(p.PSN)
 		}
 	case wire.ClassReadResponse:
-		if rop, _, _, ok := c.Req(p.PSN); c.psnFault == "" && ok && rop != wire.ReadRequest {
+		if rop, _, _, ok := c.Req(p.PSN); ok && rop != wire.ReadRequest {
 			// A PSN a request other than a READ carried is in no READ's
 			// range: wherever the answer it belongs to lies, the trace
 			// cannot place it.
-			c.psnFault = fmt.Sprintf("a READ response carries PSN %d, which a %s carried (frame %d): its numbering is C9-96's fault", p.PSN, rop, r.Frame)
-		} else if c.psnFault == "" && !ok && c.SeesEveryRequest() && (op == wire.ReadResponseFirst || op == wire.ReadResponseOnly) {
-			c.psnFault = fmt.Sprintf("a READ response stream starts at PSN %d, which no READ request carried (frame %d): its numbering is C9-96's fault", p.PSN, r.Frame)
-		} else if c.psnFault == "" && !ok && c.SeesEveryRequest() && c.ReadSpanAt(p.PSN) == nil {
-			c.psnFault = fmt.Sprintf("a READ response carries PSN %d, in no READ's range (frame %d): its numbering is C9-96's fault", p.PSN, r.Frame)
+			c.notePSNFault(r, fmt.Sprintf("a READ response carries PSN %d, which a %s carried (frame %d): its numbering is C9-96's fault", p.PSN, rop, r.Frame), false)
+		} else if !ok && c.SeesEveryRequest() && (op == wire.ReadResponseFirst || op == wire.ReadResponseOnly) {
+			c.notePSNFault(r, fmt.Sprintf("a READ response stream starts at PSN %d, which no READ request carried (frame %d): its numbering is C9-96's fault", p.PSN, r.Frame), false)
+		} else if !ok && c.SeesEveryRequest() && c.ReadSpanAt(p.PSN) == nil {
+			c.notePSNFault(r, fmt.Sprintf("a READ response carries PSN %d, in no READ's range (frame %d): its numbering is C9-96's fault", p.PSN, r.Frame), false)
 		}
 		s := c.ReadSpanAt(p.PSN)
 		if s == nil || !c.SentBefore(s.First) {
@@ -284,9 +326,7 @@ func (c *Conn) reconResponse(r *trace.Record) {
 		}
 	case wire.ClassAtomicAck:
 		fault := c.atomicAckPSNFault(r)
-		if c.psnFault == "" {
-			c.psnFault = fault
-		}
+		c.notePSNFault(r, fault, p.PSN.Before(c.NextReq))
 		if fault == "" && c.SentBefore(p.PSN) {
 			c.exp.raise(p.PSN.Next())
 		}

@@ -792,7 +792,11 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		}
 	}
 	u := m.unwrap(p.AETH.MSN)
-	if haveA && (!m.haveCovered || covers.After(m.covered)) {
+	if haveA && (!m.haveCovered || covers.After(m.covered)) && !(op == wire.Acknowledge && c.AckPSNFault(r) != "") {
+		// (An ACK whose PSN no legal responder gives shows nothing
+		// acknowledged: requests first seen behind it are still new,
+		// found by the recall test: an ACK inside a READ's range made
+		// the Last of a WRITE first seen after it a retransmission.)
 		m.covered, m.haveCovered = covers, true
 	}
 	if haveExec && !c.Complete() && (!m.haveCovered || executed.After(m.covered)) {

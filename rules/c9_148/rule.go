@@ -50,9 +50,11 @@ func init() {
 // an ACK beyond every request, an ATOMIC Acknowledge or a READ response
 // at another request's PSN), the count the MSN is judged against is no
 // longer forced, and that fault is its own clause's (C9-95, o9-58,
-// C9-96). As it may show only after the MSN it undermines, violations are
-// held until the connection ends and are then left undecided on such a
-// connection.
+// C9-96). As it may show only after the MSN it undermines, violations
+// are held until the connection ends and are then left undecided where
+// they rest on such a response (Conn.PSNFaultUndermines: the packet
+// judged, or the one that set the bound it breaks; every one, for a
+// fault not pinned to one response).
 type monitor struct {
 	t    *answers.Tracker
 	m    *answers.SharedMSN // shared with C9-149
@@ -123,7 +125,7 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 			return
 		}
 	}
-	if f := c.ResponsePSNFault(); f != "" {
+	if f := c.ResponsePSNFault(); f != "" && c.PSNFaultUndermines(h.r, h.j.Other) {
 		c.Indeterminate(ID, "the MSN disagrees with the count of messages its response's PSN acknowledges, but response PSNs on this connection are at fault: "+f)
 		return
 	}

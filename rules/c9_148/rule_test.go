@@ -179,6 +179,33 @@ func TestResentAtomicFirstAnswer(t *testing.T) {
 	}
 }
 
+// An ACK at the PSN of a READ whose answer the capture has not shown is a
+// PSN fault (C9-95's) that undermines only the counts resting on it: an
+// MSN too high against a bound another ACK set is judged (it was left
+// undecided on the whole connection), one against the faulty ACK's own
+// bound is not.
+func TestPSNFaultUnderminesWhatRestsOnIt(t *testing.T) {
+	build := func(faultMSN, lastMSN uint32) []*trace.Record {
+		var b rtest.Builder
+		b.Send(10, true)
+		b.Ack(10, 5)
+		b.Read(11, 8)
+		b.Ack(11, faultMSN) // inside the READ's range, its answer not seen
+		b.Send(12, true)
+		b.Ack(12, lastMSN)
+		return b.Recs
+	}
+	rtest.WantViolation(t, build(6, 9), rtest.Capture(1024), ID, "MSN 9 is too high", "the ACK with PSN 10 (frame 2")
+	tl := rtest.Tally(rtest.Audit(build(5, 7), rtest.Capture(1024), ID), ID)
+	undermined := false
+	for _, k := range tl.Kinds {
+		undermined = undermined || strings.Contains(k.Reason, "response PSNs on this connection are at fault")
+	}
+	if tl.Violations != 0 || !undermined {
+		t.Fatalf("want the MSN resting on the faulty ACK undecided, got %+v", tl)
+	}
+}
+
 func TestReference(t *testing.T) {
 	run := func(defect, msnRead string) *rtest.Ref {
 		r := rtest.NewRef(t, defect, map[string]string{"msn-read": msnRead},
