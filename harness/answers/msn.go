@@ -905,11 +905,10 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	// its MSN counts no message ending after its PSN (found by the recall
 	// test: an ATOMIC acknowledgment five past the ACK just before it,
 	// passed because the requests after it had reached the responder).
-	asNew, asNewWhy := S, fmt.Sprintf("the %d new messages the capture shows had reached the responder", S)
+	asNew, upToPSN := S, false
 	if firstAtomic {
 		if n, ok := m.count(p.PSN, true, false); ok {
-			asNew = n + m.missingUpTo(p.PSN)
-			asNewWhy = fmt.Sprintf("the %d new messages that may end at or before its PSN %d", asNew, p.PSN)
+			asNew, upToPSN = n+m.missingUpTo(p.PSN), true
 		}
 	}
 	overIfNew := func(b *basis) bool {
@@ -991,8 +990,12 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			}
 			m.alts = append(m.alts, alt)
 		}
+		above := fmt.Sprintf("the %d new messages the capture shows had reached the responder", asNew)
+		if upToPSN {
+			above = fmt.Sprintf("the %d new messages that may end at or before its PSN %d", asNew, p.PSN)
+		}
 		return Judgement{Undecided: true, Open: true, Reason: fmt.Sprintf("MSN %d is above %s (%s shows the count started no higher than %d): legal only if the answer replays a request executed before the capture began, or one the capture missed (--complete decides)",
-			msn24(u), asNewWhy, describe(hi), msn24(hi.v))}
+			msn24(u), above, describe(hi), msn24(hi.v))}
 	case below != nil:
 		return Judgement{Undecided: true, Open: true, After: below,
 			Message: belowJ.Message, Expected: belowJ.Expected, Seen: belowJ.Seen,
