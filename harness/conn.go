@@ -32,6 +32,9 @@ const (
 	reqAckReq                      // the request asked for an acknowledgment
 	// reqDropped: the latest copy was not executed (Conn.Dropped).
 	reqDropped
+	// reqAfterDrop: the latest copy followed one that was not
+	// executed (Conn.ResentAfterDrop).
+	reqAfterDrop
 )
 
 // holds reports whether e is the entry of request PSN p.
@@ -235,7 +238,14 @@ type Conn struct {
 	// psnFaultAll: a fault not pinned to them (a READ answer's numbering,
 	// or more of them), which undermines every conclusion
 	// (PSNFaultUndermines).
-	psnFault    string
+	psnFault string
+	// ackFault: AckPSNFault's latest answer, for record rec while the
+	// connection's record counter was seq.
+	ackFault struct {
+		rec *trace.Record
+		seq uint64
+		why string
+	}
 	psnFaultAt  []*trace.Record
 	psnFaultAll bool
 	// respIndexed: the Auditor's resps holds the connection's key.
@@ -407,6 +417,11 @@ func (c *Conn) absorb(r *trace.Record) {
 		if e.holds(p.PSN) {
 			if e.sends < math.MaxUint16 {
 				e.sends++
+			}
+			if e.flags&reqDropped != 0 {
+				e.flags |= reqAfterDrop
+			} else {
+				e.flags &^= reqAfterDrop
 			}
 		} else {
 			*e = reqEntry{flags: reqValid, psn: p.PSN, op: op, frame: r.Frame, sends: 1}

@@ -127,6 +127,18 @@ func (c *Conn) notePSNFault(r *trace.Record, fault string, one bool) {
 // complete, or at an ATOMIC's PSN before its ATOMIC Acknowledge (an ACK
 // cannot carry an ATOMIC's result).
 func (c *Conn) AckPSNFault(r *trace.Record) string {
+	// The MSN model asks before the record is absorbed, and the
+	// reconstruction as it absorbs it: one answer for both.
+	if c.ackFault.rec == r && c.ackFault.seq == c.seq {
+		return c.ackFault.why
+	}
+	why := c.ackPSNFault(r)
+	c.ackFault.rec, c.ackFault.seq, c.ackFault.why = r, c.seq, why
+	return why
+}
+
+// ackPSNFault is AckPSNFault, computed.
+func (c *Conn) ackPSNFault(r *trace.Record) string {
 	p := r.Packet
 	if !c.HaveReq {
 		return ""
@@ -197,6 +209,15 @@ func (c *Conn) Classify(p wire.PSN) ReqClass {
 func (c *Conn) Dropped(p wire.PSN) bool {
 	e := c.reqAt(p)
 	return e.holds(p) && e.flags&reqDropped != 0
+}
+
+// ResentAfterDrop reports whether the latest copy of request PSN p seen
+// so far followed a copy known not to have been executed (Dropped when it
+// came): the responder executes this copy first, so its answer is no
+// replay of an earlier one.
+func (c *Conn) ResentAfterDrop(p wire.PSN) bool {
+	e := c.reqAt(p)
+	return e.holds(p) && e.flags&reqAfterDrop != 0
 }
 
 // maxDropMark bounds how many request PSNs one NAK marks as dropped.

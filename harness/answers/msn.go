@@ -2,7 +2,6 @@ package answers
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
@@ -137,6 +136,9 @@ type MSNModel struct {
 	// allowFirst: the messages the capture may have missed lie in
 	// allowFirst..gapLast (gap).
 	allowFirst wire.PSN
+	// unseenN: unseen(allowFirst, gapLast) when unseenAt was the key.
+	unseenN  int
+	unseenAt unseenKey
 	// basis is the account of the count the model goes on with; alts
 	// are the others still open (see basis).
 	basis
@@ -151,9 +153,6 @@ type MSNModel struct {
 	// replayStream is the READ response stream whose first packet was
 	// found to answer a duplicate the trace does not show as one.
 	replayStream *Stream
-	// fresh: resent ATOMICs whose latest copy is the first the responder
-	// executes (noteResentAtomic).
-	fresh []wire.PSN
 	// missedMax is the newest request PSN the capture missed and a
 	// response showed completed (resolve), for MissedAfter.
 	missedMax  wire.PSN
@@ -186,11 +185,24 @@ func (m *MSNModel) reached() (n, missing int, ok bool) {
 	if !m.unresolved {
 		return n, 0, true
 	}
-	missing = m.unseen(m.allowFirst, m.gapLast)
+	// The count changes only when the gap or the messages do: walked
+	// once for them, not for every response.
+	if k := (unseenKey{m.allowFirst, m.gapLast, m.Seen(), true}); k != m.unseenAt {
+		m.unseenAt, m.unseenN = k, m.unseen(m.allowFirst, m.gapLast)
+	}
+	missing = m.unseenN
 	if missing < 0 {
 		return n, 0, false
 	}
 	return n + missing, missing, true
+}
+
+// unseenKey says for which gap and count of messages MSNModel.unseenN
+// was walked.
+type unseenKey struct {
+	first, last wire.PSN
+	seen        int
+	walked      bool // false: never walked
 }
 
 // missingUpTo is reached's allowance for the missing request PSNs at or
@@ -350,9 +362,6 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 			lastMax = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, minMTU) - 1)
 		}
 	}
-	if opc.Class(op) == wire.ClassAtomic && c.ReqSends(p.PSN) > 0 {
-		m.noteResentAtomic(c, p.PSN)
-	}
 	isNew := false
 	complete := c.Complete()
 	switch {
@@ -424,29 +433,6 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 		m.addEnd(p.PSN, op == wire.ReadRequest)
 	}
 }
-
-// maxFresh bounds the resent ATOMICs the model keeps as fresh.
-const maxFresh = 16
-
-// noteResentAtomic keeps, for an ATOMIC at PSN p sent again, whether the
-// copy before it was dropped unexecuted (harness.Conn.Dropped: it came
-// beyond the responder's expected PSN): this copy is then the first the
-// responder executes, and its first answer is no replay (found by the
-// recall test: an ATOMIC acknowledgment whose MSN skipped ahead, passed as
-// a replay of a copy a sequence NAK had shown dropped).
-func (m *MSNModel) noteResentAtomic(c *harness.Conn, p wire.PSN) {
-	m.fresh = slices.DeleteFunc(m.fresh, func(q wire.PSN) bool { return q == p })
-	if c.Dropped(p) {
-		if len(m.fresh) == maxFresh {
-			m.fresh = m.fresh[1:]
-		}
-		m.fresh = append(m.fresh, p)
-	}
-}
-
-// freshAt reports whether the latest copy of the ATOMIC at PSN p is the
-// first the responder executes (noteResentAtomic).
-func (m *MSNModel) freshAt(p wire.PSN) bool { return slices.Contains(m.fresh, p) }
 
 // gap records request PSNs first..last missing from a capture. Until a
 // response acknowledges past them, the messages among them may complete
@@ -702,7 +688,11 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			replay, executed, haveExec = true, p.PSN, true
 		case !ok || (op2 != wire.CompareSwap && op2 != wire.FetchAdd):
 			replay = true // not an ATOMIC's PSN (o9-58's concern): only S bounds it
-		case c.ReqSends(p.PSN) > 1 && !m.freshAt(p.PSN):
+		case c.ReqSends(p.PSN) > 1 && !c.ResentAfterDrop(p.PSN):
+			// Sent again, not after a copy a NAK showed dropped (then
+			// the latest copy is the first executed: found by the recall
+			// test, an ATOMIC acknowledgment whose MSN skipped ahead
+			// passed as a replay).
 			replay, executed, haveExec = true, p.PSN, true
 		case !c.Complete() && m.haveCovered && p.PSN.AtOrBefore(m.covered):
 			// An earlier response already acknowledged the ATOMIC's PSN:
