@@ -1,0 +1,523 @@
+package answers
+
+import (
+	"fmt"
+
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/opc"
+	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/wire"
+)
+
+// The MSN model's judgement of one AETH against the count (msn.go).
+
+// Judgement is the model's verdict on one AETH.
+type Judgement struct {
+	// Skip: the AETH does not concern this check.
+	Skip bool
+	// Undecided: the model cannot judge it, for Reason.
+	Undecided bool
+	Reason    string
+	// Open (with Undecided): a violation remains possible, so the clause
+	// cannot pass on it (harness.Conn.Unresolved).
+	Open bool
+	// Violation: Message, Expected and Seen describe it; Other is the
+	// earlier packet it conflicts with (nil: the QP's creation).
+	// OtherNAK: Other is a NAK whose MSN bounded the count (its MSN may
+	// be the fault, C9-149's).
+	Violation bool
+	OtherNAK  bool
+	Message   string
+	Expected  []string
+	Seen      string
+	Other     *trace.Record
+	// Upper: the violation is an MSN above the count of the new messages
+	// the trace shows had reached the responder.
+	Upper bool
+	// OwnPSN: the violation is an MSN too low for the messages the
+	// packet's own PSN acknowledges, and that packet is a plain
+	// Acknowledge, whose PSN nothing else in the trace fixes: either its
+	// PSN (C9-95's) or its MSN is wrong, and the trace does not tell which.
+	// An ACK naming a request that carried AckReq has its PSN fixed by
+	// that request, and is not suspect.
+	OwnPSN bool
+	// MayHaveFailed: the violation is an MSN too low for an Acknowledge
+	// naming a SEND with Invalidate, which fails when the responder
+	// cannot invalidate its key (invalidateAt): the MSN is then right and
+	// the positive ACK is the fault (§9.7.5.1.5's), and which keys the
+	// responder can invalidate is not on the wire.
+	MayHaveFailed bool
+	// After (with Undecided and Open): the packet is open only because
+	// nothing dates it after this earlier answer, which may replay one
+	// with the count of a later moment; where the responder's IPv4 IDs
+	// show it was sent after (harness.Conn.SentBeforeByID), Message,
+	// Expected and Seen describe the violation it then is (the MSN went
+	// back).
+	After *trace.Record
+}
+
+func msn24(v int64) int64 { return v & 0xFFFFFF }
+
+// cutStart reports whether the capture may have begun after the
+// connection's first requests, with response p: it does not show the
+// connection's start, as far as the trace has told, and p's MSN is more
+// than a QP the capture showed from its creation could count yet (the
+// messages shown so far).
+func (m *MSNModel) cutStart(c *harness.Conn, p *wire.Packet) bool {
+	switch {
+	case c.Complete() || c.FromStart():
+		return false
+	case c.StartKnown():
+		return true
+	}
+	return int64(p.AETH.MSN&0xFFFFFF) > int64(m.Seen())
+}
+
+// early reports whether the capture showed the request at PSN p first
+// before any acknowledging response on the connection.
+func (m *MSNModel) early(c *harness.Conn, p wire.PSN) bool {
+	_, _, frame, ok := c.Req(p)
+	return ok && (m.firstAck == 0 || frame < m.firstAck)
+}
+
+// ackReqAt reports whether the request with PSN p carried AckReq.
+func ackReqAt(c *harness.Conn, p wire.PSN) bool {
+	_, ackReq, _, ok := c.Req(p)
+	return ok && ackReq
+}
+
+// invalidateAt reports whether the request at p is a SEND with
+// Invalidate: a responder that cannot invalidate its key fails it, and
+// an ACK naming it is then §9.7.5.1.5's fault (a failed request is owed a
+// NAK invalid request), which no packet tells from a wrong MSN.
+func invalidateAt(c *harness.Conn, p wire.PSN) bool {
+	op, _, _, ok := c.Req(p)
+	return ok && opc.Has(op, wire.HdrIETH)
+}
+
+func describe(b bound) string {
+	if b.rec == nil {
+		return "the QP's creation (a new QP's MSN is 0)"
+	}
+	what := b.rec.Packet.Opcode.ShortName()
+	if isNAK(b.rec.Packet) {
+		what = "NAK"
+	}
+	d := fmt.Sprintf("the %s with PSN %d (frame %d, MSN %d)", what, b.rec.Packet.PSN, b.rec.Frame, msn24(b.u))
+	if b.missed > 0 {
+		d += fmt.Sprintf(", allowing one message more for each of the %d request PSNs the capture missed after it,", b.missed)
+	}
+	return d
+}
+
+// Model judges an AETH that shapes the model: a positive ACK, a READ
+// response First/Last/Only with an ACK syndrome, or an ATOMIC
+// acknowledgment. ev is the READ tracker's event for r.
+func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement {
+	p := r.Packet
+	op := p.Opcode
+	if opc.Class(op) == wire.ClassReadResponse && !opc.Has(op, wire.HdrAETH) && (ev.Stream == nil || ev.Kind == EvOrphan) && !c.Complete() && m.started {
+		// A READ Middle no READ in the capture explains: the capture
+		// dropped the READ, which the responder counts unseen (found by
+		// the metamorphic tests: capture loss).
+		m.gap(p.PSN, p.PSN)
+	}
+	if op == wire.Acknowledge && NAKKind(p) {
+		// A NAK shapes the count too (NAK), judged under C9-149.
+		m.NAK(c, r)
+		return Judgement{Skip: true}
+	}
+	if !opc.Has(op, wire.HdrAETH) || !ACKKind(p) {
+		return Judgement{Skip: true}
+	}
+	if m.firstAck == 0 {
+		m.firstAck = r.Frame
+	}
+	m.pin(c)
+	if !m.started && !c.Complete() {
+		// What it acknowledges was executed before the capture's first
+		// request: a request at or before that PSN, seen later, is a
+		// retransmission, and its answer a replay (found by interleaved
+		// lossy exchanges cut to begin after an ATOMIC's answer that
+		// its resend then got again, with the MSN of the moment).
+		if x, ok := acknowledges(p); ok && (!m.haveCovered || x.After(m.covered)) {
+			m.covered, m.haveCovered = x, true
+		}
+		return Judgement{Undecided: true, Reason: "a response before any request: the capture began mid-connection"}
+	}
+	if why, open := c.LateWhy(r); why != "" {
+		// Sent before responses already counted (its IPv4 ID shows it),
+		// or maybe (its MSN goes back and no ID tells): its MSN belongs
+		// to an earlier moment than the trace's order says, so it
+		// neither shapes the count nor is judged by it. Nor is the rest
+		// of a READ answer it begins, whose MSN is of the same moment
+		// or the READ's (found by interleaved retry exchanges, seed 989:
+		// a replayed answer's First marked late before the responder's
+		// IDs were shown to count, its Last, dated by then, judged as
+		// the MSN going back).
+		if ev.Kind == EvStart && ev.Stream != nil {
+			m.replayStream = ev.Stream
+		}
+		return Judgement{Undecided: true, Open: open, Reason: why + ", so its MSN may belong to an earlier moment"}
+	}
+	// What the AETH acknowledges (A), and whether it repeats an old answer.
+	// executed (haveExec): a replay's own request, which the responder
+	// had executed before it answered it again (and, in order, every
+	// request before it).
+	replay, firstAtomic := false, false
+	covers, incl, haveA := wire.PSN(0), true, false
+	executed, haveExec := wire.PSN(0), false
+	switch opc.Class(op) {
+	case wire.ClassAck:
+		covers, haveA = p.PSN, true
+	case wire.ClassAtomicAck:
+		op2, _, _, ok := c.Req(p.PSN)
+		switch {
+		case !ok && !c.Complete() && m.started:
+			// An ATOMIC Acknowledge no request in the capture explains:
+			// the capture dropped the ATOMIC, which the responder counts
+			// unseen (found by the metamorphic tests: capture loss).
+			m.gap(p.PSN, p.PSN)
+			replay, executed, haveExec = true, p.PSN, true
+		case !ok || (op2 != wire.CompareSwap && op2 != wire.FetchAdd):
+			replay = true // not an ATOMIC's PSN (o9-58's concern): only S bounds it
+		case c.ReqSends(p.PSN) > 1 && !c.ResentAfterDrop(p.PSN):
+			// Sent again, not after a copy a NAK showed dropped (then
+			// the latest copy is the first executed: found by the recall
+			// test, an ATOMIC acknowledgment whose MSN skipped ahead
+			// passed as a replay).
+			replay, executed, haveExec = true, p.PSN, true
+		case !c.Complete() && m.haveCovered && p.PSN.AtOrBefore(m.covered):
+			// An earlier response already acknowledged the ATOMIC's PSN:
+			// the ATOMIC had completed and been answered before it (a
+			// responder answers new requests in PSN order), so this
+			// answers a duplicate, one the capture may not show as
+			// such (found by lossy exchanges cut to begin during a
+			// retransmission: the ATOMIC's first copy in the capture
+			// was already a resend).
+			replay = true
+		case m.cutStart(c, p) && m.early(c, p.PSN):
+			// The capture begins mid-connection and showed the ATOMIC
+			// before any acknowledgment: the capture may have begun
+			// while the requester resent it, after the responder had
+			// executed it, and this may answer the duplicate, with the
+			// original MSN or the current one (found by lossy exchanges
+			// cut to begin during a retransmission).
+			replay, executed, haveExec = true, p.PSN, true
+		case !c.Complete() && !c.FromStart() && c.HaveReq && p.PSN.Before(c.FirstReq):
+			// An ATOMIC before the first request the capture shows,
+			// resent: the responder may have executed it before the
+			// capture began, and this answers its duplicate, with the
+			// original MSN or the current one (found by interleaved
+			// lossy exchanges cut to begin during a retransmission).
+			replay, executed, haveExec = true, p.PSN, true
+		default:
+			if _, seen := c.AtomicOriginal(p.PSN); seen {
+				replay, executed, haveExec = true, p.PSN, true
+			} else {
+				// The first answer the trace shows, which acknowledges
+				// every message up to it. Off a complete trace it may
+				// still answer a duplicate the capture missed, its
+				// first answer missed too, after new requests it missed
+				// (found by the recall test: an ATOMIC acknowledgment
+				// whose MSN skips ahead, failed where no IPv4 ID shows
+				// nothing was missed): an MSN above the count is open,
+				// as for a replay (overIfNew).
+				covers, haveA = p.PSN, true
+				firstAtomic = !c.Complete()
+			}
+		}
+	case wire.ClassReadResponse:
+		s := ev.Stream
+		switch {
+		case ev.Kind == EvExtAnswer:
+			// The answer to an RDMA FLUSH or ATOMIC WRITE (a later
+			// release's operations) acknowledges them and what came
+			// before, as an ATOMIC acknowledgment does.
+			covers, haveA = p.PSN, true
+		case (s == nil || ev.Kind == EvOrphan) && !c.Complete() && m.started:
+			// A READ response no READ in the capture explains: the capture
+			// dropped the READ (or shows it late), which the responder
+			// counts unseen (found by the metamorphic tests: capture loss).
+			m.gap(p.PSN, p.PSN)
+			replay = true
+		case s == nil || ev.Kind == EvOrphan || ev.Kind == EvSkip || ev.Kind == EvBeyond || ev.Kind == EvAfterNAK || s.Resynced:
+			replay = true // numbering broken (C9-96's concern): only S bounds it
+		case s.Replay, ev.MaybeReplay, s == m.replayStream:
+			replay, executed, haveExec = true, s.Start, true
+		case ev.Kind == EvStart && s.Req.Early && m.cutStart(c, p):
+			// As for an ATOMIC above: a READ the capture showed before
+			// any acknowledgment may resend one answered before it, and
+			// its whole answer may be the replay.
+			replay, m.replayStream = true, s
+			executed, haveExec = s.Start, true
+		case ev.Kind == EvStart && !c.Complete() && m.haveCovered && s.Start.AtOrBefore(m.covered):
+			// An earlier response already acknowledged the READ's PSN:
+			// the READ had been answered before (as for an ATOMIC
+			// above), so this whole answer answers a duplicate.
+			replay, m.replayStream = true, s
+		case ev.Kind == EvStart && op == wire.ReadResponseFirst:
+			covers, incl, haveA = s.Start, false, true
+		case ev.Kind == EvStart && op == wire.ReadResponseOnly:
+			covers, haveA = s.Start, true
+		case op == wire.ReadResponseLast && ev.Kind != EvStart && s.EndKnown && p.PSN == s.End:
+			// The READ's end is known from the path MTU or, with it
+			// unknown, from the connection's reconstruction: its span,
+			// which this Last closes when reached from the READ's First
+			// without a gap (Tracker). A Last that starts an answer is in
+			// the wrong place (below): it shows what the READ's answer
+			// numbering broke, not which messages completed (found by the
+			// recall test: a READ answer skipping a PSN onto the next
+			// READ's, whose count the MSN was then held to).
+			covers, haveA = p.PSN, true
+		default:
+			replay = true // a Last in the wrong place (C9-96's concern)
+		}
+	}
+	u := m.unwrap(p.AETH.MSN)
+	if haveA && (!m.haveCovered || covers.After(m.covered)) && !(op == wire.Acknowledge && c.AckPSNFault(r) != "") {
+		// (An ACK whose PSN no legal responder gives shows nothing
+		// acknowledged: requests first seen behind it are still new,
+		// found by the recall test: an ACK inside a READ's range made
+		// the Last of a WRITE first seen after it a retransmission.)
+		m.covered, m.haveCovered = covers, true
+	}
+	if haveExec && !c.Complete() && (!m.haveCovered || executed.After(m.covered)) {
+		// A replay, or an answer that may be one, shows its request
+		// executed before: a request at or before it the capture shows
+		// later is a retransmission, and its answer a replay too (found
+		// by interleaved lossy exchanges cut to begin during a
+		// retransmission: an ATOMIC's first copy missed, its resend's
+		// answer carrying its first MSN, below a replayed READ's after
+		// it).
+		m.covered, m.haveCovered = executed, true
+	}
+	var A int
+	if haveA {
+		n, ok := m.count(covers, incl, false)
+		if !ok {
+			haveA = false
+		}
+		A = n
+	}
+	if haveA && !c.Complete() && m.haveNext && covers.AtOrAfter(m.nextLo) && covers.AtOrBefore(m.nextHi) && m.nextIsRead && opc.Class(op) == wire.ClassReadResponse {
+		// Inside the span of the newest READ, whose end the MTU left
+		// open: the READ response closes it, no request is missing.
+		// (Only the newest READ's span: an older READ whose end is open
+		// too ended before the requests after it. An ACK there may name
+		// the READ's last PSN or a request after it the capture missed:
+		// that counts as a gap, below.)
+		if s := c.ReadSpanAt(covers); s != nil && s.First == m.nextRead {
+			m.nextLo, m.nextHi = covers.Next(), covers.Next()
+		}
+	}
+	pastShown := haveA && !c.Complete() && m.haveNext && covers.AtOrAfter(m.nextLo)
+	if pastShown {
+		// The response acknowledges PSNs no request in the capture used
+		// yet: the capture missed requests, or shows them late (capture
+		// order is not processing order). Whatever they were, they have
+		// completed by now.
+		m.gap(m.nextLo, covers)
+		m.nextLo, m.nextHi = covers.Next(), covers.Next()
+	}
+	if haveA && !c.Complete() && !c.FromStart() && c.HaveReq && covers.Next().Before(c.FirstReq) {
+		// The capture began after requests between the response's PSN
+		// and the first request it shows were sent: they complete
+		// unseen, like requests the capture missed.
+		m.gap(covers.Next(), c.FirstReq.Add(-1))
+	}
+	if haveA {
+		m.resolve(covers.Next())
+	}
+	S, missing, reached := m.reached()
+	haveS := reached
+	// mayReplay: a replay, or an answer that may be one although it
+	// acknowledges what its PSN covers (firstAtomic).
+	mayReplay := replay || firstAtomic
+	// unordered: the trace may show responses out of the order the
+	// responder sent them, and r's IPv4 Identification does not tell
+	// (harness.Conn.DatedByID: where it does, lateResponse finds a
+	// response sent before one delivered earlier).
+	unordered := !c.Complete() && !c.Settings.Active && !c.DatedByID(r)
+	if mayReplay && !c.Complete() {
+		// A replayed answer carries the MSN of the moment, which counts
+		// requests newer than any in the capture if it dropped them (found
+		// by the metamorphic tests: capture loss): S bounds nothing.
+		haveS = false
+	}
+	loC := bound{v: u - int64(S), rec: r, u: u, n: S}
+	hiC := bound{v: u - int64(A), rec: r, u: u, n: A, pastShown: pastShown}
+	m.ref = u
+	// wentBack is the violation of an MSN below that of account b's
+	// latest answer.
+	wentBack := func(b *basis) Judgement {
+		return Judgement{Violation: true, Other: b.monoRec,
+			Message: fmt.Sprintf("the MSN went back from %d (frame %d) to %d: completed messages cannot un-complete",
+				msn24(b.mono), b.monoRec.Frame, msn24(u)),
+			Expected: []string{fmt.Sprintf("an MSN of at least %d (the MSN only counts up)", msn24(b.mono))},
+			Seen:     fmt.Sprintf("MSN %d", msn24(u))}
+	}
+	// check judges the MSN against account b.
+	check := func(b *basis) Judgement {
+		switch {
+		case !replay && b.haveMono && u < b.mono && !(b.monoLate && unordered):
+			return wentBack(b)
+		case haveA && b.haveLo && hiC.v < b.lo.v:
+			return Judgement{Violation: true, Other: b.lo.rec,
+				Message: fmt.Sprintf("MSN %d is too low: by this packet at least %d new messages had completed (it acknowledges every message up to PSN %d), while %s shows the count started no lower than %d",
+					msn24(u), A, covers, describe(b.lo), msn24(b.lo.v)),
+				Expected:      []string{fmt.Sprintf("an MSN of at least %d: one increment per completed new message, a READ counted no later than its last response packet", msn24(b.lo.v+int64(A)))},
+				Seen:          fmt.Sprintf("MSN %d", msn24(u)),
+				OwnPSN:        opc.Class(op) == wire.ClassAck && !ackReqAt(c, covers),
+				MayHaveFailed: opc.Class(op) == wire.ClassAck && invalidateAt(c, covers)}
+		case haveS && b.haveHi && loC.v > b.hi.v:
+			return Judgement{Violation: true, Other: b.hi.rec,
+				Message: fmt.Sprintf("MSN %d is too high: %s new messages had reached the responder by this packet%s, while %s shows the count started no higher than %d; duplicates never move the MSN",
+					msn24(u), atMost(S, missing), m.reachedNote(S, missing), describe(b.hi), msn24(b.hi.v)),
+				Expected: []string{fmt.Sprintf("an MSN of at most %d: one increment per new message, none for duplicates", msn24(b.hi.v+int64(S)))},
+				Seen:     fmt.Sprintf("MSN %d", msn24(u)), Upper: true, OtherNAK: b.hi.nak}
+		}
+		return Judgement{}
+	}
+	// Too high for the new messages the capture shows, were it no replay:
+	// only a replayed answer (of a request executed before the capture
+	// began, or one it missed) explains it, and nothing shows one.
+	//
+	// The first answer the trace shows to an ATOMIC it shows once, were it
+	// new, was sent when the responder executed the ATOMIC, in PSN order:
+	// its MSN counts no message ending after its PSN (found by the recall
+	// test: an ATOMIC acknowledgment five past the ACK just before it,
+	// passed because the requests after it had reached the responder).
+	asNew, upToPSN := S, false
+	if firstAtomic {
+		if n, ok := m.count(p.PSN, true, false); ok {
+			asNew, upToPSN = n+m.missingUpTo(p.PSN), true
+		}
+	}
+	overIfNew := func(b *basis) bool {
+		return mayReplay && !c.Complete() && reached && b.haveHi && u-int64(asNew) > b.hi.v
+	}
+	judged := false
+	m.eachBasis(func(b *basis) {
+		judged = judged || (!replay && b.haveMono) || (haveA && b.haveLo) || (haveS && b.haveHi)
+	})
+	j := check(&m.basis)
+	fits := !j.Violation
+	// below: an earlier answer that may replay one, unordered against
+	// this packet, carried a higher MSN (basis.monoLate).
+	var below *trace.Record
+	var belowMSN int64
+	var belowJ Judgement
+	if b := &m.basis; fits && !replay && b.haveMono && b.monoLate && unordered && u < b.mono {
+		below, belowMSN, belowJ = b.monoRec, b.mono, wentBack(b)
+	}
+	n := 0 // the other accounts the packet fits, kept
+	for _, b := range m.alts {
+		if !check(&b).Violation {
+			m.alts[n] = b
+			n++
+		}
+	}
+	if !fits && n == 0 {
+		// A fault: hold the accounts before the packet (it is the
+		// fault) beside one from it alone (they were wrong), so that one
+		// fault is reported once.
+		alone := basis{lo: loC, haveLo: haveS,
+			hi: hiC, haveHi: haveA && !j.OwnPSN && !j.MayHaveFailed, // a suspect PSN bounds nothing
+			mono: m.mono, monoRec: m.monoRec, haveMono: m.haveMono, monoLate: m.monoLate}
+		if !replay {
+			alone.mono, alone.monoRec, alone.haveMono, alone.monoLate = u, r, true, false
+		}
+		m.alts = append(m.alts, m.basis)
+		if len(m.alts) > maxAlts {
+			m.alts = append(m.alts[:0], m.alts[len(m.alts)-maxAlts:]...)
+		}
+		m.basis, m.split = alone, true
+		return j
+	}
+	if !fits {
+		// The packet fits only other accounts: the model goes on with
+		// them. Where they stand beside it by a fault already reported,
+		// it is no new fault; where only by an answer that may have been
+		// a replay, the fault shows now.
+		m.basis = m.alts[0]
+		copy(m.alts, m.alts[1:n])
+		n--
+		if !m.split {
+			m.alts = m.alts[:0]
+			m.basis.take(loC, hiC, haveS, haveA, u, r, mayReplay, !overIfNew(&m.basis), !c.Complete() && !c.Settings.Active)
+			return j
+		}
+	}
+	m.alts = m.alts[:n]
+	m.split = m.split && n > 0
+	open := overIfNew(&m.basis)
+	for i := range m.alts {
+		open = open && overIfNew(&m.alts[i])
+	}
+	hi := m.basis.hi // the account the open doubt is stated against
+	m.eachBasis(func(b *basis) {
+		b.take(loC, hiC, haveS, haveA, u, r, mayReplay, !overIfNew(b), !c.Complete() && !c.Settings.Active)
+	})
+	switch {
+	case open:
+		if len(m.alts) == 0 {
+			// Open beside the model's account: the one where the answer
+			// is new, and right (and, but for a READ's First, counts every
+			// message up to its PSN).
+			alt := basis{lo: loC, haveLo: true, mono: u, monoRec: r, haveMono: true}
+			if op != wire.ReadResponseFirst {
+				if n, ok := m.count(p.PSN, true, false); ok {
+					alt.hi, alt.haveHi = bound{v: u - int64(n), rec: r, u: u, n: n}, true
+				}
+			}
+			m.alts = append(m.alts, alt)
+		}
+		above := fmt.Sprintf("the %d new messages the capture shows had reached the responder", asNew)
+		if upToPSN {
+			above = fmt.Sprintf("the %d new messages that may end at or before its PSN %d", asNew, p.PSN)
+		}
+		return Judgement{Undecided: true, Open: true, Reason: fmt.Sprintf("MSN %d is above %s (%s shows the count started no higher than %d): legal only if the answer replays a request executed before the capture began, or one the capture missed (--complete decides)",
+			msn24(u), above, describe(hi), msn24(hi.v))}
+	case below != nil:
+		return Judgement{Undecided: true, Open: true, After: below,
+			Message: belowJ.Message, Expected: belowJ.Expected, Seen: belowJ.Seen,
+			Reason: fmt.Sprintf("MSN %d is below MSN %d of frame %d, an answer that may replay one with the count of a later moment: legal only if the responder sent that answer after this packet and the network delayed this one past it, which no IPv4 Identification tells", msn24(u), msn24(belowMSN), below.Frame)}
+	case judged:
+		return Judgement{}
+	case m.unresolved:
+		return Judgement{Undecided: true, Reason: m.gapReason()}
+	}
+	return Judgement{Undecided: true, Reason: "the first MSN a capture shows only fixes where the count starts"}
+}
+
+// take narrows account b by an AETH it fits: MSN u, the bounds loC (from
+// the messages that had reached the responder, haveS) and hiC (from those
+// it acknowledges, haveA).
+//
+// An answer that repeats an earlier one (replay) may carry the MSN of its
+// first sending, so it may be behind the newest MSN; but neither that MSN
+// nor the current one is above the count when it was sent, so the MSNs
+// after it are not below it (found by the recall test: an ACK going back
+// below a replayed READ answer the responder's IPv4 IDs date before it).
+// Not so for one whose MSN is above the count, were it new (overIfNew):
+// that MSN may be the fault.
+//
+// capture: the trace may show responses out of the responder's order
+// (basis.monoLate).
+func (b *basis) take(loC, hiC bound, haveS, haveA bool, u int64, r *trace.Record, replay, floor, capture bool) {
+	if haveS && (!b.haveLo || loC.v > b.lo.v) {
+		b.lo, b.haveLo = loC, true
+	}
+	if haveA && (!b.haveHi || hiC.v < b.hi.v) {
+		b.hi, b.haveHi = hiC, true
+	}
+	if !replay || floor && (!b.haveMono || u > b.mono) {
+		b.mono, b.monoRec, b.haveMono, b.monoLate = u, r, true, replay && capture
+	}
+}
+
+func (m *MSNModel) gapReason() string {
+	return fmt.Sprintf("request PSNs %d..%d are missing from the capture (lost before the capture point, or missed by it) and no response has acknowledged past them yet: how many messages the responder completed cannot be counted (a capture holding every request, --complete, decides it)",
+		m.gapFirst, m.gapLast)
+}
