@@ -85,6 +85,23 @@ type basis struct {
 	// mono whose IPv4 Identification does not order it is open, not a
 	// violation (the network may have delayed it past the replay).
 	monoLate bool
+	// firm is the newest MSN of an answer that cannot be late in that way
+	// (firmRec: no replay, or on a trace in the responder's order), or of
+	// a NAK that fits the account and is not late (nakBound): no
+	// MSN after it goes below it, whatever the order (found by the recall
+	// test: an ACK below an earlier ACK, passed as open because a READ
+	// answer that may replay one had come between and set mono).
+	firm     int64
+	firmRec  *trace.Record
+	haveFirm bool
+	// firmNAK: firmRec is a NAK, whose MSN may be the one at fault
+	// (C9-149's).
+	firmNAK bool
+	// newAt: this is the account where newAt, an answer that may replay
+	// one executed before the capture began (or one it missed), is new;
+	// a packet that fits the model's basis but not this account is legal
+	// only if newAt was a replay: suspect, not checked.
+	newAt *trace.Record
 }
 
 // maxAlts bounds the accounts held beside the model's basis.

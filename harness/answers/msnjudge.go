@@ -23,8 +23,8 @@ type Judgement struct {
 	Open bool
 	// Violation: Message, Expected and Seen describe it; Other is the
 	// earlier packet it conflicts with (nil: the QP's creation).
-	// OtherNAK: Other is a NAK whose MSN bounded the count (its MSN may
-	// be the fault, C9-149's).
+	// OtherNAK: Other is a NAK whose MSN bounded the count or the MSNs
+	// after it (its MSN may be the fault, C9-149's).
 	Violation bool
 	OtherNAK  bool
 	Message   string
@@ -164,7 +164,10 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	// executed (haveExec): a replay's own request, which the responder
 	// had executed before it answered it again (and, in order, every
 	// request before it).
-	replay, firstAtomic := false, false
+	// unseen: the answer is taken as a replay for what the capture may
+	// not show (it began during a resend, or an earlier answer
+	// acknowledged the request), not for a duplicate it shows.
+	replay, firstAtomic, unseen := false, false, false
 	covers, incl, haveA := wire.PSN(0), true, false
 	executed, haveExec := wire.PSN(0), false
 	switch opc.Class(op) {
@@ -195,7 +198,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			// such (found by lossy exchanges cut to begin during a
 			// retransmission: the ATOMIC's first copy in the capture
 			// was already a resend).
-			replay = true
+			replay, unseen = true, true
 		case m.cutStart(c, p) && m.early(c, p.PSN):
 			// The capture begins mid-connection and showed the ATOMIC
 			// before any acknowledgment: the capture may have begun
@@ -203,14 +206,14 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			// executed it, and this may answer the duplicate, with the
 			// original MSN or the current one (found by lossy exchanges
 			// cut to begin during a retransmission).
-			replay, executed, haveExec = true, p.PSN, true
+			replay, executed, haveExec, unseen = true, p.PSN, true, true
 		case !c.Complete() && !c.FromStart() && c.HaveReq && p.PSN.Before(c.FirstReq):
 			// An ATOMIC before the first request the capture shows,
 			// resent: the responder may have executed it before the
 			// capture began, and this answers its duplicate, with the
 			// original MSN or the current one (found by interleaved
 			// lossy exchanges cut to begin during a retransmission).
-			replay, executed, haveExec = true, p.PSN, true
+			replay, executed, haveExec, unseen = true, p.PSN, true, true
 		default:
 			if _, seen := c.AtomicOriginal(p.PSN); seen {
 				replay, executed, haveExec = true, p.PSN, true
@@ -249,13 +252,13 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			// As for an ATOMIC above: a READ the capture showed before
 			// any acknowledgment may resend one answered before it, and
 			// its whole answer may be the replay.
-			replay, m.replayStream = true, s
+			replay, m.replayStream, unseen = true, s, true
 			executed, haveExec = s.Start, true
 		case ev.Kind == EvStart && !c.Complete() && m.haveCovered && s.Start.AtOrBefore(m.covered):
 			// An earlier response already acknowledged the READ's PSN:
 			// the READ had been answered before (as for an ATOMIC
 			// above), so this whole answer answers a duplicate.
-			replay, m.replayStream = true, s
+			replay, m.replayStream, unseen = true, s, true
 		case ev.Kind == EvStart && op == wire.ReadResponseFirst:
 			covers, incl, haveA = s.Start, false, true
 		case ev.Kind == EvStart && op == wire.ReadResponseOnly:
@@ -350,26 +353,33 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	m.ref = u
 	// wentBack is the violation of an MSN below that of account b's
 	// latest answer.
-	wentBack := func(b *basis) Judgement {
-		return Judgement{Violation: true, Other: b.monoRec,
+	wentBack := func(mono int64, monoRec *trace.Record, nak bool) Judgement {
+		return Judgement{Violation: true, Other: monoRec, OtherNAK: nak,
 			Message: fmt.Sprintf("the MSN went back from %d (frame %d) to %d: completed messages cannot un-complete",
-				msn24(b.mono), b.monoRec.Frame, msn24(u)),
-			Expected: []string{fmt.Sprintf("an MSN of at least %d (the MSN only counts up)", msn24(b.mono))},
+				msn24(mono), monoRec.Frame, msn24(u)),
+			Expected: []string{fmt.Sprintf("an MSN of at least %d (the MSN only counts up)", msn24(mono))},
 			Seen:     fmt.Sprintf("MSN %d", msn24(u))}
 	}
 	// check judges the MSN against account b.
 	check := func(b *basis) Judgement {
 		switch {
 		case !replay && b.haveMono && u < b.mono && !(b.monoLate && unordered):
-			return wentBack(b)
+			return wentBack(b.mono, b.monoRec, false)
 		case haveA && b.haveLo && hiC.v < b.lo.v:
-			return Judgement{Violation: true, Other: b.lo.rec,
+			j := Judgement{Violation: true, Other: b.lo.rec,
 				Message: fmt.Sprintf("MSN %d is too low: by this packet at least %d new messages had completed (it acknowledges every message up to PSN %d), while %s shows the count started no lower than %d",
 					msn24(u), A, covers, describe(b.lo), msn24(b.lo.v)),
 				Expected:      []string{fmt.Sprintf("an MSN of at least %d: one increment per completed new message, a READ counted no later than its last response packet", msn24(b.lo.v+int64(A)))},
 				Seen:          fmt.Sprintf("MSN %d", msn24(u)),
 				OwnPSN:        opc.Class(op) == wire.ClassAck && !ackReqAt(c, covers),
 				MayHaveFailed: opc.Class(op) == wire.ClassAck && invalidateAt(c, covers)}
+			if (j.OwnPSN || j.MayHaveFailed) && !replay && b.haveFirm && u < b.firm {
+				// Whatever its PSN, the MSN went back.
+				return wentBack(b.firm, b.firmRec, b.firmNAK)
+			}
+			return j
+		case !replay && b.haveFirm && u < b.firm:
+			return wentBack(b.firm, b.firmRec, b.firmNAK)
 		case haveS && b.haveHi && loC.v > b.hi.v:
 			return Judgement{Violation: true, Other: b.hi.rec,
 				Message: fmt.Sprintf("MSN %d is too high: %s new messages had reached the responder by this packet%s, while %s shows the count started no higher than %d; duplicates never move the MSN",
@@ -409,13 +419,27 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	var belowMSN int64
 	var belowJ Judgement
 	if b := &m.basis; fits && !replay && b.haveMono && b.monoLate && unordered && u < b.mono {
-		below, belowMSN, belowJ = b.monoRec, b.mono, wentBack(b)
+		below, belowMSN, belowJ = b.monoRec, b.mono, wentBack(b.mono, b.monoRec, false)
 	}
 	n := 0 // the other accounts the packet fits, kept
+	// dropped: an answer only a replay now explains (basis.newAt), and
+	// why; overNew: r too may be the replay.
+	var dropped *trace.Record
+	var droppedWhy string
+	overNew := false
 	for _, b := range m.alts {
-		if !check(&b).Violation {
+		bj := check(&b)
+		if !bj.Violation {
 			m.alts[n] = b
 			n++
+		}
+		switch {
+		case b.newAt == nil || dropped != nil:
+		case bj.Violation:
+			dropped, droppedWhy = b.newAt, bj.Message
+		case overIfNew(&b):
+			dropped, overNew = b.newAt, true
+			droppedWhy = fmt.Sprintf("MSN %d is above the %d new messages that may end at or before its PSN, counted from %s", msn24(u), asNew, describe(b.hi))
 		}
 	}
 	if !fits && n == 0 {
@@ -424,9 +448,11 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		// fault is reported once.
 		alone := basis{lo: loC, haveLo: haveS,
 			hi: hiC, haveHi: haveA && !j.OwnPSN && !j.MayHaveFailed, // a suspect PSN bounds nothing
-			mono: m.mono, monoRec: m.monoRec, haveMono: m.haveMono, monoLate: m.monoLate}
+			mono: m.mono, monoRec: m.monoRec, haveMono: m.haveMono, monoLate: m.monoLate,
+			firm: m.firm, firmRec: m.firmRec, haveFirm: m.haveFirm, firmNAK: m.firmNAK}
 		if !replay {
 			alone.mono, alone.monoRec, alone.haveMono, alone.monoLate = u, r, true, false
+			alone.firm, alone.firmRec, alone.haveFirm, alone.firmNAK = u, r, true, false
 		}
 		m.alts = append(m.alts, m.basis)
 		if len(m.alts) > maxAlts {
@@ -459,13 +485,16 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	m.eachBasis(func(b *basis) {
 		b.take(loC, hiC, haveS, haveA, u, r, mayReplay, !overIfNew(b), !c.Complete() && !c.Settings.Active)
 	})
+	if unseen && !open && reached && len(m.alts) == 0 {
+		m.asNew(r, u, loC)
+	}
 	switch {
 	case open:
 		if len(m.alts) == 0 {
 			// Open beside the model's account: the one where the answer
 			// is new, and right (and, but for a READ's First, counts every
 			// message up to its PSN).
-			alt := basis{lo: loC, haveLo: true, mono: u, monoRec: r, haveMono: true}
+			alt := basis{lo: loC, haveLo: true, mono: u, monoRec: r, haveMono: true, firm: u, firmRec: r, haveFirm: true}
 			if op != wire.ReadResponseFirst {
 				if n, ok := m.count(p.PSN, true, false); ok {
 					alt.hi, alt.haveHi = bound{v: u - int64(n), rec: r, u: u, n: n}, true
@@ -483,12 +512,57 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		return Judgement{Undecided: true, Open: true, After: below,
 			Message: belowJ.Message, Expected: belowJ.Expected, Seen: belowJ.Seen,
 			Reason: fmt.Sprintf("MSN %d is below MSN %d of frame %d, an answer that may replay one with the count of a later moment: legal only if the responder sent that answer after this packet and the network delayed this one past it, which no IPv4 Identification tells", msn24(u), msn24(belowMSN), below.Frame)}
+	case dropped != nil:
+		which, were := fmt.Sprintf("the %s of frame %d", dropped.Packet.Opcode.ShortName(), dropped.Frame), "it"
+		if overNew {
+			which, were = which+" or this answer", "both"
+		}
+		return Judgement{Undecided: true, Open: true,
+			Reason: fmt.Sprintf("MSN %d fits the count only if %s replayed an answer to a request executed before the capture began, which nothing shows: were %s new, %s",
+				msn24(u), which, were, droppedWhy)}
 	case judged:
 		return Judgement{}
 	case m.unresolved:
 		return Judgement{Undecided: true, Reason: m.gapReason()}
 	}
 	return Judgement{Undecided: true, Reason: "the first MSN a capture shows only fixes where the count starts"}
+}
+
+// asNew keeps, beside the model's basis, the account where answer r
+// (MSN u), taken as a replay for what the capture may not show, is new:
+// its MSN then counts the messages that had reached the responder (loC)
+// and, but for a READ's First, every message up to its PSN. A later packet
+// that fits the basis but not this account is legal only if r was a
+// replay, which nothing shows: suspect (found by the recall test: an
+// ATOMIC acknowledgment whose MSN skipped ahead of a READ answer's,
+// passed at the responder because that READ, shown before any
+// acknowledgment, might have been a resend).
+func (m *MSNModel) asNew(r *trace.Record, u int64, loC bound) {
+	p := r.Packet
+	covers, incl := p.PSN, true
+	switch p.Opcode {
+	case wire.ReadResponseFirst:
+		incl = false
+	case wire.ReadResponseOnly, wire.AtomicAcknowledge:
+	default:
+		return
+	}
+	alt := m.basis
+	if !alt.haveLo || loC.v > alt.lo.v {
+		alt.lo, alt.haveLo = loC, true
+	}
+	if n, ok := m.count(covers, incl, false); ok {
+		if h := (bound{v: u - int64(n), rec: r, u: u, n: n}); !alt.haveHi || h.v < alt.hi.v {
+			alt.hi, alt.haveHi = h, true
+		}
+	}
+	if alt.haveHi && alt.lo.v > alt.hi.v || alt.haveMono && u < alt.mono || alt.haveFirm && u < alt.firm {
+		return // no account where it is new (Model judged that)
+	}
+	alt.mono, alt.monoRec, alt.haveMono, alt.monoLate = u, r, true, false
+	alt.firm, alt.firmRec, alt.haveFirm, alt.firmNAK = u, r, true, false
+	alt.newAt = r
+	m.alts = append(m.alts, alt)
 }
 
 // take narrows account b by an AETH it fits: MSN u, the bounds loC (from
@@ -514,6 +588,9 @@ func (b *basis) take(loC, hiC bound, haveS, haveA bool, u int64, r *trace.Record
 	}
 	if !replay || floor && (!b.haveMono || u > b.mono) {
 		b.mono, b.monoRec, b.haveMono, b.monoLate = u, r, true, replay && capture
+		if !b.monoLate && (!b.haveFirm || u > b.firm) {
+			b.firm, b.firmRec, b.haveFirm, b.firmNAK = u, r, true, false
+		}
 	}
 }
 

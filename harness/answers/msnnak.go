@@ -21,7 +21,7 @@ import (
 func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
 	j := m.judgeNAK(c, r)
 	if !j.Skip {
-		m.nakBound(c, r)
+		m.nakBound(c, r, !j.Violation)
 	}
 	return j
 }
@@ -128,17 +128,28 @@ func (m *MSNModel) judgeNAK(c *harness.Conn, r *trace.Record) Judgement {
 // sequence NAK's, one PSN on, judged by nothing because the READ answer
 // before the NAK might replay one).
 //
+// Its MSN is also a floor for every MSN after it (basis.firm), where
+// the NAK fits the model (fits): the count never goes back.
+//
 // The bound is taken only into the accounts the NAK fits (one it does
 // not fit is C9-149's finding), never on a complete trace (the count is
 // known from the QP's creation), and not from a NAK that may be late or
 // whose PSN no legal responder gives.
-func (m *MSNModel) nakBound(c *harness.Conn, r *trace.Record) {
+func (m *MSNModel) nakBound(c *harness.Conn, r *trace.Record, fits bool) {
 	p := r.Packet
 	if !m.started || c.Complete() {
 		return
 	}
 	if why, _ := c.LateWhy(r); why != "" || wrongNAKPSN(c, p) != "" {
 		return
+	}
+	u := m.unwrap(p.AETH.MSN)
+	if fits {
+		m.eachBasis(func(b *basis) {
+			if !(b.haveMono && u < b.mono) && (!b.haveFirm || u > b.firm) {
+				b.firm, b.firmRec, b.haveFirm, b.firmNAK = u, r, true, true
+			}
+		})
 	}
 	if !c.FromStart() && c.HaveReq && p.PSN.Before(c.FirstReq) {
 		// The count takes requests before the capture's first as done
@@ -150,7 +161,6 @@ func (m *MSNModel) nakBound(c *harness.Conn, r *trace.Record) {
 	if !ok {
 		return
 	}
-	u := m.unwrap(p.AETH.MSN)
 	hi := bound{v: u - int64(a), rec: r, u: u, n: a, nak: true,
 		pastShown: m.haveNext && p.PSN.After(m.nextLo)}
 	m.eachBasis(func(b *basis) {

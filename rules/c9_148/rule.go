@@ -138,11 +138,16 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 		return
 	}
 	if h.j.OtherNAK {
-		// The count it exceeds rests on a NAK's MSN, which may be the
-		// one too low (C9-149).
+		// The count it exceeds, or the MSN it falls below, rests on a
+		// NAK's MSN, which may be the one at fault (C9-149).
+		mine, nak := "the NAK's MSN was right: this MSN counts more messages than the PSNs since it leave room for",
+			fmt.Sprintf("this MSN is right: the NAK (frame %d) carried an MSN below the messages it followed", h.j.Other.Frame)
+		if !h.j.Upper {
+			mine, nak = "the NAK's MSN was right: this MSN went back below it",
+				fmt.Sprintf("this MSN is right: the NAK (frame %d) carried an MSN above the messages completed", h.j.Other.Frame)
+		}
 		c.ViolationEither(h.r, h.j.Message, h.j.Expected, h.j.Seen,
-			reports.Alternative{ID: ID, If: "the NAK's MSN was right: this MSN counts more messages than the PSNs since it leave room for"},
-			reports.Alternative{ID: "C9-149", If: fmt.Sprintf("this MSN is right: the NAK (frame %d) carried an MSN below the messages it followed", h.j.Other.Frame)})
+			reports.Alternative{ID: ID, If: mine}, reports.Alternative{ID: "C9-149", If: nak})
 		return
 	}
 	c.Violation(ID, h.r, h.j.Message, h.j.Expected, h.j.Seen)

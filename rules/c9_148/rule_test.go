@@ -678,3 +678,59 @@ func TestBehindByAnIDNotShownToCount(t *testing.T) {
 		}
 	}
 }
+
+// An ACK whose MSN is below an earlier ACK's broke the clause whatever
+// its own PSN: a wrong PSN (C9-95's) leaves the MSN going back. A READ
+// answer between them that may replay one (the READs were shown before
+// any acknowledgment) does not hide the earlier ACK's count (found by
+// the recall test: judged open as "either its PSN or its MSN is wrong").
+func TestBelowAnEarlierACKWhateverItsPSN(t *testing.T) {
+	var b rtest.Builder
+	b.Read(73, 0)
+	b.Req(wire.WriteOnly, 74, true, 0)
+	b.Read(75, 0)
+	b.Resp(wire.ReadResponseOnly, 73, 0, 563, 0)
+	b.Ack(74, 564)
+	b.Resp(wire.ReadResponseOnly, 75, 0, 565, 0)
+	b.Req(wire.SendFirst, 76, false, 256)
+	b.Req(wire.SendMiddle, 77, false, 256)
+	b.Req(wire.SendLast, 78, true, 3)
+	b.Ack(77, 561)
+	b.Ack(78, 566)
+	rtest.WantViolation(t, b.Recs, rtest.Capture(256), ID, "went back from 564 (frame 5) to 561")
+}
+
+// A NAK carries the MSN of its moment: an ACK after it with a lower MSN
+// breaks this clause, or the NAK's MSN was too high (C9-149), one
+// finding naming both. It holds also for a NAK naming a PSN before the
+// capture's first request (found by the recall test).
+func TestBelowANAKsMSN(t *testing.T) {
+	var b rtest.Builder
+	b.Read(771, 3072)
+	b.NAK(770, wire.NAKPSNSequence, 226)
+	b.Send(770, true)
+	b.Read(771, 3072)
+	b.Ack(770, 224)
+	rtest.WantViolation(t, b.Recs, rtest.Capture(1024), ID, "went back from 226 (frame 2) to 224")
+}
+
+// A READ shown before any acknowledgment may resend one the responder
+// executed before the capture began, and its answer then replays one:
+// its MSN bounds little. An ATOMIC acknowledgment after it that fits the
+// count only if that answer was such a replay is suspect, not passed
+// (found by the recall test: an MSN seven ahead passed at the responder).
+func TestAnswerFitsOnlyAsAReplay(t *testing.T) {
+	build := func(msn uint32) []*trace.Record {
+		var b rtest.Builder
+		b.Read(423, 0)
+		b.Resp(wire.ReadResponseOnly, 423, 0, 627, 0)
+		b.Atomic(424)
+		b.Resp(wire.AtomicAcknowledge, 424, 0, msn, 0)
+		return b.Recs
+	}
+	rtest.WantPass(t, build(628), rtest.Capture(0), ID)
+	tl := rtest.WantIndeterminate(t, build(634), rtest.Capture(0), ID)
+	if tl.Open == 0 {
+		t.Errorf("an MSN legal only if the READ answer replayed one left nothing open: %+v", tl)
+	}
+}
