@@ -4,7 +4,9 @@ import (
 	"testing"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/dupnak"
+	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -240,5 +242,45 @@ func TestAnswerBehindItsOwnCount(t *testing.T) {
 		if !named {
 			t.Errorf("%s: the finding does not name C9-148 (an MSN at fault): %v", tc.name, sink.Findings)
 		}
+	}
+}
+
+// A duplicate answered, then an ACK naming the duplicate's own PSN behind
+// an ACK of a READ's last PSN (which the responder's expected PSN waits
+// past until the READ's answer): answered again with a PSN behind the
+// newest acknowledged. Where the responder's IPv4 IDs date it, a
+// violation; where nothing dates it, it may be an older ACK delayed, and
+// the clause is left open, not passed (found by the recall test).
+func TestAnsweredAgainBehindAnACKOfARead(t *testing.T) {
+	build := func(ids bool) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		for i := range 10 { // enough for each side's IDs to be seen counting
+			b.Send(wire.PSN(988+i), true)
+			b.Ack(wire.PSN(988+i), uint32(422+i))
+		}
+		requests := func() { // sent, then resent whole
+			b.Send(998, true)
+			b.Req(wire.SendFirst, 999, false, 256)
+			b.Req(wire.SendMiddle, 1000, false, 256)
+			b.Req(wire.SendLast, 1001, true, 3)
+			b.Read(1002, 256)
+		}
+		requests()
+		b.Ack(998, 432)
+		b.Ack(1001, 433)
+		requests()
+		b.Ack(1002, 434)
+		b.Ack(1001, 434)
+		b.Resp(wire.ReadResponseOnly, 1002, 0, 434, 256)
+		if !ids { // IPv6
+			for _, r := range b.Recs {
+				r.HasIPID, r.IPID = false, 0
+			}
+		}
+		return b.Recs
+	}
+	rtest.WantViolation(t, build(true), rtest.Capture(256), ID, "carries that PSN, older than PSN 1002")
+	if tl := rtest.WantIndeterminate(t, build(false), rtest.Capture(256), ID); tl.Open == 0 {
+		t.Errorf("an answer that may be an older ACK delayed left nothing open: %+v", tl)
 	}
 }

@@ -23,7 +23,8 @@ func init() {
 // Compare & Swap or Fetch & Add request. A PSN that a SEND, WRITE or READ
 // request used (or a READ reserved for its response) cannot be an
 // ATOMIC's in any trace: a requester gives each PSN to one request, and
-// resends repeat it. An acknowledgment naming a PSN no request the trace
+// resends repeat it; an acknowledgment that may have been delayed or
+// copied breaks it all the same. An acknowledgment naming a PSN no request the trace
 // shows yet is held: capture order may show the request after its
 // answer, or the capture missed it. A request captured later at that PSN
 // settles it (an ATOMIC: held; another request: a violation, as no
@@ -57,7 +58,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	case m.judge(c, r, ""):
 	case c.ReadCovering(p.PSN) != nil:
 		rd := c.ReadCovering(p.PSN)
-		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, inside the PSNs %d..%d that the RDMA READ of frame %d reserved for its response", p.PSN, rd.First, rd.LastMin, rd.Frame),
+		c.ViolationInAnyOrder(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, inside the PSNs %d..%d that the RDMA READ of frame %d reserved for its response", p.PSN, rd.First, rd.LastMin, rd.Frame),
 			want(), p.String())
 	case c.Complete():
 		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, a PSN no ATOMIC request used", p.PSN),
@@ -87,7 +88,7 @@ func (m *monitor) judge(c *harness.Conn, r *trace.Record, when string) bool {
 	case op == wire.CompareSwap || op == wire.FetchAdd:
 		c.Checked(ID)
 	default:
-		c.Violation(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, the PSN of the %s of frame %d%s, not of an ATOMIC request (a requester gives a PSN to one request: no request the capture missed makes this PSN an ATOMIC's)", p.PSN, op, frame, when),
+		c.ViolationInAnyOrder(ID, r, fmt.Sprintf("ATOMIC Acknowledge with PSN %d, the PSN of the %s of frame %d%s, not of an ATOMIC request (a requester gives a PSN to one request: no request the capture missed makes this PSN an ATOMIC's)", p.PSN, op, frame, when),
 			want(), p.String())
 	}
 	return true

@@ -67,3 +67,23 @@ func TestReference(t *testing.T) {
 	bad := run("atomic-ack-psn-skew")
 	rtest.WantViolation(t, bad.Trace(), bad.Settings(), ID)
 }
+
+// A PSN that carried another request is no ATOMIC's whenever the
+// acknowledgment was sent: one that may be late (it carries the MSN of a
+// response with a later PSN shown before it, and no IPv4 ID dates it)
+// breaks the clause all the same (found by the recall test: left open as
+// maybe delayed).
+func TestLateAtomicAckElsewhere(t *testing.T) {
+	var b rtest.Builder
+	b.Atomic(222)
+	b.Req(wire.SendFirst, 223, true, 1024)
+	b.Req(wire.SendMiddle, 224, true, 1024)
+	b.Req(wire.SendLast, 225, true, 3)
+	b.Resp(wire.AtomicAcknowledge, 222, 0x1f, 442, 0)
+	b.Ack(224, 442)
+	b.Resp(wire.AtomicAcknowledge, 223, 0x1f, 442, 0)
+	for _, r := range b.Recs {
+		r.HasIPID, r.IPID = false, 0
+	}
+	rtest.WantViolation(t, b.Recs, rtest.Capture(1024), ID, "SEND First")
+}
