@@ -88,6 +88,16 @@ func (c *Conn) SentAllSince(d trace.Dir, since uint64) bool {
 	return c.unbrokenSince(d, since) && c.runs[d&1].countsByOne()
 }
 
+// MissedSince reports whether the sender of direction d, seen to number
+// its packets one by one, broke that numbering after the record with
+// sequence number since (Seq): it sent a packet there that the trace
+// lacks (or one of another flow on the same counter), or one recorded
+// late.
+func (c *Conn) MissedSince(d trace.Dir, since uint64) bool {
+	u := &c.runs[d&1]
+	return u.have && u.countsByOne() && since >= u.first && u.start > since
+}
+
 // unbrokenSince reports whether direction d's IDs ran on by ones from
 // its latest packet at or before since to its latest packet so far
 // (SentAllSince without asking whether the sender numbers its packets

@@ -82,6 +82,15 @@ func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) 
 	want := wire.RNRDelay(ev.Trigger.Code)
 	gap := r.Time - nak.Time
 	if gap >= want {
+		if ev.PrevSend != nil && !c.Complete() && c.MissedSince(trace.ToResponder, ev.PrevSeq) {
+			// Legal as the first resend the trace shows; but the
+			// requester's IDs show it sent packets since the previous
+			// transmission that the capture missed, and one may have been
+			// an earlier resend (found by the recall test: the early
+			// resend lost before a capture in the middle).
+			c.Unresolved(ID, fmt.Sprintf("PSN %d was resent %v after the RNR NAK (frame %d), as its delay asks, but the requester's IPv4 Identifications show packets sent since its previous transmission that the capture missed: one of them may have been an earlier resend", r.Packet.PSN, gap, nak.Frame))
+			return
+		}
 		c.Checked(ID)
 		return
 	}

@@ -158,6 +158,18 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.Again(rd)
 			s.ACK(9)
 		}, reqtest.Suspect},
+		{"capture: a resend after the delay, the requester's IDs showing nothing missed since the request", reqtest.Capture(1024, 14, -1, 7, false), func(s *reqtest.Script) {
+			acked(s, 20)
+			rnrs(s, s.Send(10, 1), 1, 12, d12)
+		}, reqtest.Pass},
+		{"capture: a resend after the delay, the requester's IDs showing a packet missed since the request (maybe an earlier resend)", reqtest.Capture(1024, 14, -1, 7, false), func(s *reqtest.Script) {
+			acked(s, 20)
+			r := s.Send(10, 1)
+			s.RNR(10, 12)
+			s.Wait(d12)
+			s.ReqSkip = true
+			s.Resend(r...)
+		}, reqtest.Suspect},
 		{"capture, RNR retry count unknown, resends after the delay", reqtest.Capture(1024, 14, -1, -1, false), func(s *reqtest.Script) {
 			rnrs(s, s.Send(10, 1), 2, 12, d12)
 		}, reqtest.NoFail},

@@ -84,6 +84,9 @@ type Script struct {
 	ipid   uint16
 	NoIPID bool // IPv6-like: no IPv4 Identification
 	Const  bool // the requester's IPv4 Identification never changes
+	// ReqSkip makes the requester's next IPv4 Identification skip a
+	// number (a packet the capture missed).
+	ReqSkip bool
 	// RspCounts: the responder numbers its IPv4 Identifications one by
 	// one (else each takes the packet's place in the trace); RspSkip
 	// makes its next one skip a number (a packet the capture missed).
@@ -114,6 +117,9 @@ func (s *Script) add(p *wire.Packet, toResponder bool) *trace.Record {
 		if !s.NoIPID {
 			if !s.Const {
 				s.ipid++
+			}
+			if s.ReqSkip {
+				s.ipid, s.ReqSkip = s.ipid+1, false
 			}
 			r.IPID, r.HasIPID = s.ipid, true
 		}
