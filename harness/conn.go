@@ -155,6 +155,7 @@ type Conn struct {
 	held     [heldRing]*trace.Record
 	heldHead int
 	nHeld    int
+	chains   [2]idChain
 	out      [1]*trace.Record
 	// Reordered counts the records the Auditor put back into their
 	// sender's order (IPv4 IDs counting up showed the network reordered
