@@ -118,9 +118,9 @@ type Conn struct {
 	recentBuf     []*trace.Record
 	sink          *Sink
 	checkers      []Checker
-	// route lists, for each RC opcode, the indexes in checkers of the
-	// checkers that see its records (OpcodeFilter), in order. Connections
-	// whose checkers ask for the same opcodes share one.
+	// route lists, for each packet kind, the indexes in checkers of the
+	// checkers that see its records (KindFilter), in order. Connections
+	// whose checkers ask for the same kinds share one.
 	route       *route
 	lastRecTime int64 // the latest delivered record's Time (restartStep)
 	shared      []sharedValue

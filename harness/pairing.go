@@ -56,30 +56,30 @@ type pinned struct {
 	keyed                    bool
 }
 
-// route lists, for each RC opcode, the indexes of the checkers of a
-// connection that see its records.
-type route [32][]uint16
+// route lists, for each packet kind (KindOf), the indexes of the
+// checkers of a connection that see its records.
+type route [numKinds][]uint16
 
-// routeFor returns the route of a connection's checkers, from the opcode
-// sets they ask for (OpcodeFilter).
+// routeFor returns the route of a connection's checkers, from the sets of
+// kinds they ask for (KindFilter).
 func (a *Auditor) routeFor(checkers []Checker) *route {
-	sets := make([]byte, 0, 4*len(checkers))
+	sets := make([]byte, 0, 8*len(checkers))
 	for _, ch := range checkers {
-		set := AllOpcodes
-		if f, ok := ch.(OpcodeFilter); ok {
-			set = f.Opcodes()
+		set := AllKinds
+		if f, ok := ch.(KindFilter); ok {
+			set = f.Kinds()
 		}
-		sets = binary.LittleEndian.AppendUint32(sets, set)
+		sets = binary.LittleEndian.AppendUint64(sets, uint64(set))
 	}
 	if rt := a.routes[string(sets)]; rt != nil {
 		return rt
 	}
 	rt := new(route)
 	for i := range checkers {
-		set := binary.LittleEndian.Uint32(sets[4*i:])
-		for o := range rt {
-			if set&(1<<o) != 0 {
-				rt[o] = append(rt[o], uint16(i))
+		set := binary.LittleEndian.Uint64(sets[8*i:])
+		for k := range rt {
+			if set&(1<<k) != 0 {
+				rt[k] = append(rt[k], uint16(i))
 			}
 		}
 	}
@@ -233,8 +233,8 @@ func (c *Conn) deliver(r *trace.Record) {
 	if len(c.awaited) > 0 {
 		c.decideAwaited(r)
 	}
-	if op := r.Packet.Opcode; op < 32 {
-		for _, i := range c.route[op] {
+	if r.Packet.Opcode < 32 {
+		for _, i := range c.route[KindOf(r.Packet)] {
 			c.checkers[i].Observe(c, r)
 		}
 	} else {
