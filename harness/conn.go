@@ -118,10 +118,12 @@ type Conn struct {
 	recentBuf     []*trace.Record
 	sink          *Sink
 	checkers      []Checker
-	// route lists, for each packet kind, the indexes in checkers of the
-	// checkers that see its records (KindFilter), in order. Connections
-	// whose checkers ask for the same kinds share one.
+	// route says, for each packet kind, which checkers see its records
+	// (KindFilter), in order: a run of calls, which holds the checkers
+	// in the route's order. Connections whose checkers ask for the same
+	// kinds share one route.
 	route       *route
+	calls       []Checker
 	lastRecTime int64 // the latest delivered record's Time (restartStep)
 	shared      []sharedValue
 

@@ -56,9 +56,15 @@ type pinned struct {
 	keyed                    bool
 }
 
-// route lists, for each packet kind (KindOf), the indexes of the
-// checkers of a connection that see its records.
-type route [numKinds][]uint16
+// route says which checkers of a connection see the records of each
+// packet kind (KindOf), in order: those at the indexes
+// order[span[k].from:span[k].to]. The kinds with the same checkers share
+// one run of order, so that a connection's calls (Conn.calls), which
+// hold its checkers in that order, stay short.
+type route struct {
+	order []uint16
+	span  [numKinds]struct{ from, to uint16 }
+}
 
 // routeFor returns the route of a connection's checkers, from the sets of
 // kinds they ask for (KindFilter).
@@ -75,13 +81,22 @@ func (a *Auditor) routeFor(checkers []Checker) *route {
 		return rt
 	}
 	rt := new(route)
-	for i := range checkers {
-		set := binary.LittleEndian.Uint64(sets[8*i:])
-		for k := range rt {
-			if set&(1<<k) != 0 {
-				rt[k] = append(rt[k], uint16(i))
+	runs := map[string]uint16{} // a run of order by its indexes
+	for k := range rt.span {
+		var idx []uint16
+		for i := range checkers {
+			if binary.LittleEndian.Uint64(sets[8*i:])&(1<<k) != 0 {
+				idx = append(idx, uint16(i))
 			}
 		}
+		key := fmt.Sprint(idx)
+		from, ok := runs[key]
+		if !ok {
+			from = uint16(len(rt.order))
+			runs[key] = from
+			rt.order = append(rt.order, idx...)
+		}
+		rt.span[k].from, rt.span[k].to = from, from+uint16(len(idx))
 	}
 	if a.routes == nil {
 		a.routes = map[string]*route{}
@@ -234,8 +249,9 @@ func (c *Conn) deliver(r *trace.Record) {
 		c.decideAwaited(r)
 	}
 	if r.Packet.Opcode < 32 {
-		for _, i := range c.route[KindOf(r.Packet)] {
-			c.checkers[i].Observe(c, r)
+		sp := c.route.span[KindOf(r.Packet)]
+		for _, ch := range c.calls[sp.from:sp.to] {
+			ch.Observe(c, r)
 		}
 	} else {
 		for _, ch := range c.checkers {
@@ -274,6 +290,10 @@ func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32, keyed bool) *Conn {
 		c.checkers = append(c.checkers, m.New(c))
 	}
 	c.route = a.routeFor(c.checkers)
+	c.calls = make([]Checker, len(c.route.order))
+	for j, i := range c.route.order {
+		c.calls[j] = c.checkers[i]
+	}
 	a.conns = append(a.conns, c)
 	if a.reqs == nil {
 		a.reqs, a.resps = map[connKey]*Conn{}, map[connKey]*Conn{}
