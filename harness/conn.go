@@ -118,10 +118,12 @@ type Conn struct {
 	recentBuf     []*trace.Record
 	sink          *Sink
 	checkers      []Checker
-	// route lists, for each RC opcode, the indexes in checkers of the
-	// checkers that see its records (OpcodeFilter), in order. Connections
-	// whose checkers ask for the same opcodes share one.
+	// route says, for each packet kind, which checkers see its records
+	// (KindFilter), in order: a run of calls, which holds the checkers
+	// in the route's order. Connections whose checkers ask for the same
+	// kinds share one route.
 	route       *route
+	calls       []Checker
 	lastRecTime int64 // the latest delivered record's Time (restartStep)
 	shared      []sharedValue
 
@@ -155,6 +157,7 @@ type Conn struct {
 	held     [heldRing]*trace.Record
 	heldHead int
 	nHeld    int
+	chains   [2]idChain
 	out      [1]*trace.Record
 	// Reordered counts the records the Auditor put back into their
 	// sender's order (IPv4 IDs counting up showed the network reordered

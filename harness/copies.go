@@ -361,9 +361,13 @@ type CopyRing struct {
 	// ids holds, beside each packet of recent, its IPv4 ID with bit 16
 	// set when it has one (idKey), so that the packets of other IDs are
 	// passed over without reading their records.
-	ids  [copyDepth]uint32
-	n    int // how many it holds
-	head int // where the next goes
+	ids [copyDepth]uint32
+	// withID counts the slots of ids that hold an ID, and byLow those
+	// by the ID's low byte (setKey), for mayHold.
+	withID int
+	byLow  [256]uint8
+	n      int // how many it holds
+	head   int // where the next goes
 	// byID holds, for packets with an IPv4 ID from a sender whose IDs
 	// change, a fingerprint of the latest one by the ID's low bits.
 	byID *[copyIDs]idPrint
@@ -520,7 +524,8 @@ func (k *CopyRing) Check(r *trace.Record, idsVary bool) (cp, maybe bool) {
 			maybe = true
 		}
 	}
-	k.recent[k.head], k.ids[k.head] = r, key
+	k.recent[k.head] = r
+	k.setKey(k.head, key)
 	k.head = (k.head + 1) & (copyDepth - 1)
 	if k.n < copyDepth {
 		k.n++
@@ -528,23 +533,27 @@ func (k *CopyRing) Check(r *trace.Record, idsVary bool) (cp, maybe bool) {
 	return false, maybe
 }
 
-// mayHold reports whether a slot of the ring holds key, or no IPv4 ID:
-// only such a slot can stop Check's scan of a packet with an ID from a
-// sender whose IDs change. The usual packet, new, finds none, and the
-// scan is skipped (it read every slot). Two slots a word: a lane of x is
-// zero where its slot holds key, and (x-ones)&^x&tops is non-zero exactly
-// when a lane is zero (the lowest zero lane borrows into its top bit, and
-// no lane borrows while the lanes below it are non-zero).
+// mayHold reports whether a slot of the ring may hold key, or holds no
+// IPv4 ID: only such a slot can stop Check's scan of a packet with an ID
+// from a sender whose IDs change. The usual packet, new, finds none, and
+// the scan is skipped (it read every slot). It is told from the counts of
+// the slots' IDs by their low byte, which a sender counting its IDs up
+// (the 16 latest packets of a connection) leaves apart from the next one's.
 func (k *CopyRing) mayHold(key uint32) bool {
-	const ones, tops = 1<<32 | 1, 1<<63 | 1<<31
-	keys, flags := uint64(key)*ones, uint64(hasID)*ones
-	for i := 0; i < copyDepth; i += 2 {
-		w := uint64(k.ids[i]) | uint64(k.ids[i+1])<<32
-		if x := w ^ keys; (x-ones)&^x&tops != 0 || w&flags != flags {
-			return true
-		}
+	return k.withID < copyDepth || k.byLow[uint8(key)] != 0
+}
+
+// setKey sets slot j of ids to key, keeping the counts of mayHold.
+func (k *CopyRing) setKey(j int, key uint32) {
+	if old := k.ids[j]; old&hasID != 0 {
+		k.withID--
+		k.byLow[uint8(old)]--
 	}
-	return false
+	if key&hasID != 0 {
+		k.withID++
+		k.byLow[uint8(key)]++
+	}
+	k.ids[j] = key
 }
 
 // hasID marks an idKey that holds an IPv4 ID.

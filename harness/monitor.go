@@ -18,29 +18,79 @@ type Checker interface {
 	End(c *Conn)
 }
 
-// OpcodeFilter may be implemented by a Checker whose Observe does nothing
-// with the records of some opcodes (it returns at once, changing
-// nothing): the Auditor then calls Observe only for the records whose
-// opcode o has bit 1<<o set in Opcodes, which it asks once, right after
-// the checker is made. The records a Checker sees are requests and
-// responses of the RC transport, whose opcodes lie in 0x00–0x1F. A
-// Checker that does not implement it sees every record.
-type OpcodeFilter interface {
-	Opcodes() uint32
+// The Auditor shows a Checker the records of the packet kinds it asks
+// for (KindFilter). A packet's kind is its RC opcode (0x00–0x1F: the
+// records a Checker sees are requests and responses of the RC transport),
+// but for an Acknowledge whose AETH is not an ACK: its syndrome says which
+// of RNR NAK or NAK it is, and a NAK's code what it refuses, so a Checker
+// that judges only NAKs is not called for the many ACKs. The Acknowledge
+// opcode's kind stands for the ACKs.
+const (
+	KindRNRNAK       = 32 + iota // an Acknowledge carrying an RNR NAK
+	KindSequenceNAK              // a NAK for a PSN sequence error
+	KindErrorNAK                 // a NAK with another code (an error, or a reserved code)
+	KindReservedAETH             // an Acknowledge with a reserved syndrome (bits 6:5 = 10)
+	numKinds
+)
+
+// Kinds is a set of packet kinds: bit k for kind k.
+type Kinds uint64
+
+// KindOf returns the kind of p, an RC request or response.
+func KindOf(p *wire.Packet) int {
+	if p.Opcode != wire.Acknowledge {
+		return int(p.Opcode)
+	}
+	switch p.AETH.Kind() {
+	case wire.KindACK:
+		return int(wire.Acknowledge)
+	case wire.KindRNR:
+		return KindRNRNAK
+	case wire.KindNAK:
+		if p.AETH.Value() == wire.NAKPSNSequence {
+			return KindSequenceNAK
+		}
+		return KindErrorNAK
+	}
+	return KindReservedAETH
 }
 
-// AllOpcodes is the opcode set (OpcodeFilter) of a Checker that sees
-// every record.
-const AllOpcodes = ^uint32(0)
+// NAKKind returns the kind of an Acknowledge carrying a NAK with code
+// code.
+func NAKKind(code uint8) int {
+	if code == wire.NAKPSNSequence {
+		return KindSequenceNAK
+	}
+	return KindErrorNAK
+}
 
-// OpcodesWhere returns the opcode set (OpcodeFilter) of the RC opcodes
-// for which keep holds.
-func OpcodesWhere(keep func(op wire.Opcode) bool) uint32 {
-	var set uint32
+// KindFilter may be implemented by a Checker whose Observe does nothing
+// with the records of some kinds (it returns at once, changing nothing):
+// the Auditor then calls Observe only for the records whose kind k has
+// bit 1<<k set in Kinds, which it asks once, right after the checker is
+// made. A Checker that does not implement it sees every record.
+type KindFilter interface {
+	Kinds() Kinds
+}
+
+// AllKinds is the set of kinds (KindFilter) of a Checker that sees every
+// record.
+const AllKinds = ^Kinds(0)
+
+// AcknowledgeKinds is the set of the Acknowledge opcode's kinds.
+const AcknowledgeKinds = Kinds(1)<<wire.Acknowledge | 1<<KindRNRNAK | 1<<KindSequenceNAK | 1<<KindErrorNAK | 1<<KindReservedAETH
+
+// KindsWhere returns the set of kinds (KindFilter) of the RC opcodes for
+// which keep holds: with the Acknowledge opcode, every Acknowledge.
+func KindsWhere(keep func(op wire.Opcode) bool) Kinds {
+	var set Kinds
 	for o := range 32 {
 		if keep(wire.Opcode(o)) {
 			set |= 1 << o
 		}
+	}
+	if set&(1<<wire.Acknowledge) != 0 {
+		set |= AcknowledgeKinds
 	}
 	return set
 }

@@ -70,6 +70,63 @@ func TestAuditorPairsConnectionsByPSN(t *testing.T) {
 	}
 }
 
+// kindRecorder is a checker that asks for some packet kinds and
+// remembers the frames it saw.
+type kindRecorder struct {
+	kinds Kinds
+	seen  *[]int
+}
+
+func (k kindRecorder) Kinds() Kinds                       { return k.kinds }
+func (k kindRecorder) Observe(c *Conn, rec *trace.Record) { *k.seen = append(*k.seen, rec.Frame) }
+func (k kindRecorder) End(*Conn)                          {}
+
+// TestAuditorRoutesByKind: a checker sees the records of the kinds it
+// asks for: requests by opcode, Acknowledges by their syndrome (ACK, RNR
+// NAK, sequence NAK, other NAK codes, reserved syndromes), and an opcode's
+// set (KindsWhere) holds every Acknowledge.
+func TestAuditorRoutesByKind(t *testing.T) {
+	recs := []*trace.Record{
+		req(1, wire.SendOnly, 0x11, 100, true),
+		ack(2, 0x21, 100, wire.SynACK(3), 1),
+		ack(3, 0x21, 101, wire.SynRNR(4), 1),
+		ack(4, 0x21, 101, wire.SynNAK(wire.NAKPSNSequence), 1),
+		ack(5, 0x21, 101, wire.SynNAK(wire.NAKRemoteAccess), 1),
+		ack(6, 0x21, 101, 0x40, 1),
+		ack(7, 0x21, 101, 0x80|wire.SynRNR(1), 1), // bit 7 set: still an RNR NAK's kind
+	}
+	for _, c := range []struct {
+		kinds Kinds
+		want  []int
+	}{
+		{AllKinds, []int{1, 2, 3, 4, 5, 6, 7}},
+		{KindsWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge }), []int{2, 3, 4, 5, 6, 7}},
+		{KindsWhere(func(op wire.Opcode) bool { return op == wire.SendOnly }), []int{1}},
+		{1 << wire.Acknowledge, []int{2}},
+		{1 << KindRNRNAK, []int{3, 7}},
+		{1 << NAKKind(wire.NAKPSNSequence), []int{4}},
+		{1 << NAKKind(wire.NAKRemoteAccess), []int{5}},
+		{1 << KindReservedAETH, []int{6}},
+	} {
+		var seen []int
+		monMu.Lock()
+		saved := monitors
+		monitors = []Monitor{{Clause: "test", New: func(*Conn) Checker { return kindRecorder{c.kinds, &seen} }}}
+		monMu.Unlock()
+		a := NewAuditor(UnknownSettings(), NewSink("x"))
+		for _, r := range recs {
+			a.Observe(r)
+		}
+		a.End()
+		monMu.Lock()
+		monitors = saved
+		monMu.Unlock()
+		if fmt.Sprint(seen) != fmt.Sprint(c.want) {
+			t.Errorf("kinds %#x: saw frames %v, want %v", c.kinds, seen, c.want)
+		}
+	}
+}
+
 func TestAuditorSkipsBadICRC(t *testing.T) {
 	a := NewAuditor(UnknownSettings(), NewSink(""))
 	r := req(1, wire.SendOnly, 0x11, 5, true)

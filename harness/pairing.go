@@ -56,32 +56,47 @@ type pinned struct {
 	keyed                    bool
 }
 
-// route lists, for each RC opcode, the indexes of the checkers of a
-// connection that see its records.
-type route [32][]uint16
+// route says which checkers of a connection see the records of each
+// packet kind (KindOf), in order: those at the indexes
+// order[span[k].from:span[k].to]. The kinds with the same checkers share
+// one run of order, so that a connection's calls (Conn.calls), which
+// hold its checkers in that order, stay short.
+type route struct {
+	order []uint16
+	span  [numKinds]struct{ from, to uint16 }
+}
 
-// routeFor returns the route of a connection's checkers, from the opcode
-// sets they ask for (OpcodeFilter).
+// routeFor returns the route of a connection's checkers, from the sets of
+// kinds they ask for (KindFilter).
 func (a *Auditor) routeFor(checkers []Checker) *route {
-	sets := make([]byte, 0, 4*len(checkers))
+	sets := make([]byte, 0, 8*len(checkers))
 	for _, ch := range checkers {
-		set := AllOpcodes
-		if f, ok := ch.(OpcodeFilter); ok {
-			set = f.Opcodes()
+		set := AllKinds
+		if f, ok := ch.(KindFilter); ok {
+			set = f.Kinds()
 		}
-		sets = binary.LittleEndian.AppendUint32(sets, set)
+		sets = binary.LittleEndian.AppendUint64(sets, uint64(set))
 	}
 	if rt := a.routes[string(sets)]; rt != nil {
 		return rt
 	}
 	rt := new(route)
-	for i := range checkers {
-		set := binary.LittleEndian.Uint32(sets[4*i:])
-		for o := range rt {
-			if set&(1<<o) != 0 {
-				rt[o] = append(rt[o], uint16(i))
+	runs := map[string]uint16{} // a run of order by its indexes
+	for k := range rt.span {
+		var idx []uint16
+		for i := range checkers {
+			if binary.LittleEndian.Uint64(sets[8*i:])&(1<<k) != 0 {
+				idx = append(idx, uint16(i))
 			}
 		}
+		key := fmt.Sprint(idx)
+		from, ok := runs[key]
+		if !ok {
+			from = uint16(len(rt.order))
+			runs[key] = from
+			rt.order = append(rt.order, idx...)
+		}
+		rt.span[k].from, rt.span[k].to = from, from+uint16(len(idx))
 	}
 	if a.routes == nil {
 		a.routes = map[string]*route{}
@@ -233,9 +248,10 @@ func (c *Conn) deliver(r *trace.Record) {
 	if len(c.awaited) > 0 {
 		c.decideAwaited(r)
 	}
-	if op := r.Packet.Opcode; op < 32 {
-		for _, i := range c.route[op] {
-			c.checkers[i].Observe(c, r)
+	if r.Packet.Opcode < 32 {
+		sp := c.route.span[KindOf(r.Packet)]
+		for _, ch := range c.calls[sp.from:sp.to] {
+			ch.Observe(c, r)
 		}
 	} else {
 		for _, ch := range c.checkers {
@@ -274,6 +290,10 @@ func (a *Auditor) newConn(req, rsp netip.Addr, rspQP uint32, keyed bool) *Conn {
 		c.checkers = append(c.checkers, m.New(c))
 	}
 	c.route = a.routeFor(c.checkers)
+	c.calls = make([]Checker, len(c.route.order))
+	for j, i := range c.route.order {
+		c.calls[j] = c.checkers[i]
+	}
 	a.conns = append(a.conns, c)
 	if a.reqs == nil {
 		a.reqs, a.resps = map[connKey]*Conn{}, map[connKey]*Conn{}

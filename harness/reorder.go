@@ -11,6 +11,76 @@ const reorderDepth = 8
 // above reorderDepth.
 const heldRing = 16
 
+// chainStep bounds the step between the IDs of a chain's neighbours
+// (idChain): a chain as long as the buffer can be, each ID up to
+// chainStep after the one before it, spans less than 1<<16 - idStep, so
+// no ID of it can read as sent after a later one.
+const chainStep = 4096
+
+// idChain follows the records of one direction held back that carry an
+// IPv4 ID, in the buffer's order: n of them, the last with ID last. Unless
+// broken, each ID is 1 to chainStep after the one before it: then none of
+// them was sent after a later one by its sender (SentBeforeByID), so the
+// buffer's scans for a record out of its sender's order can be left out,
+// as in-order traffic has them find nothing. Broken is only ever a
+// doubt: it is cleared when the chain is walked again (ordered).
+type idChain struct {
+	n      int
+	last   uint16
+	broken bool
+}
+
+// inStep reports whether ID b may follow a in an unbroken chain.
+func inStep(a, b uint16) bool { return b-a-1 < chainStep }
+
+// ordered reports whether the chain of direction d is unbroken, walking
+// it again where it was in doubt.
+func (ch *idChain) ordered(c *Conn, d trace.Dir) bool {
+	if !ch.broken {
+		return true
+	}
+	n, broken := 0, false
+	for i := range c.nHeld {
+		if h := c.heldAt(i); h.HasIPID && h.Dir&1 == d {
+			broken = broken || n > 0 && !inStep(ch.last, h.IPID)
+			n++
+			ch.last = h.IPID
+		}
+	}
+	ch.n, ch.broken = n, broken
+	return !broken
+}
+
+// follows reports whether r, of direction d, was sent after every
+// record of the chain: it is in step after an unbroken chain's last.
+func (ch *idChain) follows(c *Conn, d trace.Dir, r *trace.Record) bool {
+	return ch.ordered(c, d) && (ch.n == 0 || inStep(ch.last, r.IPID))
+}
+
+// add takes r, which carries an ID, into the chain, last in the buffer
+// or (not last) before some of it.
+func (ch *idChain) add(r *trace.Record, last bool) {
+	if !last || ch.n > 0 && !inStep(ch.last, r.IPID) {
+		ch.broken = true
+	}
+	if last {
+		ch.last = r.IPID
+	}
+	ch.n++
+}
+
+// remove takes one record out of the chain: its first (the buffer's
+// oldest record of its direction) or (not first) another.
+func (ch *idChain) remove(first bool) {
+	ch.n--
+	if !first {
+		ch.broken = true
+	}
+	if ch.n == 0 {
+		ch.broken = false
+	}
+}
+
 // heldAt returns the i-th record held back, oldest first.
 func (c *Conn) heldAt(i int) *trace.Record { return c.held[(c.heldHead+i)&(heldRing-1)] }
 
@@ -29,7 +99,8 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 		return c.out[:1]
 	}
 	at := c.nHeld
-	if c.DatedByID(r) {
+	ch := &c.chains[d]
+	if c.DatedByID(r) && !ch.follows(c, d, r) {
 		// r goes before the earliest held record its sender sent after
 		// it (SentBeforeByID, with what does not change along the loop
 		// tested once).
@@ -48,6 +119,9 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 	if at < c.nHeld-1 {
 		c.Reordered++
 	}
+	if r.HasIPID {
+		ch.add(r, at == c.nHeld-1)
+	}
 	if c.nHeld <= reorderDepth {
 		return nil
 	}
@@ -61,7 +135,7 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 // first among those held goes first.
 func (c *Conn) release() *trace.Record {
 	first := 0
-	if f := c.heldAt(0); c.DatedByID(f) {
+	if f := c.heldAt(0); c.DatedByID(f) && !c.chains[f.Dir&1].ordered(c, f.Dir&1) {
 		// SentBeforeByID(heldAt(i), f), with what does not change along
 		// the loop tested once and the ID test, which in-order traffic
 		// fails, first.
@@ -72,6 +146,9 @@ func (c *Conn) release() *trace.Record {
 		}
 	}
 	r := c.heldAt(first)
+	if r.HasIPID {
+		c.chains[r.Dir&1].remove(first == 0)
+	}
 	if first == 0 {
 		c.held[c.heldHead] = nil
 		c.heldHead = (c.heldHead + 1) & (heldRing - 1)

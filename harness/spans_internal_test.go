@@ -300,11 +300,14 @@ func (b *refHeld) release() *trace.Record {
 }
 
 // TestHoldRing: the reorder buffer's ring gives the records, and counts
-// the reorderings, as a shifted slice does, on two senders counting
-// their IDs up with packets swapped by the network, IDs that do not count
-// up, and records without IDs; flush included.
+// the reorderings, as a shifted slice does (which scans for every
+// record, where the ring leaves out the scans its ID chains show would
+// find nothing), on two senders counting their IDs up with packets
+// swapped by the network, IDs that do not count up, jump or repeat, a
+// third sender the same way as one of them, and records without IDs;
+// flush included.
 func TestHoldRing(t *testing.T) {
-	h1, h2 := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
+	h1, h2, h3 := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.3")
 	for seed := uint64(1); seed <= 30; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 5))
 		c, ref := &Conn{}, &refHeld{}
@@ -321,6 +324,14 @@ func TestHoldRing(t *testing.T) {
 				r.IPID = uint16(rng.Uint32()) // not counting up
 			case x < 12:
 				r.HasIPID = false
+			case seed%3 != 1 || x >= 15:
+			case x < 13:
+				id[d] += uint16(rng.IntN(6000)) // a jump past chainStep
+				r.IPID = id[d]
+			case x < 14:
+				r.IPID = id[d] - uint16(1+rng.IntN(3)) // an ID again
+			default:
+				r.Src = h3 // another sender the same way
 			}
 			recs = append(recs, r)
 		}

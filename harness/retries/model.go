@@ -115,7 +115,7 @@ func Shared(c *harness.Conn) *Tracker {
 // reports whether the monitor is the first of the connection to join, the
 // tracker's feeder. The Auditor calls the feeder first for every record
 // of the connection; the feeder passes every packet to the tracker (its
-// Opcodes, if it is a harness.OpcodeFilter, are harness.AllOpcodes), so
+// Kinds, if it is a harness.KindFilter, are harness.AllKinds), so
 // the other monitors need to see only the packets they judge.
 func Join(c *harness.Conn) (t *Tracker, feeder bool) {
 	t = c.Shared(sharedKey{}, func() any {

@@ -75,17 +75,17 @@ func (m *monitor) reported(q *answers.ReadReq) {
 // maxReads is about how many READs the tracker remembers.
 const maxReads = 512
 
-// Opcodes implements harness.OpcodeFilter: the monitor looks at READ requests,
+// Kinds implements harness.KindFilter: the monitor looks at READ requests,
 // READ responses and Acknowledges; it passes other packets to the shared
 // tracker, which only its feeder needs to do.
-func (m *monitor) Opcodes() uint32 {
+func (m *monitor) Kinds() harness.Kinds {
 	if m.feeder {
-		return harness.AllOpcodes
+		return harness.AllKinds
 	}
 	return opcodes
 }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 	return op == wire.ReadRequest || opc.Class(op) == wire.ClassReadResponse || opc.Class(op) == wire.ClassAck
 })
 

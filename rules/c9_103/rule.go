@@ -43,10 +43,10 @@ type judge struct {
 	haveNAK bool
 }
 
-// Opcodes implements harness.OpcodeFilter: Acknowledges only.
-func (*judge) Opcodes() uint32 { return opcodes }
+// Kinds implements harness.KindFilter: Acknowledges only.
+func (*judge) Kinds() harness.Kinds { return opcodes }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
+var opcodes = harness.KindsWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
 
 func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet

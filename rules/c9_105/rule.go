@@ -51,11 +51,11 @@ type judge struct {
 	answered []*trace.Record
 }
 
-// Opcodes implements harness.OpcodeFilter: requests (duplicates are kept) and
+// Kinds implements harness.KindFilter: requests (duplicates are kept) and
 // Acknowledges.
-func (*judge) Opcodes() uint32 { return opcodes }
+func (*judge) Kinds() harness.Kinds { return opcodes }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 	return opc.IsRequest(op) || op == wire.Acknowledge
 })
 

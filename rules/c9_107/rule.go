@@ -133,10 +133,10 @@ func opcodes(ops []wire.Opcode) string {
 	return strings.Join(s, " or ")
 }
 
-// Opcodes implements harness.OpcodeFilter: READ responses only.
-func (*judge) Opcodes() uint32 { return readResponseOpcodes }
+// Kinds implements harness.KindFilter: READ responses only.
+func (*judge) Kinds() harness.Kinds { return readResponseOpcodes }
 
-var readResponseOpcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+var readResponseOpcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 	return opc.Class(op) == wire.ClassReadResponse
 })
 

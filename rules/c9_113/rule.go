@@ -61,10 +61,8 @@ func (j *judge) held(x wire.PSN) {
 	j.good[x] = true
 }
 
-// Opcodes implements harness.OpcodeFilter: Acknowledges only.
-func (*judge) Opcodes() uint32 { return opcodes }
-
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
+// Kinds implements harness.KindFilter: RNR NAKs only.
+func (*judge) Kinds() harness.Kinds { return 1 << harness.KindRNRNAK }
 
 func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet

@@ -29,11 +29,11 @@ func init() {
 // active run. The reserved kind 10 is §9.7.5.2's concern.
 type monitor struct{}
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges the responses
+// Kinds implements harness.KindFilter: the monitor judges the responses
 // other than Acknowledge that carry an AETH.
-func (monitor) Opcodes() uint32 { return opcodes }
+func (monitor) Kinds() harness.Kinds { return opcodes }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 	return op != wire.Acknowledge && opc.IsResponse(op) && opc.Has(op, wire.HdrAETH)
 })
 

@@ -66,11 +66,11 @@ type monitor struct {
 	started bool
 }
 
-// Opcodes implements harness.OpcodeFilter: the monitor follows requests and
+// Kinds implements harness.KindFilter: the monitor follows requests and
 // the responses that carry an AETH.
-func (*monitor) Opcodes() uint32 { return opcodes }
+func (*monitor) Kinds() harness.Kinds { return opcodes }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 	return opc.IsRequest(op) || op == wire.Acknowledge || opc.Has(op, wire.HdrAETH) || op == wire.ReadResponseMiddle
 })
 

@@ -38,10 +38,8 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 // indeterminate (a resend the capture missed may be what it answers).
 type judge struct{}
 
-// Opcodes implements harness.OpcodeFilter: Acknowledges only.
-func (judge) Opcodes() uint32 { return opcodes }
-
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
+// Kinds implements harness.KindFilter: remote access NAKs only.
+func (judge) Kinds() harness.Kinds { return 1 << harness.NAKKind(wire.NAKRemoteAccess) }
 
 func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet

@@ -54,17 +54,17 @@ type monitor struct {
 	feeder bool // the shared tracker's feeder (retries.Join)
 }
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges requests only;
+// Kinds implements harness.KindFilter: the monitor judges requests only;
 // it passes responses to the shared tracker, which only its feeder needs to
 // do.
-func (m *monitor) Opcodes() uint32 {
+func (m *monitor) Kinds() harness.Kinds {
 	if m.feeder {
-		return harness.AllOpcodes
+		return harness.AllKinds
 	}
 	return requestOpcodes
 }
 
-var requestOpcodes = harness.OpcodesWhere(wire.Opcode.IsRequest)
+var requestOpcodes = harness.KindsWhere(wire.Opcode.IsRequest)
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesRequester() {

@@ -32,10 +32,10 @@ func init() {
 // carry the credit field the clause speaks of.
 type monitor struct{}
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges Acknowledges.
-func (monitor) Opcodes() uint32 { return opcodes }
+// Kinds implements harness.KindFilter: the monitor judges Acknowledges.
+func (monitor) Kinds() harness.Kinds { return opcodes }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
+var opcodes = harness.KindsWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
 
 func (monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {

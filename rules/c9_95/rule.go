@@ -103,11 +103,11 @@ func wentBack(c *harness.Conn, r *trace.Record, last wire.PSN) {
 		fmt.Sprintf("ACK PSN %d", p))
 }
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges Acknowledges and
+// Kinds implements harness.KindFilter: the monitor judges Acknowledges and
 // follows requests.
-func (*monitor) Opcodes() uint32 { return opcodes }
+func (*monitor) Kinds() harness.Kinds { return opcodes }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 	return opc.IsRequest(op) || op == wire.Acknowledge
 })
 

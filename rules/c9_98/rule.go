@@ -44,17 +44,17 @@ type monitor struct {
 	feeder bool // the shared tracker's feeder (answers.Join)
 }
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges READ response
+// Kinds implements harness.KindFilter: the monitor judges READ response
 // streams; it passes other packets to the shared tracker, which only its
 // feeder needs to do.
-func (m *monitor) Opcodes() uint32 {
+func (m *monitor) Kinds() harness.Kinds {
 	if m.feeder {
-		return harness.AllOpcodes
+		return harness.AllKinds
 	}
 	return opcodes
 }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 	return opc.Class(op) == wire.ClassReadResponse
 })
 

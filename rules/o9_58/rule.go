@@ -35,11 +35,11 @@ func init() {
 // matter here: a device that sends ATOMIC Acknowledges is bound.
 type monitor struct{}
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges ATOMIC
+// Kinds implements harness.KindFilter: the monitor judges ATOMIC
 // Acknowledges.
-func (*monitor) Opcodes() uint32 { return opcodes }
+func (*monitor) Kinds() harness.Kinds { return opcodes }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 	return op == wire.AtomicAcknowledge
 })
 

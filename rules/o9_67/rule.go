@@ -36,11 +36,11 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 // here.
 type judge struct{ dups, naked int }
 
-// Opcodes implements harness.OpcodeFilter: responses (ATOMIC answers and
+// Kinds implements harness.KindFilter: responses (ATOMIC answers and
 // NAKs).
-func (*judge) Opcodes() uint32 { return opcodes }
+func (*judge) Kinds() harness.Kinds { return opcodes }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return opc.IsResponse(op) })
+var opcodes = harness.KindsWhere(func(op wire.Opcode) bool { return opc.IsResponse(op) })
 
 func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet

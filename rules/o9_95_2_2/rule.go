@@ -27,10 +27,10 @@ func init() {
 // (C9-150.2.1 does).
 type monitor struct{}
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges Acknowledges.
-func (monitor) Opcodes() uint32 { return opcodes }
+// Kinds implements harness.KindFilter: the monitor judges Acknowledges.
+func (monitor) Kinds() harness.Kinds { return opcodes }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
+var opcodes = harness.KindsWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
 
 func (monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {

@@ -101,10 +101,10 @@ const maxOpen = 64
 // (beyond, the PSNs have wrapped or the QPs were made anew).
 const covers = 1 << 20
 
-// Opcodes implements harness.OpcodeFilter: requests and Acknowledges.
-func (*monitor) Opcodes() uint32 { return opcodes }
+// Kinds implements harness.KindFilter: requests and Acknowledges.
+func (*monitor) Kinds() harness.Kinds { return opcodes }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 	return opc.IsRequest(op) || op == wire.Acknowledge
 })
 

@@ -43,11 +43,11 @@ func Problem(syn uint8) string {
 	return ""
 }
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges the responses
+// Kinds implements harness.KindFilter: the monitor judges the responses
 // that carry an AETH.
-func (monitor) Opcodes() uint32 { return opcodes }
+func (monitor) Kinds() harness.Kinds { return opcodes }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 	return opc.IsResponse(op) && opc.Has(op, wire.HdrAETH)
 })
 

@@ -51,17 +51,17 @@ type monitor struct {
 	reported bool
 }
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges requests and
+// Kinds implements harness.KindFilter: the monitor judges requests and
 // Acknowledges (the NAKs); it passes other responses to the shared tracker,
 // which only its feeder needs to do.
-func (m *monitor) Opcodes() uint32 {
+func (m *monitor) Kinds() harness.Kinds {
 	if m.feeder {
-		return harness.AllOpcodes
+		return harness.AllKinds
 	}
 	return opcodes
 }
 
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 	return opc.IsRequest(op) || op == wire.Acknowledge
 })
 

@@ -31,10 +31,11 @@ func init() { harness.RegisterMonitor(dupnak.Monitor(ID, func() dupnak.Judge { r
 // that.
 type judge struct{}
 
-// Opcodes implements harness.OpcodeFilter: Acknowledges only.
-func (judge) Opcodes() uint32 { return opcodes }
-
-var opcodes = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
+// Kinds implements harness.KindFilter: RNR NAKs and invalid request NAKs
+// only.
+func (judge) Kinds() harness.Kinds {
+	return 1<<harness.KindRNRNAK | 1<<harness.NAKKind(wire.NAKInvalidRequest)
+}
 
 func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet

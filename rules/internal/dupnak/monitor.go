@@ -36,17 +36,17 @@ type Checker struct {
 	feeder bool
 }
 
-// Opcodes implements harness.OpcodeFilter: the feeder sees every record; the
-// others see the records of the opcodes their Judge handles, when it says
-// which (a Judge may implement harness.OpcodeFilter: its Event then does
-// nothing with events of other opcodes).
-func (k *Checker) Opcodes() uint32 {
+// Kinds implements harness.KindFilter: the feeder sees every record; the
+// others see the records of the kinds their Judge handles, when it says
+// which (a Judge may implement harness.KindFilter: its Event then does
+// nothing with events of other kinds).
+func (k *Checker) Kinds() harness.Kinds {
 	if !k.feeder {
-		if f, ok := k.Judge.(harness.OpcodeFilter); ok {
-			return f.Opcodes()
+		if f, ok := k.Judge.(harness.KindFilter); ok {
+			return f.Kinds()
 		}
 	}
-	return harness.AllOpcodes
+	return harness.AllKinds
 }
 
 // sharedTracker is a connection's Tracker and the event of the record it
@@ -193,16 +193,21 @@ func nakName(code uint8) string {
 	return fmt.Sprintf("NAK code %d", code)
 }
 
-// Opcodes implements harness.OpcodeFilter: Acknowledges only.
-func (j *NAKPSNJudge) Opcodes() uint32 { return ackOpcodes }
+// Kinds implements harness.KindFilter: the NAKs of the judge's codes.
+func (j *NAKPSNJudge) Kinds() harness.Kinds {
+	var set harness.Kinds
+	for _, cd := range j.Codes {
+		set |= 1 << harness.NAKKind(cd)
+	}
+	return set
+}
 
 var (
-	ackOpcodes      = harness.OpcodesWhere(func(op wire.Opcode) bool { return op == wire.Acknowledge })
-	responseOpcodes = harness.OpcodesWhere(wire.Opcode.IsResponse)
-	reqAckOpcodes   = harness.OpcodesWhere(func(op wire.Opcode) bool {
-		return opc.IsRequest(op) || op == wire.Acknowledge
-	})
-	answerOpcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+	responseOpcodes = harness.KindsWhere(wire.Opcode.IsResponse)
+	// reqErrorNAKs are the requests and the NAKs other than sequence
+	// errors (IsErrorNAK).
+	reqErrorNAKs  = harness.KindsWhere(opc.IsRequest) | 1<<harness.KindErrorNAK
+	answerOpcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 		return opc.Class(op) == wire.ClassReadResponse || op == wire.AtomicAcknowledge
 	})
 )
@@ -355,9 +360,9 @@ type LatchJudge struct {
 // NewLatch returns the latch judge.
 func NewLatch() Judge { return &LatchJudge{} }
 
-// Opcodes implements harness.OpcodeFilter: responses (positive ones may pass
+// Kinds implements harness.KindFilter: responses (positive ones may pass
 // the gap, sequence NAKs open episodes).
-func (j *LatchJudge) Opcodes() uint32 { return responseOpcodes }
+func (j *LatchJudge) Kinds() harness.Kinds { return responseOpcodes }
 
 // Event implements Judge.
 func (j *LatchJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
@@ -459,9 +464,9 @@ type DupErrorJudge struct {
 // NewDupError returns the judge.
 func NewDupError() Judge { return &DupErrorJudge{} }
 
-// Opcodes implements harness.OpcodeFilter: requests (duplicates are counted)
-// and Acknowledges (error NAKs).
-func (j *DupErrorJudge) Opcodes() uint32 { return reqAckOpcodes }
+// Kinds implements harness.KindFilter: requests (duplicates are counted)
+// and error NAKs.
+func (j *DupErrorJudge) Kinds() harness.Kinds { return reqErrorNAKs }
 
 // Event implements Judge.
 func (j *DupErrorJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
@@ -547,9 +552,9 @@ type OrderJudge struct{}
 // NewOrder returns the judge.
 func NewOrder() Judge { return OrderJudge{} }
 
-// Opcodes implements harness.OpcodeFilter: the answers that name their request
+// Kinds implements harness.KindFilter: the answers that name their request
 // (READ responses, ATOMIC Acknowledges).
-func (OrderJudge) Opcodes() uint32 { return answerOpcodes }
+func (OrderJudge) Kinds() harness.Kinds { return answerOpcodes }
 
 // Event implements Judge.
 func (OrderJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {

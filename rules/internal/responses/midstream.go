@@ -53,17 +53,17 @@ type midStream struct {
 	feeder bool // the shared tracker's feeder (answers.Join)
 }
 
-// Opcodes implements harness.OpcodeFilter: the monitor judges READ responses
+// Kinds implements harness.KindFilter: the monitor judges READ responses
 // and Acknowledges (the NAKs); it passes other packets to the shared tracker,
 // which only its feeder needs to do.
-func (m *midStream) Opcodes() uint32 {
+func (m *midStream) Kinds() harness.Kinds {
 	if m.feeder {
-		return harness.AllOpcodes
+		return harness.AllKinds
 	}
 	return midStreamOpcodes
 }
 
-var midStreamOpcodes = harness.OpcodesWhere(func(op wire.Opcode) bool {
+var midStreamOpcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 	return opc.Class(op) == wire.ClassReadResponse || opc.Class(op) == wire.ClassAck
 })
 
