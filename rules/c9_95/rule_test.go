@@ -39,6 +39,16 @@ func TestMonitor(t *testing.T) {
 			tr.Req(wire.SendOnly, 10, true)
 			tr.Ack(12, 1)
 		}, reports.Fail},
+		{"ACK inside the range of a READ resent from before the capture's first request", ht.CaptureMTU(256), func(tr *ht.Trace) {
+			tr.Read(294, 0)
+			tr.Read(291, 768) // PSNs 291..293 at a 256-byte path MTU
+			tr.Ack(292, 1)
+		}, reports.Fail},
+		{"ACK for a PSN before the capture's first request that no READ covers: may name a request sent before it began", ht.CaptureMTU(256), func(tr *ht.Trace) {
+			tr.Read(294, 0)
+			tr.Read(291, 768)
+			tr.Ack(290, 1)
+		}, reports.Indeterminate},
 		{"ACK for a PSN never sent, ordinary capture: could be capture loss", ht.Capture(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, true)
 			tr.Ack(11, 1)
