@@ -41,10 +41,17 @@ const trustedRun = 8
 
 // step takes the record with sequence number seq into the run and
 // reports whether it is a packet of its own, not a copy of the latest
-// (the same ID again).
+// (the same ID again) nor a request repeating an older one with its ID
+// (trace.Record.Copy): a copy says nothing about what was sent between,
+// and the run goes on from the latest (found by the recall test: a
+// network copy of an old request, recorded among new ones, broke a run
+// that proved a request new).
 func (u *idRun) step(r *trace.Record, seq uint64) bool {
 	if u.first == 0 {
 		u.first = seq
+	}
+	if r.Copy && r.HasIPID {
+		return false
 	}
 	if !r.HasIPID {
 		u.have = false

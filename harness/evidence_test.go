@@ -16,7 +16,8 @@ import (
 // holds every packet it sent over a stretch; a gap, a sender not seen to
 // count by one, or a packet without an ID proves nothing.
 func TestSentAllSince(t *testing.T) {
-	const none = -1 // a record without an IPv4 ID (IPv6)
+	const none = -1        // a record without an IPv4 ID (IPv6)
+	const copied = 1 << 20 // a request repeating an older one with its ID (trace.Record.Copy)
 	up := func(from, n int) []int {
 		ids := make([]int, n)
 		for i := range ids {
@@ -43,6 +44,8 @@ func TestSentAllSince(t *testing.T) {
 		{"too few steps to trust", 0, up(100, 5), 0, false},
 		{"a copy repeats an ID", 0, cat(up(100, 6), up(105, 7)), 0, true},
 		{"a gap", 0, cat(up(100, 6), up(107, 7)), 0, false},
+		{"a copy of an older request among new ones", 0, cat(up(100, 6), []int{101 | copied}, up(106, 7)), 0, true},
+		{"an older packet, no copy, recorded late", 0, cat(up(100, 6), []int{101}, up(106, 7)), 0, false},
 		{"a gap before the stretch asked about", 0, cat(up(100, 6), up(107, 10)), 8, true},
 		{"a gap inside the stretch asked about", 0, cat(up(100, 6), up(107, 10)), 5, false},
 		{"random IDs", 0, []int{9, 4000, 4001, 77, 300, 301, 60000, 12, 13, 14, 15}, 8, false},
@@ -58,7 +61,7 @@ func TestSentAllSince(t *testing.T) {
 				c.runs[trace.ToRequester&1].step(&trace.Record{Dir: trace.ToRequester}, c.seq)
 			}
 			for _, id := range tc.ids {
-				r := &trace.Record{Dir: trace.ToResponder, HasIPID: id != none, IPID: uint16(id)}
+				r := &trace.Record{Dir: trace.ToResponder, HasIPID: id != none, IPID: uint16(id & 0xFFFF), Copy: id&copied != 0}
 				c.seq++
 				c.runs[r.Dir&1].step(r, c.seq)
 			}

@@ -140,6 +140,16 @@ func (c *Conn) boundBySeen(s *ReadSpan) {
 	}
 }
 
+// ReadInterior returns the READ whose known range holds PSN p strictly
+// between its first and last PSNs (nil: none): the requester numbers no
+// request there, and no completion has such a PSN.
+func (c *Conn) ReadInterior(p wire.PSN) *ReadSpan {
+	if s := c.ReadSpanAt(p); s != nil && s.Known() && p.After(s.First) && p.Before(s.LastMin) {
+		return s
+	}
+	return nil
+}
+
 // ReadCovering returns the span of the READ whose answer is owed (seen
 // new with the path MTU known, not answered to its last PSN, not passed
 // by a positive acknowledgment) and whose range holds p (nil: none).

@@ -84,6 +84,14 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	if !k.T.Complete() {
 		j.answered = dups
 	}
+	if s := c.ReadInterior(p.PSN); s != nil {
+		// One root cause, one clause: no completion has a PSN inside a
+		// READ's range, whatever the ACK answers (C9-95 fails it; found
+		// by the recall test, which blamed this clause too).
+		j.pending = nil
+		k.Indeterminate(c, fmt.Sprintf("the ACK after the duplicate %s names PSN %d, inside the range of the READ at PSN %d: its PSN is judged under C9-95", dupnak.DupList(dups), p.PSN, s.First))
+		return
+	}
 	// copies: every duplicate repeats an earlier transmission with its
 	// IPv4 ID (harness.Conn.MaybeCopy): the capture may have recorded it
 	// twice, and the responder then received no duplicate to answer. An

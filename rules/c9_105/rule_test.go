@@ -284,3 +284,23 @@ func TestAnsweredAgainBehindAnACKOfARead(t *testing.T) {
 		t.Errorf("an answer that may be an older ACK delayed left nothing open: %+v", tl)
 	}
 }
+
+// An ACK after a duplicate naming a PSN inside a READ's known range is
+// no answer any responder gives, whatever it answers: C9-95 fails it,
+// and this clause leaves it (one root cause, one clause; found by the
+// recall test, which blamed both).
+func TestAnswerInsideAREADsRange(t *testing.T) {
+	var b rtest.Builder
+	b.Send(10, true)
+	b.Read(11, 768) // PSNs 11..13 at a 256-byte path MTU
+	b.Send(14, true)
+	b.Ack(10, 1)
+	b.ReadStream(11, 768, 256, 2)
+	b.Ack(14, 3)
+	b.Send(10, true) // a duplicate
+	b.Ack(12, 3)
+	tl := rtest.WantIndeterminate(t, b.Recs, rtest.Capture(256), ID)
+	if tl.Checked != 0 {
+		t.Errorf("the duplicate's answer passed: %+v", tl)
+	}
+}

@@ -290,7 +290,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		c.Await(ahead(c, r))
 		return
 	}
-	if p.PSN.Before(c.FirstReq) && !(c.HaveAck && p.PSN.Before(c.LastAckPSN)) && insideRead(c, p.PSN) == nil {
+	if p.PSN.Before(c.FirstReq) && !(c.HaveAck && p.PSN.Before(c.LastAckPSN)) && c.ReadInterior(p.PSN) == nil {
 		// (Behind an earlier ACK it goes back, whatever it covers: below.
 		// Inside the range of a READ the trace shows, resent from before
 		// the capture's first request, no request has the PSN: below too,
@@ -348,7 +348,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			fmt.Sprintf("ACK PSN %d", p.PSN))
 		return
 	}
-	if s := insideRead(c, p.PSN); s != nil {
+	if s := c.ReadInterior(p.PSN); s != nil {
 		if _, _, _, ok := c.Req(p.PSN); !ok {
 			// The READ's answer, or the path MTU shown since the READ,
 			// showed its range: no request and no completion has a PSN
@@ -412,12 +412,3 @@ func reaches(p *wire.Packet, a wire.PSN) bool {
 	return p.PSN.AtOrAfter(a) || p.Opcode == wire.ReadRequest
 }
 
-// insideRead returns the READ whose known range holds PSN p strictly
-// between its first and last PSNs (nil: none): no request has such a PSN
-// unless the trace shows one there.
-func insideRead(c *harness.Conn, p wire.PSN) *harness.ReadSpan {
-	if s := c.ReadSpanAt(p); s != nil && s.Known() && p.After(s.First) && p.Before(s.LastMin) {
-		return s
-	}
-	return nil
-}

@@ -1584,13 +1584,10 @@ var recallKnown = map[recallKey]int{
 	// largest MTU fails at once, one beyond them is held until the
 	// READ's answer or the path MTU shows its last PSN, and one inside a
 	// READ whose range the MTU fixes (shown before the ACK, after the
-	// READ) or whose answer came before fails too. Also (in the middle):
-	// a later correct ACK blamed (C9-105). The ACK at fault raises no
-	// bound on the expected PSN, which had blamed C9-111/C9-121 and
-	// C9-148 too.
-	{"C9-95 inside a READ's range", "in the middle, IDs IPv6", "also C9-105"}:     1,
-	{"C9-95 inside a READ's range", "in the middle, IDs counting", "also C9-105"}: 1,
-	{"C9-95 inside a READ's range", "in the middle, IDs fixed", "also C9-105"}:    1,
+	// READ) or whose answer came before fails too. The ACK at fault
+	// raises no bound on the expected PSN, which had blamed C9-111/C9-121
+	// and C9-148 too; where it answers duplicates, C9-105 leaves it to
+	// this clause (it had blamed the duplicates' answer too).
 
 	// All found: a Middle or Last off its stream's next PSN (also one
 	// landing on the PSN of a READ the capture shows: a Middle or Last
