@@ -103,6 +103,11 @@ type Conn struct {
 	LastAckMSN uint32   // its MSN
 	HaveAck    bool
 	ackCounts  ackCounts // the counts the positive ACKs carried (AckDatedPast)
+	// lastAnswer is the answer with the newest PSN that showed its own
+	// request completed: an ATOMIC Acknowledge at an ATOMIC's PSN, or a
+	// READ response's Last or Only at its READ's known last PSN
+	// (LastAnswer).
+	lastAnswer *trace.Record
 	LastMSN    uint32
 	HaveMSN    bool
 	LastNAK    *trace.Record // most recent NAK (any code)
@@ -517,7 +522,13 @@ func (c *Conn) absorb(r *trace.Record) {
 		if opc.EndsMessage(op) && c.nOwed > 0 {
 			c.answered(p.PSN, true, false)
 		}
+		if s := c.ReadSpanAt(p.PSN); opc.EndsMessage(op) && s != nil && s.Known() && p.PSN == s.LastMin {
+			c.noteAnswer(r)
+		}
 	case wire.ClassAtomicAck:
+		if rop, _, _, ok := c.Req(p.PSN); ok && opc.Class(rop) == wire.ClassAtomic {
+			c.noteAnswer(r)
+		}
 		if c.atomicOrig == nil {
 			c.atomicOrig = map[wire.PSN]uint64{}
 		}
@@ -533,6 +544,20 @@ func (c *Conn) absorb(r *trace.Record) {
 		}
 	}
 }
+
+// noteAnswer takes answer r as LastAnswer when its PSN is the newest.
+func (c *Conn) noteAnswer(r *trace.Record) {
+	if c.lastAnswer == nil || r.Packet.PSN.After(c.lastAnswer.Packet.PSN) {
+		c.lastAnswer = r
+	}
+}
+
+// LastAnswer returns the answer with the newest PSN the trace has shown
+// that proves its own request completed when it was sent (nil: none): an
+// ATOMIC Acknowledge at the PSN of an ATOMIC request, or the Last or Only
+// packet of a READ's answer at the READ's known last PSN. A response that
+// may be late is not taken.
+func (c *Conn) LastAnswer() *trace.Record { return c.lastAnswer }
 
 // ReservedOp is a request with a reserved RC opcode (wire.Opcode.ReservedRC)
 // the connection's requester sent, which no responder can execute. The

@@ -94,11 +94,12 @@ func (m *monitor) answersDup(p wire.PSN) bool {
 	return false
 }
 
-// wentBack reports positive ACK r, sent after an ACK naming PSN last
-// (past its own), as a violation.
-func wentBack(c *harness.Conn, r *trace.Record, last wire.PSN) {
+// wentBack reports positive ACK r, sent after a response (what: an
+// ACK, an ATOMIC Acknowledge, a READ answer's end) naming PSN last (past
+// its own), as a violation.
+func wentBack(c *harness.Conn, r *trace.Record, what string, last wire.PSN) {
 	p := r.Packet.PSN
-	c.Violation(ID, r, fmt.Sprintf("ACK PSN %d goes back behind the earlier ACK PSN %d", p, last),
+	c.Violation(ID, r, fmt.Sprintf("ACK PSN %d goes back behind the earlier %s PSN %d", p, what, last),
 		[]string{fmt.Sprintf("an ACK PSN at or after %d (an ACK covers everything before its PSN)", last)},
 		fmt.Sprintf("ACK PSN %d", p))
 }
@@ -309,6 +310,19 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if behindLatest && (byOrder || !byMSN) {
 		last = c.LastAckPSN
 	}
+	// what names the earlier response, lastMSN its MSN: where no ACK is
+	// past this one, an ATOMIC acknowledgment or a READ's answer may be
+	// (Conn.LastAnswer): it showed its request completed, and an ACK
+	// after it names that PSN or a later one (found by the recall test:
+	// an ACK going back behind an ATOMIC acknowledgment, passed).
+	what, lastMSN := "ACK", c.LastAckMSN
+	if a := c.LastAnswer(); a != nil && !behindLatest && !byMSN && p.PSN.Before(a.Packet.PSN) {
+		behindLatest, last, lastMSN = true, a.Packet.PSN, a.Packet.AETH.MSN&0xFFFFFF
+		what = "ATOMIC Acknowledge"
+		if opc.Class(a.Packet.Opcode) == wire.ClassReadResponse {
+			what = "READ response"
+		}
+	}
 	if behindLatest || byMSN {
 		dated := byMSN || byOrder
 		if m.answersDup(p.PSN) {
@@ -318,21 +332,21 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 				// request here was new, and the earlier ACK is at
 				// fault), or the request was a duplicate, answered with
 				// a PSN behind the newest completed one (C9-105).
-				c.ViolationEither(r, fmt.Sprintf("ACK PSN %d answers the request with that PSN, received after an ACK named PSN %d, and was sent after that ACK", p.PSN, last),
+				c.ViolationEither(r, fmt.Sprintf("ACK PSN %d answers the request with that PSN, received after the %s with PSN %d, and was sent after it", p.PSN, what, last),
 					[]string{fmt.Sprintf("an ACK PSN at or after %d", last)}, fmt.Sprintf("ACK PSN %d", p.PSN),
-					reports.Alternative{ID: ID, If: fmt.Sprintf("the ACK naming PSN %d named requests the responder had not completed (the request here was new)", last)},
+					reports.Alternative{ID: ID, If: fmt.Sprintf("the %s naming PSN %d named requests the responder had not completed (the request here was new)", what, last)},
 					reports.Alternative{ID: "C9-105", If: fmt.Sprintf("the request was a duplicate, whose answer carries the newest completed PSN, at least %d", last)})
 				return
 			}
-			c.Indeterminate(ID, fmt.Sprintf("ACK PSN %d goes back behind the earlier ACK PSN %d to answer the duplicate request with that PSN: how a duplicate is answered is judged under C9-105", p.PSN, last))
+			c.Indeterminate(ID, fmt.Sprintf("ACK PSN %d goes back behind the earlier %s PSN %d to answer the duplicate request with that PSN: how a duplicate is answered is judged under C9-105", p.PSN, what, last))
 			return
 		}
-		if dated || !harness.MSNAfter(c.LastAckMSN, p.AETH.MSN&0xFFFFFF) && c.EndsMessageIn(p.PSN, last) {
-			// Dated after the ACK it goes behind; or, whenever it was
-			// sent, it carries a count no lower than that ACK's though a
-			// message ends between their PSNs: an ACK's count is that of
-			// the messages up to the request it names.
-			wentBack(c, r, last)
+		if dated || !harness.MSNAfter(lastMSN, p.AETH.MSN&0xFFFFFF) && c.EndsMessageIn(p.PSN, last) {
+			// Dated after the response it goes behind; or, whenever it
+			// was sent, it carries a count no lower than that response's
+			// though a message ends between their PSNs: an ACK's count is
+			// that of the messages up to the request it names.
+			wentBack(c, r, what, last)
 			return
 		}
 		// No IPv4 Identification dates the two ACKs (yet) and their
@@ -340,7 +354,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		// message ended between them, as in a multi-packet message
 		// acknowledged packet by packet) and delayed by the network or
 		// the capture.
-		behind = fmt.Sprintf("frame %d: ACK PSN %d goes back behind the earlier ACK PSN %d, and neither an IPv4 Identification nor a lower MSN on an ACK past it shows it was sent after: a violation unless it was sent first and delayed by the network or the capture", r.Frame, p.PSN, last)
+		behind = fmt.Sprintf("frame %d: ACK PSN %d goes back behind the earlier %s PSN %d, and neither an IPv4 Identification nor a lower MSN on a response past it shows it was sent after: a violation unless it was sent first and delayed by the network or the capture", r.Frame, p.PSN, what, last)
 	}
 	if rd := c.ReadCovering(p.PSN); rd != nil && p.PSN != rd.LastMin {
 		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d lies inside the PSN range %d..%d reserved by the RDMA READ of frame %d, whose responses are not complete", p.PSN, rd.First, rd.LastMin, rd.Frame),
@@ -369,7 +383,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		c.Await(func(c *harness.Conn, next *trace.Record) bool {
 			switch {
 			case c.DatedByID(r):
-				wentBack(c, r, last)
+				wentBack(c, r, what, last)
 			case next == nil:
 				c.Unresolved(ID, behind)
 			default:

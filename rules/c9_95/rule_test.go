@@ -39,6 +39,18 @@ func TestMonitor(t *testing.T) {
 			tr.Req(wire.SendOnly, 10, true)
 			tr.Ack(12, 1)
 		}, reports.Fail},
+		{"ACK behind an ATOMIC acknowledgment, its count past the ATOMIC", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 9, true)
+			tr.Atomic(wire.FetchAdd, 10)
+			tr.AtomicAck(10, 2, 0)
+			tr.Ack(9, 3) // counts the ATOMIC: sent after it completed
+		}, reports.Fail},
+		{"ACK behind an ATOMIC acknowledgment, no count past it: it may have been sent first", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 9, true)
+			tr.Atomic(wire.FetchAdd, 10)
+			tr.AtomicAck(10, 2, 0)
+			tr.Ack(9, 1)
+		}, reports.Indeterminate},
 		{"ACK inside the range of a READ resent from before the capture's first request", ht.CaptureMTU(256), func(tr *ht.Trace) {
 			tr.Read(294, 0)
 			tr.Read(291, 768) // PSNs 291..293 at a 256-byte path MTU
