@@ -425,4 +425,3 @@ func (m *monitor) End(*harness.Conn) {}
 func reaches(p *wire.Packet, a wire.PSN) bool {
 	return p.PSN.AtOrAfter(a) || p.Opcode == wire.ReadRequest
 }
-
