@@ -103,10 +103,8 @@ type Conn struct {
 	LastAckMSN uint32   // its MSN
 	HaveAck    bool
 	ackCounts  ackCounts // the counts the positive ACKs carried (AckDatedPast)
-	// lastAnswer is the answer with the newest PSN that showed its own
-	// request completed: an ATOMIC Acknowledge at an ATOMIC's PSN, or a
-	// READ response's Last or Only at its READ's known last PSN
-	// (LastAnswer).
+	// lastAnswer is the ATOMIC Acknowledge with the newest PSN, at an
+	// ATOMIC's PSN (LastAnswer).
 	lastAnswer *trace.Record
 	LastMSN    uint32
 	HaveMSN    bool
@@ -522,12 +520,9 @@ func (c *Conn) absorb(r *trace.Record) {
 		if opc.EndsMessage(op) && c.nOwed > 0 {
 			c.answered(p.PSN, true, false)
 		}
-		if s := c.ReadSpanAt(p.PSN); opc.EndsMessage(op) && s != nil && s.Known() && p.PSN == s.LastMin {
-			c.noteAnswer(r)
-		}
 	case wire.ClassAtomicAck:
-		if rop, _, _, ok := c.Req(p.PSN); ok && opc.Class(rop) == wire.ClassAtomic {
-			c.noteAnswer(r)
+		if rop, _, _, ok := c.Req(p.PSN); ok && opc.Class(rop) == wire.ClassAtomic && (c.lastAnswer == nil || p.PSN.After(c.lastAnswer.Packet.PSN)) {
+			c.lastAnswer = r
 		}
 		if c.atomicOrig == nil {
 			c.atomicOrig = map[wire.PSN]uint64{}
@@ -545,18 +540,13 @@ func (c *Conn) absorb(r *trace.Record) {
 	}
 }
 
-// noteAnswer takes answer r as LastAnswer when its PSN is the newest.
-func (c *Conn) noteAnswer(r *trace.Record) {
-	if c.lastAnswer == nil || r.Packet.PSN.After(c.lastAnswer.Packet.PSN) {
-		c.lastAnswer = r
-	}
-}
-
-// LastAnswer returns the answer with the newest PSN the trace has shown
-// that proves its own request completed when it was sent (nil: none): an
-// ATOMIC Acknowledge at the PSN of an ATOMIC request, or the Last or Only
-// packet of a READ's answer at the READ's known last PSN. A response that
-// may be late is not taken.
+// LastAnswer returns the ATOMIC Acknowledge with the newest PSN the
+// trace has shown at the PSN of an ATOMIC request (nil: none): it proves
+// the ATOMIC completed when it was sent, as the responder executes it at
+// once. A response that may be late is not taken. (A READ's answer
+// proves no such thing of the responses after it: an ACK the responder
+// built while it streamed the answer may leave after the answer's last
+// packet.)
 func (c *Conn) LastAnswer() *trace.Record { return c.lastAnswer }
 
 // ReservedOp is a request with a reserved RC opcode (wire.Opcode.ReservedRC)

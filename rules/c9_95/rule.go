@@ -95,8 +95,8 @@ func (m *monitor) answersDup(p wire.PSN) bool {
 }
 
 // wentBack reports positive ACK r, sent after a response (what: an
-// ACK, an ATOMIC Acknowledge, a READ answer's end) naming PSN last (past
-// its own), as a violation.
+// ACK or an ATOMIC Acknowledge) naming PSN last (past its own), as a
+// violation.
 func wentBack(c *harness.Conn, r *trace.Record, what string, last wire.PSN) {
 	p := r.Packet.PSN
 	c.Violation(ID, r, fmt.Sprintf("ACK PSN %d goes back behind the earlier %s PSN %d", p, what, last),
@@ -311,22 +311,22 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		last = c.LastAckPSN
 	}
 	// what names the earlier response, lastMSN its MSN: where no ACK is
-	// past this one, an ATOMIC acknowledgment or a READ's answer may be
-	// (Conn.LastAnswer): it showed its request completed, and an ACK
-	// after it names that PSN or a later one (found by the recall test:
-	// an ACK going back behind an ATOMIC acknowledgment, passed).
+	// past this one, an ATOMIC acknowledgment may be (Conn.LastAnswer):
+	// it showed its ATOMIC completed, and an ACK after it names that PSN
+	// or a later one (found by the recall test: an ACK going back behind
+	// an ATOMIC acknowledgment, passed).
 	what, lastMSN := "ACK", c.LastAckMSN
 	if a := c.LastAnswer(); a != nil && !behindLatest && !byMSN && p.PSN.Before(a.Packet.PSN) {
 		behindLatest, last, lastMSN = true, a.Packet.PSN, a.Packet.AETH.MSN&0xFFFFFF
 		what = "ATOMIC Acknowledge"
-		if opc.Class(a.Packet.Opcode) == wire.ClassReadResponse {
-			what = "READ response"
-		}
 	}
 	if behindLatest || byMSN {
 		dated := byMSN || byOrder
 		if m.answersDup(p.PSN) {
-			if dated && !c.Settings.Active && !c.Settings.Complete {
+			// (Behind an ATOMIC acknowledgment, which shows its ATOMIC
+			// completed, only the duplicate's answer can be wrong:
+			// C9-105's alone.)
+			if dated && what == "ACK" && !c.Settings.Active && !c.Settings.Complete {
 				// Sent after the earlier ACK: either that ACK named
 				// requests the responder had not completed (then the
 				// request here was new, and the earlier ACK is at
