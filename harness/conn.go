@@ -520,7 +520,15 @@ func (c *Conn) absorb(r *trace.Record) {
 		if opc.EndsMessage(op) && c.nOwed > 0 {
 			c.answered(p.PSN, true, false)
 		}
+		if opc.EndsMessage(op) && p.AETH.IsACK() && c.readEndsAt(p.PSN) {
+			// At its READ's last PSN, which the request fixes (a
+			// response PSN no READ ends at is C9-96's fault, not a count).
+			c.ackCounts.noteCount(p.AETH.MSN&0xFFFFFF, p.PSN)
+		}
 	case wire.ClassAtomicAck:
+		if rop, _, _, ok := c.Req(p.PSN); ok && opc.Class(rop) == wire.ClassAtomic && p.AETH.IsACK() {
+			c.ackCounts.noteCount(p.AETH.MSN&0xFFFFFF, p.PSN)
+		}
 		if rop, _, _, ok := c.Req(p.PSN); ok && opc.Class(rop) == wire.ClassAtomic && (c.lastAnswer == nil || p.PSN.After(c.lastAnswer.Packet.PSN)) {
 			c.lastAnswer = r
 		}

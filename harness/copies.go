@@ -581,15 +581,35 @@ func samePacket(a, b *wire.Packet) bool {
 // An ACK carries the count of messages completed when it was sent, which
 // never goes back (C9-148): an ACK whose MSN is above another's was sent
 // after it, whatever the capture's order.
+//
+// base is the highest count any positive response carried (a positive
+// ACK, an ATOMIC Acknowledge, a READ response ending its answer: each
+// counts the messages up to its PSN at least), baseOldest the oldest PSN
+// such a response named: Conn.CompletedByMSN counts from there, as from
+// top and topOldest.
 type ackCounts struct {
 	top                         uint32
 	topPSN, topOldest, belowPSN wire.PSN
 	haveTop, haveBelow          bool
+	base                        uint32
+	baseOldest                  wire.PSN
+	haveBase                    bool
+}
+
+// noteCount takes in the count of a positive response at PSN p.
+func (a *ackCounts) noteCount(msn uint32, p wire.PSN) {
+	switch {
+	case !a.haveBase || MSNAfter(msn, a.base):
+		a.base, a.baseOldest, a.haveBase = msn, p, true
+	case msn == a.base && p.Before(a.baseOldest):
+		a.baseOldest = p
+	}
 }
 
 // note takes in positive ACK p.
 func (a *ackCounts) note(p *wire.Packet) {
 	msn := p.AETH.MSN & 0xFFFFFF
+	a.noteCount(msn, p.PSN)
 	switch {
 	case !a.haveTop:
 		a.top, a.topPSN, a.topOldest, a.haveTop = msn, p.PSN, p.PSN, true

@@ -105,6 +105,22 @@ func (c *Conn) MissedSince(d trace.Dir, since uint64) bool {
 	return u.have && u.countsByOne() && since >= u.first && u.start > since
 }
 
+// SentBetween returns how many packets the sender of records a and b (of
+// one direction, a before b) sent between them, by their IPv4
+// Identifications, where the sender is seen to number its packets one by
+// one (known is false otherwise). Packets of another flow on the same
+// counter count too.
+func (c *Conn) SentBetween(a, b *trace.Record) (n int, known bool) {
+	if a == nil || b == nil || !a.HasIPID || !b.HasIPID || a.Dir != b.Dir || !c.runs[a.Dir&1].countsByOne() {
+		return 0, false
+	}
+	d := b.IPID - a.IPID
+	if d == 0 || d >= 1<<15 {
+		return 0, false // a copy, or out of order
+	}
+	return int(d) - 1, true
+}
+
 // unbrokenSince reports whether direction d's IDs ran on by ones from
 // its latest packet at or before since to its latest packet so far
 // (SentAllSince without asking whether the sender numbers its packets

@@ -230,6 +230,18 @@ func (c *Conn) ReadSpanAt(p wire.PSN) *ReadSpan {
 	return nil
 }
 
+// readEndsAt reports whether a READ span whose end is known ends at PSN
+// p. It fixes no span's end (ReadSpanAt does, once the MTU is known).
+func (c *Conn) readEndsAt(p wire.PSN) bool {
+	n := min(c.nSpans, len(c.spans))
+	for i := 1; i <= n; i++ {
+		if s := &c.spans[(c.nSpans-i)&(len(c.spans)-1)]; s.Holds(p) {
+			return s.Known() && s.LastMax == p
+		}
+	}
+	return false
+}
+
 // InsideRead reports whether p lies after the first PSN of a new READ's
 // span, in the part it surely reserved (up to LastMin): a request with
 // that PSN is a partial retry of the READ, not a new message. Where the

@@ -547,34 +547,65 @@ func (c *Conn) reconStart(r *trace.Record) {
 // read the spans above and change nothing in them (the requester model's
 // additions are elsewhere).
 
+// Completed is what Conn.CompletedByMSN finds: the responder had
+// completed PSN Done, as the ACK's MSN counts past the count FromMSN a
+// response at PSN From carried.
+type Completed struct {
+	Done, From wire.PSN
+	FromMSN    uint32
+}
+
 // CompletedByMSN returns a PSN the responder had completed when it sent
 // the positive ACK r, by r's MSN: the MSN counts every message the
-// responder completed, so one that counts d messages more than the
-// highest count a positive ACK before it carried (the oldest PSN such an
-// ACK named: its count covers the messages up to there at least) shows
-// the responder past the first d requests after that PSN that may end a
-// message. A PSN no request in the trace carried may end one; a READ (or
-// such a PSN) may be counted as soon as it is validated, before its
-// answer completes it, so the PSN returned is the newest request at or
-// before the d-th end that is known to end a message other than a READ
-// (with every PSN between it and the d-th end a READ or unseen: those
-// may still be under way). ok is false when r's MSN counts nothing past
-// that count, r is a late packet, or no such request is shown. An
-// earlier ACK whose count was too high only lowers the PSN returned; one
-// whose count went back is not the baseline (C9-148 judges it).
-func (c *Conn) CompletedByMSN(r *trace.Record) (wire.PSN, bool) {
+// responder completed, so one that counts d messages more than a count
+// carried before it (its response's PSN: that count covers the messages
+// up to there at least) shows the responder past the first d requests
+// after that PSN that may end a message. Two such counts are tried, and
+// the one that shows more taken: the highest a positive ACK carried (the
+// oldest PSN such an ACK named), and the highest any positive response
+// carried (an ATOMIC Acknowledge or a READ response ending its answer
+// too, which may replay an old PSN with a newer count). A PSN no request
+// in the trace carried may end a message; a READ (or such a PSN) may be
+// counted as soon as it is validated, before its answer completes it, so
+// the PSN returned is the newest request at or before the d-th end that
+// is known to end a message other than a READ (with every PSN between it
+// and the d-th end a READ or unseen: those may still be under way). ok
+// is false when r's MSN counts nothing past either count, r is a late
+// packet, or no such request is shown. An earlier count that was too
+// high only lowers the PSN returned; one that went back is not the
+// baseline (C9-148 judges it).
+func (c *Conn) CompletedByMSN(r *trace.Record) (Completed, bool) {
 	p := r.Packet
 	a := &c.ackCounts
-	if p.Opcode != wire.Acknowledge || !p.AETH.IsACK() || !a.haveTop || c.IsLate(r) {
-		return 0, false
+	if p.Opcode != wire.Acknowledge || !p.AETH.IsACK() || c.IsLate(r) {
+		return Completed{}, false
 	}
-	d := int((p.AETH.MSN - a.top) & 0xFFFFFF)
+	best, have := Completed{}, false
+	try := func(msn uint32, from wire.PSN) {
+		if done, ok := c.completedPast(p.AETH.MSN, msn, from); ok && (!have || done.After(best.Done)) {
+			best, have = Completed{Done: done, From: from, FromMSN: msn}, true
+		}
+	}
+	if a.haveTop {
+		try(a.top, a.topOldest)
+	}
+	if a.haveBase {
+		try(a.base, a.baseOldest)
+	}
+	return best, have
+}
+
+// completedPast is CompletedByMSN's count from one response: MSN msn
+// counting d messages past count base, carried by a response at PSN
+// from.
+func (c *Conn) completedPast(msn, base uint32, from wire.PSN) (wire.PSN, bool) {
+	d := int((msn - base) & 0xFFFFFF)
 	if d == 0 || d >= 1<<23 {
 		return 0, false
 	}
 	var done wire.PSN
 	have := false
-	q := a.topOldest
+	q := from
 	for i := 0; i < maxEndsScan && d > 0; i++ {
 		q = q.Next()
 		op, _, _, ok := c.Req(q)
@@ -587,13 +618,6 @@ func (c *Conn) CompletedByMSN(r *trace.Record) (wire.PSN, bool) {
 		}
 	}
 	return done, have && d == 0
-}
-
-// CountBase returns the highest count a positive ACK carried so far and
-// the oldest PSN such an ACK named, from which CompletedByMSN counts.
-func (c *Conn) CountBase() (psn wire.PSN, msn uint32, ok bool) {
-	a := &c.ackCounts
-	return a.topOldest, a.top, a.haveTop
 }
 
 // CountsPastShown reports whether the MSN of positive ACK r counts

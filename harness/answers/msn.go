@@ -134,6 +134,11 @@ type bound struct {
 // MSNModel counts the new request messages of one connection and checks
 // AETH MSNs against the count.
 type MSNModel struct {
+	// pastFrom: the answer a NAK's MSN last went past (Judgement.PastPSN),
+	// not judged against again.
+	pastFrom *trace.Record
+	// resent is the latest request seen again (a PSN sent before).
+	resent     *trace.Record
 	ends       []msgEnd // new messages by end PSN, ascending
 	dropped    int      // messages dropped from the front of ends
 	droppedMax wire.PSN // end PSN of the newest dropped message
@@ -368,6 +373,9 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 	op := p.Opcode
 	m.pin(c)
 	m.started = true
+	if c.SentBefore(p.PSN) {
+		m.resent = r
+	}
 	// The PSNs this request occupies.
 	first, lastMin, lastMax := p.PSN, p.PSN, p.PSN
 	if op == wire.ReadRequest {

@@ -34,6 +34,10 @@ type Judgement struct {
 	// Upper: the violation is an MSN above the count of the new messages
 	// the trace shows had reached the responder.
 	Upper bool
+	// PastPSN (with Upper): the NAK's MSN counts a message at or past the
+	// PSN it names, where it stopped: either its PSN is wrong (the
+	// clause of its syndrome) or its MSN is (C9-149).
+	PastPSN bool
 	// OwnPSN: the violation is an MSN too low for the messages the
 	// packet's own PSN acknowledges, and that packet is a plain
 	// Acknowledge, whose PSN nothing else in the trace fixes: either its

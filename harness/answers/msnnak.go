@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -22,6 +23,11 @@ func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
 	j := m.judgeNAK(c, r)
 	if !j.Skip {
 		m.nakBound(c, r, !j.Violation)
+	}
+	if j.PastPSN {
+		// One root cause, one finding: the NAKs after it that go past
+		// the same answer's count are its consequence.
+		m.pastFrom = j.Other
 	}
 	return j
 }
@@ -51,6 +57,15 @@ func (m *MSNModel) judgeNAK(c *harness.Conn, r *trace.Record) Judgement {
 		haveS = false
 	}
 	seen := fmt.Sprintf("%s with MSN %d", p.AETH, msn24(u))
+	// ownPSN: the NAK names the request the responder stopped at (a
+	// sequence NAK its expected PSN, an RNR NAK the request it could not
+	// take): no message at or past that PSN had completed.
+	// A PSN behind the expected PSN the trace proves is the NAK's own
+	// fault (its clause judges it), whatever it says of the count.
+	ownPSN := p.AETH.Kind() == wire.KindRNR || p.AETH.IsNAK(wire.NAKPSNSequence)
+	if e := c.Expected(); e.HaveLo && p.PSN.Before(e.Lo) {
+		ownPSN = false
+	}
 	back := func(b *basis) Judgement {
 		if b.haveMono && u < b.mono {
 			return Judgement{Violation: true, Other: b.monoRec,
@@ -83,6 +98,26 @@ func (m *MSNModel) judgeNAK(c *harness.Conn, r *trace.Record) Judgement {
 					Expected: []string{fmt.Sprintf("MSN %d or more (the current MSN)", msn24(b.lo.v+int64(a)))}, Seen: seen}
 			}
 		}
+		if ownPSN && b.haveFirm && b.firmRec != m.pastFrom {
+			// From the newest answer whose MSN no later one goes below
+			// (firm): the responder completed since at most the
+			// messages ending from the PSN after it to the NAK's.
+			from := b.firmRec.Packet.PSN
+			if !b.firmNAK {
+				from = from.Next()
+			}
+			// A request behind that PSN sent again since is a
+			// duplicate, which the responder may have counted (C9-148's
+			// fault, the count's to judge): the NAK then carries the
+			// count of the moment.
+			dup := m.resent != nil && m.resent.Frame > b.firmRec.Frame && m.resent.Packet.PSN.Before(from)
+			if n, ok := endsBetween(c, from, p.PSN); ok && !dup && u > b.firm+int64(n) {
+				return Judgement{Violation: true, Other: b.firmRec, OtherNAK: b.firmNAK, PastPSN: true,
+					Message: fmt.Sprintf("the NAK carries MSN %d, while frame %d (PSN %d) carried MSN %d and only %d messages end from PSN %d up to the NAK's PSN %d: it counts a message at or past the PSN it names",
+						msn24(u), b.firmRec.Frame, b.firmRec.Packet.PSN, msn24(b.firm), n, from, p.PSN),
+					Expected: []string{fmt.Sprintf("MSN %d or less (no message at or past PSN %d completed)", msn24(b.firm+int64(n)), p.PSN)}, Seen: seen, Upper: true}
+			}
+		}
 		if b.haveHi && haveS {
 			if u > b.hi.v+int64(S) {
 				n := fmt.Sprint(S)
@@ -97,7 +132,7 @@ func (m *MSNModel) judgeNAK(c *harness.Conn, r *trace.Record) Judgement {
 		}
 		return Judgement{}
 	}); j.Violation {
-		if j.Upper && !c.Complete() && m.MissedAfter(p.PSN) {
+		if j.Upper && !j.PastPSN && !c.Complete() && m.MissedAfter(p.PSN) {
 			// As for an ACK-kind AETH (C9-148): the capture missed requests
 			// after the NAK's PSN that a response showed completed, and
 			// the requests it shows there may be retransmissions the
@@ -115,6 +150,42 @@ func (m *MSNModel) judgeNAK(c *harness.Conn, r *trace.Record) Judgement {
 		return Judgement{Undecided: true, Reason: "a NAK before any ACK-kind AETH: nothing yet fixes the MSN it should carry"}
 	}
 	return Judgement{}
+}
+
+// maxEndsSpan bounds the PSNs endsBetween walks.
+const maxEndsSpan = 4096
+
+// endsBetween bounds from above how many messages end from PSN from up
+// to (not at) PSN to, from what the trace shows of each PSN (mayEndAt).
+// ok is false for an empty or long span.
+func endsBetween(c *harness.Conn, from, to wire.PSN) (int, bool) {
+	if !from.AtOrBefore(to) || to.Diff(from) > maxEndsSpan {
+		return 0, false
+	}
+	n := 0
+	for q := from; q != to; q = q.Next() {
+		if mayEndAt(c, q) {
+			n++
+		}
+	}
+	return n, true
+}
+
+// mayEndAt reports whether a message may end at PSN q, as far as the
+// trace shows: a READ ends at its last PSN (any PSN its range may end at,
+// while the path MTU leaves it open), a request seen there where it ends
+// a message (an ATOMIC does), and a PSN no request was seen at may.
+func mayEndAt(c *harness.Conn, q wire.PSN) bool {
+	if s := c.ReadSpanAt(q); s != nil && q.AtOrAfter(s.First) && q.AtOrBefore(s.LastMax) {
+		if s.Known() {
+			return q == s.LastMax
+		}
+		return q.AtOrAfter(s.LastMin)
+	}
+	if op, _, _, ok := c.Req(q); ok {
+		return op.EndsMessage() || op == wire.ReadRequest || opc.Class(op) == wire.ClassAtomic
+	}
+	return true
 }
 
 // nakBound takes what NAK r shows of the count: the responder names the

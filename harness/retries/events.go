@@ -79,6 +79,13 @@ type ReqEvent struct {
 	// its place among the connection's records (Conn.Seq).
 	OldestLast    *trace.Record
 	OldestLastSeq uint64
+	// OldestSwept: a sweep passed the oldest outstanding request after
+	// OldestLast without the trace showing it (Sent.Swept, SweptSeq,
+	// SweptNext and SweptSkipped, copied).
+	OldestSwept        *trace.Record
+	OldestSweptSeq     uint64
+	OldestSweptNext    *trace.Record
+	OldestSweptSkipped int
 	// Cause and Trigger explain a Start.
 	Cause   Cause
 	Trigger *Trigger

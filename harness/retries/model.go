@@ -72,6 +72,7 @@ type Tracker struct {
 	prev     *trace.Record // the previous request (network duplicates excluded)
 	prevEnd  wire.PSN      // the last PSN it occupies
 	prevKind Kind
+	prevSeq  uint64 // prev's place among the connection's records
 
 	trig []Trigger // responses since the last retry start that may trigger one
 
@@ -372,11 +373,23 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	}
 	cont, gap, maybe := t.continues(r)
 	ev.Start, ev.SweepGap, ev.MaybeStart = !cont, gap, maybe
-	if gap {
+	switch {
+	case gap:
 		ev.GapFrom = t.prevEnd.Next()
+		t.swept(ev.GapFrom, p.PSN.Diff(ev.GapFrom), r)
+	case !cont && t.prevKind == KindResend && r.HasIPID && t.prev.HasIPID:
+		// The requester's IDs say it sent packets after the previous
+		// resend that the trace lacks: the sweep going on, where
+		// requests were outstanding past it.
+		if d := r.IPID - t.prev.IPID; d > 1 && d < 1<<15 {
+			t.swept(t.prevEnd.Next(), int(d)-1, r)
+		}
 	}
 	if oldest := t.OldestOutstanding(); oldest != nil && oldest.Last != nil {
 		ev.OldestLast, ev.OldestLastSeq = oldest.Last, oldest.LastSeq
+		if oldest.Swept != nil {
+			ev.OldestSwept, ev.OldestSweptSeq, ev.OldestSweptNext, ev.OldestSweptSkipped = oldest.Swept, oldest.SweptSeq, oldest.SweptNext, oldest.SweptSkipped
+		}
 	}
 	if ev.Start {
 		ev.Cause, ev.Trigger = t.cause(r)
@@ -389,6 +402,18 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	}
 	t.absorbResend(r, orig)
 	t.fillEpisode(ev)
+}
+
+// swept notes, on the requests outstanding at the n PSNs from PSN from,
+// which a sweep passed after the previous resend without the trace
+// showing them before request r, that it went by after their latest
+// transmission (Sent.Swept).
+func (t *Tracker) swept(from wire.PSN, n int, r *trace.Record) {
+	for q := from; q != from.Add(n); q = q.Next() {
+		if e := t.Lookup(q); e != nil && !e.Done && e.PSN == q {
+			e.Swept, e.SweptSeq, e.SweptNext, e.SweptSkipped = t.prev, t.prevSeq, r, n
+		}
+	}
 }
 
 func samePacket(a, b *wire.Packet) bool {
@@ -604,7 +629,7 @@ func (t *Tracker) absorbNew(r *trace.Record) {
 			t.set(i, s)
 		}
 	}
-	t.prev, t.prevEnd, t.prevKind = r, s.End, KindNew
+	t.prev, t.prevEnd, t.prevKind, t.prevSeq = r, s.End, KindNew, t.c.Seq()
 	t.trim()
 }
 
@@ -634,13 +659,14 @@ func (t *Tracker) absorbResend(r *trace.Record, orig *Sent) {
 		}
 	} else if orig.PSN == p.PSN {
 		orig.Last, orig.LastSeq = r, t.c.Seq()
+		orig.Swept = nil
 		orig.Sends++
 	} else if orig.Op == wire.ReadRequest && p.Opcode == wire.ReadRequest {
 		// A partial re-request of a READ: count it on the READ.
 		orig.Last, orig.LastSeq = r, t.c.Seq()
 		orig.Sends++
 	}
-	t.prev, t.prevEnd, t.prevKind = r, end, KindResend
+	t.prev, t.prevEnd, t.prevKind, t.prevSeq = r, end, KindResend, t.c.Seq()
 }
 
 // Response reads a response packet and updates the model. The event is

@@ -24,7 +24,18 @@ type Sent struct {
 	// LastSeq is Last's place among the connection's records
 	// (harness.Conn.Seq), for the evidence of what was sent since.
 	LastSeq uint64
-	Sends   int
+	// Swept is the resend just before a go-back-N sweep passed this PSN
+	// after Last without the trace showing it (ReqEvent.SweepGap): lost
+	// before the capture point, its transmission came after Swept; or the
+	// requester left it out. SweptSeq is Swept's place among the
+	// connection's records; SweptNext the resend the trace shows next,
+	// Skipped PSNs on: the requester's IPv4 IDs between the two may show
+	// a packet sent for each (Conn.SentBetween).
+	Swept        *trace.Record
+	SweptSeq     uint64
+	SweptNext    *trace.Record
+	SweptSkipped int
+	Sends        int
 	// Done: acknowledged (SEND/WRITE), answered (ATOMIC), or every
 	// response received (READ).
 	Done bool

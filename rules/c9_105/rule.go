@@ -130,9 +130,9 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 		// a complete trace the count is known too, and C9-148 judges
 		// the MSN.)
 		j.pending = nil
-		done, _ := c.CompletedByMSN(ev.Rec)
-		bp, bm, _ := c.CountBase()
-		msg := fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, while its MSN %d counts messages past an ACK of PSN %d (MSN %d) up to PSN %d at least",
+		k, _ := c.CompletedByMSN(ev.Rec)
+		done, bp, bm := k.Done, k.From, k.FromMSN
+		msg := fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, while its MSN %d counts messages past the response with PSN %d (MSN %d) up to PSN %d at least",
 			dupnak.DupList(dups), p.PSN, p.AETH.MSN&0xFFFFFF, bp, bm, done)
 		expected := []string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, at least %d", done)}
 		if copies {
@@ -222,6 +222,6 @@ func behindCount(c *harness.Conn, r *trace.Record) bool {
 	if s := c.ReadSpanAt(p); s != nil && !(s.Known() && p == s.LastMax) {
 		return false
 	}
-	done, ok := c.CompletedByMSN(r)
-	return ok && p.Before(done)
+	k, ok := c.CompletedByMSN(r)
+	return ok && p.Before(k.Done)
 }

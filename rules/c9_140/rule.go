@@ -78,7 +78,6 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if ev.Kind != retries.KindResend || !ev.Start || ev.Cause != retries.CauseTimeout {
 		return
 	}
-	p := r.Packet
 	// The timer that started this go-back-N was armed no earlier than the
 	// latest transmission of the oldest request outstanding (the first
 	// resent packets may be missing from a capture) nor, if that is
@@ -94,6 +93,57 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		c.Indeterminate(ID, "a PSN was retransmitted whose earlier transmission the capture does not show, so the timer interval cannot be measured")
 		return
 	}
+	// A sweep passed the oldest outstanding request after its latest
+	// transmission the capture shows, without the capture showing it
+	// there: where the requester's IDs show it sent a packet for each PSN
+	// passed, the timer was armed no earlier than that sweep; otherwise
+	// only a sweep leaving the request out makes the earlier measure the
+	// right one (swept). IDs that may show it, from a sender not yet seen
+	// to number its packets one by one, are waited for.
+	// (The PSN resent may be that request: its own previous transmission
+	// then is the sweep's too.)
+	other := ev.PrevSend != nil && ev.PrevSend != ev.OldestLast
+	if s := ev.OldestSwept; s != nil && s.Time > prev.Time && (!other || ev.PrevSend.Time > prev.Time) {
+		at, seq := s, ev.OldestSweptSeq
+		if other && ev.PrevSend.Time < at.Time {
+			at, seq = ev.PrevSend, ev.PrevSeq
+		}
+		next, skipped, e := ev.OldestSweptNext, ev.OldestSweptSkipped, *ev
+		shown := func(c *harness.Conn) (yes, known bool) {
+			n, known := c.SentBetween(s, next)
+			return known && n >= skipped, known
+		}
+		if _, known := shown(c); !known && s.HasIPID && next.HasIPID && int(next.IPID-s.IPID)-1 >= skipped {
+			c.Await(func(c *harness.Conn, after *trace.Record) bool {
+				yes, known := shown(c)
+				switch {
+				case yes:
+					m.judge(c, r, &e, at, seq, nil)
+				case known || after == nil:
+					m.judge(c, r, &e, prev, since, at)
+				default:
+					return false
+				}
+				return true
+			})
+			return
+		}
+		if yes, _ := shown(c); yes {
+			prev, since = at, seq
+		} else {
+			m.judge(c, r, ev, prev, since, at)
+			return
+		}
+	}
+	m.judge(c, r, ev, prev, since, nil)
+}
+
+// judge judges the retransmission r (its event ev) against the transport
+// timer, armed no earlier than prev (since: its place among the
+// connection's records), or than swept where a sweep the capture shows
+// only in part may have passed the oldest request outstanding.
+func (m *monitor) judge(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent, prev *trace.Record, since uint64, swept *trace.Record) {
+	p := r.Packet
 	d, zero, known := retries.AckTimeout(c)
 	if !known {
 		c.Indeterminate(ID, "retransmissions after a silence were seen but the local ACK timeout is unknown; --ack-timeout=N would decide whether they came too early")
@@ -121,6 +171,8 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	switch {
+	case swept != nil && gap >= retries.TimerFloor(c, d) && r.Time-swept.Time < retries.TimerFloor(c, d):
+		c.Unresolved(ID, fmt.Sprintf("PSN %d was sent again %v after the sweep of frame %d, before the transport timer could expire, unless that sweep left out the oldest request outstanding, whose transmission there the capture does not show (its previous one is %v before)", p.PSN, r.Time-swept.Time, swept.Frame, gap))
 	case gap >= d:
 		c.Checked(ID)
 	case gap >= retries.TimerFloor(c, d):

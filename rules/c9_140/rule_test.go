@@ -138,6 +138,18 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.RspSkip = true
 			s.ACK(100)
 		}, reqtest.Suspect},
+		// A go-back-N of a three-packet SEND whose middle packet the
+		// capture lost, the first then acknowledged: the requester's IDs
+		// show the middle one, the oldest outstanding, was sent in the
+		// sweep, and the timer for it was armed no earlier; another sweep
+		// half an interval later is early. With IDs that never change, only a
+		// sweep that left the packet out makes it legal: open.
+		{"capture, a sweep resent early after one whose packet the capture lost, the IDs show it sent", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			sweepLost(s, acked, false)
+		}, reqtest.Fail},
+		{"capture, a sweep resent early after one whose packet the capture lost, IDs fixed", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			sweepLost(s, acked, true)
+		}, reqtest.Suspect},
 		{"complete capture, resend at half the interval", reqtest.Capture(1024, 10, -1, -1, true), func(s *reqtest.Script) {
 			x := s.Req(wire.SendOnly, 100, 8)
 			s.At(T / 2).Again(x)
@@ -253,4 +265,21 @@ func TestMonitorCaptures(t *testing.T) {
 	for _, name := range []string{"send-4k-mtu1024", "read-8k-mtu1024", "write-8k-mtu1024", "atomic-cas", "mix-ipv6-mtu1024", "errors"} {
 		reqtest.Expect(t, name, reqtest.CaptureFile(t, reqtest.Captures+"/rxe/"+name+".pcap", ID, reqtest.Capture(0, 14, 7, 7, false)), reqtest.NoFail)
 	}
+}
+
+// sweepLost: three SENDs, a go-back-N of them after the interval whose
+// middle packet the capture lost (the requester's IDs skip a number for
+// it, unless fixed), the first then acknowledged, and the rest resent
+// half an interval after that sweep. acked first puts 20 acknowledged
+// SENDs before, for the IDs to be seen counting.
+func sweepLost(s *reqtest.Script, acked func(*reqtest.Script, int), fixed bool) {
+	s.RspCounts, s.Const = true, fixed
+	acked(s, 20)
+	r := s.Send(100, 3)
+	s.Wait(T + time.Microsecond).Resend(r[0])
+	s.ReqSkip = !fixed
+	s.Resend(r[2])
+	s.ACK(100)
+	s.Wait(T / 2).Resend(r[1:]...)
+	s.ACK(102)
 }

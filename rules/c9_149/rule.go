@@ -4,10 +4,14 @@
 package c9_149
 
 import (
+	"fmt"
+
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
+	"github.com/rcconform/rcconform/wire"
 )
 
 // ID is the clause this package checks.
@@ -68,6 +72,25 @@ func (m *monitor) judge(c *harness.Conn, r *trace.Record, j answers.Judgement) {
 		c.Unresolved(ID, j.Reason)
 	case j.Undecided:
 		c.Indeterminate(ID, j.Reason)
+	case j.Violation && j.PastPSN:
+		// One root cause, two readings: the NAK names where the
+		// responder stopped, or its MSN is the count of the moment.
+		p := r.Packet
+		psnClause, stopped := "C9-111", "its expected PSN"
+		if p.AETH.Kind() == wire.KindRNR {
+			psnClause, stopped = "C9-113", "the request it could not take"
+		}
+		alts := []reports.Alternative{
+			{ID: ID, If: fmt.Sprintf("PSN %d is right: no message at or past it had completed, so the count of the moment is lower", p.PSN)},
+			{ID: psnClause, If: fmt.Sprintf("MSN %d is right: the responder had completed a message at or past PSN %d, which is then not %s", p.AETH.MSN&0xFFFFFF, p.PSN, stopped)}}
+		if psnClause == "C9-111" {
+			// The sequence-error case of the same meaning.
+			alts = append(alts, reports.Alternative{ID: "C9-121", If: alts[1].If})
+		}
+		if j.Other != nil && !j.OtherNAK {
+			alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK is right: the answer of frame %d counted too few messages for the PSN it names", j.Other.Frame)})
+		}
+		c.ViolationEither(r, j.Message, append(j.Expected, "a NAK PSN past every message its MSN counts"), j.Seen, alts...)
 	case j.Violation:
 		c.Violation(ID, r, j.Message, j.Expected, j.Seen)
 	default:

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/harness/harnesstest"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
@@ -47,13 +48,21 @@ func TestNAKBelowSilentCompletions(t *testing.T) {
 	rtest.WantIndeterminate(t, b.Recs, rtest.Capture(0), ID)
 }
 
+// TestNAKAboveWhatArrived: a NAK's MSN counts no more messages than had
+// reached the responder; a sequence NAK's none at or past its PSN
+// (TestNAKCountsPastItsPSN), which a remote access NAK's PSN does not
+// bound.
 func TestNAKAboveWhatArrived(t *testing.T) {
-	var b rtest.Builder
-	b.Send(10, true)
-	b.Ack(10, 1)
-	b.Send(12, true)
-	b.NAK(11, wire.NAKPSNSequence, 7)
-	rtest.WantViolation(t, b.Recs, rtest.Capture(0), ID, "above the 2 new messages")
+	trace := func(psn wire.PSN, code uint8) []*trace.Record {
+		var b rtest.Builder
+		b.Send(10, true)
+		b.Ack(10, 1)
+		b.Send(12, true)
+		b.NAK(psn, code, 7)
+		return b.Recs
+	}
+	rtest.WantViolation(t, trace(11, wire.NAKPSNSequence), rtest.Capture(0), ID, "counts a message at or past the PSN it names")
+	rtest.WantViolation(t, trace(12, wire.NAKRemoteAccess), rtest.Capture(0), ID, "above the at most 3 new messages")
 }
 
 func TestReference(t *testing.T) {
@@ -84,7 +93,7 @@ func TestAfterAnMSNFault(t *testing.T) {
 	}
 	rtest.WantPass(t, trace(7).Recs, rtest.Capture(0), ID) // the count before the wrong ACK
 	rtest.WantPass(t, trace(3).Recs, rtest.Capture(0), ID) // the wrong ACK's
-	rtest.WantViolation(t, trace(9).Recs, rtest.Capture(0), ID, "above the 4 new messages")
+	rtest.WantViolation(t, trace(9).Recs, rtest.Capture(0), ID, "counts a message at or past the PSN it names")
 }
 
 // TestAfterAnAnswerAboveTheCount: the answer to a resent ATOMIC whose MSN
@@ -104,7 +113,7 @@ func TestAfterAnAnswerAboveTheCount(t *testing.T) {
 		return &b
 	}
 	rtest.WantPass(t, trace(6).Recs, rtest.Capture(0), ID)
-	rtest.WantViolation(t, trace(9).Recs, rtest.Capture(0), ID, "above the 3 new messages")
+	rtest.WantViolation(t, trace(9).Recs, rtest.Capture(0), ID, "counts a message at or past the PSN it names")
 }
 
 // TestNAKBelowAReplayedAnswer: an answer that may replay one given before
@@ -143,5 +152,45 @@ func TestNAKAboveAfterMissedRequests(t *testing.T) {
 	if tl := rtest.WantIndeterminate(t, trace(true), rtest.Capture(0), ID); tl.Open == 0 {
 		t.Errorf("the NAK's MSN is not left open")
 	}
-	rtest.WantViolation(t, trace(false), rtest.Capture(0), ID, "above the 3 new messages")
+	// Without the ACK ahead, the NAK's MSN counts a message at or past
+	// the PSN it names (TestNAKCountsPastItsPSN).
+	rtest.WantViolation(t, trace(false), rtest.Capture(0), ID, "counts a message at or past the PSN it names")
+}
+
+// TestNAKCountsPastItsPSN: a sequence or RNR NAK names the PSN where the
+// responder stopped, so its MSN counts no message at or past it: above the
+// count of the answer before it plus the messages ending between, either
+// its MSN (this clause), its PSN (the NAK's own clause) or that answer's
+// count (C9-148) is wrong, one finding naming the three. A duplicate of
+// an earlier request in between may have been counted (C9-148's fault,
+// the count's to judge): the NAK then carries the count of the moment.
+func TestNAKCountsPastItsPSN(t *testing.T) {
+	trace := func(syn uint8, msn uint32, dup bool) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		b.AckedSends(10, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+		if dup {
+			b.Send(15, true)
+		}
+		b.Send(19, true)
+		b.Resp(wire.Acknowledge, 19, syn, msn, 0)
+		return b.Recs
+	}
+	for _, tc := range []struct {
+		syn    uint8
+		clause string
+	}{{wire.SynRNR(4), "C9-113"}, {wire.SynNAK(wire.NAKPSNSequence), "C9-111"}} {
+		rtest.WantPass(t, trace(tc.syn, 9, false), rtest.Capture(0), ID)
+		rtest.WantViolation(t, trace(tc.syn, 10, false), rtest.Capture(0), ID, "counts a message at or past the PSN it names")
+		// The one finding, this monitor's, is listed under each clause
+		// it names in a full audit.
+		tallies, _ := harnesstest.AuditAll(&harnesstest.Trace{Records: trace(tc.syn, 10, false)}, rtest.Capture(0))
+		for _, c := range []string{ID, tc.clause, "C9-148"} {
+			if tallies[c] == nil || tallies[c].Violations != 1 {
+				t.Errorf("%s: the NAK's finding is not listed once under %s", wire.SyndromeString(tc.syn), c)
+			}
+		}
+		if f := rtest.Tally(rtest.Audit(trace(tc.syn, 10, true), rtest.Capture(0), ID), ID); f.Violations != 0 {
+			t.Errorf("%s: a NAK after a duplicate that may have been counted fails", wire.SyndromeString(tc.syn))
+		}
+	}
 }

@@ -67,6 +67,11 @@ type monitor struct {
 	// responder's expected PSN, or at or before an ACKed PSN) not yet
 	// answered.
 	dups []wire.PSN
+	// dupSinceAck: a duplicate was noted since the latest positive ACK
+	// (the receive model takes it as one too, and C9-105 judges the ACK
+	// after it); resent: a SEND or WRITE was sent again since then,
+	// which the responder may have taken as a duplicate.
+	dupSinceAck, resent bool
 }
 
 // maxDups bounds the duplicates remembered.
@@ -74,9 +79,13 @@ const maxDups = 64
 
 // noteDup remembers request PSN p when it is a duplicate.
 func (m *monitor) noteDup(c *harness.Conn, p wire.PSN) {
+	if c.SentBefore(p) {
+		m.resent = true
+	}
 	if c.Classify(p) != harness.ReqBehind && !(c.HaveAck && p.AtOrBefore(c.LastAckPSN)) {
 		return
 	}
+	m.dupSinceAck = true
 	if len(m.dups) == maxDups {
 		m.dups = m.dups[1:]
 	}
@@ -126,6 +135,13 @@ func inRead(ack *trace.Record, first wire.PSN, length uint32) harness.Decide {
 				[]string{"the PSN of a SEND or RDMA WRITE request, or the newest completed request's PSN"},
 				fmt.Sprintf("ACK PSN %d", a))
 		case s != nil && s.Known():
+			if o := c.ReadSpanAt(a); o != nil && o.First != first && a.After(o.First) && !(o.Known() && !a.Before(o.LastMin)) {
+				// Past this READ's range, but inside another READ's
+				// (found by the recall test: two READs outstanding,
+				// the path MTU unknown): that one decides.
+				first, length = o.First, o.Length
+				return false
+			}
 			if _, _, _, ok := c.Req(a); !ok && !c.Complete() {
 				c.Indeterminate(ID, "ACK PSN names a request the capture did not show")
 			} else {
@@ -256,6 +272,8 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	first := !m.acked
 	m.acked = true
+	dupSinceAck, resent := m.dupSinceAck, m.resent || len(m.dups) > 0
+	m.dupSinceAck, m.resent = false, false
 	// Where the path MTU is not known, NextReq counts a READ as one
 	// PSN: its range is judged first.
 	if s := c.ReadSpanAt(p.PSN); s != nil && c.MTU() == 0 && !s.Known() && !s.Closed && p.PSN.AtOrAfter(s.LastMin) && p.PSN.Before(s.LastMax) {
@@ -393,18 +411,25 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		})
 		return
 	}
-	if done, ok := c.CompletedByMSN(r); ok && p.PSN.Before(done) && len(m.dups) == 0 && !c.Complete() {
+	if k, ok := c.CompletedByMSN(r); ok && p.PSN.Before(k.Done) && !dupSinceAck && !c.Complete() {
 		// Its own MSN counts the message of a request past its PSN:
 		// the responder had completed that request, and an ACK names
-		// the newest new request it covers; or the MSN is wrong. (An
-		// ACK answering a duplicate is C9-105's. On a complete trace
-		// the expected PSN and the count are known, and each clause's
-		// own judgement tells which field is wrong.)
-		bp, bm, _ := c.CountBase()
-		c.ViolationEither(r, fmt.Sprintf("ACK PSN %d, while its MSN %d counts messages past an ACK of PSN %d (MSN %d) up to PSN %d at least", p.PSN, p.AETH.MSN&0xFFFFFF, bp, bm, done),
-			[]string{fmt.Sprintf("an ACK PSN of at least %d, the newest request its MSN counts as completed", done)}, fmt.Sprintf("ACK PSN %d", p.PSN),
-			reports.Alternative{ID: ID, If: fmt.Sprintf("the MSNs are right: the ACK names PSN %d, behind PSN %d the responder had completed", p.PSN, done)},
-			reports.Alternative{ID: "C9-148", If: fmt.Sprintf("PSN %d is right: this ACK's MSN counts more messages than the requests up to it end, or the earlier ACK's counted too few", p.PSN)})
+		// the newest new request it covers; or the MSN is wrong. An ACK
+		// answering a duplicate names the newest completed PSN too
+		// (C9-105): after a request sent again, which the responder may
+		// have taken as a duplicate, the finding names that clause as
+		// well. (After a duplicate the trace proves, C9-105 judges the
+		// ACK. On a complete trace the expected PSN and the count are
+		// known, and each clause's own judgement tells which field is
+		// wrong.)
+		done := k.Done
+		alts := []reports.Alternative{{ID: ID, If: fmt.Sprintf("the MSNs are right and the ACK acknowledges new requests: it names PSN %d, behind PSN %d the responder had completed", p.PSN, done)}}
+		if resent {
+			alts = append(alts, reports.Alternative{ID: "C9-105", If: fmt.Sprintf("the MSNs are right and the ACK answers a request sent again as a duplicate: its PSN %d is behind PSN %d, the newest the responder had completed", p.PSN, done)})
+		}
+		alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("PSN %d is right: this ACK's MSN counts more messages than the requests up to it end, or the earlier ACK's counted too few", p.PSN)})
+		c.ViolationEither(r, fmt.Sprintf("ACK PSN %d, while its MSN %d counts messages past the response with PSN %d (MSN %d) up to PSN %d at least", p.PSN, p.AETH.MSN&0xFFFFFF, k.From, k.FromMSN, done),
+			[]string{fmt.Sprintf("an ACK PSN of at least %d, the newest request its MSN counts as completed", done)}, fmt.Sprintf("ACK PSN %d", p.PSN), alts...)
 		return
 	}
 	if _, _, _, ok := c.Req(p.PSN); !ok && c.ReadCovering(p.PSN) == nil {

@@ -1736,7 +1736,7 @@ func (rc *recall) judge(rng *rand.Rand, inj injection, in *injected, ev *evidenc
 		k := recallKey{inj.key, capture, what}
 		rc.got[k]++
 		if _, ok := rc.examples[k]; !ok {
-			rc.examples[k] = fmt.Sprintf("%s\n%s, injected at frame %d\n%s", msg, where, in.at.Frame, dump(&ht.Trace{Records: recs}))
+			rc.examples[k] = fmt.Sprintf("%s\n%s, injected at frame %d\n%s%s", msg, where, in.at.Frame, dump(&ht.Trace{Records: recs}), auditSummary(tallies, findings, named))
 		}
 	}
 	tl := tallies[inj.clause]
@@ -1870,6 +1870,19 @@ func auditClean(sentRecs []*trace.Record, mtu int, view captureView, w wireIDs, 
 		fails[f.ID] = true
 	}
 	return fails
+}
+
+// auditSummary is what the audit said of an example trace: the named
+// clauses' verdicts and every finding.
+func auditSummary(tallies map[string]*harness.Tally, findings []reports.Finding, named []string) string {
+	var b strings.Builder
+	for _, c := range named {
+		fmt.Fprintf(&b, "  %s: %s %s\n", c, verdictOf(tallies[c]), reasonOf(tallies[c]))
+	}
+	for _, f := range findings {
+		fmt.Fprintf(&b, "  finding %s at frame %d: %s\n", f.ID, f.Frame, f.Message)
+	}
+	return b.String()
 }
 
 // reasonOf is a tally's first undecided reason, in parentheses.
