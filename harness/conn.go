@@ -339,14 +339,18 @@ func (c *Conn) MTU() int {
 // BeyondMTU says why request r is one no responder can execute for its
 // length: a SEND or RDMA WRITE packet carrying more than the path MTU (the
 // connection's, configured or announced by its handshake, or, for an Only
-// or Last packet, the one its full First and Middle packets show). It
-// returns "" when r is not such a packet, or the MTU is not known.
+// or Last packet, the one its full First and Middle packets show), or
+// more than the largest path MTU whatever the connection's. It returns ""
+// when r is not such a packet, or the MTU is not known.
 func (c *Conn) BeyondMTU(r *trace.Record) string {
 	p := r.Packet
 	if cl := opc.Class(p.Opcode); r.Truncated || cl != wire.ClassSend && cl != wire.ClassWrite {
 		return ""
 	}
 	mtu, how := c.Settings.MTU, "the connection's path MTU"
+	if mtu == 0 && r.PayloadLen > maxMTU {
+		mtu, how = maxMTU, "the largest path MTU"
+	}
 	if mtu == 0 {
 		if pos := opc.Position(p.Opcode); pos != wire.PosOnly && pos != wire.PosLast {
 			return ""

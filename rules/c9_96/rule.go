@@ -139,13 +139,26 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 }
 
 func (m *monitor) flag(c *harness.Conn, r *trace.Record, s *answers.Stream, msg, want string) {
+	m.mark(s)
+	c.Violation(ID, r, msg, []string{want}, r.Packet.String())
+}
+
+// flagInAnyOrder is flag for a fault no order of the packets makes legal
+// (harness.Conn.ViolationInAnyOrder): a response that may have been
+// delayed is judged all the same.
+func (m *monitor) flagInAnyOrder(c *harness.Conn, r *trace.Record, s *answers.Stream, msg, want string) {
+	m.mark(s)
+	c.ViolationInAnyOrder(ID, r, msg, []string{want}, r.Packet.String())
+}
+
+// mark remembers stream s as flagged.
+func (m *monitor) mark(s *answers.Stream) {
 	if s != nil {
 		if m.flagged == nil {
 			m.flagged = map[*answers.Stream]bool{}
 		}
 		m.flagged[s] = true
 	}
-	c.Violation(ID, r, msg, []string{want}, r.Packet.String())
 }
 
 // start judges the first packet of a stream: the count of packets it
@@ -248,12 +261,14 @@ func (m *monitor) cont(c *harness.Conn, r *trace.Record, s *answers.Stream) {
 // them there (another READ's range, past this one, begins at the PSN
 // after it, and a Middle or Last starts no answer). (A Middle at the
 // range's last PSN is no numbering fault if the capture missed the
-// packets before it: a Last sent as a Middle is C9-98's.)
+// packets before it: a Last sent as a Middle is C9-98's.) Nor does any
+// order of the packets: a response delayed past later ones has them
+// there no more than a prompt one (found by the recall test).
 func (m *monitor) skipUnlessMissed(c *harness.Conn, r *trace.Record, s *answers.Stream) {
 	p := r.Packet
 	q := s.Req
 	if s.EndKnown && s.Start.InRange(q.PSN, s.End) && p.PSN == s.End.Next() {
-		m.flag(c, r, s, fmt.Sprintf("READ response PSN %d (%s) follows PSN %d of the answer to the READ at PSN %d (frame %d), whose range ends at PSN %d %s: no answer carries a Middle or Last just past a READ's range, whatever the capture missed", p.PSN, p.Opcode, s.Next.Add(-1), q.PSN, q.Rec.Frame, s.End, s.Basis()),
+		m.flagInAnyOrder(c, r, s, fmt.Sprintf("READ response PSN %d (%s) follows PSN %d of the answer to the READ at PSN %d (frame %d), whose range ends at PSN %d %s: no answer carries a Middle or Last just past a READ's range, whatever the capture missed", p.PSN, p.Opcode, s.Next.Add(-1), q.PSN, q.Rec.Frame, s.End, s.Basis()),
 			fmt.Sprintf("the next response packet of the READ at PSN %d with PSN %d, its Last at PSN %d", q.PSN, s.Next, s.End))
 		return
 	}
@@ -268,7 +283,9 @@ func (m *monitor) skipUnlessMissed(c *harness.Conn, r *trace.Record, s *answers.
 func (m *monitor) orphan(c *harness.Conn, r *trace.Record) {
 	p := r.Packet
 	if op, _, frame, ok := c.Req(p.PSN); ok && op != wire.ReadRequest {
-		c.Violation(ID, r, fmt.Sprintf("READ response with PSN %d, a PSN the %s of frame %d used: no READ reserved it", p.PSN, op, frame),
+		// In any order: no READ reserved that PSN, whenever the
+		// response was sent.
+		c.ViolationInAnyOrder(ID, r, fmt.Sprintf("READ response with PSN %d, a PSN the %s of frame %d used: no READ reserved it", p.PSN, op, frame),
 			[]string{"READ responses only at PSNs a READ request reserved: its own PSN and the ones after it"}, p.String())
 		return
 	}

@@ -224,6 +224,26 @@ func TestSkipOnACapture(t *testing.T) {
 	}
 }
 
+// TestJustPastTheRangeMayLookLate: a READ answer's Last just past its
+// READ's range carries the MSN of a response the trace shows before it,
+// of the next PSN, and no IDs date it: it may be an older response delayed,
+// but no order of the packets puts a Last there, so it fails all the same.
+func TestJustPastTheRangeMayLookLate(t *testing.T) {
+	var tr ht.Trace
+	tr.Read(18, 3*1024) // 18..20 at MTU 1024
+	tr.Req(wire.SendOnly, 21, true)
+	tr.Read(22, 8)
+	tr.ReadResp(wire.ReadResponseFirst, 18, 1, 1024)
+	tr.ReadResp(wire.ReadResponseMiddle, 19, 1, 1024)
+	tr.Ack(21, 2)
+	tr.ReadResp(wire.ReadResponseOnly, 22, 3, 8)
+	tr.ReadResp(wire.ReadResponseLast, 21, 3, 1024) // skips 20, past the range
+	tallies, findings := ht.AuditAll(&tr, ht.Capture())
+	if tl := tallies[ID]; tl == nil || tl.Violations != 1 {
+		t.Errorf("a Last just past its READ's range, looking delayed: %+v, %v", tl, findings)
+	}
+}
+
 // TestLastOnTheNextREAD: a READ answer skips to a Middle at its READ's
 // last PSN, and its Last lands on the PSN of the next READ, whose range
 // begins there. No earlier READ's range can end at that PSN (the

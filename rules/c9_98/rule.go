@@ -14,6 +14,7 @@ import (
 	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -88,8 +89,18 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		c.Violation(ID, r, fmt.Sprintf("the last response packet of the READ at PSN %d (frame %d) carries the syndrome %s: the last AETH acknowledges the READ, so it must be an ACK",
 			q.PSN, q.Rec.Frame, p.AETH), want(), p.String())
 	case !opc.Has(p.Opcode, wire.HdrAETH):
-		c.Violation(ID, r, fmt.Sprintf("PSN %d is the last of the %d response packets of the READ at PSN %d (frame %d, %d bytes %s), but it went out as %s, so the response ends without the AETH that acknowledges the READ",
-			p.PSN, s.End.Diff(s.Start)+1, q.PSN, q.Rec.Frame, q.Length, s.Basis(), p.Opcode), want(), p.String())
+		msg := fmt.Sprintf("PSN %d is the last of the %d response packets of the READ at PSN %d (frame %d, %d bytes %s), but it went out as %s, so the response ends without the AETH that acknowledges the READ",
+			p.PSN, s.End.Diff(s.Start)+1, q.PSN, q.Rec.Frame, q.Length, s.Basis(), p.Opcode)
+		if op, _, frame, ok := c.Req(p.PSN); ok && op == wire.ReadRequest && p.PSN != q.PSN && frame > q.Rec.Frame {
+			// A READ asked again from this PSN since (a partial
+			// retry): the packet may answer it, and then begins its
+			// answer without the AETH (C9-97). Wrong either way.
+			c.ViolationEither(r, msg, append(want(), fmt.Sprintf("a READ Response Only (or First) with PSN %d, answering the READ of frame %d", p.PSN, frame)), p.String(),
+				reports.Alternative{ID: ID, If: fmt.Sprintf("it ends the answer to the READ at PSN %d", q.PSN)},
+				reports.Alternative{ID: "C9-97", If: fmt.Sprintf("it answers the READ asked again from PSN %d (frame %d), whose answer begins there", p.PSN, frame)})
+			return
+		}
+		c.Violation(ID, r, msg, want(), p.String())
 	}
 }
 

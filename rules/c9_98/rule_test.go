@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/harness/harnesstest"
 	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -32,6 +33,25 @@ func TestMiddleAtTheEndIsFlagged(t *testing.T) {
 	rtest.WantViolation(t, b.Recs, rtest.Active(256), ID, "PSN 1 is the last of the 3 response packets")
 	// A capture whose MTU the First packet shows decides it too.
 	rtest.WantViolation(t, b.Recs, rtest.Capture(0), ID, "ends without the AETH")
+}
+
+// TestMiddleAfterAPartialRetry: the Last of a READ's answer escaped the
+// capture, the requester asked again from that PSN, and a Middle came
+// there: the end of the first answer without its AETH (this clause) or
+// the start of the retry's answer without one (C9-97): one finding names
+// both.
+func TestMiddleAfterAPartialRetry(t *testing.T) {
+	var b rtest.Builder
+	b.Read(10, 3*1024) // 10..12
+	b.Resp(wire.ReadResponseFirst, 10, 0x04, 1, 1024)
+	b.Resp(wire.ReadResponseMiddle, 11, 0, 0, 1024)
+	b.Req(wire.ReadRequest, 12, true, 0).Packet.RETH = wire.RETH{VA: 0x1800, RKey: 0x77, Length: 1024}
+	b.Resp(wire.ReadResponseMiddle, 12, 0, 0, 1024)
+	rtest.WantViolation(t, b.Recs, rtest.Capture(0), ID, "one of these clauses is broken")
+	// The one finding is listed under C9-97 too in a full audit.
+	if tallies, _ := harnesstest.AuditAll(&harnesstest.Trace{Records: b.Recs}, rtest.Capture(0)); tallies["C9-97"] == nil || tallies["C9-97"].Violations != 1 {
+		t.Errorf("the finding is not listed under C9-97")
+	}
 }
 
 func TestNAKSyndromeInLastIsFlagged(t *testing.T) {

@@ -141,9 +141,19 @@ func TestMonitor(t *testing.T) {
 		}, undecided, ""},
 		{"no MTU known: nothing judged", rtest.Capture(0), func(b *rtest.Builder) {
 			est(b)
-			b.Req(wire.SendOnly, 11, true, 5000)
+			b.Req(wire.SendOnly, 11, true, 3000)
 			b.Ack(11, 2)
 		}, nothingJudged, ""},
+		{"no MTU known, but beyond the largest path MTU", rtest.Capture(0), func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.SendOnly, 11, true, 5000)
+			b.Ack(11, 2)
+		}, undecided, ""},
+		{"a complete trace, no MTU known, beyond the largest path MTU", complete, func(b *rtest.Builder) {
+			est(b)
+			b.Req(wire.SendOnly, 11, true, 5000)
+			b.Ack(11, 2)
+		}, violation, "the largest path MTU"},
 		{"a capture: the request may repeat one executed unseen", rtest.Capture(1024), func(b *rtest.Builder) {
 			b.Req(wire.SendOnly, 11, true, 1028)
 			b.Ack(11, 2)
