@@ -505,7 +505,7 @@ func (c *Conn) absorb(r *trace.Record) {
 	case wire.ClassAck:
 		if p.AETH.IsACK() {
 			c.LastAckPSN, c.LastAckMSN, c.HaveAck = p.PSN, p.AETH.MSN&0xFFFFFF, true
-			c.ackCounts.note(p)
+			c.ackCounts.note(r)
 			if c.nOwed > 0 {
 				c.answered(p.PSN, false, true)
 			}

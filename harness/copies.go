@@ -591,6 +591,7 @@ type ackCounts struct {
 	top                         uint32
 	topPSN, topOldest, belowPSN wire.PSN
 	haveTop, haveBelow          bool
+	oldestRec                   *trace.Record // the ACK that named topOldest
 	base                        uint32
 	baseOldest                  wire.PSN
 	haveBase                    bool
@@ -606,22 +607,45 @@ func (a *ackCounts) noteCount(msn uint32, p wire.PSN) {
 	}
 }
 
-// note takes in positive ACK p.
-func (a *ackCounts) note(p *wire.Packet) {
+// note takes in positive ACK r.
+func (a *ackCounts) note(r *trace.Record) {
+	p := r.Packet
 	msn := p.AETH.MSN & 0xFFFFFF
 	a.noteCount(msn, p.PSN)
 	switch {
 	case !a.haveTop:
-		a.top, a.topPSN, a.topOldest, a.haveTop = msn, p.PSN, p.PSN, true
+		a.top, a.topPSN, a.topOldest, a.haveTop, a.oldestRec = msn, p.PSN, p.PSN, true, r
 	case MSNAfter(msn, a.top):
 		if !a.haveBelow || a.topPSN.After(a.belowPSN) {
 			a.belowPSN, a.haveBelow = a.topPSN, true
 		}
-		a.top, a.topPSN, a.topOldest = msn, p.PSN, p.PSN
+		a.top, a.topPSN, a.topOldest, a.oldestRec = msn, p.PSN, p.PSN, r
 	case msn == a.top && p.PSN.After(a.topPSN):
 		a.topPSN = p.PSN
 	case msn == a.top && p.PSN.Before(a.topOldest):
-		a.topOldest = p.PSN
+		a.topOldest, a.oldestRec = p.PSN, r
+	}
+}
+
+// SameCountBehind returns the earlier positive ACK whose MSN equals that
+// of positive ACK r while it named a PSN before r's with a message other
+// than a READ ending between the two (the first such PSN in end): that
+// message was counted already when the earlier ACK was sent, which then
+// named a PSN behind a request the responder had completed (or one of
+// the counts is wrong). nil when there is none, or r may be late.
+func (c *Conn) SameCountBehind(r *trace.Record) (earlier *trace.Record, end wire.PSN) {
+	a := &c.ackCounts
+	p := r.Packet
+	if !a.haveTop || p.AETH.MSN&0xFFFFFF != a.top || !p.PSN.After(a.topOldest) || c.IsLate(r) || p.PSN.Diff(a.topOldest) > maxEndsScan {
+		return nil, 0
+	}
+	for q := a.topOldest.Next(); ; q = q.Next() {
+		if op, _, _, ok := c.Req(q); ok && op != wire.ReadRequest && op.EndsMessage() {
+			return a.oldestRec, q
+		}
+		if q == p.PSN {
+			return nil, 0
+		}
 	}
 }
 

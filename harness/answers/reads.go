@@ -354,10 +354,11 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 			return
 		}
 		q := &ReadReq{PSN: p.PSN, Length: p.RETH.Length, VA: p.RETH.VA, Rec: r, Seq: t.requests, conn: c}
-		if c.HaveReq && p.PSN.Before(c.NextReq) && c.Classify(p.PSN) != harness.ReqInSeq {
+		if e := c.Expected(); c.HaveReq && p.PSN.Before(c.NextReq) && !(e.HaveHi && p.PSN.AtOrAfter(e.Hi)) {
 			// Behind a later request seen: a resend, unless the trace
-			// proves the responder expected this PSN (a sequence NAK
-			// named it; the later requests came out of sequence).
+			// proves the responder had not passed this PSN (a sequence
+			// NAK named it or an earlier one; the later requests came
+			// out of sequence, or were lost before reaching it).
 			q.Dup = true
 		}
 		if t.coveringBefore(p.PSN, mtu) != nil {

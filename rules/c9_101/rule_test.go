@@ -47,6 +47,29 @@ func TestACKOvertakingTheREADIsFlagged(t *testing.T) {
 	}
 }
 
+// TestREADResentAfterASequenceNAK: a READ whose first copy the capture
+// lost, a later request seen, then a sequence NAK naming the READ's PSN:
+// the READ sent again is new to the responder (it had not passed that
+// PSN), not a duplicate, and an ACK past it before its answer ends
+// overtakes it.
+func TestREADResentAfterASequenceNAK(t *testing.T) {
+	b := rtest.Builder{PerSender: true}
+	b.AckedSends(90, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+	b.Req(wire.WriteOnly, 99, true, 8)
+	b.Req(wire.WriteOnly, 104, true, 8) // the READ at 100 before it lost
+	b.NAK(99, wire.NAKPSNSequence, 9)   // the WRITE at 99 lost after the capture point
+	b.Req(wire.WriteOnly, 99, true, 8)
+	b.Read(100, 4*1024)
+	b.Req(wire.WriteOnly, 104, true, 8)
+	b.Ack(99, 10)
+	b.Resp(wire.ReadResponseFirst, 100, 0x04, 11, 1024)
+	b.Ack(104, 12)
+	b.Resp(wire.ReadResponseMiddle, 101, 0, 0, 1024)
+	b.Resp(wire.ReadResponseMiddle, 102, 0, 0, 1024)
+	b.Resp(wire.ReadResponseLast, 103, 0x04, 11, 1024)
+	rtest.WantViolation(t, b.Recs, rtest.Capture(1024), ID, "followed it")
+}
+
 func TestCaptureWithoutTheResponseIsIndeterminate(t *testing.T) {
 	var b rtest.Builder
 	b.Read(100, 4*1024)

@@ -72,6 +72,25 @@ type monitor struct {
 	// after it); resent: a SEND or WRITE was sent again since then,
 	// which the responder may have taken as a duplicate.
 	dupSinceAck, resent bool
+	// sameBlamed: the latest ACK found behind by a later one of the same
+	// count (sameCountBehind), blamed once.
+	sameBlamed *trace.Record
+}
+
+// sameCountBehind reports ACK e, whose MSN the later ACK r carries too,
+// though a message other than a READ ends at PSN end between their PSNs:
+// e's count covered that message, so e was sent after it completed and
+// names a PSN behind it; or one of the counts is wrong (found by the
+// recall test: the answer to a duplicate naming the PSN before it).
+func sameCountBehind(c *harness.Conn, e, r *trace.Record, end wire.PSN) {
+	ep := e.Packet
+	alts := []reports.Alternative{{ID: ID, If: fmt.Sprintf("the MSNs are right and the ACK of frame %d acknowledges new requests: it names PSN %d, behind PSN %d the responder had completed", e.Frame, ep.PSN, end)}}
+	if c.ReqSends(end) > 1 {
+		alts = append(alts, reports.Alternative{ID: "C9-105", If: fmt.Sprintf("the MSNs are right and the ACK of frame %d answers a request sent again as a duplicate: its PSN %d is behind PSN %d, the newest the responder had completed", e.Frame, ep.PSN, end)})
+	}
+	alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("PSN %d is right: one of the two counts is wrong (the ACK of frame %d counts too few for PSN %d, or that of frame %d too many)", ep.PSN, r.Frame, r.Packet.PSN, e.Frame)})
+	c.ViolationEither(e, fmt.Sprintf("ACK PSN %d carries MSN %d, the count the ACK of frame %d carries for PSN %d, though a message ends at PSN %d between them: that message had completed when this ACK was sent", ep.PSN, ep.AETH.MSN&0xFFFFFF, r.Frame, r.Packet.PSN, end),
+		[]string{fmt.Sprintf("an ACK PSN of at least %d, the newest request its MSN counts as completed", end)}, fmt.Sprintf("ACK PSN %d", ep.PSN), alts...)
 }
 
 // maxDups bounds the duplicates remembered.
@@ -213,7 +232,7 @@ func ahead(c *harness.Conn, ack *trace.Record) harness.Decide {
 			switch {
 			case !opc.IsRequest(next.Packet.Opcode):
 				return false
-			case !reaches(next.Packet, a):
+			case !reaches(c, next.Packet, a):
 				reqAfter = true
 				return false
 			case next.Packet.Opcode == wire.ReadRequest && next.Packet.PSN.Before(a) && harness.MayBeReordered(ack, next):
@@ -274,6 +293,12 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	m.acked = true
 	dupSinceAck, resent := m.dupSinceAck, m.resent || len(m.dups) > 0
 	m.dupSinceAck, m.resent = false, false
+	if e, end := c.SameCountBehind(r); e != nil && e != m.sameBlamed && !c.Complete() && !c.FromStart() {
+		// (Where the trace shows the count from the QP's creation,
+		// C9-148 judges each MSN against it, and tells which is wrong.)
+		m.sameBlamed = e
+		sameCountBehind(c, e, r, end)
+	}
 	// Where the path MTU is not known, NextReq counts a READ as one
 	// PSN: its range is judged first.
 	if s := c.ReadSpanAt(p.PSN); s != nil && c.MTU() == 0 && !s.Known() && !s.Closed && p.PSN.AtOrAfter(s.LastMin) && p.PSN.Before(s.LastMax) {
@@ -445,8 +470,16 @@ func (m *monitor) End(*harness.Conn) {}
 
 // reaches reports whether request p may carry PSN a or show that a
 // request with PSN a was sent before it: its own PSN is at or past a, or
-// it is a READ, whose response PSNs may reach a. A request behind a says
-// nothing about an ACK naming a.
-func reaches(p *wire.Packet, a wire.PSN) bool {
-	return p.PSN.AtOrAfter(a) || p.Opcode == wire.ReadRequest
+// it is a READ, whose response PSNs may reach a (unless its known range
+// ends short of a: found by the recall test, a READ resent). A request
+// behind a says nothing about an ACK naming a.
+func reaches(c *harness.Conn, p *wire.Packet, a wire.PSN) bool {
+	if p.PSN.AtOrAfter(a) {
+		return true
+	}
+	if p.Opcode != wire.ReadRequest {
+		return false
+	}
+	s := c.ReadSpanOf(p.PSN, p.RETH.Length)
+	return s == nil || !s.Known() || !s.LastMax.Before(a)
 }

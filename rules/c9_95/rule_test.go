@@ -385,3 +385,52 @@ func TestAnswerBehindAnAckAhead(t *testing.T) {
 		}
 	}
 }
+
+// TestSameCountBehind: three SENDs resent (their first answers lost
+// before the capture), an ACK naming the PSN before them, then one naming
+// the last of them with the same MSN: the first ACK's count already held
+// the three messages, so it names a PSN behind what had completed (or a
+// count is wrong): one finding on it names C9-95, C9-105 (the SENDs were
+// sent again) and C9-148. With a count three lower it is an older ACK.
+func TestSameCountBehind(t *testing.T) {
+	for _, tc := range []struct {
+		msn  uint32
+		fail bool
+	}{{5, true}, {2, false}} {
+		var tr ht.Trace
+		for range 2 {
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Req(wire.SendOnly, 12, true)
+			tr.Req(wire.SendOnly, 13, true)
+		}
+		behind := tr.Ack(10, tc.msn)
+		tr.Ack(13, 5)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		for _, id := range []string{ID, "C9-105", "C9-148"} {
+			if got := tallies[id].Verdict() == reports.Fail; got != tc.fail {
+				t.Errorf("MSN %d: %s %s (%+v), want fail %v", tc.msn, id, tallies[id].Verdict(), findings, tc.fail)
+			}
+		}
+		if tc.fail && (len(findings) == 0 || findings[0].Frame != behind.Frame) {
+			t.Errorf("MSN %d: the finding is not the first ACK's: %+v", tc.msn, findings)
+		}
+	}
+}
+
+// TestAheadPastAREADResent: an ACK names a PSN past every request; a
+// READ resent next, within the reordering the capture shows, has a known
+// range ending short of it, so it does not explain the ACK: open, not
+// "capture reordering explains it".
+func TestAheadPastAREADResent(t *testing.T) {
+	var tr ht.Trace
+	tr.Read(10, 3*1024)
+	tr.ReadStream(10, 3*1024, 1024, 1)
+	tr.Req(wire.SendOnly, 13, true)
+	tr.Ack(13, 2)
+	tr.Ack(20, 3) // past every request
+	tr.Read(10, 3*1024)
+	tallies, findings := ht.AuditAll(&tr, ht.Capture())
+	if tl := tallies[ID]; tl == nil || tl.Open == 0 {
+		t.Errorf("the ACK ahead is not left open: %+v, %+v", tl, findings)
+	}
+}

@@ -170,6 +170,16 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.ReqSkip = true
 			s.Resend(r...)
 		}, reqtest.Suspect},
+		{"capture: a resend after the delay, no IPv4 Identification to tell whether an earlier one escaped the capture", reqtest.Capture(1024, 14, -1, 7, false), func(s *reqtest.Script) {
+			s.NoIPID = true
+			acked(s, 20)
+			rnrs(s, s.Send(10, 1), 1, 12, d12)
+		}, reqtest.Indet},
+		{"complete: a resend after the delay, no IPv4 Identification", reqtest.Capture(1024, 14, -1, 7, true), func(s *reqtest.Script) {
+			s.NoIPID = true
+			acked(s, 20)
+			rnrs(s, s.Send(10, 1), 1, 12, d12)
+		}, reqtest.Pass},
 		{"capture, RNR retry count unknown, resends after the delay", reqtest.Capture(1024, 14, -1, -1, false), func(s *reqtest.Script) {
 			rnrs(s, s.Send(10, 1), 2, 12, d12)
 		}, reqtest.NoFail},
