@@ -32,17 +32,43 @@ func (c *Conn) Await(decide Decide) {
 	c.awaited = append(c.awaited, decide)
 }
 
+// maxRaisedAtEnd bounds the rounds of instances raised at the end of a
+// trace by others decided there.
+const maxRaisedAtEnd = 8
+
 // decideAwaited offers next (nil: the end of the trace) to every instance
 // held, in the order they were raised, and forgets those it settles.
+//
+// An instance raised while deciding (an Await inside a Decide) is kept
+// for the records after next; at the end of the trace it is offered the
+// end too (a Decide offered the end settles: one raising another there
+// more than maxRaisedAtEnd rounds deep is cut off).
 func (c *Conn) decideAwaited(next *trace.Record) {
-	k := 0
-	for _, d := range c.awaited {
-		if d(c, next) || next == nil {
-			continue
+	from := 0
+	for round := 0; ; round++ {
+		n := len(c.awaited)
+		k := from
+		for i := from; i < n; i++ {
+			d := c.awaited[i]
+			if d(c, next) || next == nil {
+				continue
+			}
+			c.awaited[k] = d
+			k++
 		}
-		c.awaited[k] = d
-		k++
+		// Those raised meanwhile were appended past n.
+		k += copy(c.awaited[k:], c.awaited[n:])
+		clear(c.awaited[k:])
+		raised := len(c.awaited) > n
+		c.awaited = c.awaited[:k]
+		if next != nil || !raised {
+			return
+		}
+		if round == maxRaisedAtEnd {
+			clear(c.awaited)
+			c.awaited = c.awaited[:0]
+			return
+		}
+		from = 0 // at the end: offer the end to those raised too
 	}
-	clear(c.awaited[k:])
-	c.awaited = c.awaited[:k]
 }

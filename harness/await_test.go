@@ -98,3 +98,38 @@ func TestAwaitBound(t *testing.T) {
 		t.Fatalf("after the end: settled %d, %d held", settled, len(c.awaited))
 	}
 }
+
+// An instance raised while another is decided waits for the records after
+// it, and is offered the end of the trace too (it was dropped).
+func TestAwaitRaisedWhileDeciding(t *testing.T) {
+	c := &Conn{sink: NewSink("")}
+	var offered []int
+	inner := func(c *Conn, next *trace.Record) bool {
+		if next == nil {
+			offered = append(offered, 0)
+			return true
+		}
+		offered = append(offered, next.Frame)
+		return false
+	}
+	c.Await(func(c *Conn, next *trace.Record) bool {
+		c.Await(inner)
+		return true
+	})
+	c.decideAwaited(&trace.Record{Frame: 1})
+	c.decideAwaited(&trace.Record{Frame: 2})
+	c.decideAwaited(nil)
+	if len(offered) != 2 || offered[0] != 2 || offered[1] != 0 || len(c.awaited) != 0 {
+		t.Fatalf("the raised instance was offered %v (0: the end), %d held; want [2 0], 0", offered, len(c.awaited))
+	}
+	// Raised at the end: offered the end as well.
+	offered = nil
+	c.Await(func(c *Conn, next *trace.Record) bool {
+		c.Await(inner)
+		return true
+	})
+	c.decideAwaited(nil)
+	if len(offered) != 1 || offered[0] != 0 {
+		t.Fatalf("raised at the end, offered %v; want [0]", offered)
+	}
+}

@@ -434,3 +434,20 @@ func TestAheadPastAREADResent(t *testing.T) {
 		t.Errorf("the ACK ahead is not left open: %+v, %+v", tl, findings)
 	}
 }
+
+// TestAheadOnceTheREADEnds: an ACK whose PSN may lie inside a READ's
+// range while the path MTU is unknown; the READ's answer then shows its
+// range ends before it, and no request ever reaches it: an ACK ahead of
+// every request, open (a violation unless requests escaped the capture),
+// not merely unchecked.
+func TestAheadOnceTheREADEnds(t *testing.T) {
+	var tr ht.Trace
+	tr.Read(10, 3*1024)
+	tr.Ack(20, 1)
+	tr.ReadStream(10, 3*1024, 1024, 1) // 10..12
+	tr.Req(wire.SendOnly, 13, true)
+	tallies, findings := ht.AuditAll(&tr, ht.Capture())
+	if tl := tallies[ID]; tl == nil || tl.Open == 0 {
+		t.Errorf("the ACK ahead is not left open: %+v, %+v", tl, findings)
+	}
+}
