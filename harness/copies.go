@@ -291,6 +291,10 @@ func (c *Conn) endsIn(from, to wire.PSN, limit int) int {
 	return n
 }
 
+// EndsShownIn counts the requests the trace shows that end a message other
+// than a READ at a PSN in [from, to] (endsIn, up to maxEndsScan PSNs).
+func (c *Conn) EndsShownIn(from, to wire.PSN) int { return c.endsIn(from, to, maxEndsScan) }
+
 // IsLate reports whether response r came after responses its sender sent
 // later (lateResponse): where it stands in the trace says nothing of the
 // responder's order.

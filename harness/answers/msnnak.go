@@ -59,9 +59,9 @@ func (m *MSNModel) judgeNAK(c *harness.Conn, r *trace.Record) Judgement {
 	seen := fmt.Sprintf("%s with MSN %d", p.AETH, msn24(u))
 	// ownPSN: the NAK names the request the responder stopped at (a
 	// sequence NAK its expected PSN, an RNR NAK the request it could not
-	// take): no message at or past that PSN had completed.
-	// A PSN behind the expected PSN the trace proves is the NAK's own
-	// fault (its clause judges it), whatever it says of the count.
+	// take): no message at or past that PSN had completed. (A PSN behind
+	// the expected PSN the trace proves is the NAK's own fault, judged
+	// under its clause, whatever it says of the count.)
 	ownPSN := p.AETH.Kind() == wire.KindRNR || p.AETH.IsNAK(wire.NAKPSNSequence)
 	if e := c.Expected(); e.HaveLo && p.PSN.Before(e.Lo) {
 		ownPSN = false

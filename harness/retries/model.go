@@ -463,18 +463,38 @@ func (t *Tracker) continues(r *trace.Record) (cont, gap, maybe bool) {
 }
 
 // cause explains a retry start at r by the latest trigger since the last
-// retry start.
+// retry start. A trigger naming a PSN before r's whose requests up to r's
+// were all acknowledged or answered before r asks for nothing any more
+// (found by the recall test: an implied NAK of an ATOMIC answered since,
+// and a resend past it that only the timer explains).
 func (t *Tracker) cause(r *trace.Record) (Cause, *Trigger) {
 	for i := len(t.trig) - 1; i >= 0; i-- {
-		tr := &t.trig[i]
-		switch tr.Cause {
+		g := &t.trig[i]
+		switch g.Cause {
 		case CauseSeqNAK, CauseRNR, CauseImplied, CauseFatal:
-			cp := *tr
-			return tr.Cause, &cp
+			if g.PSN.Before(r.Packet.PSN) && t.settled(g.PSN, r.Packet.PSN) {
+				continue
+			}
+			cp := *g
+			return g.Cause, &cp
 		}
 	}
 	return CauseTimeout, nil
 }
+
+// settled reports whether every request from PSN from up to (not at) PSN
+// to is known acknowledged or answered.
+func (t *Tracker) settled(from, to wire.PSN) bool {
+	for q, i := from, 0; q != to; q, i = q.Next(), i+1 {
+		if e := t.Lookup(q); e == nil || !e.Done || i > maxSettledScan {
+			return false
+		}
+	}
+	return true
+}
+
+// maxSettledScan bounds the PSNs settled walks.
+const maxSettledScan = 4096
 
 // count charges a retry start to the episode's counters.
 func (t *Tracker) count(ev *ReqEvent) {

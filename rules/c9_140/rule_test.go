@@ -150,6 +150,19 @@ func TestMonitorHandBuilt(t *testing.T) {
 		{"capture, a sweep resent early after one whose packet the capture lost, IDs fixed", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
 			sweepLost(s, acked, true)
 		}, reqtest.Suspect},
+		// An ACK passing a READ implies a NAK of it, but the READ's
+		// answer came since: a SEND past it resent half an interval
+		// after its previous transmission is asked for by nothing the
+		// capture shows, the timer not yet expired: open (the READ's
+		// answer may have reached the requester damaged; with no IDs, a
+		// NAK the capture missed may have asked for it too), where it
+		// was left to the implied NAK, judged by nothing.
+		{"capture, a resend past a READ whose implied NAK its answer settled", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			settledNAK(s, acked, false)
+		}, reqtest.Suspect},
+		{"capture, a resend past a READ whose implied NAK its answer settled, no IDs", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			settledNAK(s, acked, true)
+		}, reqtest.Suspect},
 		{"complete capture, resend at half the interval", reqtest.Capture(1024, 10, -1, -1, true), func(s *reqtest.Script) {
 			x := s.Req(wire.SendOnly, 100, 8)
 			s.At(T / 2).Again(x)
@@ -281,5 +294,22 @@ func sweepLost(s *reqtest.Script, acked func(*reqtest.Script, int), fixed bool) 
 	s.Resend(r[2])
 	s.ACK(100)
 	s.Wait(T / 2).Resend(r[1:]...)
+	s.ACK(102)
+}
+
+// settledNAK: a READ of one packet and two SENDs (after 20 acknowledged
+// SENDs, for the IDs to be seen counting), an ACK of the first SEND (an
+// implied NAK of the READ), the READ's answer, and the second SEND resent
+// half an interval after its first transmission, then acknowledged
+// (IPv6-like when noIDs).
+func settledNAK(s *reqtest.Script, acked func(*reqtest.Script, int), noIDs bool) {
+	s.RspCounts, s.NoIPID = true, noIDs
+	acked(s, 20)
+	s.Read(100, 0x1000, 8)
+	s.Req(wire.SendOnly, 101, 8)
+	x := s.Req(wire.SendOnly, 102, 8)
+	s.ACK(101)
+	s.ReadResp(wire.ReadResponseOnly, 100, 8)
+	s.Wait(T / 2).Again(x)
 	s.ACK(102)
 }

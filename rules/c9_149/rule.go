@@ -47,7 +47,13 @@ func init() {
 type monitor struct {
 	t      *answers.Tracker
 	shared *answers.SharedMSN // C9-148's too
+	// stops are the sequence and RNR NAKs not yet followed by a
+	// positive ACK at or past their PSN (stoppedBefore).
+	stops []*trace.Record
 }
+
+// maxStops bounds the NAKs stoppedBefore keeps.
+const maxStops = 8
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
@@ -60,9 +66,62 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	if j := m.shared.NAK(c, r); !j.Skip {
 		m.judge(c, r, j)
+		if a := r.Packet.AETH; !j.Violation && !c.Complete() && !c.IsLate(r) && (a.Kind() == wire.KindRNR || a.IsNAK(wire.NAKPSNSequence)) {
+			if len(m.stops) == maxStops {
+				m.stops = m.stops[1:]
+			}
+			m.stops = append(m.stops, r)
+		}
 		return
 	}
 	m.shared.Model(c, r, ev)
+	if _, _, _, shown := c.Req(r.Packet.PSN); harness.IsAck(r.Packet) && len(m.stops) > 0 && !c.IsLate(r) && shown && c.AckPSNFault(r) == "" {
+		// (An ACK whose PSN names no request the trace shows, or one
+		// no legal responder gives, covers nothing certain: C9-95's.)
+		m.stoppedBefore(c, r)
+	}
+}
+
+// stoppedBefore judges the NAKs kept against positive ACK b at or past
+// their PSNs: a sequence or RNR NAK names where the responder stopped, so
+// its MSN counts the messages before its PSN x only; b acknowledges every
+// request up to its PSN, whenever it was sent, so its MSN counts those
+// and every message ending from x to b's PSN too. A NAK's MSN above b's
+// less the messages the trace shows ending from x to b (READs left out:
+// they may be counted early) is wrong in any order of the two (found by
+// the recall test: an RNR NAK naming a request it had completed, with no
+// answer before it to bound its count).
+func (m *monitor) stoppedBefore(c *harness.Conn, b *trace.Record) {
+	bp := b.Packet
+	k := 0
+	for _, n := range m.stops {
+		np := n.Packet
+		if !np.PSN.AtOrBefore(bp.PSN) {
+			m.stops[k] = n
+			k++
+			continue
+		}
+		ends := c.EndsShownIn(np.PSN, bp.PSN)
+		mn, mb := np.AETH.MSN&0xFFFFFF, bp.AETH.MSN&0xFFFFFF
+		if top := (mn + uint32(ends)) & 0xFFFFFF; !harness.MSNAfter(top, mb) {
+			continue
+		}
+		psnClause, stopped := "C9-111", "its expected PSN"
+		if np.AETH.Kind() == wire.KindRNR {
+			psnClause, stopped = "C9-113", "the request it could not take"
+		}
+		alts := []reports.Alternative{
+			{ID: ID, If: fmt.Sprintf("PSN %d is right: no message at or past it had completed, so the count of the moment was lower", np.PSN)},
+			{ID: psnClause, If: fmt.Sprintf("MSN %d is right: the responder had completed a message at or past PSN %d, which is then not %s", mn, np.PSN, stopped)}}
+		if psnClause == "C9-111" {
+			alts = append(alts, reports.Alternative{ID: "C9-121", If: alts[1].If})
+		}
+		alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK is right: the ACK of frame %d counts too few messages for its PSN %d", b.Frame, bp.PSN)})
+		c.ViolationEither(n, fmt.Sprintf("the NAK carries MSN %d, while the ACK of frame %d, which covers every request up to PSN %d, carries MSN %d and %d messages end from the NAK's PSN %d up to it: the NAK counts a message at or past the PSN it names", mn, b.Frame, bp.PSN, mb, ends, np.PSN),
+			[]string{fmt.Sprintf("MSN %d or less (no message at or past PSN %d completed)", (mb-uint32(ends))&0xFFFFFF, np.PSN)}, fmt.Sprintf("%s with MSN %d", np.AETH, mn), alts...)
+	}
+	clear(m.stops[k:])
+	m.stops = m.stops[:k]
 }
 
 // judge reports the judgement of a NAK's MSN.

@@ -194,3 +194,27 @@ func TestNAKCountsPastItsPSN(t *testing.T) {
 		}
 	}
 }
+
+// TestNAKCountsPastItsPSNByALaterACK: an RNR NAK, the first response of
+// the capture, carries an MSN that a later ACK, covering every request up
+// to its PSN, shows counted the request the NAK names: one finding on the
+// NAK names C9-149, C9-113 and C9-148. With an MSN one lower it passes.
+func TestNAKCountsPastItsPSNByALaterACK(t *testing.T) {
+	for _, tc := range []struct {
+		msn  uint32
+		fail bool
+	}{{6, true}, {5, false}} {
+		b := rtest.Builder{PerSender: true}
+		b.Send(10, true)
+		b.Resp(wire.Acknowledge, 10, wire.SynRNR(4), tc.msn, 0)
+		b.Send(10, true)
+		b.Send(11, true)
+		b.Ack(11, 7)
+		tallies, findings := harnesstest.AuditAll(&harnesstest.Trace{Records: b.Recs}, rtest.Capture(0))
+		for _, c := range []string{ID, "C9-113", "C9-148"} {
+			if got := tallies[c] != nil && tallies[c].Violations == 1; got != tc.fail {
+				t.Errorf("MSN %d: %s failed %v, want %v (%+v)", tc.msn, c, got, tc.fail, findings)
+			}
+		}
+	}
+}
