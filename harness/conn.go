@@ -223,10 +223,18 @@ type Conn struct {
 	// newestMSNTop is the newest PSN whose completion a response carrying
 	// newestMSN counted (countedAt).
 	newestMSNTop wire.PSN
-	// counted holds the latest ACKs' and NAKs' counts (a ring, the
-	// newest at nCounted-1), for countPinned.
-	counted  [countedDepth]countedMSN
+	// counted holds the latest responses whose counts the trace fixes
+	// (noteCounted; a ring, the newest at nCounted-1), for countPinned
+	// and CountClash.
+	counted  [countedDepth]*trace.Record
 	nCounted int
+	// countedTop is the newest PSN a response kept in counted named
+	// (it stays when that response leaves the ring).
+	countedTop wire.PSN
+	// openCounts are the positive ACKs not yet confirmed by a later one,
+	// clash the latest response's pairing (pairCounts).
+	openCounts []*trace.Record
+	clash      countClash
 	// maybeCopies holds the packets that may be copies (MaybeCopy), or
 	// late, with which, in the order of maybeOrder.
 	maybeCopies map[*trace.Record]maybeKind
@@ -524,14 +532,14 @@ func (c *Conn) absorb(r *trace.Record) {
 		if opc.EndsMessage(op) && c.nOwed > 0 {
 			c.answered(p.PSN, true, false)
 		}
-		if opc.EndsMessage(op) && p.AETH.IsACK() && c.readEndsAt(p.PSN) {
+		if c.countsUpTo(r) {
 			// At its READ's last PSN, which the request fixes (a
 			// response PSN no READ ends at is C9-96's fault, not a count).
-			c.ackCounts.noteCount(p.AETH.MSN&0xFFFFFF, p.PSN)
+			c.ackCounts.noteCount(r)
 		}
 	case wire.ClassAtomicAck:
-		if rop, _, _, ok := c.Req(p.PSN); ok && opc.Class(rop) == wire.ClassAtomic && p.AETH.IsACK() {
-			c.ackCounts.noteCount(p.AETH.MSN&0xFFFFFF, p.PSN)
+		if c.countsUpTo(r) {
+			c.ackCounts.noteCount(r)
 		}
 		if rop, _, _, ok := c.Req(p.PSN); ok && opc.Class(rop) == wire.ClassAtomic && (c.lastAnswer == nil || p.PSN.After(c.lastAnswer.Packet.PSN)) {
 			c.lastAnswer = r

@@ -195,26 +195,27 @@ func countedAt(p *wire.Packet) (wire.PSN, bool) {
 	return p.PSN, false
 }
 
-// countedDepth is how many ACKs' and NAKs' counts Conn.counted keeps.
-const countedDepth = 8
+// countedDepth is how many responses Conn.counted keeps (room for the
+// ACKs and NAKs countPinned pairs with beside the ATOMIC and READ
+// answers).
+const countedDepth = 16
 
-// countedMSN is the MSN of an ACK or a NAK and the PSN whose completion
-// it counts up to (countedAt).
-type countedMSN struct {
-	at  wire.PSN
-	msn uint32
-}
-
-// noteCounted keeps the count of r when it is an ACK or a NAK not found
-// late: unlike a READ response or an ATOMIC acknowledgment, neither
-// replays an earlier answer, so its MSN is the count of the PSNs it
-// counts up to, whenever it was sent.
+// noteCounted keeps r, not late, when its MSN is the count of the PSNs
+// it counts up to whenever it was sent (an ACK or a NAK: neither replays
+// an earlier answer), or counts them at least (countsUpTo: an ATOMIC
+// acknowledgment or a READ's last response, which may replay one with
+// the count of a later moment).
 func (c *Conn) noteCounted(r *trace.Record) {
-	if r.Packet.Opcode != wire.Acknowledge || c.IsLate(r) {
+	if r.Packet.Opcode != wire.Acknowledge && !c.countsUpTo(r) || c.IsLate(r) {
 		return
 	}
-	at, _ := countedAt(r.Packet)
-	c.counted[c.nCounted%countedDepth] = countedMSN{at, r.Packet.AETH.MSN & 0xFFFFFF}
+	if r.Packet.AETH.IsACK() {
+		c.pairCounts(r)
+	}
+	c.counted[c.nCounted%countedDepth] = r
+	if c.nCounted == 0 || r.Packet.PSN.After(c.countedTop) {
+		c.countedTop = r.Packet.PSN
+	}
 	c.nCounted++
 }
 
@@ -229,17 +230,21 @@ func (c *Conn) countPinned(p *wire.Packet) bool {
 	at, _ := countedAt(p)
 	msn := p.AETH.MSN & 0xFFFFFF
 	for i := range min(c.nCounted, countedDepth) {
-		e := c.counted[i]
-		ahead := (msn - e.msn) & 0xFFFFFF // how far p's MSN is ahead of e's
+		r := c.counted[i].Packet
+		if r.Opcode != wire.Acknowledge {
+			continue // its count may be a later moment's
+		}
+		eat, _ := countedAt(r)
+		ahead := (msn - r.AETH.MSN&0xFFFFFF) & 0xFFFFFF // how far p's MSN is ahead of r's
 		switch {
-		case e.at == at:
+		case eat == at:
 			// The same PSN counted: one more at most (a READ right
 			// after it, counted as the responder validated it).
 			if ahead >= 1<<23 && ahead <= 0xFFFFFF-1 {
 				return true
 			}
-		case !e.at.Before(at):
-		case ahead >= 1<<23 || c.endsIn(e.at.Next(), at, int(ahead)+1) > int(ahead):
+		case !eat.Before(at):
+		case ahead >= 1<<23 || c.endsIn(eat.Next(), at, int(ahead)+1) > int(ahead):
 			return true
 		}
 	}
@@ -283,8 +288,9 @@ const maxEndsScan = 4096
 // is still the one before it (C9-148).
 func (c *Conn) endsIn(from, to wire.PSN, limit int) int {
 	n := 0
-	for p, i := from, 0; p.AtOrBefore(to) && i < maxEndsScan && n < limit; p, i = p.Next(), i+1 {
-		if op, _, _, ok := c.Req(p); ok && op != wire.ReadRequest && op.EndsMessage() {
+	span := min(to.Diff(from)+1, maxEndsScan)
+	for p, i := from, 0; i < span && n < limit; p, i = p.Next(), i+1 {
+		if e := c.reqAt(p); e.holds(p) && e.op != wire.ReadRequest && opc.EndsMessage(e.op) {
 			n++
 		}
 	}
@@ -595,19 +601,21 @@ type ackCounts struct {
 	top                         uint32
 	topPSN, topOldest, belowPSN wire.PSN
 	haveTop, haveBelow          bool
-	oldestRec                   *trace.Record // the ACK that named topOldest
 	base                        uint32
 	baseOldest                  wire.PSN
 	haveBase                    bool
 }
 
-// noteCount takes in the count of a positive response at PSN p.
-func (a *ackCounts) noteCount(msn uint32, p wire.PSN) {
+// noteCount takes in positive response r, whose MSN counts the messages
+// up to its PSN at least (Conn.countsUpTo).
+func (a *ackCounts) noteCount(r *trace.Record) {
+	p := r.Packet
+	msn := p.AETH.MSN & 0xFFFFFF
 	switch {
 	case !a.haveBase || MSNAfter(msn, a.base):
-		a.base, a.baseOldest, a.haveBase = msn, p, true
-	case msn == a.base && p.Before(a.baseOldest):
-		a.baseOldest = p
+		a.base, a.baseOldest, a.haveBase = msn, p.PSN, true
+	case msn == a.base && p.PSN.Before(a.baseOldest):
+		a.baseOldest = p.PSN
 	}
 }
 
@@ -615,43 +623,158 @@ func (a *ackCounts) noteCount(msn uint32, p wire.PSN) {
 func (a *ackCounts) note(r *trace.Record) {
 	p := r.Packet
 	msn := p.AETH.MSN & 0xFFFFFF
-	a.noteCount(msn, p.PSN)
+	a.noteCount(r)
 	switch {
 	case !a.haveTop:
-		a.top, a.topPSN, a.topOldest, a.haveTop, a.oldestRec = msn, p.PSN, p.PSN, true, r
+		a.top, a.topPSN, a.topOldest, a.haveTop = msn, p.PSN, p.PSN, true
 	case MSNAfter(msn, a.top):
 		if !a.haveBelow || a.topPSN.After(a.belowPSN) {
 			a.belowPSN, a.haveBelow = a.topPSN, true
 		}
-		a.top, a.topPSN, a.topOldest, a.oldestRec = msn, p.PSN, p.PSN, r
+		a.top, a.topPSN, a.topOldest = msn, p.PSN, p.PSN
 	case msn == a.top && p.PSN.After(a.topPSN):
 		a.topPSN = p.PSN
 	case msn == a.top && p.PSN.Before(a.topOldest):
-		a.topOldest, a.oldestRec = p.PSN, r
+		a.topOldest = p.PSN
 	}
 }
 
-// SameCountBehind returns the earlier positive ACK whose MSN equals that
-// of positive ACK r while it named a PSN before r's with a message other
-// than a READ ending between the two (the first such PSN in end): that
-// message was counted already when the earlier ACK was sent, which then
-// named a PSN behind a request the responder had completed (or one of
-// the counts is wrong). nil when there is none, or r may be late.
-func (c *Conn) SameCountBehind(r *trace.Record) (earlier *trace.Record, end wire.PSN) {
-	a := &c.ackCounts
+// countsUpTo reports whether response r, not late, carries in its MSN a
+// count of every message up to its PSN at least, which the trace fixes:
+// a positive ACK (exactly that count: it names the newest request
+// completed), an ATOMIC Acknowledge at an ATOMIC's PSN, a READ
+// response ending its answer at its READ's known last PSN (either may
+// replay an answer with the count of a later moment). A response PSN no
+// request gives is its own clause's fault, not a count.
+func (c *Conn) countsUpTo(r *trace.Record) bool {
 	p := r.Packet
-	if !a.haveTop || p.AETH.MSN&0xFFFFFF != a.top || !p.PSN.After(a.topOldest) || c.IsLate(r) || p.PSN.Diff(a.topOldest) > maxEndsScan {
-		return nil, 0
+	if !opc.Has(p.Opcode, wire.HdrAETH) || !p.AETH.IsACK() || c.IsLate(r) {
+		return false
 	}
-	for q := a.topOldest.Next(); ; q = q.Next() {
-		if op, _, _, ok := c.Req(q); ok && op != wire.ReadRequest && op.EndsMessage() {
-			return a.oldestRec, q
+	switch opc.Class(p.Opcode) {
+	case wire.ClassAck:
+		return true
+	case wire.ClassReadResponse:
+		return opc.EndsMessage(p.Opcode) && c.readEndsAt(p.PSN)
+	case wire.ClassAtomicAck:
+		rop, _, _, ok := c.Req(p.PSN)
+		return ok && opc.Class(rop) == wire.ClassAtomic
+	}
+	return false
+}
+
+// countClash is a positive ACK whose count leaves no room for the
+// messages the trace shows ending between its PSN and that of a later
+// response (pairCounts), found when response r was delivered.
+type countClash struct {
+	r, ack, later *trace.Record
+	end           wire.PSN
+}
+
+// maxOpenCounts bounds the ACKs pairCounts keeps unconfirmed.
+const maxOpenCounts = 8
+
+// pairCounts pairs positive response r, whose MSN counts the messages up
+// to its PSN (an ACK exactly, an ATOMIC acknowledgment or a READ's last
+// response at least: countsUpTo), with the responses kept before it, for
+// CountClash. A positive ACK at PSN a carries exactly the count when a
+// was the newest request completed, and any such response at a later PSN
+// b at least that count plus the messages other than READs the trace
+// shows ending in (a, b], whenever each was sent.
+//
+// r is paired with the ACKs at earlier PSNs not yet confirmed (open): an
+// ACK whose count a later ACK of a later PSN showed no higher than it
+// leaves room for is confirmed and paired no more, since a response too
+// low for its count is too low for the later ACK's too (their counts are
+// exact). An ACK r is also paired with the ATOMIC acknowledgments and
+// READ answers kept at later PSNs (an ACK going back behind an earlier
+// ACK is judged as such by C9-95).
+func (c *Conn) pairCounts(r *trace.Record) {
+	c.clash = countClash{r: r}
+	isAck := r.Packet.Opcode == wire.Acknowledge
+	if isAck && c.countedTop.After(r.Packet.PSN) {
+		for i := 1; i <= min(c.nCounted, countedDepth); i++ {
+			x := c.counted[(c.nCounted-i)%countedDepth]
+			if x.Packet.Opcode == wire.Acknowledge || !x.Packet.PSN.After(r.Packet.PSN) {
+				continue
+			}
+			if end, ok := c.countPasses(r, x, true); ok {
+				c.clash.ack, c.clash.later, c.clash.end = r, x, end
+				break
+			}
 		}
-		if q == p.PSN {
-			return nil, 0
+	}
+	keep := c.openCounts[:0]
+	for _, x := range c.openCounts {
+		if x.Packet.PSN.Before(r.Packet.PSN) {
+			end, ok := c.countPasses(x, r, false)
+			switch {
+			case ok && c.clash.ack == nil:
+				c.clash.ack, c.clash.later, c.clash.end = x, r, end
+				continue // found: not paired again
+			case isAck && !ok && msnAhead(r.Packet.AETH.MSN, x.Packet.AETH.MSN) >= 0:
+				continue // confirmed
+			}
+		}
+		keep = append(keep, x)
+	}
+	c.openCounts = keep
+	if isAck && c.clash.ack != r {
+		if len(c.openCounts) == maxOpenCounts {
+			c.openCounts = append(c.openCounts[:0], c.openCounts[1:]...)
+		}
+		c.openCounts = append(c.openCounts, r)
+	}
+}
+
+// CountClash returns, for response r being delivered, a positive ACK
+// whose count leaves no room for the messages other than READs the trace
+// shows ending between its PSN and that of a later positive response,
+// one of them r (pairCounts): the ACK's count held a message past its
+// PSN, so it was sent after the responder completed the request at PSN
+// end (the first such message, or the later response's PSN where the
+// ACK's count passes its count) and names a PSN behind it; or one of the
+// counts is wrong. nil when there is none. Where the later response came
+// first in the trace with the lower count, the count went back, which
+// the MSN's own clause judges: not returned.
+func (c *Conn) CountClash(r *trace.Record) (ack, later *trace.Record, end wire.PSN) {
+	if c.clash.r != r {
+		return nil, nil, 0
+	}
+	return c.clash.ack, c.clash.later, c.clash.end
+}
+
+// countPasses reports whether positive ACK ack counts more than response
+// later, at a later PSN, leaves room for (CountClash), and the PSN of the
+// first request it shows completed past its own. above: ack may carry a
+// higher count than later (ack came after it in the trace).
+func (c *Conn) countPasses(ack, later *trace.Record, above bool) (wire.PSN, bool) {
+	a, b := ack.Packet, later.Packet
+	if b.PSN.Diff(a.PSN) > maxEndsScan {
+		return 0, false
+	}
+	switch room := msnAhead(b.AETH.MSN, a.AETH.MSN); { // how far the count may have risen
+	case room < 0:
+		return b.PSN, above
+	case room < b.PSN.Diff(a.PSN) && c.endsIn(a.PSN.Next(), b.PSN, room+1) > room:
+		return c.firstEndAfter(a.PSN), true
+	}
+	return 0, false
+}
+
+// firstEndAfter is the PSN of the first request the trace shows past a
+// that ends a message other than a READ (CountClash has found one).
+func (c *Conn) firstEndAfter(a wire.PSN) wire.PSN {
+	for q := a.Next(); ; q = q.Next() {
+		if op, _, _, ok := c.Req(q); ok && op != wire.ReadRequest && op.EndsMessage() {
+			return q
 		}
 	}
 }
+
+// msnAhead is how far MSN a is ahead of MSN b (negative: behind), in the
+// MSN's 24-bit serial arithmetic.
+func msnAhead(a, b uint32) int { return int(int32((a-b)<<8) >> 8) }
 
 // AckDatedPast returns the newest PSN that a positive ACK absorbed before
 // positive ACK r, with an MSN lower than r's, named, when it is past r's:

@@ -72,24 +72,24 @@ type monitor struct {
 	// after it); resent: a SEND or WRITE was sent again since then,
 	// which the responder may have taken as a duplicate.
 	dupSinceAck, resent bool
-	// sameBlamed: the latest ACK found behind by a later one of the same
-	// count (sameCountBehind), blamed once.
-	sameBlamed *trace.Record
 }
 
-// sameCountBehind reports ACK e, whose MSN the later ACK r carries too,
-// though a message other than a READ ends at PSN end between their PSNs:
-// e's count covered that message, so e was sent after it completed and
-// names a PSN behind it; or one of the counts is wrong (found by the
-// recall test: the answer to a duplicate naming the PSN before it).
-func sameCountBehind(c *harness.Conn, e, r *trace.Record, end wire.PSN) {
-	ep := e.Packet
+// countClash reports ACK e, whose count leaves no room for the messages
+// other than READs that end between its PSN and that of response later
+// (harness.Conn.CountClash): e's count covered the message at PSN end, so
+// e was sent after it completed and names a PSN behind it; or one of the
+// counts is wrong (found by the recall test: the answer to a duplicate
+// naming the PSN before it, then an ACK or an ATOMIC acknowledgment
+// counting too few past it).
+func countClash(c *harness.Conn, e, later *trace.Record, end wire.PSN) {
+	ep, lp := e.Packet, later.Packet
 	alts := []reports.Alternative{{ID: ID, If: fmt.Sprintf("the MSNs are right and the ACK of frame %d acknowledges new requests: it names PSN %d, behind PSN %d the responder had completed", e.Frame, ep.PSN, end)}}
 	if c.ReqSends(end) > 1 {
 		alts = append(alts, reports.Alternative{ID: "C9-105", If: fmt.Sprintf("the MSNs are right and the ACK of frame %d answers a request sent again as a duplicate: its PSN %d is behind PSN %d, the newest the responder had completed", e.Frame, ep.PSN, end)})
 	}
-	alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("PSN %d is right: one of the two counts is wrong (the ACK of frame %d counts too few for PSN %d, or that of frame %d too many)", ep.PSN, r.Frame, r.Packet.PSN, e.Frame)})
-	c.ViolationEither(e, fmt.Sprintf("ACK PSN %d carries MSN %d, the count the ACK of frame %d carries for PSN %d, though a message ends at PSN %d between them: that message had completed when this ACK was sent", ep.PSN, ep.AETH.MSN&0xFFFFFF, r.Frame, r.Packet.PSN, end),
+	alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("PSN %d is right: one of the two counts is wrong (the %s of frame %d counts too few for PSN %d, or the ACK of frame %d too many)", ep.PSN, lp.Opcode.ShortName(), later.Frame, lp.PSN, e.Frame)})
+	c.ViolationEither(e, fmt.Sprintf("ACK PSN %d carries MSN %d, while the %s of frame %d carries MSN %d for PSN %d, which leaves no room for the messages the trace shows ending between them: this ACK's count held the message ending at PSN %d, completed when it was sent",
+		ep.PSN, ep.AETH.MSN&0xFFFFFF, lp.Opcode.ShortName(), later.Frame, lp.AETH.MSN&0xFFFFFF, lp.PSN, end),
 		[]string{fmt.Sprintf("an ACK PSN of at least %d, the newest request its MSN counts as completed", end)}, fmt.Sprintf("ACK PSN %d", ep.PSN), alts...)
 }
 
@@ -132,12 +132,14 @@ func wentBack(c *harness.Conn, r *trace.Record, what string, last wire.PSN) {
 		fmt.Sprintf("ACK PSN %d", p))
 }
 
-// Kinds implements harness.KindFilter: the monitor judges Acknowledges and
-// follows requests.
+// Kinds implements harness.KindFilter: the monitor judges Acknowledges,
+// follows requests, and pairs counts with ATOMIC Acknowledges and the
+// READ responses that end an answer.
 func (*monitor) Kinds() harness.Kinds { return opcodes }
 
 var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
-	return opc.IsRequest(op) || op == wire.Acknowledge
+	return opc.IsRequest(op) || op == wire.Acknowledge || op == wire.AtomicAcknowledge ||
+		opc.Class(op) == wire.ClassReadResponse && opc.EndsMessage(op) // their counts (countClash)
 })
 
 // inRead holds ack, which may lie inside the range of the READ at PSN
@@ -307,6 +309,14 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		}
 		return
 	}
+	if e, later, end := c.CountClash(r); e != nil && !c.Complete() && !c.FromStart() {
+		// (Where the trace shows the count from the QP's creation,
+		// C9-148 judges each MSN against it, and tells which is wrong.)
+		countClash(c, e, later, end)
+		if e == r {
+			return // one root cause, one finding
+		}
+	}
 	if p.Opcode != wire.Acknowledge || !p.AETH.IsACK() {
 		return
 	}
@@ -318,12 +328,6 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	m.acked = true
 	dupSinceAck, resent := m.dupSinceAck, m.resent || len(m.dups) > 0
 	m.dupSinceAck, m.resent = false, false
-	if e, end := c.SameCountBehind(r); e != nil && e != m.sameBlamed && !c.Complete() && !c.FromStart() {
-		// (Where the trace shows the count from the QP's creation,
-		// C9-148 judges each MSN against it, and tells which is wrong.)
-		m.sameBlamed = e
-		sameCountBehind(c, e, r, end)
-	}
 	// Where the path MTU is not known, NextReq counts a READ as one
 	// PSN: its range is judged first.
 	if s := c.ReadSpanAt(p.PSN); s != nil && c.MTU() == 0 && !s.Known() && !s.Closed && p.PSN.AtOrAfter(s.LastMin) && p.PSN.Before(s.LastMax) {

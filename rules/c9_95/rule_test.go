@@ -6,6 +6,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -413,6 +414,59 @@ func TestSameCountBehind(t *testing.T) {
 		}
 		if tc.fail && (len(findings) == 0 || findings[0].Frame != behind.Frame) {
 			t.Errorf("MSN %d: the finding is not the first ACK's: %+v", tc.msn, findings)
+		}
+	}
+}
+
+// TestCountClash: a SEND and an ATOMIC, both sent twice (their first
+// answers lost before a capture at the requester), then an ACK naming the
+// PSN before them and an ATOMIC acknowledgment whose count rose by less
+// than the two messages between: the ACK's count already held the SEND,
+// so it names a PSN behind it (or a count is wrong): one finding on the
+// ACK names C9-95, C9-105 (the SEND was sent again) and C9-148 (listed
+// under each). The other order too: the ATOMIC acknowledged first, then
+// an ACK behind its PSN counting past it, before the first request the
+// capture shows. With counts that leave room for the messages between,
+// nothing fails.
+func TestCountClash(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		ackMSN, atMSN uint32
+		ackFirst      bool
+		fail          bool
+	}{
+		{"ACK then a count too low", 7, 8, true, true},
+		{"ACK then the count of both", 7, 9, true, false},
+		{"ATOMIC acknowledged, then an ACK behind counting past it", 9, 8, false, true},
+		{"ATOMIC acknowledged, then an older ACK", 6, 8, false, false},
+	} {
+		var tr ht.Trace
+		for range 2 {
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Atomic(wire.FetchAdd, 12)
+		}
+		var ack *trace.Record
+		if tc.ackFirst {
+			ack = tr.Ack(10, tc.ackMSN)
+			tr.AtomicAck(12, tc.atMSN, 1)
+		} else {
+			tr.AtomicAck(12, tc.atMSN, 1)
+			ack = tr.Ack(10, tc.ackMSN)
+		}
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		ids := []string{ID, "C9-148"}
+		if tc.ackFirst {
+			ids = append(ids, "C9-105")
+		}
+		for _, id := range ids {
+			if got := tallies[id].Verdict() == reports.Fail; got != tc.fail {
+				t.Errorf("%s: %s %s (%+v), want fail %v", tc.name, id, tallies[id].Verdict(), findings, tc.fail)
+			}
+		}
+		for _, f := range findings {
+			if f.Frame != ack.Frame || len(f.Alternatives) != 3 {
+				t.Errorf("%s: want the one finding on the ACK, naming three clauses: %+v", tc.name, f)
+			}
 		}
 	}
 }
