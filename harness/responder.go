@@ -595,6 +595,47 @@ func (c *Conn) CompletedByMSN(r *trace.Record) (Completed, bool) {
 	return best, have
 }
 
+// CountPastPSN returns how many messages the MSN of positive ACK r counts
+// past every one that may end up to its own PSN: from a count carried
+// before it (the highest a positive ACK carried, or any positive response,
+// at the oldest PSN behind r's that carried it), at most one message per
+// PSN between that may end one (mayEndIn), and one more where a READ may
+// follow r's PSN (validated, and counted, while r's PSN was still the
+// newest completed). An ACK names the newest request it covers and
+// carries the count of that moment, so a count beyond is a PSN behind
+// one completed, or a wrong count. from and fromMSN name the count
+// started from; n is 0 where none passes, or r is late.
+func (c *Conn) CountPastPSN(r *trace.Record) (n int, from wire.PSN, fromMSN uint32) {
+	p := r.Packet
+	a := &c.ackCounts
+	if p.Opcode != wire.Acknowledge || !p.AETH.IsACK() || c.IsLate(r) {
+		return 0, 0, 0
+	}
+	slack := 0
+	if op, _, _, ok := c.Req(p.PSN.Next()); !ok || op == wire.ReadRequest {
+		slack = 1
+	}
+	try := func(msn uint32, at wire.PSN) {
+		if !at.Before(p.PSN) || p.PSN.Diff(at) > maxEndsScan {
+			return
+		}
+		rise := msnAhead(p.AETH.MSN, msn)
+		if rise <= slack {
+			return
+		}
+		if k := rise - slack - c.mayEndIn(at.Next(), p.PSN); k > n {
+			n, from, fromMSN = k, at, msn
+		}
+	}
+	if a.haveTop {
+		try(a.top, a.topOldest)
+	}
+	if a.haveBase {
+		try(a.base, a.baseOldest)
+	}
+	return n, from, fromMSN
+}
+
 // completedPast is CompletedByMSN's count from one response: MSN msn
 // counting d messages past count base, carried by a response at PSN
 // from.

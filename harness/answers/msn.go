@@ -390,6 +390,9 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 	isNew := false
 	complete := c.Complete()
 	switch {
+	case c.Settings.StartKnown && first.Before(c.Settings.StartPSN):
+		// Behind the QP's first expected PSN: a duplicate of nothing the
+		// QP executed, never a new message.
 	case !m.haveNext:
 		isNew = true
 	case op == wire.ReadRequest && c.InsideRead(first):

@@ -41,7 +41,8 @@ type Judgement struct {
 	// OwnPSN: the violation is an MSN too low for the messages the
 	// packet's own PSN acknowledges, and that packet is a plain
 	// Acknowledge, whose PSN nothing else in the trace fixes: either its
-	// PSN (C9-95's) or its MSN is wrong, and the trace does not tell which.
+	// PSN (C9-95's) or its MSN is wrong, and the trace does not tell which:
+	// on a capture, one finding names both.
 	// An ACK naming a request that carried AckReq has its PSN fixed by
 	// that request, and is not suspect.
 	OwnPSN bool

@@ -92,9 +92,13 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		c.Unresolved(ID, j.Reason)
 	case j.Undecided:
 		c.Indeterminate(ID, j.Reason)
-	case j.Violation && j.OwnPSN:
-		// One root cause, one clause: the PSN may be the wrong field.
-		c.Unresolved(ID, "an ACK's MSN is lower than the messages its PSN acknowledges: either its PSN (judged under C9-95) or its MSN is wrong, and the trace does not tell which; "+j.Message)
+	case j.Violation && j.OwnPSN && (c.Complete() || j.MayHaveFailed):
+		// The trace shows the responder's expected PSN exactly, and
+		// C9-95 judges the ACK's PSN against it: a wrong PSN is that
+		// clause's alone (one root cause, one clause), which this one
+		// cannot see. (Or the request named may have failed, a third
+		// account.)
+		c.Unresolved(ID, "an ACK's MSN is lower than the messages its PSN acknowledges: either its PSN (judged under C9-95) or its MSN is wrong; "+j.Message)
 	case j.Violation && j.MayHaveFailed:
 		// Which keys the responder can invalidate is not on the wire: a
 		// failed request, positively acknowledged, is §9.7.5.1.5's.
@@ -137,20 +141,31 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 		c.Unresolved(ID, "the MSN exceeds the new messages the capture showed had reached the responder, but the capture missed requests after this response's PSN: if the request it answers was a retransmission sent after them, the MSN counts them; "+h.j.Message)
 		return
 	}
+	if !h.j.OtherNAK && !h.j.OwnPSN {
+		c.Violation(ID, h.r, h.j.Message, h.j.Expected, h.j.Seen)
+		return
+	}
+	// One root cause, one finding: the count it exceeds, or the MSN it
+	// falls below, rests on a NAK's MSN, which may be the one at fault
+	// (C9-149); an ACK's MSN too low for its PSN may be right, its PSN
+	// naming requests the responder had not completed (C9-95).
+	mine := "this MSN is wrong"
+	var alts []reports.Alternative
 	if h.j.OtherNAK {
-		// The count it exceeds, or the MSN it falls below, rests on a
-		// NAK's MSN, which may be the one at fault (C9-149).
-		mine, nak := "the NAK's MSN was right: this MSN counts more messages than the PSNs since it leave room for",
+		var nak string
+		mine, nak = "the NAK's MSN was right: this MSN counts more messages than the PSNs since it leave room for",
 			fmt.Sprintf("this MSN is right: the NAK (frame %d) carried an MSN below the messages it followed", h.j.Other.Frame)
 		if !h.j.Upper {
 			mine, nak = "the NAK's MSN was right: this MSN went back below it",
 				fmt.Sprintf("this MSN is right: the NAK (frame %d) carried an MSN above the messages completed", h.j.Other.Frame)
 		}
-		c.ViolationEither(h.r, h.j.Message, h.j.Expected, h.j.Seen,
-			reports.Alternative{ID: ID, If: mine}, reports.Alternative{ID: "C9-149", If: nak})
-		return
+		alts = append(alts, reports.Alternative{ID: "C9-149", If: nak})
 	}
-	c.Violation(ID, h.r, h.j.Message, h.j.Expected, h.j.Seen)
+	if h.j.OwnPSN {
+		mine = "the ACK's PSN is right: its MSN counts too few of the messages it acknowledges"
+		alts = append(alts, reports.Alternative{ID: "C9-95", If: fmt.Sprintf("the MSN is right: the ACK names PSN %d, past the newest request the responder had completed", h.r.Packet.PSN)})
+	}
+	c.ViolationEither(h.r, h.j.Message, h.j.Expected, h.j.Seen, append([]reports.Alternative{{ID: ID, If: mine}}, alts...)...)
 }
 
 func (m *monitor) End(c *harness.Conn) {

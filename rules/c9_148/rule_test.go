@@ -734,3 +734,38 @@ func TestAnswerFitsOnlyAsAReplay(t *testing.T) {
 		t.Errorf("an MSN legal only if the READ answer replayed one left nothing open: %+v", tl)
 	}
 }
+
+// An ACK whose MSN is below the messages its own PSN acknowledges, the
+// request it names without AckReq: either its MSN is wrong or its PSN
+// names requests the responder had not completed (C9-95), whenever it was
+// sent: one finding names both clauses (found by the recall test, where
+// it was left open). With the count its PSN gives, nothing fails.
+func TestTooLowForItsOwnPSN(t *testing.T) {
+	for _, tc := range []struct {
+		msn  uint32
+		fail bool
+	}{{5, true}, {7, false}} {
+		var tr ht.Trace
+		tr.Req(wire.SendOnly, 10, true)
+		tr.Ack(10, 5)
+		tr.Atomic(wire.CompareSwap, 11)
+		tr.Atomic(wire.FetchAdd, 12)
+		tr.Req(wire.WriteFirst, 13, false)
+		tr.Req(wire.WriteLast, 14, true)
+		tr.AtomicAck(11, 6, 1)
+		tr.AtomicAck(12, 7, 2)
+		ack := tr.Ack(13, tc.msn)
+		tr.Ack(14, 8)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		for _, id := range []string{ID, "C9-95"} {
+			if got := tallies[id].Verdict() == reports.Fail; got != tc.fail {
+				t.Errorf("MSN %d: %s %s (%+v), want fail %v", tc.msn, id, tallies[id].Verdict(), findings, tc.fail)
+			}
+		}
+		for _, f := range findings {
+			if f.Frame != ack.Frame || len(f.Alternatives) != 2 {
+				t.Errorf("MSN %d: want the one finding on the ACK, naming two clauses: %+v", tc.msn, f)
+			}
+		}
+	}
+}

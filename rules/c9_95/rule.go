@@ -480,6 +480,20 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			[]string{fmt.Sprintf("an ACK PSN of at least %d, the newest request its MSN counts as completed", done)}, fmt.Sprintf("ACK PSN %d", p.PSN), alts...)
 		return
 	}
+	if n, from, fromMSN := c.CountPastPSN(r); n > 0 && !dupSinceAck && !c.Complete() {
+		// Its own MSN counts more messages than every PSN up to it may
+		// end: it counts messages past its PSN, which the capture may
+		// not show (found by the recall test: an ACK below the count
+		// of an ACK before it, whose count the later ACKs passed).
+		alts := []reports.Alternative{{ID: ID, If: fmt.Sprintf("the MSNs are right and the ACK acknowledges new requests: it names PSN %d, behind requests the responder had completed", p.PSN)}}
+		if resent {
+			alts = append(alts, reports.Alternative{ID: "C9-105", If: fmt.Sprintf("the MSNs are right and the ACK answers a request sent again as a duplicate: its PSN %d is behind the newest the responder had completed", p.PSN)})
+		}
+		alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("PSN %d is right: this ACK's MSN counts more messages than the requests up to it end, or the earlier response's counted too few", p.PSN)})
+		c.ViolationEither(r, fmt.Sprintf("ACK PSN %d, while its MSN %d counts %d message(s) more than every PSN from the response with PSN %d (MSN %d) up to it may end", p.PSN, p.AETH.MSN&0xFFFFFF, n, from, fromMSN),
+			[]string{fmt.Sprintf("an MSN of at most %d for PSN %d, or the PSN of the newest request the MSN counts", (p.AETH.MSN-uint32(n))&0xFFFFFF, p.PSN)}, fmt.Sprintf("ACK PSN %d", p.PSN), alts...)
+		return
+	}
 	if _, _, _, ok := c.Req(p.PSN); !ok && c.ReadCovering(p.PSN) == nil {
 		if !c.Complete() {
 			c.Indeterminate(ID, "ACK PSN names a request the capture did not show")

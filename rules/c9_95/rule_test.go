@@ -471,6 +471,37 @@ func TestCountClash(t *testing.T) {
 	}
 }
 
+// TestCountPastOwnPSN: an ACK whose MSN has risen from an earlier ACK's
+// by more than the SENDs between can end, one more for a READ that may
+// follow it: it counts messages past its own PSN (the capture may not
+// show them), so it names a PSN behind them, or a count is wrong: one
+// finding names C9-95 and C9-148. Up to that one more, nothing fails.
+func TestCountPastOwnPSN(t *testing.T) {
+	for _, tc := range []struct {
+		msn  uint32
+		fail bool
+	}{{10, true}, {9, false}, {8, false}} {
+		var tr ht.Trace
+		tr.Req(wire.SendOnly, 10, true)
+		tr.Ack(10, 5)
+		tr.Req(wire.SendOnly, 11, false)
+		tr.Req(wire.SendOnly, 12, false)
+		tr.Req(wire.SendOnly, 13, true)
+		ack := tr.Ack(13, tc.msn)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		for _, id := range []string{ID, "C9-148"} {
+			if got := tallies[id].Verdict() == reports.Fail; got != tc.fail {
+				t.Errorf("MSN %d: %s %s (%+v), want fail %v", tc.msn, id, tallies[id].Verdict(), findings, tc.fail)
+			}
+		}
+		for _, f := range findings {
+			if f.Frame != ack.Frame || len(f.Alternatives) != 2 {
+				t.Errorf("MSN %d: want the one finding on the ACK, naming two clauses: %+v", tc.msn, f)
+			}
+		}
+	}
+}
+
 // TestAheadPastAREADResent: an ACK names a PSN past every request; a
 // READ resent next, within the reordering the capture shows, has a known
 // range ending short of it, so it does not explain the ACK: open, not
