@@ -297,22 +297,6 @@ func (c *Conn) endsIn(from, to wire.PSN, limit int) int {
 	return n
 }
 
-// mayEndIn counts the PSNs in [from, to] at which a message may end, as
-// far as the trace shows (up to maxEndsScan PSNs): every PSN but those of
-// requests it shows ending none (a SEND or WRITE First or Middle). A
-// READ counts at its own PSN, and each of its response PSNs as an unseen
-// PSN does: an upper bound.
-func (c *Conn) mayEndIn(from, to wire.PSN) int {
-	n := 0
-	span := min(to.Diff(from)+1, maxEndsScan)
-	for p, i := from, 0; i < span; p, i = p.Next(), i+1 {
-		if e := c.reqAt(p); !e.holds(p) || e.op == wire.ReadRequest || opc.EndsMessage(e.op) {
-			n++
-		}
-	}
-	return n
-}
-
 // EndsShownIn counts the requests the trace shows that end a message other
 // than a READ at a PSN in [from, to] (endsIn, up to maxEndsScan PSNs).
 func (c *Conn) EndsShownIn(from, to wire.PSN) int { return c.endsIn(from, to, maxEndsScan) }

@@ -549,10 +549,15 @@ func (c *Conn) reconStart(r *trace.Record) {
 
 // Completed is what Conn.CompletedByMSN finds: the responder had
 // completed PSN Done, as the ACK's MSN counts past the count FromMSN a
-// response at PSN From carried.
+// response at PSN From carried. Past is how many messages the MSN counts
+// past every one that may end up to the ACK's own PSN, from the count
+// PastFromMSN a response at PSN PastFrom carried (0: none).
 type Completed struct {
-	Done, From wire.PSN
-	FromMSN    uint32
+	Done, From  wire.PSN
+	FromMSN     uint32
+	Past        int
+	PastFrom    wire.PSN
+	PastFromMSN uint32
 }
 
 // CompletedByMSN returns a PSN the responder had completed when it sent
@@ -574,16 +579,31 @@ type Completed struct {
 // packet, or no such request is shown. An earlier count that was too
 // high only lowers the PSN returned; one that went back is not the
 // baseline (C9-148 judges it).
+//
+// The same walk gives Past: the messages r's MSN counts beyond every PSN
+// up to its own that may end one, less one where a READ may follow r's
+// PSN (validated, and counted, while r's PSN was still the newest
+// completed). An ACK names the newest request it covers and carries the
+// count of that moment, so a count beyond is a PSN behind messages
+// completed (the capture may not show them), or a wrong count.
 func (c *Conn) CompletedByMSN(r *trace.Record) (Completed, bool) {
 	p := r.Packet
 	a := &c.ackCounts
 	if p.Opcode != wire.Acknowledge || !p.AETH.IsACK() || c.IsLate(r) {
 		return Completed{}, false
 	}
+	slack := 0
+	if op, _, _, ok := c.Req(p.PSN.Next()); !ok || op == wire.ReadRequest {
+		slack = 1
+	}
 	best, have := Completed{}, false
 	try := func(msn uint32, from wire.PSN) {
-		if done, ok := c.completedPast(p.AETH.MSN, msn, from); ok && (!have || done.After(best.Done)) {
-			best, have = Completed{Done: done, From: from, FromMSN: msn}, true
+		done, ok, past := c.completedPast(p.AETH.MSN, msn, from, p.PSN)
+		if ok && (!have || done.After(best.Done)) {
+			best.Done, best.From, best.FromMSN, have = done, from, msn, true
+		}
+		if past-slack > best.Past {
+			best.Past, best.PastFrom, best.PastFromMSN = past-slack, from, msn
 		}
 	}
 	if a.haveTop {
@@ -595,70 +615,30 @@ func (c *Conn) CompletedByMSN(r *trace.Record) (Completed, bool) {
 	return best, have
 }
 
-// CountPastPSN returns how many messages the MSN of positive ACK r counts
-// past every one that may end up to its own PSN: from a count carried
-// before it (the highest a positive ACK carried, or any positive response,
-// at the oldest PSN behind r's that carried it), at most one message per
-// PSN between that may end one (mayEndIn), and one more where a READ may
-// follow r's PSN (validated, and counted, while r's PSN was still the
-// newest completed). An ACK names the newest request it covers and
-// carries the count of that moment, so a count beyond is a PSN behind
-// one completed, or a wrong count. from and fromMSN name the count
-// started from; n is 0 where none passes, or r is late.
-func (c *Conn) CountPastPSN(r *trace.Record) (n int, from wire.PSN, fromMSN uint32) {
-	p := r.Packet
-	a := &c.ackCounts
-	if p.Opcode != wire.Acknowledge || !p.AETH.IsACK() || c.IsLate(r) {
-		return 0, 0, 0
-	}
-	slack := 0
-	if op, _, _, ok := c.Req(p.PSN.Next()); !ok || op == wire.ReadRequest {
-		slack = 1
-	}
-	try := func(msn uint32, at wire.PSN) {
-		if !at.Before(p.PSN) || p.PSN.Diff(at) > maxEndsScan {
-			return
-		}
-		rise := msnAhead(p.AETH.MSN, msn)
-		if rise <= slack {
-			return
-		}
-		if k := rise - slack - c.mayEndIn(at.Next(), p.PSN); k > n {
-			n, from, fromMSN = k, at, msn
-		}
-	}
-	if a.haveTop {
-		try(a.top, a.topOldest)
-	}
-	if a.haveBase {
-		try(a.base, a.baseOldest)
-	}
-	return n, from, fromMSN
-}
-
 // completedPast is CompletedByMSN's count from one response: MSN msn
 // counting d messages past count base, carried by a response at PSN
-// from.
-func (c *Conn) completedPast(msn, base uint32, from wire.PSN) (wire.PSN, bool) {
+// from; past is how many of the d are left once every PSN up to at that
+// may end a message has taken one (0 where at is not past from).
+func (c *Conn) completedPast(msn, base uint32, from, at wire.PSN) (done wire.PSN, ok bool, past int) {
 	d := int((msn - base) & 0xFFFFFF)
 	if d == 0 || d >= 1<<23 {
-		return 0, false
+		return 0, false, 0
 	}
-	var done wire.PSN
-	have := false
 	q := from
 	for i := 0; i < maxEndsScan && d > 0; i++ {
 		q = q.Next()
-		op, _, _, ok := c.Req(q)
-		switch {
-		case !ok || op == wire.ReadRequest:
+		switch e := c.reqAt(q); {
+		case !e.holds(q) || e.op == wire.ReadRequest:
 			d-- // may end a message, but may be under way
-		case op.EndsMessage():
+		case opc.EndsMessage(e.op):
 			d--
-			done, have = q, true
+			done, ok = q, true
+		}
+		if q == at {
+			past = d
 		}
 	}
-	return done, have && d == 0
+	return done, ok && d == 0, past
 }
 
 // CountsPastShown reports whether the MSN of positive ACK r counts

@@ -459,7 +459,8 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		})
 		return
 	}
-	if k, ok := c.CompletedByMSN(r); ok && p.PSN.Before(k.Done) && !dupSinceAck && !c.Complete() {
+	k, ok := c.CompletedByMSN(r)
+	if ok && p.PSN.Before(k.Done) && !dupSinceAck && !c.Complete() {
 		// Its own MSN counts the message of a request past its PSN:
 		// the responder had completed that request, and an ACK names
 		// the newest new request it covers; or the MSN is wrong. An ACK
@@ -480,7 +481,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			[]string{fmt.Sprintf("an ACK PSN of at least %d, the newest request its MSN counts as completed", done)}, fmt.Sprintf("ACK PSN %d", p.PSN), alts...)
 		return
 	}
-	if n, from, fromMSN := c.CountPastPSN(r); n > 0 && !dupSinceAck && !c.Complete() {
+	if n, from, fromMSN := k.Past, k.PastFrom, k.PastFromMSN; n > 0 && !dupSinceAck && !c.Complete() {
 		// Its own MSN counts more messages than every PSN up to it may
 		// end: it counts messages past its PSN, which the capture may
 		// not show (found by the recall test: an ACK below the count
