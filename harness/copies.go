@@ -643,9 +643,10 @@ func (a *ackCounts) note(r *trace.Record) {
 // count of every message up to its PSN at least, which the trace fixes:
 // a positive ACK (exactly that count: it names the newest request
 // completed), an ATOMIC Acknowledge at an ATOMIC's PSN, a READ
-// response ending its answer at its READ's known last PSN (either may
-// replay an answer with the count of a later moment). A response PSN no
-// request gives is its own clause's fault, not a count.
+// response ending its answer at its READ's known last PSN, as an Only or
+// a Last as the READ's length asks (either may replay an answer with the
+// count of a later moment). A response PSN no request gives is its own
+// clause's fault, not a count.
 func (c *Conn) countsUpTo(r *trace.Record) bool {
 	p := r.Packet
 	if !opc.Has(p.Opcode, wire.HdrAETH) || !p.AETH.IsACK() || c.IsLate(r) {
@@ -655,7 +656,12 @@ func (c *Conn) countsUpTo(r *trace.Record) bool {
 	case wire.ClassAck:
 		return true
 	case wire.ClassReadResponse:
-		return opc.EndsMessage(p.Opcode) && c.readEndsAt(p.PSN)
+		// An Only answers a READ of one packet, a Last one of more: a
+		// Last at a one-packet READ's PSN belongs to another READ's
+		// answer, at a wrong PSN (C9-96's fault, not a count).
+		s := c.ReadSpanAt(p.PSN)
+		return opc.EndsMessage(p.Opcode) && s != nil && s.Known() && s.LastMax == p.PSN &&
+			(p.Opcode == wire.ReadResponseOnly) == (s.First == p.PSN)
 	case wire.ClassAtomicAck:
 		rop, _, _, ok := c.Req(p.PSN)
 		return ok && opc.Class(rop) == wire.ClassAtomic
@@ -679,8 +685,9 @@ const maxOpenCounts = 8
 // response at least: countsUpTo), with the responses kept before it, for
 // CountClash. A positive ACK at PSN a carries exactly the count when a
 // was the newest request completed, and any such response at a later PSN
-// b at least that count plus the messages other than READs the trace
-// shows ending in (a, b], whenever each was sent.
+// b at least that count plus the messages the trace shows ending in
+// (a, b] (countedBy: a READ right after a may be counted at a already),
+// whenever each was sent.
 //
 // r is paired with the ACKs at earlier PSNs not yet confirmed (open): an
 // ACK whose count a later ACK of a later PSN showed no higher than it
@@ -704,9 +711,12 @@ func (c *Conn) pairCounts(r *trace.Record) {
 			}
 		}
 	}
+	// An ACK beyond every request shown may be its own PSN's fault
+	// (C9-95's, judged on its own): no count past it is taken from it.
+	beyond := isAck && c.HaveReq && !r.Packet.PSN.Before(c.NextReq)
 	keep := c.openCounts[:0]
 	for _, x := range c.openCounts {
-		if x.Packet.PSN.Before(r.Packet.PSN) {
+		if !beyond && x.Packet.PSN.Before(r.Packet.PSN) {
 			end, ok := c.countPasses(x, r, false)
 			switch {
 			case ok && c.clash.ack == nil:
@@ -728,11 +738,11 @@ func (c *Conn) pairCounts(r *trace.Record) {
 }
 
 // CountClash returns, for response r being delivered, a positive ACK
-// whose count leaves no room for the messages other than READs the trace
-// shows ending between its PSN and that of a later positive response,
-// one of them r (pairCounts): the ACK's count held a message past its
-// PSN, so it was sent after the responder completed the request at PSN
-// end (the first such message, or the later response's PSN where the
+// whose count leaves no room for the messages the trace shows ending
+// between its PSN and that of a later positive response, one of them r
+// (pairCounts): the ACK's count held a message past its PSN, so it was
+// sent after the responder completed the request at PSN end (by the
+// first such message: firstCountedBy; the later response's PSN where the
 // ACK's count passes its count) and names a PSN behind it; or one of the
 // counts is wrong. nil when there is none. Where the later response came
 // first in the trace with the lower count, the count went back, which
@@ -756,20 +766,66 @@ func (c *Conn) countPasses(ack, later *trace.Record, above bool) (wire.PSN, bool
 	switch room := msnAhead(b.AETH.MSN, a.AETH.MSN); { // how far the count may have risen
 	case room < 0:
 		return b.PSN, above
-	case room < b.PSN.Diff(a.PSN) && c.endsIn(a.PSN.Next(), b.PSN, room+1) > room:
-		return c.firstEndAfter(a.PSN), true
+	case room < b.PSN.Diff(a.PSN) && c.countedBy(a.PSN, b.PSN, room+1) > room:
+		return c.firstCountedBy(a.PSN, b.PSN), true
 	}
 	return 0, false
 }
 
-// firstEndAfter is the PSN of the first request the trace shows past a
-// that ends a message other than a READ (CountClash has found one).
-func (c *Conn) firstEndAfter(a wire.PSN) wire.PSN {
-	for q := a.Next(); ; q = q.Next() {
-		if op, _, _, ok := c.Req(q); ok && op != wire.ReadRequest && op.EndsMessage() {
+// countedBy counts, up to limit, the messages a response at PSN b has
+// counted that a positive ACK at PSN a had not (countPasses): those of
+// the requests the trace shows in (a, b] ending one (a SEND or WRITE Last
+// or Only, an ATOMIC), and the READs among them, which the responder
+// counts by their last response at the latest, before any later request
+// executes (newReadAt: not a partial retry). A READ right after a is left out: the responder may have
+// counted it as it validated it, while a was still the newest completed.
+func (c *Conn) countedBy(a, b wire.PSN, limit int) int {
+	n := 0
+	span := min(b.Diff(a), maxEndsScan)
+	for p, i := a.Next(), 0; i < span && n < limit; p, i = p.Next(), i+1 {
+		switch e := c.reqAt(p); {
+		case !e.holds(p):
+		case e.op != wire.ReadRequest:
+			if opc.EndsMessage(e.op) {
+				n++
+			}
+		case i > 0 && c.newReadAt(p):
+			n++
+		}
+	}
+	return n
+}
+
+// newReadAt reports whether the trace shows a READ at PSN p that begins
+// a new message: the PSN before it is another request's, or a READ's
+// known last (a READ request inside an earlier READ's range is a partial
+// retry of that READ).
+func (c *Conn) newReadAt(p wire.PSN) bool {
+	if e := c.reqAt(p); !e.holds(p) || e.op != wire.ReadRequest {
+		return false
+	}
+	q := p.Add(-1)
+	if e := c.reqAt(q); e.holds(q) && e.op != wire.ReadRequest {
+		return true
+	}
+	return c.readEndsAt(q)
+}
+
+// firstCountedBy is the first PSN in (a, b] the responder had completed
+// by its first message countedBy counts: that message's end, or the PSN
+// before a READ (which was counted once every request before it had
+// completed); b where there is none.
+func (c *Conn) firstCountedBy(a, b wire.PSN) wire.PSN {
+	for q, i := a.Next(), 0; q.Before(b) && i < maxEndsScan; q, i = q.Next(), i+1 {
+		switch e := c.reqAt(q); {
+		case !e.holds(q):
+		case e.op == wire.ReadRequest && q != a.Next() && c.newReadAt(q):
+			return q.Add(-1)
+		case e.op != wire.ReadRequest && opc.EndsMessage(e.op):
 			return q
 		}
 	}
+	return b
 }
 
 // msnAhead is how far MSN a is ahead of MSN b (negative: behind), in the

@@ -39,6 +39,19 @@ func TestNAKSyndromeOutsideAnAcknowledge(t *testing.T) {
 	}
 }
 
+// A READ response carrying a NAK syndrome is illegal whenever it was
+// sent: one that may be late (the count of a response with a later PSN
+// the trace shows earlier, no ID to date it) is judged all the same
+// (found by the recall test, where it was left open).
+func TestNAKSyndromeMaybeLate(t *testing.T) {
+	var b rtest.Builder
+	b.Read(5, 512)
+	b.Read(6, 512)
+	b.Resp(wire.ReadResponseOnly, 6, 0x1f, 2, 512)
+	b.Resp(wire.ReadResponseOnly, 5, wire.SynNAK(wire.NAKRemoteAccess), 2, 0)
+	rtest.WantViolation(t, b.Recs, rtest.Capture(512), ID, "must be sent as an Acknowledge")
+}
+
 func TestReference(t *testing.T) {
 	run := func(defect string) *rtest.Ref {
 		r := rtest.NewRef(t, defect, nil, dut.ConnConfig{MTU: 1024, ExpectedPSN: 3, SetPSNs: true})

@@ -83,7 +83,11 @@ type monitor struct {
 // counting too few past it).
 func countClash(c *harness.Conn, e, later *trace.Record, end wire.PSN) {
 	ep, lp := e.Packet, later.Packet
-	alts := []reports.Alternative{{ID: ID, If: fmt.Sprintf("the MSNs are right and the ACK of frame %d acknowledges new requests: it names PSN %d, behind PSN %d the responder had completed", e.Frame, ep.PSN, end)}}
+	first := fmt.Sprintf("the MSNs are right and the ACK of frame %d acknowledges new requests: it names PSN %d, behind PSN %d the responder had completed", e.Frame, ep.PSN, end)
+	if lp.Opcode == wire.Acknowledge {
+		first += fmt.Sprintf(", or the ACK of frame %d names PSN %d, past those the responder had completed", later.Frame, lp.PSN)
+	}
+	alts := []reports.Alternative{{ID: ID, If: first}}
 	if c.ReqSends(end) > 1 {
 		alts = append(alts, reports.Alternative{ID: "C9-105", If: fmt.Sprintf("the MSNs are right and the ACK of frame %d answers a request sent again as a duplicate: its PSN %d is behind PSN %d, the newest the responder had completed", e.Frame, ep.PSN, end)})
 	}

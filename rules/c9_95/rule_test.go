@@ -471,6 +471,37 @@ func TestCountClash(t *testing.T) {
 	}
 }
 
+// TestCountClashWithARead: a SEND sent twice, an ACK naming the PSN
+// before it, then a READ (not right after the ACK's PSN) answered with a
+// count one above the ACK's: the READ's answer counts the SEND and the
+// READ, so the ACK's count already held the SEND (or a count is wrong).
+// With the count of both, nothing fails; a READ right after the ACK's PSN
+// may have been counted as the responder validated it, before the ACK.
+func TestCountClashWithARead(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		ackPSN    wire.PSN
+		answerMSN uint32
+		fail      bool
+	}{
+		{"the READ two past: too low", 10, 6, true},
+		{"the READ two past: both counted", 10, 7, false},
+		{"the READ right after: it may be counted at the ACK", 11, 6, false},
+	} {
+		var tr ht.Trace
+		for range 2 {
+			tr.Req(wire.SendOnly, 11, true)
+		}
+		tr.Ack(tc.ackPSN, 5)
+		tr.Read(12, 0)
+		tr.ReadResp(wire.ReadResponseOnly, 12, tc.answerMSN, 0)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		if got := tallies[ID].Verdict() == reports.Fail; got != tc.fail {
+			t.Errorf("%s: %s %s (%+v), want fail %v", tc.name, ID, tallies[ID].Verdict(), findings, tc.fail)
+		}
+	}
+}
+
 // TestCountPastOwnPSN: an ACK whose MSN has risen from an earlier ACK's
 // by more than the SENDs between can end, one more for a READ that may
 // follow it: it counts messages past its own PSN (the capture may not
