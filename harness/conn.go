@@ -513,7 +513,10 @@ func (c *Conn) absorb(r *trace.Record) {
 	case wire.ClassAck:
 		if p.AETH.IsACK() {
 			c.LastAckPSN, c.LastAckMSN, c.HaveAck = p.PSN, p.AETH.MSN&0xFFFFFF, true
-			c.ackCounts.note(r)
+			if c.AckPSNFault(r) == "" {
+				// (A PSN no legal responder gives fixes no count.)
+				c.ackCounts.note(r)
+			}
 			if c.nOwed > 0 {
 				c.answered(p.PSN, false, true)
 			}

@@ -200,13 +200,15 @@ func countedAt(p *wire.Packet) (wire.PSN, bool) {
 // answers).
 const countedDepth = 16
 
-// noteCounted keeps r, not late, when its MSN is the count of the PSNs
-// it counts up to whenever it was sent (an ACK or a NAK: neither replays
-// an earlier answer), or counts them at least (countsUpTo: an ATOMIC
+// noteCounted keeps r, not late, when its MSN is the count of the PSNs it
+// counts up to whenever it was sent (an ACK or a NAK: neither replays an
+// earlier answer), or counts them at least (countsUpTo: an ATOMIC
 // acknowledgment or a READ's last response, which may replay one with
-// the count of a later moment).
+// the count of a later moment); not an ACK whose PSN no legal responder
+// gives (AckPSNFault), which fixes no count.
 func (c *Conn) noteCounted(r *trace.Record) {
-	if r.Packet.Opcode != wire.Acknowledge && !c.countsUpTo(r) || c.IsLate(r) {
+	if r.Packet.Opcode != wire.Acknowledge && !c.countsUpTo(r) || c.IsLate(r) ||
+		r.Packet.Opcode == wire.Acknowledge && r.Packet.AETH.IsACK() && c.AckPSNFault(r) != "" {
 		return
 	}
 	if r.Packet.AETH.IsACK() {
@@ -716,6 +718,9 @@ func (c *Conn) pairCounts(r *trace.Record) {
 	beyond := isAck && c.HaveReq && !r.Packet.PSN.Before(c.NextReq)
 	keep := c.openCounts[:0]
 	for _, x := range c.openCounts {
+		if c.readInterior(x.Packet.PSN) {
+			continue // inside a READ's range known since: no count of a completion
+		}
 		if !beyond && x.Packet.PSN.Before(r.Packet.PSN) {
 			end, ok := c.countPasses(x, r, false)
 			switch {

@@ -150,6 +150,16 @@ func (c *Conn) ReadInterior(p wire.PSN) *ReadSpan {
 	return nil
 }
 
+// readInterior is ReadInterior(p) != nil, answered at once where the
+// trace shows a request other than a READ at p (the common case of an
+// acknowledged PSN).
+func (c *Conn) readInterior(p wire.PSN) bool {
+	if e := c.reqAt(p); e.holds(p) && e.op != wire.ReadRequest {
+		return false
+	}
+	return c.ReadInterior(p) != nil
+}
+
 // ReadCovering returns the span of the READ whose answer is owed (seen
 // new with the path MTU known, not answered to its last PSN, not passed
 // by a positive acknowledgment) and whose range holds p (nil: none).

@@ -125,7 +125,8 @@ func (c *Conn) notePSNFault(r *trace.Record, fault string, one bool) {
 // gives it ("" when it may): beyond every request on a trace that holds
 // every request, inside the range of a READ whose response is not
 // complete, or at an ATOMIC's PSN before its ATOMIC Acknowledge (an ACK
-// cannot carry an ATOMIC's result).
+// cannot carry an ATOMIC's result) where the ATOMIC was sent once or the
+// trace is complete.
 func (c *Conn) AckPSNFault(r *trace.Record) string {
 	// The MSN model asks before the record is absorbed, and the
 	// reconstruction as it absorbs it: one answer for both.
@@ -152,7 +153,10 @@ func (c *Conn) ackPSNFault(r *trace.Record) string {
 	if s := c.OpenReadBefore(p.PSN); s != nil {
 		return fmt.Sprintf("an ACK carries PSN %d, in the range of the READ at PSN %d whose response is not complete (frame %d): its PSN is C9-95's fault", p.PSN, s.First, r.Frame)
 	}
-	if op, _, _, ok := c.Req(p.PSN); ok && opc.Class(op) == wire.ClassAtomic {
+	if op, _, _, ok := c.Req(p.PSN); ok && opc.Class(op) == wire.ClassAtomic && (c.Complete() || c.ReqSends(p.PSN) == 1) {
+		// (An ATOMIC sent again may have been executed, and answered,
+		// before: the answer lost, an ACK naming its PSN may answer a
+		// duplicate of an earlier request.)
 		if _, answered := c.AtomicOriginal(p.PSN); !answered {
 			return fmt.Sprintf("an ACK carries PSN %d, an ATOMIC's, before its ATOMIC Acknowledge (frame %d): its PSN is C9-95's fault", p.PSN, r.Frame)
 		}
@@ -588,7 +592,6 @@ type Completed struct {
 // completed (the capture may not show them), or a wrong count.
 func (c *Conn) CompletedByMSN(r *trace.Record) (Completed, bool) {
 	p := r.Packet
-	a := &c.ackCounts
 	if p.Opcode != wire.Acknowledge || !p.AETH.IsACK() || c.IsLate(r) {
 		return Completed{}, false
 	}
@@ -596,14 +599,48 @@ func (c *Conn) CompletedByMSN(r *trace.Record) (Completed, bool) {
 	if op, _, _, ok := c.Req(p.PSN.Next()); !ok || op == wire.ReadRequest {
 		slack = 1
 	}
+	return c.countedFrom(p.AETH.MSN, p.PSN, slack)
+}
+
+// NAKCountPast is CompletedByMSN's Past for a sequence or RNR NAK r: the
+// messages its MSN holds past every PSN before its own that may end one.
+// Such a NAK names where the responder stopped (the PSN it expects, or
+// the request it could not take), so its MSN counts no message at or
+// past its PSN: a count beyond is a wrong MSN, a wrong PSN, or a wrong
+// earlier count. Zero where none passes, r is late, or its PSN is behind
+// the expected PSN the trace proves.
+func (c *Conn) NAKCountPast(r *trace.Record) Completed {
+	p := r.Packet
+	if p.Opcode != wire.Acknowledge || !(p.AETH.Kind() == wire.KindRNR || p.AETH.IsNAK(wire.NAKPSNSequence)) || c.IsLate(r) {
+		return Completed{}
+	}
+	if e := c.Expected(); e.HaveLo && p.PSN.Before(e.Lo) {
+		// A PSN behind the expected PSN the trace proves is the NAK's
+		// own fault, judged under its clause.
+		return Completed{}
+	}
+	k, _ := c.countedFrom(p.AETH.MSN, p.PSN.Add(-1), 0)
+	return Completed{Past: k.Past, PastFrom: k.PastFrom, PastFromMSN: k.PastFromMSN}
+}
+
+// countedFrom is CompletedByMSN's count of MSN msn, carried by a response
+// whose count covers the messages up to PSN at, from the counts kept
+// (ackCounts), slack messages allowed past at.
+func (c *Conn) countedFrom(msn uint32, at wire.PSN, slack int) (Completed, bool) {
+	a := &c.ackCounts
 	best, have := Completed{}, false
-	try := func(msn uint32, from wire.PSN) {
-		done, ok, past := c.completedPast(p.AETH.MSN, msn, from, p.PSN)
+	try := func(base uint32, from wire.PSN) {
+		if c.readInterior(from) {
+			// A READ's range known since shows the response's PSN
+			// was no completion's: its count fixes nothing.
+			return
+		}
+		done, ok, past := c.completedPast(msn, base, from, at)
 		if ok && (!have || done.After(best.Done)) {
-			best.Done, best.From, best.FromMSN, have = done, from, msn, true
+			best.Done, best.From, best.FromMSN, have = done, from, base, true
 		}
 		if past-slack > best.Past {
-			best.Past, best.PastFrom, best.PastFromMSN = past-slack, from, msn
+			best.Past, best.PastFrom, best.PastFromMSN = past-slack, from, base
 		}
 	}
 	if a.haveTop {

@@ -66,6 +66,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	if j := m.shared.NAK(c, r); !j.Skip {
 		m.judge(c, r, j)
+		if k := c.NAKCountPast(r); !j.Violation && k.Past > 0 && !c.Complete() {
+			countsPast(c, r, k)
+		}
 		if a := r.Packet.AETH; !j.Violation && !c.Complete() && !c.IsLate(r) && (a.Kind() == wire.KindRNR || a.IsNAK(wire.NAKPSNSequence)) {
 			if len(m.stops) == maxStops {
 				m.stops = m.stops[1:]
@@ -122,6 +125,30 @@ func (m *monitor) stoppedBefore(c *harness.Conn, b *trace.Record) {
 	}
 	clear(m.stops[k:])
 	m.stops = m.stops[:k]
+}
+
+// countsPast reports sequence or RNR NAK n, whose MSN counts k.Past
+// messages more than every PSN before its own may end, from the count
+// of the response at PSN k.PastFrom (harness.Conn.NAKCountPast): it
+// counts a message at or past the PSN it names, or a count is wrong
+// (found by the recall test: an ACK's MSN too low, which a sequence NAK
+// after it shows, no answer between firm enough to tell).
+func countsPast(c *harness.Conn, n *trace.Record, k harness.Completed) {
+	np := n.Packet
+	mn := np.AETH.MSN & 0xFFFFFF
+	psnClause, stopped := "C9-111", "its expected PSN"
+	if np.AETH.Kind() == wire.KindRNR {
+		psnClause, stopped = "C9-113", "the request it could not take"
+	}
+	alts := []reports.Alternative{
+		{ID: ID, If: fmt.Sprintf("PSN %d is right: no message at or past it had completed, so the count of the moment was lower", np.PSN)},
+		{ID: psnClause, If: fmt.Sprintf("MSN %d is right: the responder had completed a message at or past PSN %d, which is then not %s", mn, np.PSN, stopped)}}
+	if psnClause == "C9-111" {
+		alts = append(alts, reports.Alternative{ID: "C9-121", If: alts[1].If})
+	}
+	alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK is right: the response with PSN %d counts too few messages (MSN %d)", k.PastFrom, k.PastFromMSN)})
+	c.ViolationEither(n, fmt.Sprintf("the NAK carries MSN %d, %d more than the messages that may end from the response with PSN %d (MSN %d) up to the PSN before its own %d leave room for: it counts a message at or past the PSN it names", mn, k.Past, k.PastFrom, k.PastFromMSN, np.PSN),
+		[]string{fmt.Sprintf("MSN %d or less (no message at or past PSN %d completed)", (mn-uint32(k.Past))&0xFFFFFF, np.PSN)}, fmt.Sprintf("%s with MSN %d", np.AETH, mn), alts...)
 }
 
 // judge reports the judgement of a NAK's MSN.

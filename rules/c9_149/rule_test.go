@@ -5,8 +5,9 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/dut"
-	"github.com/rcconform/rcconform/harness/harnesstest"
+	ht "github.com/rcconform/rcconform/harness/harnesstest"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -98,8 +99,11 @@ func TestAfterAnMSNFault(t *testing.T) {
 
 // TestAfterAnAnswerAboveTheCount: the answer to a resent ATOMIC whose MSN
 // is above the count the ACK before it fixes may replay the first answer
-// (C9-148 leaves it open), or the ACK was wrong; a NAK carrying the
-// answer's MSN fits the second account, and is no fault of its own.
+// (C9-148 leaves it open), or the ACK was wrong. A NAK carrying the
+// answer's MSN fits the second account only: the ACK's count was too low
+// (C9-148), or the NAK counts past its PSN (C9-149, or its PSN is wrong):
+// illegal in every account, one finding names them all. Above the
+// answer's MSN, the model's own judgement finds it too.
 func TestAfterAnAnswerAboveTheCount(t *testing.T) {
 	trace := func(nakMSN uint32) *rtest.Builder {
 		var b rtest.Builder
@@ -112,8 +116,14 @@ func TestAfterAnAnswerAboveTheCount(t *testing.T) {
 		b.NAK(12, wire.NAKPSNSequence, nakMSN)
 		return &b
 	}
-	rtest.WantPass(t, trace(6).Recs, rtest.Capture(0), ID)
-	rtest.WantViolation(t, trace(9).Recs, rtest.Capture(0), ID, "counts a message at or past the PSN it names")
+	for _, msn := range []uint32{6, 9} {
+		tallies, findings := ht.AuditAll(&ht.Trace{Records: trace(msn).Recs}, ht.Capture())
+		for _, id := range []string{ID, "C9-111", "C9-148"} {
+			if tallies[id].Verdict() != reports.Fail {
+				t.Errorf("NAK MSN %d: %s %s (%+v), want fail", msn, id, tallies[id].Verdict(), findings)
+			}
+		}
+	}
 }
 
 // TestNAKBelowAReplayedAnswer: an answer that may replay one given before
@@ -183,7 +193,7 @@ func TestNAKCountsPastItsPSN(t *testing.T) {
 		rtest.WantViolation(t, trace(tc.syn, 10, false), rtest.Capture(0), ID, "counts a message at or past the PSN it names")
 		// The one finding, this monitor's, is listed under each clause
 		// it names in a full audit.
-		tallies, _ := harnesstest.AuditAll(&harnesstest.Trace{Records: trace(tc.syn, 10, false)}, rtest.Capture(0))
+		tallies, _ := ht.AuditAll(&ht.Trace{Records: trace(tc.syn, 10, false)}, rtest.Capture(0))
 		for _, c := range []string{ID, tc.clause, "C9-148"} {
 			if tallies[c] == nil || tallies[c].Violations != 1 {
 				t.Errorf("%s: the NAK's finding is not listed once under %s", wire.SyndromeString(tc.syn), c)
@@ -210,7 +220,7 @@ func TestNAKCountsPastItsPSNByALaterACK(t *testing.T) {
 		b.Send(10, true)
 		b.Send(11, true)
 		b.Ack(11, 7)
-		tallies, findings := harnesstest.AuditAll(&harnesstest.Trace{Records: b.Recs}, rtest.Capture(0))
+		tallies, findings := ht.AuditAll(&ht.Trace{Records: b.Recs}, rtest.Capture(0))
 		for _, c := range []string{ID, "C9-113", "C9-148"} {
 			if got := tallies[c] != nil && tallies[c].Violations == 1; got != tc.fail {
 				t.Errorf("MSN %d: %s failed %v, want %v (%+v)", tc.msn, c, got, tc.fail, findings)
