@@ -109,17 +109,7 @@ func (m *monitor) stoppedBefore(c *harness.Conn, b *trace.Record) {
 		if top := (mn + uint32(ends)) & 0xFFFFFF; !harness.MSNAfter(top, mb) {
 			continue
 		}
-		psnClause, stopped := "C9-111", "its expected PSN"
-		if np.AETH.Kind() == wire.KindRNR {
-			psnClause, stopped = "C9-113", "the request it could not take"
-		}
-		alts := []reports.Alternative{
-			{ID: ID, If: fmt.Sprintf("PSN %d is right: no message at or past it had completed, so the count of the moment was lower", np.PSN)},
-			{ID: psnClause, If: fmt.Sprintf("MSN %d is right: the responder had completed a message at or past PSN %d, which is then not %s", mn, np.PSN, stopped)}}
-		if psnClause == "C9-111" {
-			alts = append(alts, reports.Alternative{ID: "C9-121", If: alts[1].If})
-		}
-		alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK is right: the ACK of frame %d counts too few messages for its PSN %d", b.Frame, bp.PSN)})
+		alts := pastAlts(np, fmt.Sprintf("the NAK is right: the ACK of frame %d counts too few messages for its PSN %d", b.Frame, bp.PSN))
 		c.ViolationEither(n, fmt.Sprintf("the NAK carries MSN %d, while the ACK of frame %d, which covers every request up to PSN %d, carries MSN %d and %d messages end from the NAK's PSN %d up to it: the NAK counts a message at or past the PSN it names", mn, b.Frame, bp.PSN, mb, ends, np.PSN),
 			[]string{fmt.Sprintf("MSN %d or less (no message at or past PSN %d completed)", (mb-uint32(ends))&0xFFFFFF, np.PSN)}, fmt.Sprintf("%s with MSN %d", np.AETH, mn), alts...)
 	}
@@ -136,6 +126,17 @@ func (m *monitor) stoppedBefore(c *harness.Conn, b *trace.Record) {
 func countsPast(c *harness.Conn, n *trace.Record, k harness.Completed) {
 	np := n.Packet
 	mn := np.AETH.MSN & 0xFFFFFF
+	alts := pastAlts(np, fmt.Sprintf("the NAK is right: the response with PSN %d counts too few messages (MSN %d)", k.PastFrom, k.PastFromMSN))
+	c.ViolationEither(n, fmt.Sprintf("the NAK carries MSN %d, %d more than the messages that may end from the response with PSN %d (MSN %d) up to the PSN before its own %d leave room for: it counts a message at or past the PSN it names", mn, k.Past, k.PastFrom, k.PastFromMSN, np.PSN),
+		[]string{fmt.Sprintf("MSN %d or less (no message at or past PSN %d completed)", (mn-uint32(k.Past))&0xFFFFFF, np.PSN)}, fmt.Sprintf("%s with MSN %d", np.AETH, mn), alts...)
+}
+
+// pastAlts are the clauses a sequence or RNR NAK np whose MSN counts a
+// message at or past its PSN may break: C9-149 (its MSN), its PSN's
+// clause (C9-111 and C9-121, or C9-113), and C9-148 (the other
+// response's count, as other says).
+func pastAlts(np *wire.Packet, other string) []reports.Alternative {
+	mn := np.AETH.MSN & 0xFFFFFF
 	psnClause, stopped := "C9-111", "its expected PSN"
 	if np.AETH.Kind() == wire.KindRNR {
 		psnClause, stopped = "C9-113", "the request it could not take"
@@ -146,9 +147,7 @@ func countsPast(c *harness.Conn, n *trace.Record, k harness.Completed) {
 	if psnClause == "C9-111" {
 		alts = append(alts, reports.Alternative{ID: "C9-121", If: alts[1].If})
 	}
-	alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK is right: the response with PSN %d counts too few messages (MSN %d)", k.PastFrom, k.PastFromMSN)})
-	c.ViolationEither(n, fmt.Sprintf("the NAK carries MSN %d, %d more than the messages that may end from the response with PSN %d (MSN %d) up to the PSN before its own %d leave room for: it counts a message at or past the PSN it names", mn, k.Past, k.PastFrom, k.PastFromMSN, np.PSN),
-		[]string{fmt.Sprintf("MSN %d or less (no message at or past PSN %d completed)", (mn-uint32(k.Past))&0xFFFFFF, np.PSN)}, fmt.Sprintf("%s with MSN %d", np.AETH, mn), alts...)
+	return append(alts, reports.Alternative{ID: "C9-148", If: other})
 }
 
 // judge reports the judgement of a NAK's MSN.
