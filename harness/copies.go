@@ -185,6 +185,11 @@ func (c *Conn) staleMSN(r *trace.Record) {
 	}
 }
 
+// NewestMSN returns the highest MSN (in the MSN's modular order) the
+// connection's responses have carried so far, the record being judged
+// included, and whether any carried one.
+func (c *Conn) NewestMSN() (uint32, bool) { return c.newestMSN, c.haveMSN }
+
 // countedAt is the PSN whose completion response p's MSN counts up to
 // (its own; for a NAK, which names the PSN the responder expects, the
 // one before), and whether p is a NAK.

@@ -60,7 +60,11 @@ func init() {
 // PSN just past every request seen: on a fresh QP whose first expected
 // PSN is that one, the requests were duplicates and the ACK acknowledges
 // nothing (an active run knows the QP's start and decides; a capture
-// does not show it).
+// does not show it). A trace showing the QP from its creation counts its
+// messages from 0, and such a QP completed none: where a response by then
+// carried a count, the ACK is that clause's fault or the count C9-148's,
+// one finding naming both (on a complete trace; elsewhere the capture may
+// have dropped the request the ACK names, and the instance is open).
 type monitor struct {
 	acked bool // a positive ACK was seen
 	// dups holds the PSNs of duplicate SENDs and WRITEs (behind the
@@ -204,6 +208,27 @@ func aheadOf(c *harness.Conn, ack *trace.Record, end bool) {
 	default:
 		c.Await(ahead(c, ack))
 	}
+}
+
+// freshAhead judges the first ACK, naming the PSN just past every
+// request, on a trace showing the QP from its creation, where a
+// response (this ACK or one before it) carried the count msn, not 0.
+// Were the QP's first expected PSN the one after the ACK's, every
+// request was a duplicate and nothing completed, so that count is
+// wrong (C9-148); otherwise the requests were new and the ACK names a
+// PSN past them (C9-95, decided where the trace is complete, open
+// where the capture may have missed the request it names).
+func freshAhead(c *harness.Conn, r *trace.Record, msn uint32) {
+	a := r.Packet.PSN
+	if !c.Complete() {
+		aheadOf(c, r, false)
+		return
+	}
+	c.ViolationEither(r, fmt.Sprintf("ACK PSN %d is beyond every request sent so far (newest %d), and a response by then carried MSN %d, though a QP taking only duplicates completes nothing", a, c.NextReq.Add(-1), msn),
+		[]string{fmt.Sprintf("the PSN of the newest request covered, at most %d", c.NextReq.Add(-1))},
+		fmt.Sprintf("ACK PSN %d", a),
+		reports.Alternative{ID: ID, If: fmt.Sprintf("the requests were new: the ACK names PSN %d, past every request sent", a)},
+		reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the QP's first expected PSN was %d: every request was a duplicate, and MSN %d counts messages none of them completed", a.Next(), msn)})
 }
 
 // ahead holds ack, which names a PSN beyond every request the capture
@@ -355,6 +380,15 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			return
 		}
 		if !s.StartKnown && first && p.PSN == c.NextReq {
+			if msn, ok := c.NewestMSN(); ok && msn != 0 && c.FromStart() {
+				// The trace shows the QP from its creation, whose count
+				// starts at 0: a fresh QP that took every request as a
+				// duplicate completed nothing, yet a response counted
+				// messages. Either the requests were new and the PSN is
+				// past them, or the count is wrong.
+				freshAhead(c, r, msn)
+				return
+			}
 			c.Indeterminate(ID, fmt.Sprintf("the first ACK names PSN %d, just past every request seen: on a fresh QP expecting that PSN first, those requests were duplicates and the ACK covers nothing; the trace does not show the QP's first PSN", p.PSN))
 			return
 		}

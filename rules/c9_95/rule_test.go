@@ -15,6 +15,8 @@ func TestMonitor(t *testing.T) {
 	fresh := ht.Fresh(100) // an active run on a QP whose responder expects PSN 100
 	millis := ht.Capture() // a capture stamping packets to the millisecond
 	millis.TimePrecision = time.Millisecond
+	fromStart := ht.Capture() // a capture showing the connection's handshake
+	fromStart.FromStart = true
 	// behind: a SEND's First and Middle acknowledged one by one, then an
 	// ACK back at the First with the latest MSN (no message ended
 	// between them: it may have been sent first).
@@ -264,6 +266,20 @@ func TestMonitor(t *testing.T) {
 		{"complete capture: a first ACK just past the only request, as a fresh QP answers a duplicate", ht.Complete(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 98, true)
 			tr.Ack(99, 0)
+		}, reports.Indeterminate},
+		{"complete capture: a first ACK just past the only request, counting a message a fresh QP taking duplicates never completed", ht.Complete(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 98, true)
+			tr.Ack(99, 1)
+		}, reports.Fail},
+		{"complete capture: a first ACK just past every request, after an ATOMIC's answer counted it", ht.Complete(), func(tr *ht.Trace) {
+			tr.Atomic(wire.FetchAdd, 97)
+			tr.Req(wire.SendOnly, 98, true)
+			tr.AtomicAck(97, 1, 5)
+			tr.Ack(99, 1)
+		}, reports.Fail},
+		{"capture from the QP's start: a first ACK just past every request, counting a message, where the capture may have dropped the request it names", fromStart, func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 98, true)
+			tr.Ack(99, 1)
 		}, reports.Indeterminate},
 		{"complete capture: a second ACK past every request", ht.Complete(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 98, true)

@@ -84,8 +84,13 @@ var recallCatalogue = []injection{
 		// legal, that one would go back behind it, under C9-95, or
 		// under C9-105 if it answered a duplicate (every request up to
 		// the injected PSN would be one): some clause of the two fails
-		// whatever was missed.
-		key: "C9-95 ahead of every request", clause: "C9-95", alts: []string{"C9-105"},
+		// whatever was missed. On a trace showing the QP from its
+		// creation, the first ACK naming the PSN just past every request
+		// is legal for a QP whose first expected PSN follows it, every
+		// request a duplicate; its count (or one before it) then shows a
+		// message completed, which no such QP did: C9-148 is the other
+		// account.
+		key: "C9-95 ahead of every request", clause: "C9-95", alts: []string{"C9-105", "C9-148"},
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			a := s.pick(rng, func(i int, r *trace.Record) bool { return isPosACK(r) })
 			if a == nil {
