@@ -25,6 +25,18 @@ func (c *Conn) ViolationInAnyOrder(clause string, r *trace.Record, message strin
 	c.raise(clause, r, message, expected, seen, nil, c.recent)
 }
 
+// ViolationOnAnyQPs is Violation for an instance that QPs made anew with
+// the same numbers would leave as illegal as the old ones (a READ's
+// answer opening without its AETH answers the READ the trace shows on
+// either): a request that may have begun such QPs (restartStep) does not
+// hold it back.
+func (c *Conn) ViolationOnAnyQPs(clause string, r *trace.Record, message string, expected []string, seen string) {
+	phase := c.rs.phase
+	c.rs.phase = restartNone
+	c.violation(clause, r, message, expected, seen, nil)
+	c.rs.phase = phase
+}
+
 // raise records a violation of clause by r, shown among recent, unless
 // a restart of the QPs the trace may show holds it (restartHold).
 func (c *Conn) raise(clause string, r *trace.Record, message string, expected []string, seen string, alts []reports.Alternative, recent []*trace.Record) {

@@ -34,9 +34,11 @@ func init() {
 //     violation;
 //   - otherwise the retransmission must come at least 4.096 µs × 2^timeout
 //     after the latest earlier transmission of the oldest request then
-//     outstanding (or of the PSN resent, whichever left first): the timer
-//     is armed no earlier than that, and re-armed against the oldest
-//     outstanding request when a partial acknowledgment arrives.
+//     outstanding (or of the PSN resent, whichever left first; not of a
+//     request past the PSN resent, which the go-back-N shows was not the
+//     oldest the requester knew of): the timer is armed no earlier than
+//     that, and re-armed against the oldest outstanding request when a
+//     partial acknowledgment arrives.
 //
 // Undecided: the timeout is unknown; the PSN's earlier transmission is
 // not in the capture; in a capture, the interval falls within the timing
@@ -82,8 +84,21 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	// latest transmission of the oldest request outstanding (the first
 	// resent packets may be missing from a capture) nor, if that is
 	// later, of the packet resent.
+	//
+	// A go-back-N begins at the requester's oldest unacknowledged request:
+	// where the trace shows the requests up to the PSN resent and past it
+	// acknowledged, the requester had not received those acknowledgments
+	// (they were lost after the capture point; had it received them, it
+	// went back behind them), and a request outstanding past that PSN is
+	// no measure of its timer (found by the recall test: a go-back-N from a
+	// PSN the capture showed acknowledged, soon after it was sent again,
+	// measured from an old transmission of a later request). Where the
+	// trace shows no earlier transmission of the PSN resent (a READ asked
+	// again from inside its range), the oldest outstanding request is the
+	// measure still.
 	prev, since := ev.PrevSend, ev.PrevSeq
-	if o := ev.OldestLast; o != nil && (prev == nil || o.Time < prev.Time) {
+	oldest := ev.OldestLast != nil && (ev.PrevSend == nil || ev.OldestLast.Packet.PSN.AtOrBefore(r.Packet.PSN))
+	if o := ev.OldestLast; oldest && (prev == nil || o.Time < prev.Time) {
 		if prev == nil {
 			since = ev.OldestLastSeq
 		}
@@ -103,7 +118,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	// (The PSN resent may be that request: its own previous transmission
 	// then is the sweep's too.)
 	other := ev.PrevSend != nil && ev.PrevSend != ev.OldestLast
-	if s := ev.OldestSwept; s != nil && s.Time > prev.Time && (!other || ev.PrevSend.Time > prev.Time) {
+	if s := ev.OldestSwept; oldest && s != nil && s.Time > prev.Time && (!other || ev.PrevSend.Time > prev.Time) {
 		at, seq := s, ev.OldestSweptSeq
 		if other && ev.PrevSend.Time < at.Time {
 			at, seq = ev.PrevSend, ev.PrevSeq

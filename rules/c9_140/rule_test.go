@@ -108,6 +108,20 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.ACK(51)
 			s.Again(rd)
 		}, reqtest.None},
+		// A go-back-N from a PSN the capture shows acknowledged: the
+		// acknowledgment did not reach the requester (or it went back
+		// behind it), so a request outstanding past that PSN, sent long
+		// before, is no measure of the timer; the PSN's own previous
+		// transmission is (found by the recall test).
+		{"capture, a resend of a PSN shown acknowledged, early after its previous transmission, a later request sent long before", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			s.Req(wire.SendOnly, 20, 8)
+			s.Req(wire.SendOnly, 21, 8)
+			s.Req(wire.SendOnly, 22, 8)
+			s.At(T+10*time.Microsecond).Req(wire.SendOnly, 20, 8)
+			y := s.Req(wire.SendOnly, 21, 8)
+			s.ACK(21)
+			s.At(T + 10*time.Microsecond + T/2).Again(y)
+		}, reqtest.Suspect},
 		{"capture, timeout unknown", reqtest.Capture(1024, -1, -1, -1, false), func(s *reqtest.Script) {
 			x := s.Req(wire.SendOnly, 100, 8)
 			s.At(time.Millisecond).Again(x)

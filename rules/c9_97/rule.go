@@ -72,6 +72,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	p := r.Packet
 	s := ev.Stream
 	q := s.Req
+	// The READ the stream answers is the trace's, whether the QPs were
+	// made anew since or not (the same request either way): the first
+	// packet of its answer is judged on any QPs.
 	want := func() []string { // built only for a violation
 		return []string{fmt.Sprintf("a READ Response First (or Only, for a one-packet READ) with PSN %d carrying an AETH with an ACK syndrome", q.PSN)}
 	}
@@ -81,16 +84,16 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			// replay": the answer to a
 			// duplicate READ, partial or whole, is a READ response like
 			// any other, opening with First (or Only) and its AETH.
-			c.Violation(ID, r, fmt.Sprintf("the replay answering the duplicate READ at PSN %d (frame %d) begins with %s, which carries no AETH: a replay, partial or whole, starts at the duplicate's PSN with First (or Only)",
+			c.ViolationOnAnyQPs(ID, r, fmt.Sprintf("the replay answering the duplicate READ at PSN %d (frame %d) begins with %s, which carries no AETH: a replay, partial or whole, starts at the duplicate's PSN with First (or Only)",
 				q.PSN, q.Rec.Frame, p.Opcode), want(), p.String())
 			return
 		}
-		c.Violation(ID, r, fmt.Sprintf("the response of the READ at PSN %d (frame %d) begins with %s, which carries no AETH",
+		c.ViolationOnAnyQPs(ID, r, fmt.Sprintf("the response of the READ at PSN %d (frame %d) begins with %s, which carries no AETH",
 			q.PSN, q.Rec.Frame, p.Opcode), want(), p.String())
 		return
 	}
 	if !answers.ACKKind(p) {
-		c.Violation(ID, r, fmt.Sprintf("the first response packet of the READ at PSN %d (frame %d) carries the syndrome %s, which acknowledges nothing: the first AETH must be an ACK",
+		c.ViolationOnAnyQPs(ID, r, fmt.Sprintf("the first response packet of the READ at PSN %d (frame %d) carries the syndrome %s, which acknowledges nothing: the first AETH must be an ACK",
 			q.PSN, q.Rec.Frame, p.AETH), want(), p.String())
 		return
 	}

@@ -79,3 +79,22 @@ func TestReference(t *testing.T) {
 	bad := run("read-first-no-aeth")
 	rtest.WantViolation(t, bad.Trace(), bad.Settings(), ID, "carries no AETH")
 }
+
+// A READ sent again at its own PSN after a silence, once the responder had
+// acknowledged every request, may begin QPs made anew with the same
+// numbers, which holds other clauses' findings back; but its answer
+// opening with a Middle is illegal on the old QPs (a replay) and on new
+// ones (a new READ) alike: it fails, with no MSN after it to tell which.
+func TestMiddleFirstOnAnyQPs(t *testing.T) {
+	var b rtest.Builder
+	b.Req(wire.SendOnly, 1, true, 8)
+	b.Ack(1, 1)
+	b.Read(2, 8)
+	b.Resp(wire.ReadResponseOnly, 2, 0x04, 2, 8)
+	b.Read(2, 8)
+	b.Resp(wire.ReadResponseMiddle, 2, 0, 0, 8)
+	for _, r := range b.Recs[4:] {
+		r.Time += time.Millisecond // the silence before the READ sent again
+	}
+	rtest.WantViolation(t, b.Recs, rtest.Capture(0), ID, "begins with RDMA READ Response Middle")
+}
