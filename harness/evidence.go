@@ -95,6 +95,16 @@ func (c *Conn) SentAllSince(d trace.Dir, since uint64) bool {
 	return c.unbrokenSince(d, since) && c.runs[d&1].countsByOne()
 }
 
+// RanOnSince is SentAllSince before the sender has been seen to number
+// its packets one by one: whether direction d's IDs ran on by ones over
+// that stretch. Where they did, SentAllSince holds for the stretch once
+// NumbersByOne does, whenever that is seen (the same sender).
+func (c *Conn) RanOnSince(d trace.Dir, since uint64) bool { return c.unbrokenSince(d, since) }
+
+// NumbersByOne reports whether the sender of direction d is seen to
+// number its packets one by one on the connection (SentAllSince's trust).
+func (c *Conn) NumbersByOne(d trace.Dir) bool { return c.runs[d&1].countsByOne() }
+
 // MissedSince reports whether the sender of direction d, seen to number
 // its packets one by one, broke that numbering after the record with
 // sequence number since (Seq): it sent a packet there that the trace

@@ -84,14 +84,16 @@ type pending struct {
 	// ack is the first positive ACK that covered the request while the
 	// path MTU was not known (nil: none). nextSeen is set once the
 	// requester's first packet after it was seen (no copy of an earlier
-	// one), and unmissed says whether that packet proved the ACK
-	// unexplained by a valid copy the capture missed: the requester's
-	// IDs had run on unbroken since seq, and the packet was no valid copy
-	// of the request that may have passed the capture point before the
-	// ACK (what ViolationUnlessMissed waits for, taken while the MTU that
-	// decides whether there is an instance at all was not yet known).
-	ack                *trace.Record
-	nextSeen, unmissed bool
+	// one), and ranOn says whether that packet left the ACK unexplained
+	// by a valid copy the capture missed: the requester's IDs had run on
+	// by ones since seq, and the packet was no valid copy of the request
+	// that may have passed the capture point before the ACK (what
+	// ViolationUnlessMissed waits for, taken while the MTU that decides
+	// whether there is an instance at all was not yet known). That proves
+	// it once the requester is seen to number its packets one by one
+	// (Conn.NumbersByOne), then or later.
+	ack             *trace.Record
+	nextSeen, ranOn bool
 }
 
 // maxOpen bounds the requests the monitor holds per connection.
@@ -150,7 +152,7 @@ func (m *monitor) request(c *harness.Conn, r *trace.Record) {
 		if e.ack != nil && !e.nextSeen && !c.MaybeCopy(r) {
 			e.nextSeen = true
 			validCopy := p.PSN == e.psn && why == "" && harness.MayBeReordered(e.ack, r)
-			e.unmissed = c.SentAllSince(trace.ToResponder, e.seq) && !validCopy
+			e.ranOn = c.RanOnSince(trace.ToResponder, e.seq) && !validCopy
 		}
 	}
 	maybe := why == "" && mayBeBeyond(c, r)
@@ -277,14 +279,15 @@ func (m *monitor) acked(c *harness.Conn, r *trace.Record) {
 				c.Violation(ID, r, msg, expected, r.Packet.String())
 				break
 			}
-			if e.ack != nil && e.unmissed {
+			if e.ack != nil && e.ranOn && c.NumbersByOne(trace.ToResponder) {
 				// The path MTU, shown only after an earlier ACK covered
 				// the request, decides that ACK too, and the requester's
 				// packet after it proved that the capture missed no valid
 				// copy before it: judged there, with no wait for the
 				// requester's next packet after this one (found by the
 				// recall test: the MTU shown by a First after the first
-				// covering ACK, the requester silent after the last).
+				// covering ACK, the requester silent after the last; and
+				// its IDs seen to count by ones only a packet later).
 				c.Violation(ID, e.ack, fmt.Sprintf("%s, yet the positive ACK with PSN %d covers it, as if it had been executed (the requester's IPv4 Identifications ran on unbroken: the capture missed none of its packets): a request the responder cannot execute is owed a NAK invalid request", e.why, e.ack.Packet.PSN),
 					expected, e.ack.Packet.String())
 				break

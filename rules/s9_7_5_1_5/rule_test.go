@@ -337,3 +337,27 @@ func TestMonitorByIDsMTUShownLater(t *testing.T) {
 		t.Errorf("a valid copy of the request next, which the ACK may answer: %+v, want no violation", tl)
 	}
 }
+
+// TestMonitorByIDsTrustedLater: as TestMonitorByIDsMTUShownLater, but
+// the requester's packet after the first covering ACK comes before its
+// IDs have been seen to count by ones long enough to be evidence; they
+// are seen to a few packets later, before a packet of it the capture
+// missed: the run after the ACK proves it all the same (found by the
+// recall test).
+func TestMonitorByIDsTrustedLater(t *testing.T) {
+	b := rtest.Builder{PerSender: true}
+	for p := range wire.PSN(4) {
+		b.Send(p, false)
+	}
+	b.Send(4, true)
+	b.NAK(5, wire.NAKPSNSequence, 5)
+	b.Req(wire.SendOnly, 5, true, 1100)
+	b.Ack(5, 6) // the path MTU not known yet
+	b.Req(wire.SendFirst, 6, false, 1024)
+	b.Req(wire.SendMiddle, 7, false, 1024)
+	b.Req(wire.SendMiddle, 8, false, 1024)
+	l := b.Req(wire.SendLast, 9, true, 8)
+	l.IPID++ // the capture missed a packet before it
+	b.Ack(9, 7)
+	rtest.WantViolation(t, b.Recs, rtest.Capture(0), ID, "as if it had been executed", "ran on unbroken")
+}
