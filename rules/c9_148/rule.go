@@ -14,6 +14,7 @@ import (
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/reports"
+	"github.com/rcconform/rcconform/wire"
 )
 
 // ID is the clause this package checks.
@@ -133,7 +134,9 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 		c.Indeterminate(ID, "the MSN disagrees with the count of messages its response's PSN acknowledges, but response PSNs on this connection are at fault: "+f)
 		return
 	}
-	if h.j.Upper && !c.Complete() && m.m.MissedAfter(h.r.Packet.PSN) {
+	p := h.r.Packet
+	missedAfter := h.j.Upper && !c.Complete() && m.m.MissedAfter(p.PSN)
+	if missedAfter && (p.Opcode != wire.Acknowledge || !p.AETH.IsACK()) {
 		// The capture later showed it missed new requests beyond this
 		// response's PSN: the request it answers may be a retransmission
 		// the responder took as a duplicate after completing them (found
@@ -141,7 +144,13 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 		c.Unresolved(ID, "the MSN exceeds the new messages the capture showed had reached the responder, but the capture missed requests after this response's PSN: if the request it answers was a retransmission sent after them, the MSN counts them; "+h.j.Message)
 		return
 	}
-	if !h.j.OtherNAK && !h.j.OwnPSN {
+	// A positive ACK names the newest request completed, a duplicate's
+	// answer too: one counting requests past its PSN that the capture
+	// missed names the wrong PSN (C9-95, or C9-105 where the request it
+	// names was sent again and it may answer a duplicate), or its MSN is
+	// wrong (found by the recall test: an ACK's MSN far ahead, left open
+	// as maybe answering a retransmission).
+	if !h.j.OtherNAK && !h.j.OwnPSN && !missedAfter {
 		c.Violation(ID, h.r, h.j.Message, h.j.Expected, h.j.Seen)
 		return
 	}
@@ -164,6 +173,13 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 	if h.j.OwnPSN {
 		mine = "the ACK's PSN is right: its MSN counts too few of the messages it acknowledges"
 		alts = append(alts, reports.Alternative{ID: "C9-95", If: fmt.Sprintf("the MSN is right: the ACK names PSN %d, past the newest request the responder had completed", h.r.Packet.PSN)})
+	}
+	if missedAfter {
+		mine = "the ACK's PSN is right: its MSN counts more messages than had reached the responder"
+		alts = append(alts, reports.Alternative{ID: "C9-95", If: fmt.Sprintf("the MSN is right and the ACK answers a new request: it names PSN %d, behind requests past it, missing from the capture, that the responder had completed", p.PSN)})
+		if c.ReqSends(p.PSN) > 1 {
+			alts = append(alts, reports.Alternative{ID: "C9-105", If: fmt.Sprintf("the MSN is right and the ACK answers the request sent again as a duplicate: it names PSN %d, behind the newest the responder had completed", p.PSN)})
+		}
 	}
 	c.ViolationEither(h.r, h.j.Message, h.j.Expected, h.j.Seen, append([]reports.Alternative{{ID: ID, If: mine}}, alts...)...)
 }

@@ -769,3 +769,22 @@ func TestTooLowForItsOwnPSN(t *testing.T) {
 		}
 	}
 }
+
+// An ACK whose MSN counts more messages than had reached the responder,
+// where the capture missed requests past its PSN: a retransmission the
+// responder took as a duplicate after completing them would explain the
+// count for a READ's or an ATOMIC's answer, but an ACK names the newest
+// request completed, a duplicate's answer too. Its PSN is wrong (C9-95,
+// or C9-105 as it may answer the request sent again) or its MSN is: one
+// finding (found by the recall test, where it was left open).
+func TestAckCountingMissedRequestsPastItsPSN(t *testing.T) {
+	var b rtest.Builder
+	b.Send(71, true)
+	b.Resp(wire.Acknowledge, 71, 0x20|10, 941, 0) // RNR NAK: 71 not executed, MSN 941
+	b.Send(71, true)
+	b.Send(72, true)
+	b.Send(74, true) // 73 missing
+	b.Ack(71, 949)   // at most 4 messages (71, 72, 73, 74) had reached it
+	b.Ack(74, 945)
+	rtest.WantViolation(t, b.Recs, rtest.Capture(0), ID, "MSN 949 is too high", "C9-95 if the MSN is right and the ACK answers a new request", "C9-105 if")
+}
