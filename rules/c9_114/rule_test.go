@@ -39,3 +39,26 @@ func TestAfterAWrongNAKPSN(t *testing.T) {
 // TestRepeatAfterPassed runs the shared case of a sequence NAK repeated
 // after the responder had passed its PSN.
 func TestRepeatAfterPassed(t *testing.T) { dupnak.CheckRepeatAfterPassed(t, ID) }
+
+// TestRepeatAfterAnRNR: on a complete trace, the requests at a sequence
+// NAK's PSN and after it executed (acknowledged), then an RNR NAK for a
+// later request (which ends the cleared episode), then a sequence NAK
+// naming the old PSN again: the latch's fault, as without the RNR NAK
+// between (found by the recall test: nothing judged it).
+func TestRepeatAfterAnRNR(t *testing.T) {
+	var tr ht.Trace
+	tr.Req(wire.SendOnly, 21, true)
+	tr.Req(wire.WriteOnly, 22, true)
+	tr.RNR(21, 9, 0)
+	tr.NAK(21, wire.NAKPSNSequence, 0)
+	tr.Req(wire.SendOnly, 21, true)
+	tr.Req(wire.WriteOnly, 22, true)
+	tr.Ack(21, 1)
+	tr.Ack(22, 2)
+	tr.Req(wire.SendOnly, 23, true)
+	tr.RNR(23, 9, 2)
+	tr.NAK(21, wire.NAKPSNSequence, 2)
+	if tally, fs := ht.Audit(&tr, ID, ht.Complete()); tally.Verdict() != reports.Fail {
+		t.Errorf("%s: %s, want fail (%+v)", ID, tally.Verdict(), fs)
+	}
+}

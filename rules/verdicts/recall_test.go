@@ -418,8 +418,10 @@ var recallCatalogue = []injection{
 		// one finding names C9-103 too (the duplicate may have moved the
 		// expected PSN back), and where the NAK names its previous
 		// one's PSN again, the NAK latch too (C9-114/C9-122: it may have
-		// been built while latched and sent late).
-		key: "C9-111 sequence NAK behind an acknowledged PSN", clause: "C9-111", alts: []string{"C9-121", "C9-125"},
+		// been built while latched and sent late); on a complete
+		// capture such a NAK is the latch's alone (the one finding's
+		// clause there).
+		key: "C9-111 sequence NAK behind an acknowledged PSN", clause: "C9-111", alts: []string{"C9-121", "C9-125", "C9-114", "C9-122"},
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			d := 1 + rng.IntN(2)
 			n := s.pick(rng, func(i int, r *trace.Record) bool {
