@@ -74,9 +74,12 @@ type ReqEvent struct {
 	// would fail is undecided.
 	MaybeStart bool
 	// OldestLast is the latest transmission of the oldest request
-	// outstanding before this packet (nil if none): no transport timer
-	// could have been armed for a go-back-N before it. OldestLastSeq is
-	// its place among the connection's records (Conn.Seq).
+	// outstanding before this packet (nil if none, or if that request lies
+	// past this packet's PSN, which has an earlier transmission: a
+	// go-back-N begins at the oldest request the requester knows
+	// unacknowledged): no transport timer could have been armed for a
+	// go-back-N before it. OldestLastSeq is its place among the
+	// connection's records (Conn.Seq).
 	OldestLast    *trace.Record
 	OldestLastSeq uint64
 	// OldestSwept: a sweep passed the oldest outstanding request after

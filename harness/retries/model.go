@@ -385,7 +385,12 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 			t.swept(t.prevEnd.Next(), int(d)-1, r)
 		}
 	}
-	if oldest := t.OldestOutstanding(); oldest != nil && oldest.Last != nil {
+	// A go-back-N begins at the requester's oldest unacknowledged request:
+	// one past the PSN resent was not the oldest it knew of (the
+	// acknowledgments the trace shows up to it did not reach it, or it
+	// went back behind them), unless the trace shows no earlier
+	// transmission of that PSN (a READ asked again from inside its range).
+	if oldest := t.OldestOutstanding(); oldest != nil && oldest.Last != nil && (ev.PrevSend == nil || !oldest.PSN.After(p.PSN)) {
 		ev.OldestLast, ev.OldestLastSeq = oldest.Last, oldest.LastSeq
 		if oldest.Swept != nil {
 			ev.OldestSwept, ev.OldestSweptSeq, ev.OldestSweptNext, ev.OldestSweptSkipped = oldest.Swept, oldest.SweptSeq, oldest.SweptNext, oldest.SweptSkipped

@@ -84,21 +84,8 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	// latest transmission of the oldest request outstanding (the first
 	// resent packets may be missing from a capture) nor, if that is
 	// later, of the packet resent.
-	//
-	// A go-back-N begins at the requester's oldest unacknowledged request:
-	// where the trace shows the requests up to the PSN resent and past it
-	// acknowledged, the requester had not received those acknowledgments
-	// (they were lost after the capture point; had it received them, it
-	// went back behind them), and a request outstanding past that PSN is
-	// no measure of its timer (found by the recall test: a go-back-N from a
-	// PSN the capture showed acknowledged, soon after it was sent again,
-	// measured from an old transmission of a later request). Where the
-	// trace shows no earlier transmission of the PSN resent (a READ asked
-	// again from inside its range), the oldest outstanding request is the
-	// measure still.
 	prev, since := ev.PrevSend, ev.PrevSeq
-	oldest := ev.OldestLast != nil && (ev.PrevSend == nil || ev.OldestLast.Packet.PSN.AtOrBefore(r.Packet.PSN))
-	if o := ev.OldestLast; oldest && (prev == nil || o.Time < prev.Time) {
+	if o := ev.OldestLast; o != nil && (prev == nil || o.Time < prev.Time) {
 		if prev == nil {
 			since = ev.OldestLastSeq
 		}
@@ -118,7 +105,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	// (The PSN resent may be that request: its own previous transmission
 	// then is the sweep's too.)
 	other := ev.PrevSend != nil && ev.PrevSend != ev.OldestLast
-	if s := ev.OldestSwept; oldest && s != nil && s.Time > prev.Time && (!other || ev.PrevSend.Time > prev.Time) {
+	if s := ev.OldestSwept; s != nil && s.Time > prev.Time && (!other || ev.PrevSend.Time > prev.Time) {
 		at, seq := s, ev.OldestSweptSeq
 		if other && ev.PrevSend.Time < at.Time {
 			at, seq = ev.PrevSend, ev.PrevSeq
