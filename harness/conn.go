@@ -464,6 +464,13 @@ func (c *Conn) absorb(r *trace.Record) {
 			}
 			if span != nil {
 				lastMin, lastMax = span.LastMin, span.LastMax
+				if fresh {
+					// A new READ uses at least the PSNs its length
+					// needs at the largest MTU, the MTU known or not:
+					// the next new request comes after them, and a
+					// READ asked from inside them is its partial retry.
+					last = lastMin
+				}
 			}
 		}
 		if fresh && c.HaveReq {
@@ -491,6 +498,7 @@ func (c *Conn) absorb(r *trace.Record) {
 		if pos := opc.Position(op); (pos == wire.PosFirst || pos == wire.PosMiddle) && !r.Truncated {
 			if n := r.PayloadLen; n > c.MTUGuess && wire.ValidMTU(n) {
 				c.MTUGuess = n
+				c.mtuLearnt()
 			}
 		}
 		return
@@ -530,6 +538,7 @@ func (c *Conn) absorb(r *trace.Record) {
 		if pos := opc.Position(op); pos == wire.PosFirst || pos == wire.PosMiddle {
 			if n := r.PayloadLen; n > c.MTUGuess && wire.ValidMTU(n) && !r.Truncated {
 				c.MTUGuess = n
+				c.mtuLearnt()
 			}
 		}
 		if opc.EndsMessage(op) && c.nOwed > 0 {

@@ -137,6 +137,35 @@ func TestAuditorSkipsBadICRC(t *testing.T) {
 	}
 }
 
+// TestConnReadUnknownMTU: a READ seen while the path MTU is unknown uses
+// at least the PSNs its length needs at the largest MTU (4096), so the
+// next new request comes after them and a READ asked from inside them is
+// its partial retry, not a new READ; once its answer shows the MTU, the
+// rest of its range counts as used too, whatever asked for the span.
+func TestConnReadUnknownMTU(t *testing.T) {
+	c := &Conn{Settings: UnknownSettings(), sink: NewSink("")}
+	rd := req(1, wire.ReadRequest, 1, 100, false)
+	rd.Packet.RETH.Length = 3 * 4096
+	c.absorb(rd)
+	if c.NextReq != 103 {
+		t.Fatalf("NextReq = %d after a READ of 12288 bytes at PSN 100, MTU unknown: want 103 (3 packets at 4096 at least)", c.NextReq)
+	}
+	retry := req(2, wire.ReadRequest, 1, 101, false)
+	retry.Packet.RETH.Length = 2 * 4096
+	c.absorb(retry)
+	if s := c.ReadSpanAt(101); s == nil || s.First != 100 {
+		t.Fatalf("the READ from PSN 101 was taken for a new READ: span %+v", s)
+	}
+	first := &trace.Record{Frame: 3, Dir: trace.ToRequester, PayloadLen: 1024, Packet: &wire.Packet{BTH: wire.BTH{Opcode: wire.ReadResponseFirst, PSN: 100}}}
+	c.absorb(first)
+	if c.NextReq != 112 {
+		t.Fatalf("NextReq = %d once a READ response of 1024 bytes shows the MTU (the READ's range ends at 111), want 112", c.NextReq)
+	}
+	if s := c.ReadSpanAt(100); s == nil || !s.Known() || s.LastMin != 111 {
+		t.Fatalf("with the MTU known (1024), the READ's span: %+v, want 100..111", s)
+	}
+}
+
 func TestConnModel(t *testing.T) {
 	c := &Conn{Settings: Settings{MTU: 1024}, sink: NewSink("")}
 	c.absorb(req(1, wire.SendOnly, 1, 0xFFFFFE, false))

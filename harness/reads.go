@@ -73,6 +73,29 @@ func (s *ReadSpan) fix(last wire.PSN) {
 	}
 }
 
+// fixSpan narrows span s to the last PSN last (ReadSpan.fix) and counts
+// the PSNs it then reserves as used: NextReq passes them. (A READ seen
+// while the path MTU was unknown surely used the PSNs its length needs at
+// the largest MTU; the rest shows once its end is known.)
+func (c *Conn) fixSpan(s *ReadSpan, last wire.PSN) {
+	s.fix(last)
+	if c.HaveReq && s.LastMin.AtOrAfter(c.NextReq) {
+		c.NextReq = s.LastMin.Next()
+	}
+}
+
+// mtuLearnt narrows the newest READ's span once the path MTU is
+// inferred (ReadSpanAt narrows the others when asked), so that NextReq
+// passes the PSNs it reserves from then on, whatever asks what.
+func (c *Conn) mtuLearnt() {
+	if c.nSpans == 0 {
+		return
+	}
+	if s := &c.spans[(c.nSpans-1)&(len(c.spans)-1)]; !s.Known() {
+		c.fixSpan(s, s.First.Add(wire.ReadResponsePackets(s.Length, c.MTU())-1))
+	}
+}
+
 // newSpan records a new READ request.
 func (c *Conn) newSpan(r *trace.Record) *ReadSpan {
 	p := r.Packet

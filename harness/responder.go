@@ -331,7 +331,7 @@ func (c *Conn) reconResponse(r *trace.Record) {
 		case wire.ReadResponseFirst, wire.ReadResponseOnly:
 			if p.PSN == s.First {
 				if op == wire.ReadResponseOnly {
-					s.fix(p.PSN)
+					c.fixSpan(s, p.PSN)
 					s.Closed = true
 				}
 				c.exp.raise(s.LastMin.Next())
@@ -339,7 +339,7 @@ func (c *Conn) reconResponse(r *trace.Record) {
 			}
 		case wire.ReadResponseLast:
 			if p.PSN.After(s.First) {
-				s.fix(p.PSN)
+				c.fixSpan(s, p.PSN)
 				s.Closed = s.Known()
 			}
 			c.exp.raise(p.PSN.Next())

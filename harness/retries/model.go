@@ -468,11 +468,15 @@ func (t *Tracker) continues(r *trace.Record) (cont, gap, maybe bool) {
 }
 
 // cause explains a retry start at r by the latest trigger since the last
-// retry start. A trigger naming a PSN before r's whose requests up to r's
-// were all acknowledged or answered before r asks for nothing any more
-// (found by the recall test: an implied NAK of an ATOMIC answered since,
-// and a resend past it that only the timer explains).
+// retry start, or by the latest naming r's own PSN where there is one: a
+// retry begins at the PSN its trigger names, so one naming another PSN
+// (an implied NAK of an older READ or ATOMIC that the same RNR NAK passed)
+// did not start it. A trigger naming a PSN before r's whose requests up
+// to r's were all acknowledged or answered before r asks for nothing any
+// more (found by the recall test: an implied NAK of an ATOMIC answered
+// since, and a resend past it that only the timer explains).
 func (t *Tracker) cause(r *trace.Record) (Cause, *Trigger) {
+	var latest *Trigger
 	for i := len(t.trig) - 1; i >= 0; i-- {
 		g := &t.trig[i]
 		switch g.Cause {
@@ -480,11 +484,19 @@ func (t *Tracker) cause(r *trace.Record) (Cause, *Trigger) {
 			if g.PSN.Before(r.Packet.PSN) && t.settled(g.PSN, r.Packet.PSN) {
 				continue
 			}
-			cp := *g
-			return g.Cause, &cp
+			if g.PSN == r.Packet.PSN {
+				latest = g
+				i = 0
+			} else if latest == nil {
+				latest = g
+			}
 		}
 	}
-	return CauseTimeout, nil
+	if latest == nil {
+		return CauseTimeout, nil
+	}
+	cp := *latest
+	return latest.Cause, &cp
 }
 
 // settled reports whether every request from PSN from up to (not at) PSN

@@ -180,3 +180,27 @@ func TestSweepUnderLargeTolerance(t *testing.T) {
 		}
 	}
 }
+
+// TestCauseNamesThePSN: an RNR NAK at PSN 11 that passes an ATOMIC at 10
+// whose answer never came adds an implied NAK of the ATOMIC after its
+// own trigger; the resend of PSN 11 starts at the RNR NAK's PSN, so the
+// RNR NAK explains it (a retry for the implied NAK begins at PSN 10).
+func TestCauseNamesThePSN(t *testing.T) {
+	f := newFeed(harness.UnknownSettings())
+	us := time.Microsecond
+	f.Request(rec(wire.SendOnly, 9, 1*us))
+	f.Response(rec(wire.Acknowledge, 9, 2*us))
+	f.Request(rec(wire.FetchAdd, 10, 3*us))
+	f.Request(rec(wire.SendOnly, 11, 4*us))
+	rnr := rec(wire.Acknowledge, 11, 5*us)
+	rnr.Packet.AETH.Syndrome = wire.SynRNR(11)
+	if ev := f.Response(rnr); len(ev.Implied) != 1 || ev.Implied[0].PSN != 10 {
+		t.Fatalf("the RNR NAK at 11 should pass the unanswered ATOMIC at 10: implied %v", ev.Implied)
+	}
+	if ev := f.Request(rec(wire.SendOnly, 11, 600*us)); !ev.Start || ev.Cause != CauseRNR {
+		t.Fatalf("the resend of PSN 11: start %v cause %v, want a retry on the RNR NAK", ev.Start, ev.Cause)
+	}
+	if ev := f.Request(rec(wire.FetchAdd, 10, 601*us)); ev.Kind != KindResend {
+		t.Fatalf("the resend of the ATOMIC at 10: kind %v", ev.Kind)
+	}
+}

@@ -120,7 +120,7 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 		return k.T.ReadOpen(p.PSN.Next())
 	}
 	switch {
-	case !k.T.Complete() && (!ev.Exact || newest()) && !readUnended(c, p.PSN.Next()) && behindCount(c, ev.Rec):
+	case !k.T.Complete() && (!ev.Exact || newest()) && !readUnended(c, p.PSN.Next(), ev) && behindCount(c, ev.Rec):
 		// The ACK's own MSN counts a message the responder completed
 		// past its PSN: the PSN is behind the newest completed, or an
 		// MSN is wrong (this one too high, or the earlier ACK's too
@@ -160,13 +160,19 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	// (Past a READ whose answer the trace has not seen end, the newest
 	// completed request may be the one just before it, as in newest():
 	// its First may have escaped the capture.)
-	case !k.T.Complete() && ev.HaveLower && p.PSN.Before(ev.Lower.Add(-1)) && !readUnended(c, p.PSN.Next()):
+	case !k.T.Complete() && ev.HaveLower && p.PSN.Before(ev.Lower.Add(-1)) && !readUnended(c, p.PSN.Next(), ev):
 		j.pending = nil
 		violation(fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, older than PSN %d the responder had already acknowledged: a duplicate is answered with the newest completed PSN",
 			dupnak.DupList(dups), p.PSN, ev.Lower.Add(-1)),
 			[]string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, at least %d", ev.Lower.Add(-1))})
 	case !k.T.Complete() && ev.HaveLower:
 		j.pending = nil
+		if why := lostBefore(c, p.PSN, dups[0]); why != "" {
+			// Legal only if a packet was lost where nothing shows it:
+			// open, not passed.
+			c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s names PSN %d, the newest completed request only if %s", dupnak.DupList(dups), p.PSN, why))
+			return
+		}
 		k.Checked(c)
 	default:
 		j.pending = nil
@@ -207,10 +213,13 @@ func (j *judge) answerAgain(k *dupnak.Checker, c *harness.Conn, ev *receive.Even
 func (j *judge) End(*dupnak.Checker, *harness.Conn) {}
 
 // readUnended reports whether a new READ begins at PSN q whose answer the
-// trace has not seen reach its last PSN.
-func readUnended(c *harness.Conn, q wire.PSN) bool {
+// trace has not seen reach its last PSN, nor the responder shown past its
+// whole range by the time of event ev (its expected PSN's lower bound
+// beyond the range: it executes in PSN order, so the READ's answer had
+// ended).
+func readUnended(c *harness.Conn, q wire.PSN, ev *receive.Event) bool {
 	s := c.ReadSpanAt(q)
-	return s != nil && s.First == q && !s.Closed
+	return s != nil && s.First == q && !s.Closed && !(ev.HaveLower && ev.Lower.Add(-1).After(s.LastMax))
 }
 
 // behindCount reports whether the positive ACK r names a PSN before one
@@ -224,4 +233,20 @@ func behindCount(c *harness.Conn, r *trace.Record) bool {
 	}
 	k, ok := c.CompletedByMSN(r)
 	return ok && p.Before(k.Done)
+}
+
+// lostBefore says why an ACK naming PSN psn, answering duplicate dup,
+// names the newest completed request only if a packet was lost: the
+// SEND or WRITE packet at the next PSN was captured before the duplicate,
+// so the responder, receiving in order, had it first, unless it was lost
+// on the way. It returns "" when no such packet was captured.
+func lostBefore(c *harness.Conn, psn wire.PSN, dup *trace.Record) string {
+	op, _, frame, ok := c.Req(psn.Next())
+	if !ok || frame >= dup.Frame {
+		return ""
+	}
+	if cl := opc.Class(op); cl != wire.ClassSend && cl != wire.ClassWrite {
+		return ""
+	}
+	return fmt.Sprintf("the %s at PSN %d, captured before the duplicate (frame %d), never reached the responder, which nothing in the capture shows", op, psn.Next(), frame)
 }

@@ -98,6 +98,20 @@ func TestMonitor(t *testing.T) {
 			counted(b, e)
 			behindRead(b, e, 10)
 		}, false, true, false},
+		{"capture: a duplicate answered before a READ whose answer the capture lacks, while a later READ's answer shows the responder past it, the responder's IDs counting", func(b *dupnak.TraceBuilder) {
+			counted(b, e)
+			b.Read(e, 8)
+			b.Read(e+1, 8)
+			b.ReadResp(wire.ReadResponseOnly, e+1, 8, 11)
+			b.Send(e - 3)
+			b.Ack(e-1, 11)
+		}, false, true, false},
+		{"capture: a duplicate answered before a READ whose answer the capture lacks", func(b *dupnak.TraceBuilder) {
+			established(b, e)
+			b.Read(e, 8)
+			b.Send(e - 3)
+			b.Ack(e-1, 6)
+		}, false, false, true},
 		{"capture: a duplicate answered with an older PSN", func(b *dupnak.TraceBuilder) {
 			established(b, e)
 			b.Send(e - 4)
@@ -302,5 +316,39 @@ func TestAnswerInsideAREADsRange(t *testing.T) {
 	tl := rtest.WantIndeterminate(t, b.Recs, rtest.Capture(256), ID)
 	if tl.Checked != 0 {
 		t.Errorf("the duplicate's answer passed: %+v", tl)
+	}
+}
+
+// TestTailLost: on a capture, a duplicate answered with the latest
+// acknowledged PSN while a SEND past it was captured before the duplicate
+// names the newest completed request only if that SEND was lost on its way
+// to the responder, which nothing shows: open, not passed. Without that
+// SEND in the capture (or with it captured after the duplicate), the
+// answer is the newest completed PSN as far as the trace shows: checked.
+func TestTailLost(t *testing.T) {
+	const e = wire.PSN(300)
+	for _, tc := range []struct {
+		name       string
+		tail, late bool
+		open       bool
+	}{
+		{"no request past the ACK", false, false, false},
+		{"a SEND past the ACK captured before the duplicate", true, false, true},
+		{"a SEND past the ACK captured after the duplicate", true, true, false},
+	} {
+		b := dupnak.NewTraceBuilder(1024)
+		established(b, e)
+		if tc.tail && !tc.late {
+			b.Send(e)
+		}
+		b.Send(e - 3)
+		if tc.tail && tc.late {
+			b.Send(e)
+		}
+		b.Ack(e-1, 6)
+		tl := dupnak.Tally(dupnak.Audit(b.Recs, false, 1024, ID), ID)
+		if tl.Violations != 0 || (tl.Open > 0) != tc.open || (tl.Checked > 0) == tc.open {
+			t.Errorf("%s: want open %v, got %+v", tc.name, tc.open, tl)
+		}
 	}
 }

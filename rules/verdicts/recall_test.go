@@ -1,6 +1,7 @@
 package verdicts
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -246,8 +247,11 @@ var recallCatalogue = []injection{
 		// carries an AETH. Injected: it is sent as a Middle (no AETH)
 		// at the READ's own PSN. A READ request at that PSN was
 		// captured before it, so that PSN begins a READ's answer
-		// whatever was missed: always decided. When the stream answers
-		// a duplicate READ, C9-107 says the same.
+		// whatever was missed: decided, unless the Middle repeats an
+		// earlier response byte for byte and no ID tells a copy (which
+		// keeps its original's ID) from a second transmission: a copy
+		// of the earlier packet is legal. When the stream answers a
+		// duplicate READ, C9-107 says the same.
 		key: "C9-97 READ answer begins with a Middle", clause: "C9-97", alts: []string{"C9-107"},
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			x := s.pick(rng, func(i int, r *trace.Record) bool {
@@ -258,7 +262,7 @@ var recallCatalogue = []injection{
 				return nil
 			}
 			x.Packet.Opcode, x.Packet.AETH = wire.ReadResponseMiddle, wire.AETH{}
-			return &injected{at: x, decides: func(e *evidence) bool { return true }}
+			return &injected{at: x, decides: func(e *evidence) bool { return !e.mayCopy(x) }}
 		},
 	},
 	{
@@ -1138,6 +1142,26 @@ func (e *evidence) dates(dir trace.Dir) bool {
 		last = max(last, e.seq[r])
 	}
 	return steps >= minCountSteps
+}
+
+// mayCopy says x repeats, byte for byte, a packet of its sender captured
+// before it, and the IDs on the wire do not count (a copy keeps its
+// original's ID; a second transmission, counting, has a new one): x may
+// be a copy of that packet.
+func (e *evidence) mayCopy(x *trace.Record) bool {
+	if e.counting {
+		return false
+	}
+	b := x.Packet.AppendTransport(nil)
+	for _, r := range e.recs {
+		if r == x {
+			return false
+		}
+		if r.Dir == x.Dir && bytes.Equal(r.Packet.AppendTransport(nil), b) {
+			return true
+		}
+	}
+	return false
 }
 
 // prevWithMSN is the last response with an AETH captured before p.
