@@ -320,12 +320,14 @@ func (c *Conn) ReqSends(p wire.PSN) int {
 }
 
 // SentBefore reports whether a request used PSN p (a READ counts for its
-// whole reserved range) before now.
+// whole reserved range) before now: one between the first PSN the trace
+// showed and the next new one, or a request the trace showed at p before
+// its first (a resend of a PSN sent before the capture began).
 func (c *Conn) SentBefore(p wire.PSN) bool {
 	if !c.HaveReq {
 		return false
 	}
-	return p.AtOrAfter(c.FirstReq) && p.Before(c.NextReq)
+	return p.AtOrAfter(c.FirstReq) && p.Before(c.NextReq) || c.reqAt(p).holds(p)
 }
 
 // AtomicOriginal returns the original value first returned for the

@@ -557,5 +557,14 @@ func reaches(c *harness.Conn, p *wire.Packet, a wire.PSN) bool {
 		return false
 	}
 	s := c.ReadSpanOf(p.PSN, p.RETH.Length)
-	return s == nil || !s.Known() || !s.LastMax.Before(a)
+	if s == nil {
+		// A READ that opened no span of its own (a duplicate, or a
+		// partial retry from inside another READ's range) reaches what
+		// its length needs at the path MTU, where that is known.
+		if mtu := c.MTU(); mtu != 0 {
+			return !p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, mtu) - 1).Before(a)
+		}
+		return true
+	}
+	return !s.Known() || !s.LastMax.Before(a)
 }

@@ -267,38 +267,45 @@ func (m *monitor) acked(c *harness.Conn, r *trace.Record) {
 			}
 			return known
 		}
-		switch {
-		case c.ResponsePSNFault() != "":
-			c.Unresolved(ID, "a positive ACK covers a request the responder cannot execute, but the responder's ACK PSNs are already at fault ("+c.ResponsePSNFault()+"): what it covers is not known")
-		case !e.inSeq:
-			c.Unresolved(ID, "a positive ACK covers a request the responder cannot execute, but the trace does not show that the request was new to the responder (it may repeat one executed unseen): a capture holding the connection from its start (--complete) decides")
-		default:
-			msg := fmt.Sprintf("%s, yet the positive ACK with PSN %d covers it, as if it had been executed: a request the responder cannot execute is owed a NAK invalid request", e.why, a)
-			expected := []string{fmt.Sprintf("a NAK invalid request answering the request at PSN %d", e.psn)}
-			if c.Complete() {
-				c.Violation(ID, r, msg, expected, r.Packet.String())
-				break
-			}
-			if e.ack != nil && e.ranOn && c.NumbersByOne(trace.ToResponder) {
-				// The path MTU, shown only after an earlier ACK covered
-				// the request, decides that ACK too, and the requester's
-				// packet after it proved that the capture missed no valid
-				// copy before it: judged there, with no wait for the
-				// requester's next packet after this one (found by the
-				// recall test: the MTU shown by a First after the first
-				// covering ACK, the requester silent after the last; and
-				// its IDs seen to count by ones only a packet later).
-				c.Violation(ID, e.ack, fmt.Sprintf("%s, yet the positive ACK with PSN %d covers it, as if it had been executed (the requester's IPv4 Identifications ran on unbroken: the capture missed none of its packets): a request the responder cannot execute is owed a NAK invalid request", e.why, e.ack.Packet.PSN),
-					expected, e.ack.Packet.String())
-				break
-			}
-			psn := e.psn
-			c.ViolationUnlessMissed(ID, trace.ToResponder, e.seq, r, msg, expected, r.Packet.String(),
-				"a positive ACK covers a request the responder cannot execute: only a valid copy of the request that the capture missed explains it (--complete decides)",
-				func(next *trace.Record) bool { return next.Packet.PSN == psn && c.BeyondMTU(next) == "" })
-		}
+		judgeCovered(c, e, r)
 		return true
 	})
+}
+
+// judgeCovered judges held request e, which the responder cannot
+// execute, covered by the positive ACK r.
+func judgeCovered(c *harness.Conn, e *pending, r *trace.Record) {
+	a := r.Packet.PSN
+	switch {
+	case c.ResponsePSNFault() != "":
+		c.Unresolved(ID, "a positive ACK covers a request the responder cannot execute, but the responder's ACK PSNs are already at fault ("+c.ResponsePSNFault()+"): what it covers is not known")
+	case !e.inSeq:
+		c.Unresolved(ID, "a positive ACK covers a request the responder cannot execute, but the trace does not show that the request was new to the responder (it may repeat one executed unseen): a capture holding the connection from its start (--complete) decides")
+	default:
+		msg := fmt.Sprintf("%s, yet the positive ACK with PSN %d covers it, as if it had been executed: a request the responder cannot execute is owed a NAK invalid request", e.why, a)
+		expected := []string{fmt.Sprintf("a NAK invalid request answering the request at PSN %d", e.psn)}
+		if c.Complete() {
+			c.Violation(ID, r, msg, expected, r.Packet.String())
+			break
+		}
+		if e.ack != nil && e.ranOn && c.NumbersByOne(trace.ToResponder) {
+			// The path MTU, shown only after an earlier ACK covered
+			// the request, decides that ACK too, and the requester's
+			// packet after it proved that the capture missed no valid
+			// copy before it: judged there, with no wait for the
+			// requester's next packet after this one (found by the
+			// recall test: the MTU shown by a First after the first
+			// covering ACK, the requester silent after the last; and
+			// its IDs seen to count by ones only a packet later).
+			c.Violation(ID, e.ack, fmt.Sprintf("%s, yet the positive ACK with PSN %d covers it, as if it had been executed (the requester's IPv4 Identifications ran on unbroken: the capture missed none of its packets): a request the responder cannot execute is owed a NAK invalid request", e.why, e.ack.Packet.PSN),
+				expected, e.ack.Packet.String())
+			break
+		}
+		psn := e.psn
+		c.ViolationUnlessMissed(ID, trace.ToResponder, e.seq, r, msg, expected, r.Packet.String(),
+			"a positive ACK covers a request the responder cannot execute: only a valid copy of the request that the capture missed explains it (--complete decides)",
+			func(next *trace.Record) bool { return next.Packet.PSN == psn && c.BeyondMTU(next) == "" })
+	}
 }
 
 // stillExpected judges a sequence NAK naming a held request's PSN, drawn
@@ -323,4 +330,17 @@ func (m *monitor) stillExpected(c *harness.Conn, r *trace.Record) {
 	})
 }
 
-func (m *monitor) End(*harness.Conn) {}
+// End judges the requests an ACK covered while the path MTU was not
+// known, where the MTU shown since (after the last ACK that covered them)
+// puts them beyond it: on that first ACK, as a later ACK would have.
+func (m *monitor) End(c *harness.Conn) {
+	for _, e := range m.open {
+		if e.ack == nil {
+			continue
+		}
+		if beyond, known := resolved(c, e); known && beyond {
+			judgeCovered(c, e, e.ack)
+		}
+	}
+	m.open = nil
+}

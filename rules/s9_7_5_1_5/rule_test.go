@@ -361,3 +361,18 @@ func TestMonitorByIDsTrustedLater(t *testing.T) {
 	b.Ack(9, 7)
 	rtest.WantViolation(t, b.Recs, rtest.Capture(0), ID, "as if it had been executed", "ran on unbroken")
 }
+
+// TestMonitorByIDsMTUShownAfterTheLastACK: as TestMonitorByIDsMTUShownLater,
+// but no ACK covers the request after the MTU shows (the READ answer that
+// shows it acknowledges with its own opcode): the MTU, a fact of the whole
+// connection, decides the first covering ACK when the trace ends (found by
+// the recall test).
+func TestMonitorByIDsMTUShownAfterTheLastACK(t *testing.T) {
+	b := expecting11()
+	b.Req(wire.SendOnly, 11, true, 1100)
+	b.Ack(11, 12) // the path MTU not known yet
+	b.Read(12, 2048)
+	b.Resp(wire.ReadResponseFirst, 12, wire.SynACK(wire.CreditInvalid), 13, 1024) // shows the MTU: 1024
+	b.Resp(wire.ReadResponseLast, 13, wire.SynACK(wire.CreditInvalid), 13, 1024)
+	rtest.WantViolation(t, b.Recs, rtest.Capture(0), ID, "as if it had been executed", "ran on unbroken")
+}

@@ -191,3 +191,35 @@ func TestDelayedACKRandomIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatedNAKBehindCaptureStart: the capture begins inside a message
+// (its first request the Middle at PSN 209); the responder NAKs 208, the
+// requester resends from 208, the responder acknowledges 208 and then NAKs
+// 208 again, under a new ID of a responder whose IDs count: the resend at
+// 208, though behind the first PSN the capture showed, was a request the
+// trace saw, so the ACK shows the responder past 208, and the repeated NAK
+// fails (its PSN, or the latch had it been built before: one finding).
+func TestRepeatedNAKBehindCaptureStart(t *testing.T) {
+	tr := &ht.Trace{}
+	tr.Req(wire.SendMiddle, 209, false)
+	tr.Req(wire.SendLast, 210, true)
+	tr.NAK(208, wire.NAKPSNSequence, 504)
+	tr.Req(wire.SendFirst, 208, true)
+	tr.Req(wire.SendMiddle, 209, false)
+	tr.Ack(208, 504)
+	tr.NAK(208, wire.NAKPSNSequence, 504)
+	tr.Req(wire.SendLast, 210, true)
+	tr.Ack(210, 505)
+	for i := range 10 {
+		tr.Req(wire.SendOnly, wire.PSN(211+i), true)
+		tr.Ack(wire.PSN(211+i), uint32(506+i))
+	}
+	numbered(tr)
+	_, fs := ht.AuditAll(tr, ht.Capture())
+	for _, f := range fs {
+		if f.ID == "C9-111" || f.ID == "C9-114" {
+			return
+		}
+	}
+	t.Errorf("a sequence NAK repeated after the ACK of its resend fails neither C9-111 nor C9-114: %v", fs)
+}

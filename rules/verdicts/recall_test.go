@@ -666,6 +666,7 @@ var recallCatalogue = []injection{
 			for _, r := range s.recs[s.index(f)+1 : s.index(last)+1] {
 				if r.Packet.Opcode.Has(wire.HdrAETH) {
 					r.Packet.AETH.MSN = x.Packet.AETH.MSN
+					s.syncCopies(r)
 				}
 			}
 			s.recs = slices.Delete(s.recs, s.index(x), s.index(x)+1)
@@ -814,6 +815,17 @@ func (s *sent) pick(rng *rand.Rand, ok func(i int, r *trace.Record) bool) *trace
 }
 
 func (s *sent) index(r *trace.Record) int { return slices.Index(s.recs, r) }
+
+// syncCopies gives the copies of r (the network's, made before the
+// injection changed r) r's packet again: a copy repeats its original.
+func (s *sent) syncCopies(r *trace.Record) {
+	for c, o := range s.copyOf {
+		if o == r {
+			p := *r.Packet
+			c.Packet = &p
+		}
+	}
+}
 
 // maxPSN is the newest PSN of any packet sent.
 func (s *sent) maxPSN() wire.PSN {
