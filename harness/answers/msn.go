@@ -387,6 +387,7 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 			lastMax = p.PSN.Add(wire.ReadResponsePackets(p.RETH.Length, minMTU) - 1)
 		}
 	}
+	m.readSpanShown(c)
 	isNew := false
 	complete := c.Complete()
 	switch {
@@ -459,6 +460,32 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 	}
 	if opc.EndsMessage(op) {
 		m.addEnd(p.PSN, op == wire.ReadRequest)
+	}
+}
+
+// readSpanShown narrows where the next new request may start to just
+// past the newest READ's span once the connection's reconstruction knows
+// its last PSN (from the path MTU learnt since the READ was seen, or from
+// its Last or Only response): the PSNs up to it are the READ's, which the
+// requester numbers no other request with, not requests the capture
+// missed (found by the recall test: a READ seen with the MTU unknown, its
+// three answers showing it, then an ATOMIC just past it, whose PSNs
+// between were taken for two missed messages, so an MSN skipping ahead
+// of the READ's passed as counting them). Request, Model and NAK call it
+// before judging where a request or response falls (an ACK naming the
+// READ's last PSN acknowledges no request past the ones shown either).
+// While the span's end is unknown, the PSNs past the READ's own stay
+// possible missed requests (gap).
+func (m *MSNModel) readSpanShown(c *harness.Conn) {
+	if !m.haveNext || !m.nextIsRead || m.nextLo == m.nextHi {
+		return
+	}
+	s := c.ReadSpanAt(m.nextRead)
+	if s == nil || s.First != m.nextRead {
+		return
+	}
+	if last, ok := s.Last(); ok && last.Next().InRange(m.nextLo, m.nextHi) {
+		m.nextLo, m.nextHi = last.Next(), last.Next()
 	}
 }
 

@@ -121,6 +121,7 @@ func describe(b bound) string {
 func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement {
 	p := r.Packet
 	op := p.Opcode
+	m.readSpanShown(c)
 	if opc.Class(op) == wire.ClassReadResponse && !opc.Has(op, wire.HdrAETH) && (ev.Stream == nil || ev.Kind == EvOrphan) && !c.Complete() && m.started {
 		// A READ Middle no READ in the capture explains: the capture
 		// dropped the READ, which the responder counts unseen (found by

@@ -20,6 +20,7 @@ import (
 // (nakBound); Model takes a NAK through NAK, so that every model is
 // shaped by the same packets.
 func (m *MSNModel) NAK(c *harness.Conn, r *trace.Record) Judgement {
+	m.readSpanShown(c)
 	j := m.judgeNAK(c, r)
 	if !j.Skip {
 		m.nakBound(c, r, !j.Violation)
