@@ -141,7 +141,8 @@ func TestAuditorSkipsBadICRC(t *testing.T) {
 // at least the PSNs its length needs at the largest MTU (4096), so the
 // next new request comes after them and a READ asked from inside them is
 // its partial retry, not a new READ; once its answer shows the MTU, the
-// rest of its range counts as used too, whatever asked for the span.
+// rest of its range counts as used too, whatever asked for the span, and
+// its answer is owed.
 func TestConnReadUnknownMTU(t *testing.T) {
 	c := &Conn{Settings: UnknownSettings(), sink: NewSink("")}
 	rd := req(1, wire.ReadRequest, 1, 100, false)
@@ -163,6 +164,9 @@ func TestConnReadUnknownMTU(t *testing.T) {
 	}
 	if s := c.ReadSpanAt(100); s == nil || !s.Known() || s.LastMin != 111 {
 		t.Fatalf("with the MTU known (1024), the READ's span: %+v, want 100..111", s)
+	}
+	if c.ReadCovering(105) == nil {
+		t.Fatalf("the READ's answer, begun but not ended, is not owed once its range is known")
 	}
 }
 

@@ -86,13 +86,20 @@ func (c *Conn) fixSpan(s *ReadSpan, last wire.PSN) {
 
 // mtuLearnt narrows the newest READ's span once the path MTU is
 // inferred (ReadSpanAt narrows the others when asked), so that NextReq
-// passes the PSNs it reserves from then on, whatever asks what.
+// passes the PSNs it reserves from then on, whatever asks what, and its
+// answer, not yet ended, is owed.
 func (c *Conn) mtuLearnt() {
 	if c.nSpans == 0 {
 		return
 	}
 	if s := &c.spans[(c.nSpans-1)&(len(c.spans)-1)]; !s.Known() {
 		c.fixSpan(s, s.First.Add(wire.ReadResponsePackets(s.Length, c.MTU())-1))
+		if s.Known() && !s.Closed {
+			// Owed its answer, as had the MTU been known when it was
+			// seen: an ACK inside its range names no PSN a responder
+			// gives (AckPSNFault).
+			c.oweAnswer(s)
+		}
 	}
 }
 

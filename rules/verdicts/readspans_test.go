@@ -163,3 +163,38 @@ func TestReadSpanVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// TestAckInsideAReadSeenBeforeTheMTU: an ACK inside a READ's range, sent
+// while the path MTU was not yet known (the ACK seems to lie past the
+// READ's one sure PSN), fails C9-95 once the READ's answer shows its
+// range; its count fixes nothing then, so a later NAK is not held to it
+// (found by the recall test: the RNR NAK after it failed C9-148 too, a
+// second clause for one fault), nor is a later answer (an ATOMIC
+// acknowledgment held to the count it seemed to start).
+func TestAckInsideAReadSeenBeforeTheMTU(t *testing.T) {
+	tr := &ht.Trace{}
+	tr.Atomic(wire.FetchAdd, 31)
+	tr.Read(32, 1024)
+	tr.Atomic(wire.FetchAdd, 33)
+	tr.AtomicAck(31, 9, 1)
+	tr.ReadResp(wire.ReadResponseOnly, 32, 10, 1024)
+	tr.AtomicAck(33, 11, 2)
+	tr.Read(34, 0)
+	tr.Read(35, 3072)
+	tr.Ack(36, 11) // inside the READ at 35 (35..37 at MTU 1024)
+	tr.ReadResp(wire.ReadResponseOnly, 34, 12, 0)
+	tr.ReadStream(35, 3072, 1024, 13)
+	tr.Atomic(wire.CompareSwap, 38)
+	tr.Req(wire.SendOnly, 39, true)
+	tr.AtomicAck(38, 14, 3)
+	tr.RNR(39, 12, 14)
+	tallies, findings := ht.AuditAll(tr, ht.Capture())
+	if tallies["C9-95"].Verdict() != "fail" {
+		t.Errorf("the ACK inside the READ's range does not fail C9-95: %+v", tallies["C9-95"])
+	}
+	for _, f := range findings {
+		if f.ID == "C9-148" || strings.Contains(f.Message, "C9-148") {
+			t.Errorf("C9-148 blamed for the ACK's fault: %s", f.Message)
+		}
+	}
+}
