@@ -353,7 +353,7 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 			*ev = Event{Kind: EvNone, MTU: mtu}
 			return
 		}
-		q := &ReadReq{PSN: p.PSN, Length: p.RETH.Length, VA: p.RETH.VA, Rec: r, Seq: t.requests, conn: c}
+		q := &ReadReq{PSN: p.PSN, Length: p.RETH.Length, VA: p.RETH.VA, Rec: r, Seq: t.requests, RecSeq: c.Seq(), conn: c}
 		if e := c.Expected(); c.HaveReq && p.PSN.Before(c.NextReq) && !(e.HaveHi && p.PSN.AtOrAfter(e.Hi)) {
 			// Behind a later request seen: a resend, unless the trace
 			// proves the responder had not passed this PSN (a sequence

@@ -20,8 +20,11 @@ type ReadReq struct {
 	VA     uint64
 	Rec    *trace.Record
 	// Seq is the request's arrival index among every request packet of
-	// the connection (1 for the first).
-	Seq int
+	// the connection (1 for the first); RecSeq is Rec's place among the
+	// connection's records (harness.Conn.Seq), to ask what the requester
+	// sent since.
+	Seq    int
+	RecSeq uint64
 	// Dup is set when the PSN was not new when the request was seen: a
 	// duplicate or a retry of a READ whose PSNs were already used.
 	Dup bool

@@ -12,6 +12,7 @@ import (
 	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -98,6 +99,9 @@ type held struct {
 	ack    *trace.Record
 	ackSeq uint64 // the ACK's place among the connection's records (Conn.Seq)
 	read   *answers.ReadReq
+	// retried: the READ was requested again from a PSN inside its range
+	// after its first (a partial retry) since the ACK (dropHeldFor).
+	retried bool
 }
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
@@ -193,11 +197,24 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Strea
 		return
 	}
 	k := 0
+	var raised *answers.ReadReq // the READ whose retry r was judged for (retryAt)
 	for _, h := range m.pending {
 		answers := !s.Replay && s.Req == h.read || s.Replay && m.firstAnswer(s, h)
 		if answers && c.ResponsePSNFault() != "" {
 			c.Indeterminate(ID, "an ACK passed a READ whose answer cannot be placed: "+c.ResponsePSNFault())
 			continue
+		}
+		if answers && !c.Complete() {
+			switch m.retryAt(c, s, h, r, raised) {
+			case retryJudged:
+				raised = h.read
+				continue
+			case retrySame:
+				continue // the instance raised for an earlier ACK past the READ
+			case retryOpen:
+				c.Unresolved(ID, requestedAgain)
+				continue
+			}
 		}
 		if answers && !c.Complete() {
 			// The packet may answer a duplicate of the READ that the
@@ -268,6 +285,93 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Strea
 	m.pending = m.pending[:k]
 }
 
+// What retryAt made of a packet for a held ACK.
+const (
+	retryNone   = iota // nothing: the packet is judged as any other
+	retryJudged        // judged (a violation of C9-101 or C9-97, or open)
+	retrySame          // judged already, for an earlier ACK past the same READ
+	retryOpen          // may answer the retry: the ACK stays open (requestedAgain)
+)
+
+// requestedAgain is why a held ACK stays open once its READ was asked
+// for again and a later packet of its answer may answer that request.
+const requestedAgain = "an ACK passed a READ whose response the capture had not shown, and the READ was then requested again: its response may have been lost before the capture point"
+
+// retryAt judges packet r of stream s, the held READ's own first answer
+// (begun before ACK h), where the requester has asked for part of that
+// READ again (a partial retry, at any time since the READ). C9-97
+// (§9.7.5.1.3): the answer to a READ, a retry of part of one included,
+// opens at its PSN with a First or Only, which carries the AETH; C9-101:
+// no ACK past a READ goes out before that READ's answer has ended. So a
+// Middle at the PSN the retry asks from, sent after the ACK, is wrong
+// whichever request it answers: it begins the retry's answer without an
+// AETH (C9-97), or it continues the READ's first answer after the ACK
+// passed it (C9-101). It answers nothing else: the only other requests
+// whose range holds its PSN and begins before it are copies of the whole
+// READ, and a replay for one the capture missed (begun before the ACK,
+// after the first answer ended, so that the ACK passed no answer still
+// owed) is ruled out where the requester's IPv4 Identifications show it
+// sent no request the capture missed since the READ, or the responder's
+// show the capture missed none of its packets since a point where the
+// READ was not yet executed (respondsSince); one seen, or a retry from a
+// PSN before this one, leaves the packet to the usual judgement. The
+// Middle is dated after the ACK only by the responder's IPv4
+// Identifications (on a complete capture the ACK itself was judged when
+// it came): without them it may be the first answer's, sent before the
+// ACK and delayed, with the rest of that answer sent before the ACK too,
+// and the ACK then stays open.
+func (m *monitor) retryAt(c *harness.Conn, s *answers.Stream, h held, r *trace.Record, raised *answers.ReadReq) int {
+	q := h.read
+	x := r.Packet.PSN
+	var from *answers.ReadReq // the retry asking from the lowest PSN (the newest of them)
+	for _, d := range m.t.Reads() {
+		if d.Seq <= q.Seq || !d.Dup || !d.PSN.InRange(q.PSN, q.MaxLast()) {
+			continue
+		}
+		if from == nil || d.PSN.AtOrBefore(from.PSN) {
+			from = d
+		}
+	}
+	own := !s.Replay && s.Req == q && !opc.Has(r.Packet.Opcode, wire.HdrAETH) // a Middle of the READ's own answer
+	switch {
+	case from == nil || !own || x != from.PSN || s.StartSeq == 0 || s.StartSeq >= h.ackSeq:
+		if h.retried && !(own && from != nil && x.Before(from.PSN)) {
+			// It may answer the retry (whose start the capture lost).
+			// A Middle before the retry's PSN is no part of the
+			// retry's answer: it waits, as any other, for a packet
+			// with an AETH.
+			return retryOpen
+		}
+		return retryNone
+	case raised == q:
+		return retrySame
+	}
+	if before, known := c.SentBeforeByID(h.ack, r); !known || !before {
+		if h.retried {
+			c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d passed the READ at PSN %d (frame %d), which was then requested again from PSN %d (frame %d); the %s with PSN %d (frame %d) breaks C9-101 or C9-97 if it was sent after the ACK, but no IPv4 Identification dates it so: sent before the ACK and delayed, it continues the READ's answer, which may have ended before the ACK",
+				h.ack.Packet.PSN, q.PSN, q.Rec.Frame, from.PSN, from.Rec.Frame, r.Packet.Opcode, x, r.Frame))
+			return retryJudged
+		}
+		return retryNone
+	}
+	msg := fmt.Sprintf("the %s with PSN %d (frame %d) went out after the ACK with PSN %d (frame %d), as the responder's IPv4 Identifications show, while the READ at PSN %d (frame %d), whose answer began at frame %d, had been requested again from PSN %d (frame %d)",
+		r.Packet.Opcode, x, r.Frame, h.ack.Packet.PSN, h.ack.Frame, q.PSN, q.Rec.Frame, s.StartRec.Frame, from.PSN, from.Rec.Frame)
+	either := harness.Either{Message: msg, Alts: []reports.Alternative{
+		{ID: ID, If: fmt.Sprintf("it continues the answer to the READ at PSN %d begun at frame %d: the ACK with PSN %d passed the READ before that answer ended", q.PSN, s.StartRec.Frame, h.ack.Packet.PSN)},
+		{ID: "C9-97", If: fmt.Sprintf("it answers the READ asked again from PSN %d (frame %d), whose answer begins there with a First (or Only) carrying an AETH", from.PSN, from.Rec.Frame)},
+	}}
+	expected := []string{"the READ's whole response before any ACK with a PSN beyond it",
+		fmt.Sprintf("a READ Response First (or Only) with PSN %d, answering the READ of frame %d", from.PSN, from.Rec.Frame)}
+	seen := fmt.Sprintf("ACK PSN %d, then READ response %s PSN %d", h.ack.Packet.PSN, r.Packet.Opcode, x)
+	reason := fmt.Sprintf("%s; it is legal only as part of a replay of the whole READ for a copy of it the capture missed, begun before the ACK after the READ's first answer had ended unseen (neither side's IPv4 Identifications show that the capture missed none of the packets that would take)", msg)
+	proofs := []harness.MissedProof{{Dir: trace.ToResponder, Since: q.RecSeq}}
+	if p, ok := respondsSince(c, s); ok {
+		proofs = append(proofs, p)
+	}
+	c.ViolationEitherUnlessMissed(ID, r, either, expected, seen, reason, proofs...)
+	return retryJudged
+}
+
 // firstAnswer reports whether replay stream s, begun before held ACK h,
 // is the first stream answering h's READ that the trace shows: s answers
 // a later copy of the whole READ (the same PSN and length, s from its
@@ -315,19 +419,31 @@ func unlessMissed(c *harness.Conn, s *answers.Stream, h held, r *trace.Record, r
 		c.Unresolved(ID, reason)
 		return
 	}
-	var proofs []harness.MissedProof
-	if a := s.AckBefore; a != nil && (a.Packet.AETH.IsACK() && a.Packet.PSN.Before(s.Req.PSN) || !a.Packet.AETH.IsACK() && a.Packet.PSN.AtOrBefore(s.Req.PSN)) {
-		proofs = append(proofs, harness.MissedProof{Dir: trace.ToRequester, Since: s.AckBeforeSeq, Now: true})
-	}
-	if c.FromStart() {
-		proofs = append(proofs, harness.MissedProof{Dir: trace.ToRequester, Since: 0, Now: true})
-	}
-	if len(proofs) == 0 {
+	p, ok := respondsSince(c, s)
+	if !ok {
 		c.Unresolved(ID, reason)
 		return
 	}
 	msg, expected, seen := overtook(h, r)
-	c.ViolationUnlessMissedAny(ID, h.ack, msg, expected, seen, reason, proofs...)
+	c.ViolationUnlessMissedAny(ID, h.ack, msg, expected, seen, reason, p)
+}
+
+// respondsSince is the proof that the capture missed none of the
+// responder's packets from a point where the READ stream s answers was
+// not yet executed up to the packet being judged (unlessMissed): the
+// Acknowledge before the stream, where it shows the READ not yet
+// executed, or else the connection's beginning, where the capture shows
+// it (a stretch from the beginning holds the one from that Acknowledge,
+// so the latter alone is needed where both are there). ok is false
+// where there is neither.
+func respondsSince(c *harness.Conn, s *answers.Stream) (p harness.MissedProof, ok bool) {
+	if a := s.AckBefore; a != nil && (a.Packet.AETH.IsACK() && a.Packet.PSN.Before(s.Req.PSN) || !a.Packet.AETH.IsACK() && a.Packet.PSN.AtOrBefore(s.Req.PSN)) {
+		return harness.MissedProof{Dir: trace.ToRequester, Since: s.AckBeforeSeq, Now: true}, true
+	}
+	if c.FromStart() {
+		return harness.MissedProof{Dir: trace.ToRequester, Since: 0, Now: true}, true
+	}
+	return harness.MissedProof{}, false
 }
 
 // overtook is the finding of held ACK h overtaking packet r of its
@@ -340,12 +456,18 @@ func overtook(h held, r *trace.Record) (msg string, expected []string, seen stri
 }
 
 // dropHeldFor: once a duplicate of a held READ arrives, its later
-// responses may answer the duplicate; the held ACK cannot be judged.
+// responses may answer the duplicate; the held ACK cannot be judged. A
+// retry of part of the READ keeps it held (retried): a Middle at the
+// PSN the retry asks from, sent after the ACK, is wrong whichever
+// request it answers (retryAt); any other packet of the READ's answer
+// after it leaves the ACK open.
 func (m *monitor) dropHeldFor(c *harness.Conn, q *answers.ReadReq) {
 	k := 0
 	for _, h := range m.pending {
-		if h.read.PSN == q.PSN || (q.Partial && q.PSN.After(h.read.PSN) && q.PSN.AtOrBefore(h.read.MaxLast())) {
-			c.Unresolved(ID, "an ACK passed a READ whose response the capture had not shown, and the READ was then requested again: its response may have been lost before the capture point")
+		if q.Partial && q.PSN.After(h.read.PSN) && q.PSN.AtOrBefore(h.read.MaxLast()) {
+			h.retried = true
+		} else if h.read.PSN == q.PSN {
+			c.Unresolved(ID, requestedAgain)
 			continue
 		}
 		m.pending[k] = h
@@ -355,7 +477,11 @@ func (m *monitor) dropHeldFor(c *harness.Conn, q *answers.ReadReq) {
 }
 
 func (m *monitor) End(c *harness.Conn) {
-	for range m.pending {
+	for _, h := range m.pending {
+		if h.retried {
+			c.Unresolved(ID, requestedAgain)
+			continue
+		}
 		c.Unresolved(ID, "an ACK passed a READ whose response the capture never showed: the response may have been lost before the capture point (--complete decides)")
 	}
 	m.pending = nil

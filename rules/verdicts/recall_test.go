@@ -251,8 +251,13 @@ var recallCatalogue = []injection{
 		// earlier response byte for byte and no ID tells a copy (which
 		// keeps its original's ID) from a second transmission: a copy
 		// of the earlier packet is legal. When the stream answers a
-		// duplicate READ, C9-107 says the same.
-		key: "C9-97 READ answer begins with a Middle", clause: "C9-97", alts: []string{"C9-107"},
+		// duplicate READ, C9-107 says the same. Where the requester had
+		// asked again for the READ from the PSN after the First's, the
+		// Middle there may continue the READ's first answer instead: an
+		// ACK past the READ before it then passed that answer, and the
+		// one finding names C9-101 too (it is open under C9-101 where
+		// no ID dates the Middle after the ACK).
+		key: "C9-97 READ answer begins with a Middle", clause: "C9-97", alts: []string{"C9-107", "C9-101"},
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			x := s.pick(rng, func(i int, r *trace.Record) bool {
 				op := r.Packet.Opcode
