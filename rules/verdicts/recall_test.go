@@ -256,7 +256,12 @@ var recallCatalogue = []injection{
 		// Middle there may continue the READ's first answer instead: an
 		// ACK past the READ before it then passed that answer, and the
 		// one finding names C9-101 too (it is open under C9-101 where
-		// no ID dates the Middle after the ACK).
+		// no ID dates the Middle after the ACK). Where the capture's
+		// last READ response before it is a First or Middle at the PSN
+		// just before, the Middle may continue that answer, legally
+		// unless an ACK past the READ went out in between: decided
+		// only where the responder's IDs date the Middle after such an
+		// ACK (or the capture is complete).
 		key: "C9-97 READ answer begins with a Middle", clause: "C9-97", alts: []string{"C9-107", "C9-101"},
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			x := s.pick(rng, func(i int, r *trace.Record) bool {
@@ -267,7 +272,20 @@ var recallCatalogue = []injection{
 				return nil
 			}
 			x.Packet.Opcode, x.Packet.AETH = wire.ReadResponseMiddle, wire.AETH{}
-			return &injected{at: x, decides: func(e *evidence) bool { return !e.mayCopy(x) }}
+			last, _ := s.readLast(x.Packet.PSN)
+			return &injected{at: x, decides: func(e *evidence) bool {
+				if e.mayCopy(x) {
+					return false
+				}
+				y := e.answerBefore(x)
+				if e.complete || y == nil || !last.After(x.Packet.PSN) {
+					return true
+				}
+				// x may continue the earlier answer y: legal unless
+				// an ACK past the READ went out between them, and
+				// the responder's IDs date x after it.
+				return e.dates(trace.ToRequester) && e.ackPastBetween(y, x, last)
+			}}
 		},
 	},
 	{
@@ -1175,6 +1193,42 @@ func (e *evidence) mayCopy(x *trace.Record) bool {
 			return false
 		}
 		if r.Dir == x.Dir && bytes.Equal(r.Packet.AppendTransport(nil), b) {
+			return true
+		}
+	}
+	return false
+}
+
+// answerBefore is the READ response captured last before x among the
+// responder's packets, where it is a First or Middle at the PSN just
+// before x's: x, a Middle, may continue the answer it belongs to.
+func (e *evidence) answerBefore(x *trace.Record) *trace.Record {
+	var y *trace.Record
+	for _, r := range e.recs {
+		if r == x {
+			break
+		}
+		if r.Dir == trace.ToRequester && opc.Class(r.Packet.Opcode) == wire.ClassReadResponse {
+			y = r
+		}
+	}
+	if y == nil || y.Packet.PSN.Next() != x.Packet.PSN || (y.Packet.Opcode != wire.ReadResponseFirst && y.Packet.Opcode != wire.ReadResponseMiddle) {
+		return nil
+	}
+	return y
+}
+
+// ackPastBetween: a positive ACK naming a PSN past last was captured
+// between y and x, and sent before x.
+func (e *evidence) ackPastBetween(y, x *trace.Record, last wire.PSN) bool {
+	between := false
+	for _, r := range e.recs {
+		switch {
+		case r == y:
+			between = true
+		case r == x:
+			return false
+		case between && isPosACK(r) && r.Packet.PSN.After(last) && e.seq[r] < e.seq[x]:
 			return true
 		}
 	}
