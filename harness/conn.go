@@ -513,7 +513,11 @@ func (c *Conn) absorb(r *trace.Record) {
 	if c.IsLate(r) {
 		// Sent before responses already absorbed (lateResponse): it
 		// tells nothing newer than they did, so the latest ACK, MSN and
-		// NAK stay theirs.
+		// NAK stay theirs. Its count still covers the messages up to
+		// its PSN, whenever it was sent (ackCounts.late).
+		if opc.Class(op) == wire.ClassAck && p.AETH.IsACK() && c.AckPSNFault(r) == "" {
+			c.ackCounts.noteLate(r)
+		}
 		return
 	}
 	if opc.Has(op, wire.HdrAETH) {

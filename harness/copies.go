@@ -611,6 +611,18 @@ type ackCounts struct {
 	base                        uint32
 	baseOldest                  wire.PSN
 	haveBase                    bool
+	// late is the MSN of the latest positive ACK that came late
+	// (Conn.IsLate), latePSN the PSN it named (haveLate): whenever it
+	// was sent, its count covered the messages up to its PSN at least,
+	// and Conn.CompletedByMSN counts from there too.
+	late     uint32
+	latePSN  wire.PSN
+	haveLate bool
+}
+
+// noteLate takes in positive ACK r, late (Conn.IsLate).
+func (a *ackCounts) noteLate(r *trace.Record) {
+	a.late, a.latePSN, a.haveLate = r.Packet.AETH.MSN&0xFFFFFF, r.Packet.PSN, true
 }
 
 // noteCount takes in positive response r, whose MSN counts the messages

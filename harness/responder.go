@@ -582,7 +582,9 @@ type Completed struct {
 // is false when r's MSN counts nothing past either count, r is a late
 // packet, or no such request is shown. An earlier count that was too
 // high only lowers the PSN returned; one that went back is not the
-// baseline (C9-148 judges it).
+// baseline (C9-148 judges it), but for the latest positive ACK that came
+// late (IsLate), whose count C9-148 leaves open: a third count, as its
+// count covers the messages up to its PSN whenever it was sent.
 //
 // The same walk gives Past: the messages r's MSN counts beyond every PSN
 // up to its own that may end one, less one where a READ may follow r's
@@ -648,6 +650,14 @@ func (c *Conn) countedFrom(msn uint32, at wire.PSN, slack int) (Completed, bool)
 	}
 	if a.haveBase {
 		try(a.base, a.baseOldest)
+	}
+	if a.haveLate {
+		// A late ACK's count, which the order of the trace does not
+		// date, covers the messages up to its PSN whenever it was sent
+		// (found by the recall test: an ACK whose MSN went back, left
+		// open as maybe late, and the next ACK, one PSN on, counting
+		// three messages past it where one ended).
+		try(a.late, a.latePSN)
 	}
 	return best, have
 }

@@ -52,6 +52,14 @@ type Judgement struct {
 	// the positive ACK is the fault (§9.7.5.1.5's), and which keys the
 	// responder can invalidate is not on the wire.
 	MayHaveFailed bool
+	// WentBack: the violation is an MSN below that of Other, an earlier
+	// answer: the count went back whatever this packet's own PSN (a fault
+	// in it undermines nothing). Firm (with WentBack) is the same
+	// violation against another earlier answer whose MSN this one is
+	// below too, one that cannot be late (nil: none): it stands where
+	// Other's PSN is at fault and this answer's is not what it rests on.
+	WentBack bool
+	Firm     *Judgement
 	// After (with Undecided and Open): the packet is open only because
 	// nothing dates it after this earlier answer, which may replay one
 	// with the count of a later moment; where the responder's IPv4 IDs
@@ -360,7 +368,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	// wentBack is the violation of an MSN below that of account b's
 	// latest answer.
 	wentBack := func(mono int64, monoRec *trace.Record, nak bool) Judgement {
-		return Judgement{Violation: true, Other: monoRec, OtherNAK: nak,
+		return Judgement{Violation: true, Other: monoRec, OtherNAK: nak, WentBack: true,
 			Message: fmt.Sprintf("the MSN went back from %d (frame %d) to %d: completed messages cannot un-complete",
 				msn24(mono), monoRec.Frame, msn24(u)),
 			Expected: []string{fmt.Sprintf("an MSN of at least %d (the MSN only counts up)", msn24(mono))},
@@ -370,7 +378,17 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	check := func(b *basis) Judgement {
 		switch {
 		case !replay && b.haveMono && u < b.mono && !(b.monoLate && unordered):
-			return wentBack(b.mono, b.monoRec, false)
+			j := wentBack(b.mono, b.monoRec, false)
+			if b.haveFirm && u < b.firm && b.firmRec != b.monoRec && b.firmRec != nil {
+				// Below the firm count too (found by the recall test: an
+				// ACK two behind the count, just after an ACK at a READ's
+				// last PSN whose Last the capture lost, a PSN fault that
+				// undermined the violation, though a READ answer before
+				// that ACK had carried the same count).
+				f := wentBack(b.firm, b.firmRec, b.firmNAK)
+				j.Firm = &f
+			}
+			return j
 		case haveA && b.haveLo && hiC.v < b.lo.v:
 			j := Judgement{Violation: true, Other: b.lo.rec,
 				Message: fmt.Sprintf("MSN %d is too low: by this packet at least %d new messages had completed (it acknowledges every message up to PSN %d), while %s shows the count started no lower than %d",
@@ -554,6 +572,22 @@ func (m *MSNModel) asNew(r *trace.Record, u int64, loC bound) {
 		return
 	}
 	alt := m.basis
+	if p.Opcode == wire.AtomicAcknowledge {
+		// Were it new, it was sent when the responder executed the
+		// ATOMIC, in PSN order: it counts no message ending after its PSN
+		// (as Model's asNew for a first answer), though later requests
+		// had reached the responder (found by the recall test: an ACK
+		// two behind the count, passed after three ATOMIC answers the
+		// capture showed before any acknowledgment, each taken for a
+		// replay, whose account as new bounded the count only by the
+		// requests seen).
+		if n, ok := m.count(covers, true, false); ok {
+			k := n + m.missingUpTo(covers)
+			if v := u - int64(k); v > loC.v {
+				loC = bound{v: v, rec: r, u: u, n: k}
+			}
+		}
+	}
 	if !alt.haveLo || loC.v > alt.lo.v {
 		alt.lo, alt.haveLo = loC, true
 	}

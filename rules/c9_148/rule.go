@@ -130,9 +130,14 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 			return
 		}
 	}
-	if f := c.ResponsePSNFault(); f != "" && c.PSNFaultUndermines(h.r, h.j.Other) {
-		c.Indeterminate(ID, "the MSN disagrees with the count of messages its response's PSN acknowledges, but response PSNs on this connection are at fault: "+f)
-		return
+	if f := c.ResponsePSNFault(); f != "" && undermined(c, h) {
+		if h.j.Firm == nil || undermined(c, heldViolation{h.r, *h.j.Firm}) {
+			c.Indeterminate(ID, "the MSN disagrees with the count of messages its response's PSN acknowledges, but response PSNs on this connection are at fault: "+f)
+			return
+		}
+		// Below an earlier count that rests on no faulty PSN: that
+		// violation stands.
+		h.j = *h.j.Firm
 	}
 	p := h.r.Packet
 	missedAfter := h.j.Upper && !c.Complete() && m.m.MissedAfter(p.PSN)
@@ -182,6 +187,20 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 		}
 	}
 	c.ViolationEither(h.r, h.j.Message, h.j.Expected, h.j.Seen, append([]reports.Alternative{{ID: ID, If: mine}}, alts...)...)
+}
+
+// undermined reports whether a response PSN fault undermines held
+// violation h (harness.Conn.PSNFaultUndermines): one resting on the PSN
+// of the packet judged or of the one that set the bound it breaks. An
+// MSN below an earlier answer's went back whatever the packet's own PSN
+// (docs/verdicts.md: were its PSN wrong too, the count still went back):
+// only that answer's PSN fault undermines it, as its count may be the
+// one its wrong PSN made.
+func undermined(c *harness.Conn, h heldViolation) bool {
+	if h.j.WentBack && h.j.Other != nil {
+		return c.PSNFaultUndermines(h.j.Other)
+	}
+	return c.PSNFaultUndermines(h.r, h.j.Other)
 }
 
 func (m *monitor) End(c *harness.Conn) {

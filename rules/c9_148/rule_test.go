@@ -788,3 +788,51 @@ func TestAckCountingMissedRequestsPastItsPSN(t *testing.T) {
 	b.Ack(74, 945)
 	rtest.WantViolation(t, b.Recs, rtest.Capture(0), ID, "MSN 949 is too high", "C9-95 if the MSN is right and the ACK answers a new request", "C9-105 if")
 }
+
+// Three ATOMICs shown before any acknowledgment, their answers each taken
+// for a replay of one executed before the capture began: were the first
+// new, it was sent as the responder executed it, in PSN order, and its
+// MSN counts no message after its PSN. An ACK two behind the count that
+// account gives is legal only if that answer was a replay: open, not
+// passed (recall test, seed 49, "C9-148 MSN goes back").
+func TestAtomicAnswerAsNewCountsUpToItsPSN(t *testing.T) {
+	build := func(msn uint32) []*trace.Record {
+		var b rtest.Builder
+		b.Atomic(898)
+		b.Atomic(899)
+		b.Atomic(900)
+		b.Resp(wire.AtomicAcknowledge, 898, 0x1f, 936, 0)
+		b.Resp(wire.AtomicAcknowledge, 899, 0x1f, 937, 0)
+		b.Resp(wire.AtomicAcknowledge, 900, 0x1f, 938, 0)
+		b.Atomic(901)
+		b.Send(902, true)
+		b.Send(903, true)
+		b.Resp(wire.AtomicAcknowledge, 901, 0x1f, 939, 0)
+		b.Ack(903, msn)
+		for _, r := range b.Recs {
+			r.HasIPID = false
+		}
+		return b.Recs
+	}
+	rtest.WantPass(t, build(941), rtest.Capture(0), ID)
+	if tl := rtest.WantIndeterminate(t, build(939), rtest.Capture(0), ID); tl.Open == 0 {
+		t.Fatalf("want the ACK open, got %+v", tl)
+	}
+}
+
+// An ACK below the count of the ACK just before it, which names the last
+// PSN of a READ whose Last the capture does not show (a PSN the
+// reconstruction calls C9-95's fault), goes back below the READ's First
+// before it too, whose PSN nothing faults: a violation, not undecided
+// (recall test, seed 27, "C9-148 MSN goes back").
+func TestWentBackBelowAnUnfaultedCount(t *testing.T) {
+	var b rtest.Builder
+	b.Send(10, true)
+	b.Ack(10, 5)
+	b.Read(11, 8192) // 11..12 at MTU 4096
+	b.Resp(wire.ReadResponseFirst, 11, 0x1f, 6, 4096)
+	b.Send(10, true)
+	b.Ack(12, 6) // inside the READ's range, its Last not seen
+	b.Ack(12, 4)
+	rtest.WantViolation(t, b.Recs, rtest.Capture(4096), ID, "went back from 6 (frame 4)")
+}

@@ -1,6 +1,7 @@
 package c9_95
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -591,5 +592,40 @@ func TestAheadOnceTheREADEnds(t *testing.T) {
 	tallies, findings := ht.AuditAll(&tr, ht.Capture())
 	if tl := tallies[ID]; tl == nil || tl.Open == 0 {
 		t.Errorf("the ACK ahead is not left open: %+v, %+v", tl, findings)
+	}
+}
+
+// An ACK whose MSN goes back, left open as maybe late (no IPv4 ID dates
+// it), still counts the messages up to its PSN whenever it was sent: the
+// next ACK, one PSN on, counting three messages past it where one ended
+// (its other counts start below READs, which may be counted early),
+// names a PSN behind messages it counted, or a count is wrong: one
+// finding naming C9-95 and C9-148 (recall test, seed 17, "C9-148 MSN
+// goes back": missed).
+func TestCountPastALateACK(t *testing.T) {
+	tr := &ht.Trace{}
+	tr.Req(wire.SendOnly, 10, true)
+	tr.Ack(10, 5)
+	tr.Read(11, 8)
+	tr.Read(12, 8)
+	tr.ReadResp(wire.ReadResponseOnly, 11, 6, 8)
+	tr.ReadResp(wire.ReadResponseOnly, 12, 7, 8)
+	tr.Ack(12, 5) // went back: late, or the fault
+	tr.Req(wire.SendOnly, 13, true)
+	tr.Ack(13, 8)
+	for _, r := range tr.Records {
+		r.HasIPID = false
+	}
+	tally, fs := ht.Audit(tr, ID, ht.Capture())
+	if tally.Verdict() != reports.Fail || len(fs) != 1 || fs[0].Frame != 9 ||
+		!strings.Contains(fs[0].Message, "from the response with PSN 12 (MSN 5)") {
+		t.Fatalf("want the last ACK failed, counting from the late one: tally %+v, findings %+v", tally, fs)
+	}
+	named := false
+	for _, a := range fs[0].Alternatives {
+		named = named || a.ID == "C9-148"
+	}
+	if !named {
+		t.Fatalf("want C9-148 among the alternatives: %+v", fs[0].Alternatives)
 	}
 }
