@@ -481,15 +481,18 @@ func (t *Tracker) cause(r *trace.Record) (Cause, *Trigger) {
 		g := &t.trig[i]
 		switch g.Cause {
 		case CauseSeqNAK, CauseRNR, CauseImplied, CauseFatal:
-			if g.PSN.Before(r.Packet.PSN) && t.settled(g.PSN, r.Packet.PSN) {
-				continue
-			}
-			if g.PSN == r.Packet.PSN {
-				latest = g
-				i = 0
-			} else if latest == nil {
-				latest = g
-			}
+		default:
+			continue
+		}
+		if g.PSN.Before(r.Packet.PSN) && t.settled(g.PSN, r.Packet.PSN) {
+			continue
+		}
+		if g.PSN == r.Packet.PSN {
+			latest = g
+			break
+		}
+		if latest == nil {
+			latest = g
 		}
 	}
 	if latest == nil {
