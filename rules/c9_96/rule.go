@@ -107,9 +107,16 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			c.Indeterminate(ID, "a READ response starts at a PSN whose READ request the capture does not show")
 			return
 		}
-		m.flag(c, r, s, fmt.Sprintf("READ response PSN %d runs past PSN %d, the last PSN the READ at PSN %d (frame %d, %d bytes) reserved %s",
-			p.PSN, s.End, s.Req.PSN, s.Req.Rec.Frame, s.Req.Length, s.Basis()),
-			fmt.Sprintf("%d response packets, PSNs %d..%d, the last one a Last", s.Size(), s.Req.PSN, s.End))
+		msg := fmt.Sprintf("READ response PSN %d runs past PSN %d, the last PSN the READ at PSN %d (frame %d, %d bytes) reserved %s",
+			p.PSN, s.End, s.Req.PSN, s.Req.Rec.Frame, s.Req.Length, s.Basis())
+		want := fmt.Sprintf("%d response packets, PSNs %d..%d, the last one a Last", s.Size(), s.Req.PSN, s.End)
+		if op, _, frame, ok := c.Req(p.PSN); ok && op != wire.ReadRequest {
+			// A PSN another request used: no READ reserved it, however
+			// late the response may be.
+			m.flagInAnyOrder(c, r, s, fmt.Sprintf("%s, a PSN the %s of frame %d used", msg, op, frame), want)
+			return
+		}
+		m.flag(c, r, s, msg, want)
 	case answers.EvSkip:
 		q := ev.Req
 		if q.Dup && q.Streams == 0 {

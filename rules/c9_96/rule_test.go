@@ -263,3 +263,19 @@ func TestLastOnTheNextREAD(t *testing.T) {
 		t.Fatalf("%+v %v: want one violation, at the Last (frame 5)", tl, findings)
 	}
 }
+
+// A Last past its READ's range at a PSN a SEND used is no READ's,
+// however late it may be: an earlier NAK at a later PSN with the same
+// MSN (which leaves the Last possibly older) changes nothing.
+func TestPastTheRangeAtASendsPSNIsLateToNoAvail(t *testing.T) {
+	var b rtest.Builder
+	b.Read(50, 3*256) // 50..52
+	b.Req(wire.SendFirst, 53, false, 256)
+	b.Req(wire.SendMiddle, 54, false, 256)
+	b.Req(wire.SendLast, 55, true, 3)
+	b.NAK(55, 0, 1) // sequence NAK at 55: the READ counted
+	b.Resp(wire.ReadResponseFirst, 50, 0x1F, 1, 256)
+	b.Resp(wire.ReadResponseMiddle, 52, 0, 0, 256)
+	b.Resp(wire.ReadResponseLast, 53, 0x1F, 1, 256)
+	rtest.WantViolation(t, b.Recs, rtest.Capture(256), ID, "SEND First")
+}
