@@ -99,8 +99,9 @@ type Conn struct {
 
 	// Responses.
 	HaveResp   bool
-	LastAckPSN wire.PSN // PSN of the newest positive Acknowledge
-	LastAckMSN uint32   // its MSN
+	LastAck    *trace.Record // the newest positive Acknowledge
+	LastAckPSN wire.PSN      // its PSN
+	LastAckMSN uint32        // its MSN
 	HaveAck    bool
 	ackCounts  ackCounts // the counts the positive ACKs carried (AckDatedPast)
 	// lastAnswer is the ATOMIC Acknowledge with the newest PSN, at an
@@ -526,7 +527,7 @@ func (c *Conn) absorb(r *trace.Record) {
 	switch opc.Class(op) {
 	case wire.ClassAck:
 		if p.AETH.IsACK() {
-			c.LastAckPSN, c.LastAckMSN, c.HaveAck = p.PSN, p.AETH.MSN&0xFFFFFF, true
+			c.LastAck, c.LastAckPSN, c.LastAckMSN, c.HaveAck = r, p.PSN, p.AETH.MSN&0xFFFFFF, true
 			if c.AckPSNFault(r) == "" {
 				// (A PSN no legal responder gives fixes no count.)
 				c.ackCounts.note(r)

@@ -150,6 +150,21 @@ var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 		opc.Class(op) == wire.ClassReadResponse && opc.EndsMessage(op) // their counts (countClash)
 })
 
+// datedAfter waits until the IPv4 Identifications of the sender of
+// responses earlier and r date the two (harness.Conn.SentBeforeByID),
+// then judges r by whether it was sent after earlier; undated at the
+// trace's end, it was not shown to be.
+func datedAfter(earlier, r *trace.Record, judge func(c *harness.Conn, sentAfter bool)) harness.Decide {
+	return func(c *harness.Conn, next *trace.Record) bool {
+		before, known := c.SentBeforeByID(earlier, r)
+		if !known && next != nil {
+			return false
+		}
+		judge(c, known && before)
+		return true
+	}
+}
+
 // inRead holds ack, which may lie inside the range of the READ at PSN
 // first asking for length bytes, whose answer had not ended, the path
 // MTU not known: the READ's last PSN, once its answer or the MTU shows
@@ -430,7 +445,11 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			// (Behind an ATOMIC acknowledgment, which shows its ATOMIC
 			// completed, only the duplicate's answer can be wrong:
 			// C9-105's alone.)
-			if dated && what == "ACK" && !c.Settings.Active && !c.Settings.Complete {
+			judge := func(c *harness.Conn, sentAfter bool) {
+				if !sentAfter {
+					c.Indeterminate(ID, fmt.Sprintf("ACK PSN %d goes back behind the earlier %s PSN %d to answer the duplicate request with that PSN: how a duplicate is answered is judged under C9-105", p.PSN, what, last))
+					return
+				}
 				// Sent after the earlier ACK: either that ACK named
 				// requests the responder had not completed (then the
 				// request here was new, and the earlier ACK is at
@@ -440,9 +459,16 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 					[]string{fmt.Sprintf("an ACK PSN at or after %d", last)}, fmt.Sprintf("ACK PSN %d", p.PSN),
 					reports.Alternative{ID: ID, If: fmt.Sprintf("the %s naming PSN %d named requests the responder had not completed (the request here was new)", what, last)},
 					reports.Alternative{ID: "C9-105", If: fmt.Sprintf("the request was a duplicate, whose answer carries the newest completed PSN, at least %d", last)})
+			}
+			judged := what == "ACK" && !c.Settings.Active && !c.Settings.Complete
+			if judged && !dated && c.LastAck != nil && c.LastAckPSN == last && c.MayBeDatedByID(r) {
+				// Too few of the responder's packets have shown yet
+				// whether its IDs count up: the later ones tell which
+				// of the two ACKs it sent first.
+				c.Await(datedAfter(c.LastAck, r, judge))
 				return
 			}
-			c.Indeterminate(ID, fmt.Sprintf("ACK PSN %d goes back behind the earlier %s PSN %d to answer the duplicate request with that PSN: how a duplicate is answered is judged under C9-105", p.PSN, what, last))
+			judge(c, judged && dated)
 			return
 		}
 		if dated || !harness.MSNAfter(lastMSN, p.AETH.MSN&0xFFFFFF) && c.EndsMessageIn(p.PSN, last) {

@@ -629,3 +629,54 @@ func TestCountPastALateACK(t *testing.T) {
 		t.Fatalf("want C9-148 among the alternatives: %+v", fs[0].Alternatives)
 	}
 }
+
+// TestDuplicateAnsweredBehindAnAckAheadDatedLater: a SEND resent as a
+// duplicate, an ACK naming a PSN past every request, then an ACK of the
+// same count answering the duplicate. When it comes, too few of the
+// responder's packets have shown that its IDs count up; the later ones
+// show it, and the answer's ID dates it after the ACK ahead: either that
+// ACK named requests the responder had not completed (C9-95) or the
+// duplicate was answered behind the newest completed PSN (C9-105). Where
+// the IDs do not count, nothing dates the two and the answer stays with
+// C9-105, which does not fail it.
+func TestDuplicateAnsweredBehindAnAckAheadDatedLater(t *testing.T) {
+	build := func(counting bool) *ht.Trace {
+		var tr ht.Trace
+		tr.Req(wire.SendOnly, 10, true)
+		tr.Ack(10, 1)
+		tr.Req(wire.SendOnly, 10, true) // a duplicate
+		tr.Ack(30, 1)                   // past every request
+		tr.Ack(10, 1)                   // the duplicate's answer
+		for i := range 3 {
+			psn := wire.PSN(11 + 2*i)
+			tr.Read(psn, 8)
+			tr.ReadResp(wire.ReadResponseOnly, psn, uint32(2+2*i), 8)
+			tr.Atomic(wire.FetchAdd, psn.Next())
+			tr.AtomicAck(psn.Next(), uint32(3+2*i), 0)
+		}
+		if counting {
+			tr.IPIDs(100, 500)
+		} else {
+			tr.IPIDs(100, 500)
+			for _, r := range tr.Records {
+				if r.Dir == trace.ToRequester {
+					r.IPID = 7
+				}
+			}
+		}
+		return &tr
+	}
+	tallies, findings := ht.AuditAll(build(true), ht.Capture())
+	for _, id := range []string{ID, "C9-105"} {
+		if got := tallies[id].Verdict(); got != reports.Fail {
+			t.Errorf("IDs counting: %s %s (%+v), want fail", id, got, findings)
+		}
+	}
+	if len(findings) == 0 || len(findings[0].Alternatives) != 2 || findings[0].Frame != 5 {
+		t.Errorf("IDs counting: want a finding at frame 5 naming C9-95 and C9-105, got %+v", findings)
+	}
+	tallies, findings = ht.AuditAll(build(false), ht.Capture())
+	if got := tallies["C9-105"].Verdict(); got == reports.Fail {
+		t.Errorf("IDs fixed: C9-105 %s (%+v), want no failure", got, findings)
+	}
+}
