@@ -158,8 +158,10 @@ func (c *Conn) staleMSN(r *trace.Record) {
 		// trace shows ended between their PSNs (found by the recall
 		// test: a duplicate's answer going back to a READ's PSN, failed
 		// as sent again, where an ACK of that READ, delayed, explained
-		// it). Inside a READ's range (an ACK before its last PSN, a NAK
-		// past its first) no response is legal at any moment: judged.
+		// it), or an ACK kept shows that PSN's count was never this one
+		// (countPinned). Inside a READ's range (an ACK before its last
+		// PSN, a NAK past its first) no response is legal at any moment:
+		// judged.
 		at, nak := countedAt(p)
 		if at.After(c.newestMSNTop) {
 			c.newestMSNTop = at
@@ -168,7 +170,7 @@ func (c *Conn) staleMSN(r *trace.Record) {
 		s := c.ReadSpanAt(p.PSN)
 		inside := s != nil && (nak && p.PSN.After(s.First) || !nak && p.PSN.Before(s.LastMin))
 		if at.Before(c.newestMSNTop) && !inside && !c.Settings.Active && !c.Settings.Complete && !c.DatedByID(r) &&
-			c.endsIn(at.Next(), c.newestMSNTop, 1) == 0 {
+			c.endsIn(at.Next(), c.newestMSNTop, 1) == 0 && !c.countPinned(p) {
 			c.noteStale(r, lateAtMSN|c.idAheadOf(r))
 		}
 	case d < 1<<23:
@@ -226,13 +228,22 @@ func (c *Conn) noteCounted(r *trace.Record) {
 	c.nCounted++
 }
 
-// countPinned reports whether an ACK or a NAK kept in Conn.counted
-// counted a PSN before the one p counts up to, with an MSN that, plus the
-// messages the trace shows ending between, is above p's: no response
-// counting p's PSN carried p's MSN at any moment, so p is no older one
-// delayed or copied (found by the recall test: an ACK repeated with an
+// countPinned reports whether an ACK or a NAK kept in Conn.counted shows
+// that no response counting p's PSN carried p's MSN at any moment, so p
+// is no older one delayed or copied: one counted a PSN before the one p
+// counts up to with an MSN that, plus the messages the trace shows ending
+// between, is above p's (found by the recall test: an ACK repeated with an
 // MSN behind, left open as maybe late, where the requests between showed
-// its count had risen).
+// its count had risen); or, p being an ACK or a NAK, one counted that PSN
+// with an MSN more than one below p's, or a later PSN with an MSN that,
+// less the messages ending between, is below p's. An ACK or a NAK carries
+// the count of the PSNs up to the one it counts, whenever it is sent, one
+// more at most (a READ right after, counted as the responder validated
+// it, and by any response counting past it): p's count is higher than
+// that PSN's ever was (found by the recall test: a
+// duplicate's answer going back with the newest MSN, which a duplicate
+// READ's answer had carried first, left open as an older response of the
+// same count where an earlier ACK of that PSN showed a lower one).
 func (c *Conn) countPinned(p *wire.Packet) bool {
 	at, _ := countedAt(p)
 	msn := p.AETH.MSN & 0xFFFFFF
@@ -244,15 +255,27 @@ func (c *Conn) countPinned(p *wire.Packet) bool {
 		eat, _ := countedAt(r)
 		ahead := (msn - r.AETH.MSN&0xFFFFFF) & 0xFFFFFF // how far p's MSN is ahead of r's
 		switch {
-		case eat == at:
+		case eat == at && ahead >= 1<<23 && ahead <= 0xFFFFFF-1:
 			// The same PSN counted: one more at most (a READ right
 			// after it, counted as the responder validated it).
-			if ahead >= 1<<23 && ahead <= 0xFFFFFF-1 {
+			return true
+		case eat.Before(at) && (ahead >= 1<<23 || c.endsIn(eat.Next(), at, int(ahead)+1) > int(ahead)):
+			return true
+		case p.Opcode == wire.Acknowledge && !eat.Before(at):
+			// At that PSN, p's count is r's, one more at most. Past it,
+			// r's count holds the messages ending between and a READ
+			// right after p's PSN, which p's may hold: p's is at most
+			// r's less those ending between.
+			need := 1 - int(ahead) // messages between that pin p
+			if ahead >= 1<<23 {
+				need += 1 << 24
+			}
+			if eat == at {
+				need++
+			}
+			if need <= 0 || c.endsIn(at.Next(), eat, need) >= need {
 				return true
 			}
-		case !eat.Before(at):
-		case ahead >= 1<<23 || c.endsIn(eat.Next(), at, int(ahead)+1) > int(ahead):
-			return true
 		}
 	}
 	return false

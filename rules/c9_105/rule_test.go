@@ -352,3 +352,46 @@ func TestTailLost(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerBehindAPinnedCount: on a capture with no IPv4 Identification
+// to date responses, a duplicate SEND answered by an ACK naming an older
+// PSN whose MSN is the newest one (a duplicate READ's answer carried it
+// first, at a later PSN with no message ending between) is no older ACK
+// delayed
+// where an earlier ACK of that same PSN counted fewer messages: an ACK
+// of that PSN carries its count (one more at most, for a READ right after
+// it validated) whenever it is sent, so this count was never that PSN's.
+// The duplicate was answered behind the newest completed request, or an
+// MSN is wrong: a violation, not left open (found by the recall test).
+// One past the PSN's count, an older ACK sent while the READ after it was
+// validated may have been delayed: open.
+func TestAnswerBehindAPinnedCount(t *testing.T) {
+	for _, pinned := range []bool{true, false} {
+		var b rtest.Builder
+		b.Send(10, true)
+		b.Ack(10, 1)
+		b.Read(11, 256)
+		b.Resp(wire.ReadResponseOnly, 11, wire.SynACK(4), 2, 256)
+		msn := uint32(2)
+		if pinned {
+			b.Send(12, true)
+			b.Send(13, true)
+			b.Ack(12, 3) // the ACK of 13 not captured
+			msn = 4
+		}
+		b.Read(11, 256) // a duplicate READ, answered with the count of now
+		b.Resp(wire.ReadResponseOnly, 11, wire.SynACK(4), msn, 256)
+		b.Send(10, true) // a duplicate SEND, answered behind
+		b.Ack(10, msn)
+		for _, r := range b.Recs { // IPv6
+			r.HasIPID, r.IPID = false, 0
+		}
+		if pinned {
+			rtest.WantViolation(t, b.Recs, rtest.Capture(256), ID, "PSN 10")
+			continue
+		}
+		if tl := rtest.WantIndeterminate(t, b.Recs, rtest.Capture(256), ID); tl.Open == 0 {
+			t.Errorf("one past the PSN's count: nothing left open: %+v", tl)
+		}
+	}
+}
