@@ -212,13 +212,27 @@ const countedDepth = 16
 // earlier answer), or counts them at least (countsUpTo: an ATOMIC
 // acknowledgment or a READ's last response, which may replay one with
 // the count of a later moment); not an ACK whose PSN no legal responder
-// gives (AckPSNFault), which fixes no count.
+// gives (AckPSNFault), which fixes no count. A late positive ACK is
+// paired all the same (pairCounts: its count is its PSN's whenever it was
+// sent, so a clash holds in any order of the packets; found by the recall
+// test: a duplicate's answer going back, left as an older ACK delayed,
+// whose count a later ACK showed no older ACK of its PSN carried), but
+// kept for no other response's dating (countPinned).
 func (c *Conn) noteCounted(r *trace.Record) {
-	if r.Packet.Opcode != wire.Acknowledge && !c.countsUpTo(r) || c.IsLate(r) ||
-		r.Packet.Opcode == wire.Acknowledge && r.Packet.AETH.IsACK() && c.AckPSNFault(r) != "" {
+	p := r.Packet
+	if p.Opcode == wire.Acknowledge && p.AETH.IsACK() && c.AckPSNFault(r) != "" {
 		return
 	}
-	if r.Packet.AETH.IsACK() {
+	if c.IsLate(r) {
+		if p.Opcode == wire.Acknowledge && p.AETH.IsACK() {
+			c.pairCounts(r)
+		}
+		return
+	}
+	if p.Opcode != wire.Acknowledge && !c.countsUpTo(r) {
+		return
+	}
+	if p.AETH.IsACK() {
 		c.pairCounts(r)
 	}
 	c.counted[c.nCounted%countedDepth] = r

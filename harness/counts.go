@@ -133,10 +133,13 @@ const maxOpenCounts = 8
 // low for its count is too low for the later ACK's too (their counts are
 // exact). An ACK r is also paired with the ATOMIC acknowledgments and
 // READ answers kept at later PSNs (an ACK going back behind an earlier
-// ACK is judged as such by C9-95).
+// ACK is judged as such by C9-95). A late ACK (IsLate) is paired with
+// the responses at later PSNs only: one whose count falls short of an
+// earlier ACK's went back, which the MSN's own clause judges.
 func (c *Conn) pairCounts(r *trace.Record) {
 	c.clash = countClash{r: r}
 	isAck := r.Packet.Opcode == wire.Acknowledge
+	late := c.IsLate(r)
 	if isAck && c.countedTop.After(r.Packet.PSN) {
 		for i := 1; i <= min(c.nCounted, countedDepth); i++ {
 			x := c.counted[(c.nCounted-i)%countedDepth]
@@ -157,7 +160,7 @@ func (c *Conn) pairCounts(r *trace.Record) {
 		if c.readInterior(x.Packet.PSN) {
 			continue // inside a READ's range known since: no count of a completion
 		}
-		if !beyond && x.Packet.PSN.Before(r.Packet.PSN) {
+		if !beyond && !late && x.Packet.PSN.Before(r.Packet.PSN) {
 			end, ok := c.countPasses(x, r, false)
 			switch {
 			case ok && c.clash.ack == nil:

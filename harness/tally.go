@@ -57,6 +57,15 @@ func (c *Conn) ViolationEither(r *trace.Record, message string, expected []strin
 	}
 }
 
+// ViolationEitherInAnyOrder is ViolationEither for an instance that no
+// order of the packets makes legal (ViolationInAnyOrder): a response that
+// may have been delayed, or copied, is judged all the same.
+func (c *Conn) ViolationEitherInAnyOrder(r *trace.Record, message string, expected []string, seen string, alts ...reports.Alternative) {
+	for _, a := range alts {
+		c.raise(a.ID, r, message+": "+EitherText(alts), expected, seen, alts, c.recent)
+	}
+}
+
 // ViolationOf is the finding ViolationEither makes, as listed under one
 // of its clauses (clause, one of alts): for a root cause that the
 // monitors of several clauses see alike, each of which lists the one

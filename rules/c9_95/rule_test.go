@@ -680,3 +680,41 @@ func TestDuplicateAnsweredBehindAnAckAheadDatedLater(t *testing.T) {
 		t.Errorf("IDs fixed: C9-105 %s (%+v), want no failure", got, findings)
 	}
 }
+
+// TestCountClashOfALateACK: a READ and a SEND, both resent, and a SEND
+// after them; the READ's answer counts the first SEND (a duplicate READ
+// answered with the count of now); then an ACK naming the PSN before the
+// READ with that same count, which, no IPv4 Identification dating it,
+// may be an older ACK delayed; then an ACK of the last SEND whose count
+// rose by one only. An ACK carries its PSN's count whenever it is sent,
+// so the two clash in any order: the first one's count held the SEND
+// after the READ, so it names a PSN behind it (or a count is wrong): one
+// finding on it names C9-95, C9-105 and C9-148 (found by the recall
+// test, which saw it passed). With a count two lower it is an older ACK.
+func TestCountClashOfALateACK(t *testing.T) {
+	for _, tc := range []struct {
+		msn  uint32
+		fail bool
+	}{{6, true}, {4, false}} {
+		var tr ht.Trace
+		for range 2 {
+			tr.Read(11, 8)
+			tr.Req(wire.SendOnly, 12, true)
+		}
+		tr.Req(wire.SendOnly, 13, true)
+		tr.ReadResp(wire.ReadResponseOnly, 11, 6, 8)
+		behind := tr.Ack(10, tc.msn)
+		tr.Ack(13, 7)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		for _, id := range []string{ID, "C9-105", "C9-148"} {
+			if got := tallies[id].Verdict() == reports.Fail; got != tc.fail {
+				t.Errorf("MSN %d: %s %s (%+v), want fail %v", tc.msn, id, tallies[id].Verdict(), findings, tc.fail)
+			}
+		}
+		for _, f := range findings {
+			if f.Frame != behind.Frame || len(f.Alternatives) != 3 {
+				t.Errorf("MSN %d: want the one finding on the first ACK, naming three clauses: %+v", tc.msn, f)
+			}
+		}
+	}
+}
