@@ -33,13 +33,13 @@ func (w *twins) Observe(c *harness.Conn, r *trace.Record) {
 	answers.ForgetPackets(w.slow)
 	var pend []*answers.ReadReq
 	for _, q := range w.slow.Reads() {
-		if !q.Dup && !q.Answered && !q.Failed {
+		if (!q.Dup || q.Resent) && !q.Answered && !q.Failed {
 			pend = append(pend, q)
 		}
 	}
 	var fastPend []*answers.ReadReq
 	for _, q := range w.fast.Pending() {
-		if !q.Dup && !q.Answered && !q.Failed {
+		if (!q.Dup || q.Resent) && !q.Answered && !q.Failed {
 			fastPend = append(fastPend, q)
 		}
 	}

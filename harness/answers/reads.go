@@ -110,15 +110,16 @@ func Join(c *harness.Conn) (t *Tracker, feeder bool) {
 }
 
 // Pending returns, oldest first, the READ requests of Reads that may be
-// neither duplicates, answered nor failed: every such READ is there, in
-// the order of Reads (others may be too).
+// neither duplicates (Resent ones excepted: their first answer may be
+// owed), answered nor failed: every such READ is there, in the order of
+// Reads (others may be too).
 func (t *Tracker) Pending() []*ReadReq {
 	t.compactPending()
 	return t.pending
 }
 
-// compactPending drops from pending the READs that are duplicates,
-// answered, failed or no longer in reads.
+// compactPending drops from pending the READs that are duplicates (not
+// Resent), answered, failed or no longer in reads.
 func (t *Tracker) compactPending() {
 	var oldest int
 	if len(t.reads) > 0 {
@@ -126,7 +127,7 @@ func (t *Tracker) compactPending() {
 	}
 	k := 0
 	for _, q := range t.pending {
-		if q.Dup || q.Answered || q.Failed || q.Seq < oldest {
+		if q.Dup && !q.Resent || q.Answered || q.Failed || q.Seq < oldest {
 			continue
 		}
 		t.pending[k] = q
@@ -154,7 +155,7 @@ func (t *Tracker) addRead(q *ReadReq) {
 	}
 	t.byPSN[q.PSN] = q
 	t.maxLen = max(t.maxLen, q.Length)
-	if !q.Dup {
+	if !q.Dup || q.Resent {
 		if len(t.pending) >= 2*maxReads {
 			t.compactPending() // none may be left in it beyond reads
 		}
@@ -354,16 +355,19 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 			return
 		}
 		q := &ReadReq{PSN: p.PSN, Length: p.RETH.Length, VA: p.RETH.VA, Rec: r, Seq: t.requests, RecSeq: c.Seq(), conn: c}
-		if e := c.Expected(); c.HaveReq && p.PSN.Before(c.NextReq) && !(e.HaveHi && p.PSN.AtOrAfter(e.Hi)) {
+		e := c.Expected()
+		behind := c.HaveReq && p.PSN.Before(c.NextReq) && !(e.HaveHi && p.PSN.AtOrAfter(e.Hi))
+		if behind {
 			// Behind a later request seen: a resend, unless the trace
 			// proves the responder had not passed this PSN (a sequence
 			// NAK named it or an earlier one; the later requests came
 			// out of sequence, or were lost before reaching it).
 			q.Dup = true
 		}
+		prev := t.ReqAt(p.PSN)
 		if t.coveringBefore(p.PSN, mtu) != nil {
 			q.Dup, q.Partial = true, true
-		} else if prev := t.ReqAt(p.PSN); prev != nil && c.Dropped(p.PSN) {
+		} else if prev != nil && c.Dropped(p.PSN) {
 			// The connection's reconstruction shows the responder
 			// dropped the earlier copy (it came beyond the expected
 			// PSN): this one is new to it, and the earlier copy was
@@ -385,6 +389,7 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 			// ACK beyond it came before any request).
 			q.Dup = true
 		}
+		q.Resent = behind && !q.Partial && prev == nil && !(t.haveCovered && p.PSN.AtOrBefore(t.covered))
 		t.addRead(q)
 		*ev = Event{Kind: EvRequest, Req: q, MTU: mtu}
 		return

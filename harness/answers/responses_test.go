@@ -148,3 +148,79 @@ func TestTrackerReadAtTheExpectedPSNIsNew(t *testing.T) {
 		}
 	}
 }
+
+// resentProbe records each READ request the tracker saw and, after
+// every packet, whether the READs are among Pending.
+type resentProbe struct {
+	t       answers.Tracker
+	reads   *[]*answers.ReadReq
+	pending *map[*answers.ReadReq]bool
+}
+
+func (p *resentProbe) Observe(c *harness.Conn, r *trace.Record) {
+	if ev := p.t.Observe(c, r); ev.Kind == answers.EvRequest {
+		*p.reads = append(*p.reads, ev.Req)
+	}
+	*p.pending = map[*answers.ReadReq]bool{}
+	for _, q := range p.t.Pending() {
+		(*p.pending)[q] = true
+	}
+}
+func (p *resentProbe) End(*harness.Conn) {}
+
+// A READ behind a later request, with no copy of it before, no READ
+// holding its PSN and no response that covered it, is Resent: a
+// duplicate whose first answer may still be owed (the capture missed its
+// first copy), so it stays among Pending until answered. Its second
+// copy, a retry of part of it, or one whose PSN a response covered
+// before it came are plain duplicates.
+func TestTrackerResentRead(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		build   func(b *ht.Trace)
+		resent  []bool // each READ request's Resent, in order
+		pending []bool // each READ among Pending at the end
+	}{
+		{"new, in order", func(b *ht.Trace) {
+			b.Read(10, 3*256)
+		}, []bool{false}, []bool{true}},
+		{"behind a later request, twice", func(b *ht.Trace) {
+			b.Req(wire.SendOnly, 13, true)
+			b.Read(10, 3*256)
+			b.Read(10, 3*256)
+		}, []bool{true, false}, []bool{true, false}},
+		{"behind a later request, then answered", func(b *ht.Trace) {
+			b.Req(wire.SendOnly, 13, true)
+			b.Read(10, 3*256)
+			b.ReadStream(10, 3*256, 256, 1)
+		}, []bool{true}, []bool{false}},
+		{"a partial retry behind a later request", func(b *ht.Trace) {
+			b.Read(10, 3*256)
+			b.Req(wire.SendOnly, 13, true)
+			b.Read(11, 2*256)
+		}, []bool{false, false}, []bool{true, false}},
+		{"behind a later request a response covered", func(b *ht.Trace) {
+			b.Req(wire.SendOnly, 13, true)
+			b.Ack(13, 2)
+			b.Read(10, 3*256)
+		}, []bool{false}, []bool{false}},
+	} {
+		var b ht.Trace
+		tc.build(&b)
+		var reads []*answers.ReadReq
+		var pending map[*answers.ReadReq]bool
+		clause := "test-read-resent-" + tc.name
+		harness.RegisterMonitor(harness.Monitor{Clause: clause, New: func(*harness.Conn) harness.Checker {
+			return &resentProbe{reads: &reads, pending: &pending}
+		}})
+		ht.Audit(&b, clause, ht.CaptureMTU(256))
+		if len(reads) != len(tc.resent) {
+			t.Fatalf("%s: %d READs seen, want %d", tc.name, len(reads), len(tc.resent))
+		}
+		for i, q := range reads {
+			if q.Resent != tc.resent[i] || pending[q] != tc.pending[i] {
+				t.Errorf("%s: READ %d (frame %d): Resent %v, pending %v; want %v, %v", tc.name, i+1, q.Rec.Frame, q.Resent, pending[q], tc.resent[i], tc.pending[i])
+			}
+		}
+	}
+}

@@ -31,6 +31,14 @@ type ReadReq struct {
 	// Partial is set when the request's PSN lies strictly inside the PSN
 	// range of an earlier READ (a retry of part of that READ).
 	Partial bool
+	// Resent is set on a duplicate taken for one only because it came
+	// behind a later request: the trace shows no earlier copy of it, no
+	// READ whose range holds its PSN and no response that covered that
+	// PSN. The capture missed the READ's first copy, which may never have
+	// reached the responder (this copy is then new to it) or reached it
+	// unseen; either way nothing shows the READ executed, and its first
+	// answer is still owed.
+	Resent bool
 	// Streams counts the response streams started at this request's PSN.
 	Streams int
 	// Answered is set once a response stream reached the last PSN of the

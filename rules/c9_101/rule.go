@@ -28,7 +28,10 @@ func init() {
 
 // monitor keeps the new READ requests whose response has not yet reached
 // the last PSN of their range (answers.Tracker), and checks every
-// positive Acknowledge: its PSN must not lie beyond such a READ.
+// positive Acknowledge: its PSN must not lie beyond such a READ. A READ
+// resent after a later request, whose first copy the capture missed
+// (answers.ReadReq.Resent), counts as new until an answer to one of its
+// copies ends: nothing shows the responder executed it before.
 //
 // Why a violation is certain: a responder acknowledges PSN p only once it
 // has received every PSN up to p, the READ's among them (a READ it never
@@ -125,7 +128,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	judged := false
 	for _, q := range m.t.Pending() {
-		if q.Dup || q.Answered || q.Failed || m.done[q] || !p.PSN.After(q.PSN) {
+		if q.Dup && !q.Resent || q.Answered || q.Failed || m.done[q] || !p.PSN.After(q.PSN) || q.Resent && m.copyDone(q) {
 			continue
 		}
 		if q.Abandoned {
@@ -177,11 +180,24 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 }
 
-// precededByRead reports whether a new READ, now answered, lies before
-// PSN p: the ACK was checked against it.
+// precededByRead reports whether a new (or Resent) READ, now answered,
+// lies before PSN p: the ACK was checked against it.
 func (m *monitor) precededByRead(p wire.PSN, mtu int) bool {
 	for _, q := range m.t.Reads() {
-		if !q.Dup && (q.Answered || m.done[q]) && p.After(q.PSN) {
+		if (!q.Dup || q.Resent) && (q.Answered || m.done[q] || q.Resent && m.copyDone(q)) && p.After(q.PSN) {
+			return true
+		}
+	}
+	return false
+}
+
+// copyDone reports whether a later copy of Resent READ q (the same PSN
+// and length) was answered to its end or refused: the answer owed to
+// the READ, whichever copy the responder executed, is no longer owed.
+func (m *monitor) copyDone(q *answers.ReadReq) bool {
+	reads := m.t.Reads()
+	for i := len(reads) - 1; i >= 0 && reads[i].Seq > q.Seq; i-- {
+		if d := reads[i]; d.PSN == q.PSN && d.Length == q.Length && (d.Answered || d.Failed) {
 			return true
 		}
 	}
@@ -242,6 +258,14 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Strea
 				// a retransmission, also where an acknowledgment from
 				// before that retransmission preceded the READ).
 				unlessMissed(c, s, h, r, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d), whose MSN is below the ACK's, but the capture begins mid-connection: the READ may resend one answered before the capture began, and the packet may be the replay, with the MSN of the first answer", h.ack.Packet.PSN, h.read.PSN, r.Frame))
+				continue
+			}
+			if h.read.Resent {
+				// The capture missed the READ's first copy: the
+				// responder may have executed it and answered unseen,
+				// and the packet replay that answer for this copy, with
+				// the MSN of the first answer.
+				unlessMissed(c, s, h, r, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d), but the READ came behind a later request: the capture missed its first copy, which the responder may have answered unseen, and the packet may replay that answer, with the MSN of the first answer", h.ack.Packet.PSN, h.read.PSN, r.Frame))
 				continue
 			}
 			if dup := m.t.DupSince(h.read, h.read.MaxLast()); dup != nil {
@@ -375,8 +399,10 @@ func (m *monitor) retryAt(c *harness.Conn, s *answers.Stream, h held, r *trace.R
 // firstAnswer reports whether replay stream s, begun before held ACK h,
 // is the first stream answering h's READ that the trace shows: s answers
 // a later copy of the whole READ (the same PSN and length, s from its
-// first PSN), and no other request since h's READ inside its range drew
-// a stream. The READ's first copy may have been lost on its way to
+// first PSN), or the READ itself where it is Resent (a replay to the
+// tracker, though nothing shows its first copy answered), and no other
+// request since h's READ inside its range drew a stream. The READ's
+// first copy may have been lost on its way to
 // the responder after the capture point, so that the later copy, which
 // the tracker takes for a duplicate, is the one the responder executed:
 // whichever copy it executed, where the responder's IPv4 Identifications
@@ -387,7 +413,7 @@ func (m *monitor) retryAt(c *harness.Conn, s *answers.Stream, h held, r *trace.R
 // capture point).
 func (m *monitor) firstAnswer(s *answers.Stream, h held) bool {
 	q := h.read
-	if s.Req == q || s.Resynced || s.Start != q.PSN || s.Req.PSN != q.PSN || s.Req.Length != q.Length || s.Req.Seq < q.Seq || s.StartSeq >= h.ackSeq {
+	if s.Req == q && !q.Resent || s.Resynced || s.Start != q.PSN || s.Req.PSN != q.PSN || s.Req.Length != q.Length || s.Req.Seq < q.Seq || s.StartSeq >= h.ackSeq {
 		return false
 	}
 	for _, d := range m.t.Reads() {

@@ -304,3 +304,78 @@ func TestACKInsideTheFirstAnswerToAResentREAD(t *testing.T) {
 		t.Errorf("the first copy answered before: the stream after the ACK is a replay, want no violation, got %+v", tl)
 	}
 }
+
+// TestACKPastAREADWhoseFirstCopyTheCaptureMissed: the READ's first copy
+// lost before the capture point (or dropped by the capture), a later
+// request seen, then the READ sent again: the tracker takes the resend
+// for a duplicate, but nothing shows the READ executed, so its first
+// answer is still owed and an ACK beyond it is judged as one beyond a
+// new READ (found by the recall test, seeds 52 and 65). Inside the
+// stream answering the resend, with the Acknowledge before it showing
+// the READ not yet executed and the responder's IPv4 Identifications
+// showing the capture missed none of its packets since, the ACK overtook
+// the READ's first answer; without them the first copy may have been
+// answered unseen and the stream replay that answer (with that answer's
+// MSN, below the ACK's, where the capture shows the connection's
+// beginning: the responder's packets it missed may be that answer):
+// open. So is an ACK past the READ whose answer the capture never shows.
+func TestACKPastAREADWhoseFirstCopyTheCaptureMissed(t *testing.T) {
+	build := func(counting, answered bool) []*trace.Record {
+		b := rtest.Builder{PerSender: counting}
+		for k := range wire.PSN(10) {
+			b.Send(90+k, true)
+			b.Ack(90+k, uint32(k)+501)
+		}
+		// The READ at 100 (100..102) lost before the capture point.
+		b.Req(wire.WriteOnly, 103, true, 8)
+		b.Read(100, 3*1024) // the resend
+		b.Req(wire.WriteOnly, 103, true, 8)
+		if answered {
+			b.ReadStream(100, 3*1024, 1024, 511)
+			b.Ack(103, 512)
+			return b.Recs
+		}
+		b.Resp(wire.ReadResponseFirst, 100, 0x04, 511, 1024)
+		b.Ack(103, 512)
+		b.Resp(wire.ReadResponseMiddle, 101, 0, 0, 1024)
+		b.Resp(wire.ReadResponseLast, 102, 0x04, 512, 1024)
+		return b.Recs
+	}
+	rtest.WantViolation(t, build(true, false), rtest.Capture(1024), ID, "followed it", "ran on unbroken")
+	if tl := rtest.WantIndeterminate(t, build(false, false), rtest.Capture(1024), ID); tl.Open == 0 {
+		t.Errorf("no IPv4 ID counts: the instance is undecided, want open (suspect)")
+	}
+	rtest.WantPass(t, build(true, true), rtest.Capture(1024), ID)
+
+	// From the connection's beginning (MSNs from 1), the answer's MSN
+	// below the ACK's, three of the responder's packets missed before
+	// the First.
+	fromStart := rtest.Builder{PerSender: true}
+	for k := range wire.PSN(10) {
+		fromStart.Send(90+k, true)
+		fromStart.Ack(90+k, uint32(k)+1)
+	}
+	fromStart.Req(wire.WriteOnly, 103, true, 8)
+	fromStart.Read(100, 3*1024)
+	fromStart.Req(wire.WriteOnly, 103, true, 8)
+	for _, r := range []*trace.Record{
+		fromStart.Resp(wire.ReadResponseFirst, 100, 0x04, 11, 1024),
+		fromStart.Ack(103, 12),
+		fromStart.Resp(wire.ReadResponseMiddle, 101, 0, 0, 1024),
+		fromStart.Resp(wire.ReadResponseLast, 102, 0x04, 11, 1024),
+	} {
+		r.IPID += 3
+	}
+	if tl := rtest.WantIndeterminate(t, fromStart.Recs, rtest.Capture(1024), ID); tl.Open == 0 {
+		t.Errorf("the first copy may have been answered in the packets missed: undecided, want open (suspect)")
+	}
+
+	// The READ's answer never shown before the ACK past it.
+	b := rtest.Builder{PerSender: true}
+	b.Req(wire.WriteOnly, 103, true, 8)
+	b.Read(100, 3*1024)
+	b.Ack(103, 2)
+	if tl := rtest.WantIndeterminate(t, b.Recs, rtest.Capture(1024), ID); tl.Open == 0 {
+		t.Errorf("an ACK past a resent READ whose answer the capture never showed: undecided, want open (suspect)")
+	}
+}
