@@ -49,11 +49,6 @@ type judge struct {
 	// and a later answer naming one of them (which C9-95 leaves to this
 	// clause) is judged against them.
 	answered []*trace.Record
-	// resent is, off complete traces, the latest SEND or WRITE packet
-	// sent again (its PSN shown before) that the model cannot tell a
-	// duplicate from a new request: the first copy may have been lost
-	// after the capture point (maybeDup).
-	resent *trace.Record
 }
 
 // Kinds implements harness.KindFilter: requests (duplicates are kept) and
@@ -70,28 +65,18 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 		return
 	}
 	if opc.IsRequest(p.Opcode) {
-		cl := opc.Class(p.Opcode)
-		switch {
-		case cl != wire.ClassSend && cl != wire.ClassWrite:
-		case ev.Class == receive.ReqDup:
+		if ev.Class == receive.ReqDup && (opc.Class(p.Opcode) == wire.ClassSend || opc.Class(p.Opcode) == wire.ClassWrite) {
 			j.pending = append(j.pending, ev.Rec)
 			if len(j.pending) > 256 {
 				j.pending = j.pending[1:]
 			}
-		case ev.Class == receive.ReqUnknown && !k.T.Complete() && c.ReqSends(p.PSN) > 0 && !c.MaybeCopy(ev.Rec):
-			j.resent = ev.Rec
 		}
 		return
 	}
 	if !harness.IsAck(p) {
 		return
 	}
-	resent := j.resent
-	j.resent = nil
 	if len(j.pending) == 0 {
-		if resent != nil {
-			maybeDup(c, ev, resent)
-		}
 		j.answerAgain(k, c, ev)
 		return
 	}
@@ -248,27 +233,6 @@ func behindCount(c *harness.Conn, r *trace.Record) bool {
 	}
 	k, ok := c.CompletedByMSN(r)
 	return ok && p.Before(k.Done)
-}
-
-// maybeDup judges positive ACK ev after SEND or WRITE packet resent,
-// sent again where the model cannot tell whether the responder had its
-// first copy, naming a PSN from the one before resent's on, no lower
-// than the responder had acknowledged: where the SEND or WRITE at the
-// next PSN was captured before the resend (lostBefore), the ACK is legal
-// only if a request the capture shows never reached the responder. Had
-// the first copy arrived, the resend is a duplicate, whose answer names
-// the newest completed request, past that SEND or WRITE unless it was
-// lost; had it not, that first copy was lost. Open, not passed (found by
-// the recall test: a duplicate's answer going back, passed).
-func maybeDup(c *harness.Conn, ev *receive.Event, resent *trace.Record) {
-	p := ev.Rec.Packet
-	if !ev.HaveLower || p.PSN.Before(ev.Lower.Add(-1)) || p.PSN.Next().Before(resent.Packet.PSN) {
-		return
-	}
-	if why := lostBefore(c, p.PSN, resent); why != "" {
-		c.Unresolved(ID, fmt.Sprintf("the ACK after the %s at PSN %d sent again (frame %d) names PSN %d: as the answer to a duplicate, the newest completed request only if %s; as an ACK of new requests, only if the first copy never reached the responder",
-			resent.Packet.Opcode.ShortName(), resent.Packet.PSN, resent.Frame, p.PSN, why))
-	}
 }
 
 // lostBefore says why an ACK naming PSN psn, answering duplicate dup,

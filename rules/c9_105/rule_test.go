@@ -395,30 +395,3 @@ func TestAnswerBehindAPinnedCount(t *testing.T) {
 		}
 	}
 }
-
-// TestResentMaybeNew: on a capture, a SEND sent again while the
-// responder had acknowledged only up to the one before it (so the model
-// cannot tell a duplicate from a new request: the first copy may have
-// been lost after the capture point), then an ACK naming its PSN, while a
-// SEND past it was captured before the resend: as the duplicate's answer
-// it names the newest completed request only if that later SEND was
-// lost; as an ACK of new requests, only if the first copy was: open, not
-// passed (found by the recall test). Without the later SEND, nothing is
-// left open.
-func TestResentMaybeNew(t *testing.T) {
-	const e = wire.PSN(300)
-	for _, tail := range []bool{true, false} {
-		b := dupnak.NewTraceBuilder(1024)
-		established(b, e)
-		b.Send(e)
-		if tail {
-			b.Send(e + 1)
-		}
-		b.Send(e) // sent again
-		b.Ack(e, 7)
-		tl := dupnak.Tally(dupnak.Audit(b.Recs, false, 1024, ID), ID)
-		if tl.Violations != 0 || (tl.Open > 0) != tail {
-			t.Errorf("a later SEND captured before the resend %v: want open %v, got %+v", tail, tail, tl)
-		}
-	}
-}
