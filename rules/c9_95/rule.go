@@ -152,14 +152,19 @@ var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 		opc.Class(op) == wire.ClassReadResponse && opc.EndsMessage(op) // their counts (countClash)
 })
 
+// maxDatingWait bounds how many records of the connection datedAfter
+// waits for: a sender that counts its IDs up shows it within far fewer
+// of its packets (one drawing them at random never does).
+const maxDatingWait = 1024
+
 // datedAfter waits until the IPv4 Identifications of the sender of
 // responses earlier and r date the two (harness.Conn.SentBeforeByID),
 // then judges r by whether it was sent after earlier; undated at the
-// trace's end, it was not shown to be.
-func datedAfter(earlier, r *trace.Record, judge func(c *harness.Conn, sentAfter bool)) harness.Decide {
+// trace's end, or maxDatingWait records on, it was not shown to be.
+func datedAfter(earlier, r *trace.Record, judge func(c *harness.Conn, sentAfter bool), since uint64) harness.Decide {
 	return func(c *harness.Conn, next *trace.Record) bool {
 		before, known := c.SentBeforeByID(earlier, r)
-		if !known && next != nil {
+		if !known && next != nil && c.Seq()-since < maxDatingWait {
 			return false
 		}
 		judge(c, known && before)
@@ -467,7 +472,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 				// Too few of the responder's packets have shown yet
 				// whether its IDs count up: the later ones tell which
 				// of the two ACKs it sent first.
-				c.Await(datedAfter(c.LastAck, r, judge))
+				c.Await(datedAfter(c.LastAck, r, judge, c.Seq()))
 				return
 			}
 			judge(c, judged && dated)
