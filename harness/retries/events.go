@@ -92,6 +92,13 @@ type ReqEvent struct {
 	// Cause and Trigger explain a Start.
 	Cause   Cause
 	Trigger *Trigger
+	// RNRWait is, for a new request right after the previous request's
+	// PSNs (no PSN between them), the latest RNR NAK no retry has begun
+	// since (nil: none); Prev is that previous request. A packet the
+	// requester sent between the two, which the capture missed, was no
+	// new request: a resend while the NAK's delay may have been running.
+	RNRWait *Trigger
+	Prev    *trace.Record
 	// Base is the oldest unacknowledged PSN before this packet, as far as
 	// the trace shows (HaveBase false when nothing is outstanding).
 	Base     wire.PSN

@@ -41,6 +41,15 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	// PSN a request used (READ spans learnt since included) is new.
 	if next, ok := t.Next(); !ok || p.PSN.AtOrAfter(next) {
 		ev.Kind = KindNew
+		if t.prev != nil && p.PSN == t.prevEnd.Next() {
+			for i := len(t.trig) - 1; i >= 0; i-- {
+				if t.trig[i].Cause == CauseRNR {
+					g := t.trig[i]
+					ev.RNRWait, ev.Prev = &g, t.prev
+					break
+				}
+			}
+		}
 		t.absorbNew(r)
 		if !first {
 			t.fillEpisode(ev)

@@ -70,11 +70,60 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	ev := m.t.Request(r)
+	if ev.Kind == retries.KindNew && ev.RNRWait != nil {
+		m.missedResend(c, r, ev)
+		return
+	}
 	if ev.Kind != retries.KindResend || !ev.Start || ev.Cause != retries.CauseRNR || ev.Trigger == nil {
 		return
 	}
 	m.delay(c, r, ev)
 	m.count(c, r, ev)
+}
+
+// missedResend judges new request r, sent within the delay of an RNR NAK
+// no retry has begun since (ev.RNRWait), right after the previous
+// request's PSNs: where the requester's IPv4 Identifications show
+// packets it sent between the two that the capture missed, one of them
+// was a resend (no PSN was left for a new request), sent sooner than the
+// NAK's delay, or, had the NAK not arrived, sooner than the transport
+// timer allowed, unless another flow on the same ID counter took the IDs
+// (found by the recall test: a resend lost before a capture in the
+// middle, passed). A transport timer explains such a resend where the
+// timer's interval is not known, or had run since the oldest request
+// outstanding was sent.
+func (m *monitor) missedResend(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {
+	g := ev.RNRWait
+	if c.Complete() || c.Settings.Active || r.Time-g.Rec.Time >= wire.RNRDelay(g.Code) {
+		return
+	}
+	d, zero, known := retries.AckTimeout(c)
+	if !known {
+		return
+	}
+	if o := m.t.OldestOutstanding(); !zero && o != nil && o.Last != nil && o.Last != r && r.Time-o.Last.Time >= retries.TimerFloor(c, d) {
+		return
+	}
+	prev := ev.Prev
+	judge := func(c *harness.Conn) {
+		if n, known := c.SentBetween(prev, r); known && n > 0 {
+			c.Unresolved(ID, fmt.Sprintf("the requester's IPv4 Identifications show %d packet(s) it sent between frames %d and %d that the capture missed, within the delay of the RNR NAK with PSN %d (frame %d): the request of frame %d takes the PSN after frame %d's, so they were resends, sooner than the NAK's delay (or than the transport timer, had the NAK not arrived), unless another flow took those IDs",
+				n, prev.Frame, r.Frame, g.PSN, g.Rec.Frame, r.Frame, prev.Frame))
+		}
+	}
+	if !prev.HasIPID || !r.HasIPID || r.IPID-prev.IPID <= 1 || c.NumbersByOne(trace.ToResponder) {
+		judge(c)
+		return
+	}
+	// An ID gap from a requester not yet seen to number its packets one
+	// by one: its later packets tell.
+	c.Await(func(c *harness.Conn, next *trace.Record) bool {
+		if next != nil && !c.NumbersByOne(trace.ToResponder) {
+			return false
+		}
+		judge(c)
+		return true
+	})
 }
 
 func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {

@@ -227,3 +227,55 @@ func TestMonitorCaptures(t *testing.T) {
 		reqtest.Expect(t, name, reqtest.CaptureFile(t, reqtest.Captures+"/rxe/"+name+".pcap", ID, reqtest.Capture(0, 14, 7, 7, false)), reqtest.None)
 	}
 }
+
+// TestMissedResendDuringTheWait: after an RNR NAK, the requester's next
+// captured packet is a new request sent within the NAK's delay, and its
+// IPv4 Identifications show one packet it sent in between that the
+// capture missed. The new request takes the PSN right after the previous
+// one, so the missed packet was no new request: a resend sooner than the
+// delay (or, had the NAK not arrived, sooner than the transport timer),
+// unless another flow took that ID. Open, not passed. With no missed
+// packet, or sent after the delay, nothing is left open; nor where a
+// transport timer may explain the resend (its interval unknown, or run
+// since the outstanding request was sent: code 1, 8 µs). A requester not
+// yet seen to number its packets one by one is judged once its later
+// packets show it does (never, if the trace ends first).
+func TestMissedResendDuringTheWait(t *testing.T) {
+	d12 := wire.RNRDelay(12)
+	for _, tc := range []struct {
+		name          string
+		skip          bool
+		wait          time.Duration
+		timeout       int
+		before, after int // SENDs acknowledged before the RNR NAK, and after the new request
+		wantOpened    bool
+	}{
+		{"a packet missed within the delay", true, d12 / 4, 14, 9, 0, true},
+		{"none missed", false, d12 / 4, 14, 9, 0, false},
+		{"a packet missed after the delay", true, d12 + time.Millisecond, 14, 9, 0, false},
+		{"the transport timer unknown", true, d12 / 4, -1, 9, 0, false},
+		{"the transport timer run", true, d12 / 4, 1, 9, 0, false},
+		{"the IDs shown to count later", true, d12 / 4, 14, 1, 9, true},
+		{"the IDs never shown to count", true, d12 / 4, 14, 1, 0, false},
+	} {
+		s := reqtest.NewScript()
+		for psn := wire.PSN(10 - tc.before); psn < 10; psn++ {
+			s.Send(psn, 1)
+			s.ACK(psn)
+		}
+		s.Send(10, 1)
+		s.RNR(10, 12)
+		s.Wait(tc.wait)
+		s.ReqSkip = tc.skip
+		s.Send(11, 1)
+		s.Wait(d12)
+		for psn := wire.PSN(12); psn < wire.PSN(12+tc.after); psn++ {
+			s.Send(psn, 1)
+			s.ACK(psn)
+		}
+		res := reqtest.Audit(ID, reqtest.Capture(1024, tc.timeout, 7, 7, false), s.Recs)
+		if got := res.Tally.Open > 0; got != tc.wantOpened || res.Tally.Violations != 0 {
+			t.Errorf("%s: open %v, want %v: %s", tc.name, got, tc.wantOpened, res)
+		}
+	}
+}
