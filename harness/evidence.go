@@ -23,10 +23,11 @@ import (
 // checkers see its records (the sender's own order, after the reorder
 // buffer): the run of consecutive IDs the latest record ends.
 type idRun struct {
-	last  uint16
-	have  bool
-	start uint64 // Conn.seq of the run's first record
-	first uint64 // Conn.seq of the direction's first record
+	last    uint16
+	have    bool
+	start   uint64        // Conn.seq of the run's first record
+	first   uint64        // Conn.seq of the direction's first record
+	firstAt time.Duration // its time
 	// byOne counts the steps of exactly one seen, other the steps of
 	// more than one or backwards (a copy's repeated ID is neither).
 	byOne, other int
@@ -48,7 +49,7 @@ const trustedRun = 8
 // that proved a request new).
 func (u *idRun) step(r *trace.Record, seq uint64) bool {
 	if u.first == 0 {
-		u.first = seq
+		u.first, u.firstAt = seq, r.Time
 	}
 	if r.Copy && r.HasIPID {
 		return false
@@ -104,6 +105,24 @@ func (c *Conn) RanOnSince(d trace.Dir, since uint64) bool { return c.unbrokenSin
 // NumbersByOne reports whether the sender of direction d is seen to
 // number its packets one by one on the connection (SentAllSince's trust).
 func (c *Conn) NumbersByOne(d trace.Dir) bool { return c.runs[d&1].countsByOne() }
+
+// SinceFirst returns the sequence number (Seq) of the first record of
+// direction d, as the start of a stretch of its sender's packets
+// (SentAllSince), where record r of the other direction was recorded
+// beyond the reordering the capture shows after it (MayBeReordered) and
+// is no late packet, as its sender's IDs show (DatedByID, IsLate): a
+// packet the sender of d sent before that first record reached the other
+// side before it did (one sender's packets arrive in the order sent), so
+// before the other side built r, and prompted nothing r answers. ok is
+// false where the direction has no record yet, or r may have been built
+// before its first one arrived.
+func (c *Conn) SinceFirst(d trace.Dir, r *trace.Record) (since uint64, ok bool) {
+	u := &c.runs[d&1]
+	if u.first == 0 || !c.DatedByID(r) || c.IsLate(r) || r.Time-u.firstAt <= max(r.Skew, reorderPrecision) {
+		return 0, false
+	}
+	return u.first, true
+}
 
 // MissedSince reports whether the sender of direction d, seen to number
 // its packets one by one, broke that numbering after the record with

@@ -44,7 +44,14 @@ const maxReqs = 4096
 // of its packets, and then it fails.
 type monitor struct {
 	reqs []wire.PSN
-	naks map[nakKey]int
+	naks map[nakKey]nakSeen
+}
+
+// nakSeen is what the monitor keeps of the NAKs with one key: how many
+// prompts it has counted them against, and the first of them.
+type nakSeen struct {
+	n     int
+	first *trace.Record
 }
 
 type nakKey struct {
@@ -112,10 +119,15 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	}
 	k := nakKey{p.AETH.Syndrome, p.PSN}
 	if m.naks == nil || len(m.naks) > 1024 {
-		m.naks = map[nakKey]int{}
+		m.naks = map[nakKey]nakSeen{}
 	}
-	m.naks[k]++
-	n := m.naks[k]
+	seen := m.naks[k]
+	seen.n++
+	if seen.first == nil {
+		seen.first = r
+	}
+	m.naks[k] = seen
+	n := seen.n
 	if n == 1 {
 		c.Checked(ID)
 		return
@@ -124,15 +136,20 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		msg := fmt.Sprintf("the responder sent the NAK %s with PSN %d for the %d%s time, but only %d request packets could have prompted it: a NAK is never repeated unsolicited",
 			p.AETH, p.PSN, n, ordinal(n), have)
 		expected := []string{"no repeat of a NAK without a new request to answer (an unsolicited acknowledgment repeats only the latest positive ACK)"}
-		m.naks[k] = have
+		m.naks[k] = nakSeen{n: have, first: seen.first}
 		if !c.Complete() {
 			// Only a request the capture missed explains it: decided by
 			// the requester's next packet, where its IPv4
 			// Identifications show whether the capture missed one (a
 			// next request that could have prompted the NAK may have
 			// passed the capture point first, where the capture's order
-			// between the directions is not certain).
-			c.ViolationUnlessMissed(ID, trace.ToResponder, 0, r, msg, expected, p.String(),
+			// between the directions is not certain). Where the first
+			// of these NAKs came beyond the reordering after the
+			// requester's first packet captured, every prompt of them
+			// was sent since (harness.Conn.SinceFirst); otherwise
+			// since the connection's start.
+			since, _ := c.SinceFirst(trace.ToResponder, seen.first)
+			c.ViolationUnlessMissed(ID, trace.ToResponder, since, r, msg, expected, p.String(),
 				"a NAK repeated with no request the capture shows to prompt it: only a request the capture missed makes it legal (--complete decides)",
 				func(next *trace.Record) bool { return prompts(k, next.Packet.PSN) })
 			return

@@ -86,3 +86,32 @@ func TestReference(t *testing.T) {
 	bad := run("unsolicited-nak-repeat")
 	rtest.WantViolation(t, bad.Trace(), bad.Settings(), ID, "NAK seq")
 }
+
+// TestRepeatedNAKUnpromptedMidConnection: the same on a capture that does
+// not show the connection's start (its MSNs count from far on). A request
+// sent before the capture's first requester packet reached the responder
+// before that one did, so before either NAK was built where both were
+// recorded beyond the reordering the capture shows after that packet: it
+// prompted neither. The requester's IDs, unbroken from its first packet
+// captured, decide. Where the first NAK comes within that reordering, a
+// request sent before the capture began may have prompted it: open.
+func TestRepeatedNAKUnpromptedMidConnection(t *testing.T) {
+	build := func(early bool) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		if !early {
+			for p := range wire.PSN(10) {
+				b.Send(p, true)
+				b.Ack(p, 5001+uint32(p))
+			}
+		}
+		b.Send(12, true)
+		b.NAK(10, wire.NAKPSNSequence, 5010)
+		b.NAK(10, wire.NAKPSNSequence, 5010) // nothing new arrived
+		for p := range wire.PSN(10) {
+			b.Send(10+p, false)
+		}
+		return b.Recs
+	}
+	rtest.WantViolation(t, build(false), rtest.Capture(0), ID, "for the 2nd time", "ran on unbroken")
+	rtest.WantIndeterminate(t, build(true), rtest.Capture(0), ID)
+}

@@ -96,14 +96,17 @@ func CheckNAKPSNMonitor(t *testing.T, ID string) {
 func CheckLatchMonitor(t *testing.T, ID string) {
 	t.Helper()
 	const e = wire.PSN(0xFFFFFF)
-	gap := func(b *TraceBuilder) {
+	// gapAt: PSN e lost, the responder's count msn before it, and its
+	// sequence NAK; gap on a connection from its start.
+	gapAt := func(b *TraceBuilder, msn uint32) {
 		b.Send(e - 1)
-		b.Ack(e-1, 1)
+		b.Ack(e-1, msn)
 		b.Send(e.Add(1))
 		b.Send(e.Add(2))
 		b.Send(e.Add(3))
-		b.NAK(wire.NAKPSNSequence, e, 1)
+		b.NAK(wire.NAKPSNSequence, e, msn)
 	}
+	gap := func(b *TraceBuilder) { gapAt(b, 1) }
 	cases := []struct {
 		name      string
 		build     func(b *TraceBuilder)
@@ -199,6 +202,32 @@ func CheckLatchMonitor(t *testing.T, ID string) {
 			b.PerSender = true
 			idGap(b)
 			b.NAK(wire.NAKPSNSequence, e, 1)
+		}, false, false, false},
+		// Mid-connection (the MSNs count from far on): a resend that
+		// reached the responder after its first NAK was sent after the
+		// requester's first packet captured, where the NAK came beyond
+		// the reordering after it and is no late packet (the responder's
+		// IDs count up); within it, one sent before the capture began
+		// may have arrived after the NAK was built.
+		{"capture mid-connection, IDs unbroken from the requester's first packet: a second NAK fails", func(b *TraceBuilder) {
+			b.PerSender = true
+			for i := range 10 { // the responder's IDs shown to count up
+				b.Req(wire.SendOnly, e.Add(i-11), true)
+				b.Ack(e.Add(i-11), 5001+uint32(i))
+			}
+			gapAt(b, 5011)
+			b.SkipRspID = true // the responder's own IDs do not decide
+			b.NAK(wire.NAKPSNSequence, e, 5011)
+			b.Send(e.Add(4))
+		}, false, true, false},
+		{"capture mid-connection, the first NAK within the reordering after the requester's first packet: undecided", func(b *TraceBuilder) {
+			b.PerSender = true
+			b.Send(e.Add(3))
+			b.NAK(wire.NAKPSNSequence, e, 5011)
+			b.NAK(wire.NAKPSNSequence, e, 5011)
+			for i := range 10 {
+				b.Send(e.Add(4 + i))
+			}
 		}, false, false, false},
 		{"capture, IDs unbroken, one NAK per gap: no violation", func(b *TraceBuilder) {
 			b.PerSender = true

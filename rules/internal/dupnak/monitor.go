@@ -428,7 +428,12 @@ func (j *LatchJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
 		// on, and a NAK could not name it again) or refused with an RNR
 		// NAK (a packet in between).
 		x := prev.PSN
-		proofs := []harness.MissedProof{{Dir: trace.ToResponder, Excuse: func(next *trace.Record) bool { return next.Packet.PSN == x }}}
+		// A resend that reached the responder after it built its first
+		// NAK was sent after every requester packet that arrived before
+		// that: since the requester's first packet captured where the
+		// NAK came beyond the reordering after it (SinceFirst).
+		since, _ := c.SinceFirst(trace.ToResponder, prev.NAK)
+		proofs := []harness.MissedProof{{Dir: trace.ToResponder, Since: since, Excuse: func(next *trace.Record) bool { return next.Packet.PSN == x }}}
 		if y == x {
 			proofs = append(proofs, harness.MissedProof{Dir: trace.ToRequester, Since: prev.Seq, Now: true})
 		}
