@@ -384,7 +384,7 @@ var recallCatalogue = []injection{
 			a := s.insertResponse(s.index(q), func(t *ht.Trace) *trace.Record {
 				return t.NAK(n.Packet.PSN, wire.NAKPSNSequence, n.Packet.AETH.MSN)
 			})
-			return &injected{at: a, decides: latchDecides(n, a)}
+			return &injected{at: a, decides: func(e *evidence) bool { return e.complete || e.noGap(trace.ToRequester, n, a) }}
 		},
 	},
 	{
@@ -400,7 +400,7 @@ var recallCatalogue = []injection{
 			a := s.insertResponse(s.index(n), func(t *ht.Trace) *trace.Record {
 				return t.NAK(n.Packet.PSN, wire.NAKPSNSequence, n.Packet.AETH.MSN)
 			})
-			return &injected{at: a, decides: latchDecides(n, a)}
+			return &injected{at: a, decides: func(e *evidence) bool { return e.complete || e.noGap(trace.ToRequester, n, a) }}
 		},
 	},
 	{
@@ -884,26 +884,6 @@ func (s *sent) nextOf(i int, dir trace.Dir) *trace.Record {
 
 // capturedBefore is the last packet of dir sent before record i that the
 // capture holds, nil when none; capturedAfter the first after it.
-// latchDecides decides sequence NAK a, sent again after NAK n with no
-// request at the PSN named between them (C9-114, §9.7.7.2): the
-// responder's IDs show that nothing it sent between the two escaped the
-// capture, and no request at that PSN was captured within the
-// timestamps' precision after a (it may have passed the capture point
-// first, and reached the responder before a was built).
-func latchDecides(n, a *trace.Record) func(e *evidence) bool {
-	return func(e *evidence) bool {
-		return e.complete || e.noGap(trace.ToRequester, n, a) && !e.requestNear(a, n.Packet.PSN)
-	}
-}
-
-// requestNear says a request with PSN psn was captured within the
-// timestamps' precision (a microsecond) after record a.
-func (e *evidence) requestNear(a *trace.Record, psn wire.PSN) bool {
-	return slices.ContainsFunc(e.recs, func(r *trace.Record) bool {
-		return r.Dir == trace.ToResponder && r.Packet.PSN == psn && r.Time >= a.Time && r.Time-a.Time <= time.Microsecond
-	})
-}
-
 func (s *sent) capturedBefore(i int, dir trace.Dir) *trace.Record {
 	for j := i - 1; j >= 0; j-- {
 		if r := s.recs[j]; r.Dir == dir && r.Note != noteLost {
@@ -2107,27 +2087,6 @@ func TestRecallSentAfterACK(t *testing.T) {
 		e := newSent(&tr, 1024).capture(rand.New(rand.NewPCG(1, 1)), false)
 		if got := e.sentAfterACK(a, a.Packet.PSN, isPosACK); got != c.want {
 			t.Errorf("%v at 11: the ACK of 10 sent after the ACK of 11 %v, want %v", c.op, got, c.want)
-		}
-	}
-}
-
-// TestRecallRequestNear: a resend of the PSN a repeated sequence NAK
-// names, captured within a microsecond after it, may have reached the
-// responder first; one captured later may not.
-func TestRecallRequestNear(t *testing.T) {
-	for _, c := range []struct {
-		after time.Duration
-		want  bool
-	}{{500 * time.Nanosecond, true}, {time.Microsecond, true}, {2 * time.Microsecond, false}} {
-		var tr ht.Trace
-		tr.Req(wire.SendOnly, 11, true)
-		a := tr.NAK(10, wire.NAKPSNSequence, 5)
-		r := tr.Req(wire.SendOnly, 10, true)
-		r.Time = a.Time + c.after
-		tr.IPIDs(7, 900)
-		e := newSent(&tr, 1024).capture(rand.New(rand.NewPCG(1, 1)), false)
-		if got := e.requestNear(a, 10); got != c.want {
-			t.Errorf("a resend %v after the NAK: near %v, want %v", c.after, got, c.want)
 		}
 	}
 }
