@@ -42,9 +42,7 @@ func TestACKOvertakingTheREADIsFlagged(t *testing.T) {
 	rtest.WantViolation(t, counted.Recs, rtest.Capture(1024), ID, "followed it")
 	// Without them, the Last, its MSN behind the ACK's, may have been
 	// sent before the ACK and delayed by the network: open.
-	if tl := rtest.WantIndeterminate(t, b.Recs, rtest.Capture(1024), ID); tl.Open == 0 {
-		t.Errorf("the ACK before a Last that may be late is not left open: %+v", tl)
-	}
+	rtest.WantOpen(t, b.Recs, rtest.Capture(1024), ID, "the ACK before a Last that may be late is not left open")
 }
 
 // TestREADResentAfterASequenceNAK: a READ whose first copy the capture
@@ -251,12 +249,8 @@ func TestACKInsideTheFirstAnswerOffACompleteCapture(t *testing.T) {
 		return b.Recs
 	}
 	rtest.WantViolation(t, build(false, false, 500), rtest.Capture(1024), ID, "followed it", "ran on unbroken")
-	if tl := rtest.WantIndeterminate(t, build(true, false, 500), rtest.Capture(1024), ID); tl.Open == 0 {
-		t.Errorf("a gap in the responder's IDs: the instance is undecided, want open (suspect)")
-	}
-	if tl := rtest.WantIndeterminate(t, build(false, true, 500), rtest.Capture(1024), ID); tl.Open == 0 {
-		t.Errorf("an ACK past the READ before its stream: the instance is undecided, want open (suspect)")
-	}
+	rtest.WantOpen(t, build(true, false, 500), rtest.Capture(1024), ID, "a gap in the responder's IDs: the instance is undecided, want open (suspect)")
+	rtest.WantOpen(t, build(false, true, 500), rtest.Capture(1024), ID, "an ACK past the READ before its stream: the instance is undecided, want open (suspect)")
 	// From the connection's beginning with every packet of the
 	// responder's, the stream can only be the READ's first answer.
 	rtest.WantViolation(t, build(false, true, 0), rtest.Capture(1024), ID, "followed it", "ran on unbroken")
@@ -297,9 +291,7 @@ func TestACKInsideTheFirstAnswerToAResentREAD(t *testing.T) {
 		return b.Recs
 	}
 	rtest.WantViolation(t, build(false, false), rtest.Capture(1024), ID, "followed it", "ran on unbroken")
-	if tl := rtest.WantIndeterminate(t, build(true, false), rtest.Capture(1024), ID); tl.Open == 0 {
-		t.Errorf("a gap in the responder's IDs: the instance is undecided, want open (suspect)")
-	}
+	rtest.WantOpen(t, build(true, false), rtest.Capture(1024), ID, "a gap in the responder's IDs: the instance is undecided, want open (suspect)")
 	if tl := rtest.Tally(rtest.Audit(build(false, true), rtest.Capture(1024), ID), ID); tl.Violations != 0 {
 		t.Errorf("the first copy answered before: the stream after the ACK is a replay, want no violation, got %+v", tl)
 	}
@@ -342,9 +334,7 @@ func TestACKPastAREADWhoseFirstCopyTheCaptureMissed(t *testing.T) {
 		return b.Recs
 	}
 	rtest.WantViolation(t, build(true, false), rtest.Capture(1024), ID, "followed it", "ran on unbroken")
-	if tl := rtest.WantIndeterminate(t, build(false, false), rtest.Capture(1024), ID); tl.Open == 0 {
-		t.Errorf("no IPv4 ID counts: the instance is undecided, want open (suspect)")
-	}
+	rtest.WantOpen(t, build(false, false), rtest.Capture(1024), ID, "no IPv4 ID counts: the instance is undecided, want open (suspect)")
 	rtest.WantPass(t, build(true, true), rtest.Capture(1024), ID)
 
 	// From the connection's beginning (MSNs from 1), the answer's MSN
@@ -366,16 +356,12 @@ func TestACKPastAREADWhoseFirstCopyTheCaptureMissed(t *testing.T) {
 	} {
 		r.IPID += 3
 	}
-	if tl := rtest.WantIndeterminate(t, fromStart.Recs, rtest.Capture(1024), ID); tl.Open == 0 {
-		t.Errorf("the first copy may have been answered in the packets missed: undecided, want open (suspect)")
-	}
+	rtest.WantOpen(t, fromStart.Recs, rtest.Capture(1024), ID, "the first copy may have been answered in the packets missed: undecided, want open (suspect)")
 
 	// The READ's answer never shown before the ACK past it.
 	b := rtest.Builder{PerSender: true}
 	b.Req(wire.WriteOnly, 103, true, 8)
 	b.Read(100, 3*1024)
 	b.Ack(103, 2)
-	if tl := rtest.WantIndeterminate(t, b.Recs, rtest.Capture(1024), ID); tl.Open == 0 {
-		t.Errorf("an ACK past a resent READ whose answer the capture never showed: undecided, want open (suspect)")
-	}
+	rtest.WantOpen(t, b.Recs, rtest.Capture(1024), ID, "an ACK past a resent READ whose answer the capture never showed: undecided, want open (suspect)")
 }

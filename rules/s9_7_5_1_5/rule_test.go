@@ -330,9 +330,7 @@ func TestMonitorByIDsMTUShownLater(t *testing.T) {
 	}
 	s := rtest.Capture(0)
 	rtest.WantViolation(t, build(false, false), s, ID, "as if it had been executed", "ran on unbroken")
-	if tl := rtest.WantIndeterminate(t, build(true, false), s, ID); tl.Open == 0 {
-		t.Errorf("a packet of the requester's missed: the instance is undecided, want open (suspect)")
-	}
+	rtest.WantOpen(t, build(true, false), s, ID, "a packet of the requester's missed: the instance is undecided, want open (suspect)")
 	if tl := rtest.Tally(rtest.Audit(build(false, true), s, ID), ID); tl.Violations != 0 {
 		t.Errorf("a valid copy of the request next, which the ACK may answer: %+v, want no violation", tl)
 	}

@@ -219,6 +219,18 @@ func WantIndeterminate(t *testing.T, recs []*trace.Record, s harness.Settings, c
 	return tl
 }
 
+// WantOpen is WantIndeterminate that also fails t unless an instance was
+// left open (suspect: a violation unless something the trace cannot show
+// happened), not merely undecided; what says which instance.
+func WantOpen(t *testing.T, recs []*trace.Record, s harness.Settings, clause, what string) harness.Tally {
+	t.Helper()
+	tl := WantIndeterminate(t, recs, s, clause)
+	if tl.Open == 0 {
+		t.Errorf("%s: %s: nothing left open (suspect), only undecided: %+v", clause, what, tl)
+	}
+	return tl
+}
+
 // Dump renders a trace for failure messages.
 func Dump(recs []*trace.Record) string {
 	var b strings.Builder
