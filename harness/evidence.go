@@ -565,6 +565,27 @@ func (c *Conn) DatedByID(r *trace.Record) bool {
 // changes, or IPv6, never dates any.
 func (c *Conn) MayBeDatedByID(r *trace.Record) bool { return r.HasIPID && c.IDsVary(r.Dir) }
 
+// AwaitDated calls judge once r's IPv4 Identification dates it among its
+// sender's packets (DatedByID), or once it is known that it never will
+// in this trace: at once where the sender's IDs do not change
+// (MayBeDatedByID), else when a later record shows the sender counts
+// them up, or at the trace's end. How a sender numbers its packets is a
+// fact of the whole trace: an instance decided by r's date waits for the
+// packets that show it.
+func (c *Conn) AwaitDated(r *trace.Record, judge func(c *Conn)) {
+	if c.DatedByID(r) || !c.MayBeDatedByID(r) {
+		judge(c)
+		return
+	}
+	c.Await(func(c *Conn, next *trace.Record) bool {
+		if next != nil && !c.DatedByID(r) {
+			return false
+		}
+		judge(c)
+		return true
+	})
+}
+
 // SentBeforeByID reports whether a was sent before b by their sender,
 // as their IPv4 IDs show (known is false where they cannot tell: other
 // senders, IPv6, or a sender not seen to count up: DatedByID).

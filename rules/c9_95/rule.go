@@ -152,26 +152,6 @@ var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 		opc.Class(op) == wire.ClassReadResponse && opc.EndsMessage(op) // their counts (countClash)
 })
 
-// maxDatingWait bounds how many records of the connection datedAfter
-// waits for: a sender that counts its IDs up shows it within far fewer
-// of its packets (one drawing them at random never does).
-const maxDatingWait = 1024
-
-// datedAfter waits until the IPv4 Identifications of the sender of
-// responses earlier and r date the two (harness.Conn.SentBeforeByID),
-// then judges r by whether it was sent after earlier; undated at the
-// trace's end, or maxDatingWait records on, it was not shown to be.
-func datedAfter(earlier, r *trace.Record, judge func(c *harness.Conn, sentAfter bool), since uint64) harness.Decide {
-	return func(c *harness.Conn, next *trace.Record) bool {
-		before, known := c.SentBeforeByID(earlier, r)
-		if !known && next != nil && c.Seq()-since < maxDatingWait {
-			return false
-		}
-		judge(c, known && before)
-		return true
-	}
-}
-
 // inRead holds ack, which may lie inside the range of the READ at PSN
 // first asking for length bytes, whose answer had not ended, the path
 // MTU not known: the READ's last PSN, once its answer or the MTU shows
@@ -472,7 +452,11 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 				// Too few of the responder's packets have shown yet
 				// whether its IDs count up: the later ones tell which
 				// of the two ACKs it sent first.
-				c.Await(datedAfter(c.LastAck, r, judge, c.Seq()))
+				earlier := c.LastAck
+				c.AwaitDated(r, func(c *harness.Conn) {
+					before, known := c.SentBeforeByID(earlier, r)
+					judge(c, known && before)
+				})
 				return
 			}
 			judge(c, judged && dated)
@@ -511,22 +495,12 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		}
 	}
 	if behind != "" {
-		if !c.MayBeDatedByID(r) {
-			c.Unresolved(ID, behind)
-			return
-		}
-		// The responder's IDs change but have not yet shown it counts
-		// them up: the packets after it may.
-		c.Await(func(c *harness.Conn, next *trace.Record) bool {
-			switch {
-			case c.DatedByID(r):
+		c.AwaitDated(r, func(c *harness.Conn) {
+			if c.DatedByID(r) {
 				wentBack(c, r, what, last)
-			case next == nil:
-				c.Unresolved(ID, behind)
-			default:
-				return false
+				return
 			}
-			return true
+			c.Unresolved(ID, behind)
 		})
 		return
 	}
