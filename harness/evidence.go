@@ -28,16 +28,21 @@ type idRun struct {
 	start   uint64        // Conn.seq of the run's first record
 	first   uint64        // Conn.seq of the direction's first record
 	firstAt time.Duration // its time
-	// byOne counts the steps of exactly one seen, other the steps of
-	// more than one or backwards (a copy's repeated ID is neither).
-	byOne, other int
+	// byOne counts the steps of exactly one seen, back the steps
+	// backwards (a copy's repeated ID is neither, nor is a step forward
+	// by more than one: a gap).
+	byOne, back int
 }
 
 // trustedRun is how many steps of exactly one a sender must have shown,
-// and at least twice as many as other steps, before consecutive IDs count
-// as evidence: a sender that draws IDs at random makes a step of one by
-// chance, and a host whose one counter serves other flows too makes
-// steps of more than one.
+// and at least twice as many as steps backwards, before consecutive IDs
+// count as evidence: a sender that draws IDs at random makes a step of
+// one only by chance, and steps back about as often as forward. A step
+// forward by more than one is no evidence against a counter: other flows
+// sharing the host's counter, a counter that jumps after an idle spell,
+// and packets the capture missed all make such gaps, and none of them
+// makes two consecutive IDs less of a proof that nothing was sent
+// between.
 const trustedRun = 8
 
 // step takes the record with sequence number seq into the run and
@@ -67,8 +72,10 @@ func (u *idRun) step(r *trace.Record, seq uint64) bool {
 		// says nothing about what was sent between.
 	case d == 1:
 		u.byOne++
+	case d >= 0x8000:
+		u.back++
+		u.start = seq
 	default:
-		u.other++
 		u.start = seq
 	}
 	u.last, u.have = r.IPID, true
@@ -77,7 +84,7 @@ func (u *idRun) step(r *trace.Record, seq uint64) bool {
 
 // countsByOne reports whether the sender is seen to number its packets
 // one by one on this connection.
-func (u *idRun) countsByOne() bool { return u.byOne >= trustedRun && u.other*2 <= u.byOne }
+func (u *idRun) countsByOne() bool { return u.byOne >= trustedRun && u.back*2 <= u.byOne }
 
 // Seq returns the sequence number of the record being judged: the
 // position of it among the records the connection's checkers saw, for

@@ -25,6 +25,15 @@ func TestSentAllSince(t *testing.T) {
 		}
 		return ids
 	}
+	// pairs gives n pairs of consecutive IDs, each pair step IDs after
+	// the one before it.
+	pairs := func(from, step, n int) []int {
+		var ids []int
+		for i := range n {
+			ids = append(ids, up(from+i*step, 2)...)
+		}
+		return ids
+	}
 	cat := func(parts ...[]int) []int {
 		var out []int
 		for _, p := range parts {
@@ -49,6 +58,9 @@ func TestSentAllSince(t *testing.T) {
 		{"a gap before the stretch asked about", 0, cat(up(100, 6), up(107, 10)), 8, true},
 		{"a gap inside the stretch asked about", 0, cat(up(100, 6), up(107, 10)), 5, false},
 		{"random IDs", 0, []int{9, 4000, 4001, 77, 300, 301, 60000, 12, 13, 14, 15}, 8, false},
+		{"a counter shared with other flows (gaps forward), asked after the last gap", 0, pairs(100, 10, 9), 17, true},
+		{"a counter shared with other flows, asked across a gap", 0, pairs(100, 10, 9), 15, false},
+		{"steps back as often as steps of one", 0, pairs(60000, -100, 9), 17, false},
 		{"a record without an ID", 0, cat(up(100, 10), []int{none}, up(111, 3)), 0, false},
 		{"one by one, but the connection's beginning not shown", 0, up(100, 12), 0, false},
 		{"from before the sender's first packet, the connection's beginning shown", 3, up(100, 12), 2, true},

@@ -1155,8 +1155,7 @@ type evidence struct {
 }
 
 // minCountSteps is how many steps of one a sender's IDs must show
-// before they prove it counts: a few consecutive IDs from a counter
-// shared with other flows can be chance.
+// before they prove it counts: a few consecutive IDs can be chance.
 const minCountSteps = 8
 
 // dates says the packets of the sender of dir (trace.ToResponder: the
