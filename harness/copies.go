@@ -24,9 +24,8 @@ const copyDepth = 16
 // latest responses, IPv4 Identification included, from a sender whose
 // IDs change: a sender gives each packet a new ID, so the repeat is a
 // copy the network made or a frame the capture recorded twice, not a
-// second transmission (found by the metamorphic tests: duplicated
-// frames). A copy of a response says nothing about the responder; a
-// requester ignores it as a stale response.
+// second transmission. A copy of a response says nothing about the
+// responder; a requester ignores it as a stale response.
 //
 // Where no IPv4 Identification tells them apart (IPv6, or a sender whose
 // ID does not change), a response repeating a recent one byte for byte
@@ -155,13 +154,12 @@ func (c *Conn) staleMSN(r *trace.Record) {
 		// The same MSN as a response with a later PSN: an older
 		// response of the same count (an ACK in the middle of a message,
 		// or one naming a request before a READ) unless a message the
-		// trace shows ended between their PSNs (found by the recall
-		// test: a duplicate's answer going back to a READ's PSN, failed
-		// as sent again, where an ACK of that READ, delayed, explained
-		// it), or an ACK kept shows that PSN's count was never this one
-		// (countPinned). Inside a READ's range (an ACK before its last
-		// PSN, a NAK past its first) no response is legal at any moment:
-		// judged.
+		// trace shows ended between their PSNs (a duplicate's answer
+		// going back to a READ's PSN may be a delayed ACK of that READ,
+		// not one sent again), or an ACK kept shows that PSN's count was
+		// never this one (countPinned). Inside a READ's range (an ACK
+		// before its last PSN, a NAK past its first) no response is
+		// legal at any moment: judged.
 		at, nak := countedAt(p)
 		if at.After(c.newestMSNTop) {
 			c.newestMSNTop = at
@@ -214,10 +212,10 @@ const countedDepth = 16
 // the count of a later moment); not an ACK whose PSN no legal responder
 // gives (AckPSNFault), which fixes no count. A late positive ACK is
 // paired all the same (pairCounts: its count is its PSN's whenever it was
-// sent, so a clash holds in any order of the packets; found by the recall
-// test: a duplicate's answer going back, left as an older ACK delayed,
-// whose count a later ACK showed no older ACK of its PSN carried), but
-// kept for no other response's dating (countPinned).
+// sent, so a clash holds in any order of the packets: a duplicate's
+// answer going back is no older ACK delayed where a later ACK shows no
+// older ACK of its PSN carried its count), but kept for no other
+// response's dating (countPinned).
 func (c *Conn) noteCounted(r *trace.Record) {
 	p := r.Packet
 	if p.Opcode == wire.Acknowledge && p.AETH.IsACK() && c.AckPSNFault(r) != "" {
@@ -246,18 +244,17 @@ func (c *Conn) noteCounted(r *trace.Record) {
 // that no response counting p's PSN carried p's MSN at any moment, so p
 // is no older one delayed or copied: one counted a PSN before the one p
 // counts up to with an MSN that, plus the messages the trace shows ending
-// between, is above p's (found by the recall test: an ACK repeated with an
-// MSN behind, left open as maybe late, where the requests between showed
-// its count had risen); or, p being an ACK or a NAK, one counted that PSN
-// with an MSN more than one below p's, or a later PSN with an MSN that,
-// less the messages ending between, is below p's. An ACK or a NAK carries
-// the count of the PSNs up to the one it counts, whenever it is sent, one
-// more at most (a READ right after, counted as the responder validated
-// it, and by any response counting past it): p's count is higher than
-// that PSN's ever was (found by the recall test: a
-// duplicate's answer going back with the newest MSN, which a duplicate
-// READ's answer had carried first, left open as an older response of the
-// same count where an earlier ACK of that PSN showed a lower one).
+// between, is above p's (for example, an ACK repeated with an MSN behind,
+// where the requests between show its count had risen: not left open as
+// maybe late); or, p being an ACK or a NAK, one counted that PSN with an
+// MSN more than one below p's, or a later PSN with an MSN that, less the
+// messages ending between, is below p's. An ACK or a NAK carries the count
+// of the PSNs up to the one it counts, whenever it is sent, one more at
+// most (a READ right after, counted as the responder validated it, and by
+// any response counting past it): p's count is higher than that PSN's ever
+// was (for example, a duplicate's answer going back with the newest MSN,
+// which a duplicate READ's answer had carried first, where an earlier ACK
+// of that PSN showed a lower one: no older response of the same count).
 func (c *Conn) countPinned(p *wire.Packet) bool {
 	at, _ := countedAt(p)
 	msn := p.AETH.MSN & 0xFFFFFF

@@ -49,9 +49,9 @@ const trustedRun = 8
 // reports whether it is a packet of its own, not a copy of the latest
 // (the same ID again) nor a request repeating an older one with its ID
 // (trace.Record.Copy): a copy says nothing about what was sent between,
-// and the run goes on from the latest (found by the recall test: a
-// network copy of an old request, recorded among new ones, broke a run
-// that proved a request new).
+// and the run goes on from the latest (a network copy of an old
+// request, recorded among new ones, does not break a run that proves a
+// request new).
 func (u *idRun) step(r *trace.Record, seq uint64) bool {
 	if u.first == 0 {
 		u.first, u.firstAt = seq, r.Time

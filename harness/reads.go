@@ -258,9 +258,9 @@ func (c *Conn) ReadSpanAt(p wire.PSN) *ReadSpan {
 			if mtu := c.MTU(); mtu != 0 {
 				s.fix(s.First.Add(wire.ReadResponsePackets(s.Length, mtu) - 1))
 				if !s.Holds(p) {
-					// The MTU narrowed the span to end before p (found by
-					// a conformant exchange with capture loss: the READ's
-					// end had been bounded only by the next request seen).
+					// The MTU narrowed the span to end before p (on a
+					// lossy capture, where the READ's end had been bounded
+					// only by the next request seen).
 					return nil
 				}
 			}

@@ -85,9 +85,9 @@ const maxPSNFaults = 64
 // recs: one of them is an ACK or ATOMIC Acknowledge whose own PSN was at
 // fault, or a fault not pinned to single responses (a READ answer's
 // numbering) was seen. A fault in another ACK's PSN undermines nothing
-// that rests on other responses (found by the recall test: an ACK at a
-// READ's PSN, whose answer the capture lost, made every MSN finding on
-// the connection undecided).
+// that rests on other responses (an ACK at a READ's PSN, whose answer
+// the capture lost, does not make every MSN finding on the connection
+// undecided).
 func (c *Conn) PSNFaultUndermines(recs ...*trace.Record) bool {
 	if c.psnFaultAll {
 		return true
@@ -266,9 +266,9 @@ func (c *Conn) reconRequest(e *reqEntry, p, lastMin, lastMax wire.PSN) {
 		e.setDropped(false) // a duplicate, answered as one
 	default:
 		// Not known to be dropped: the flag speaks of this copy now, not
-		// of an earlier one a NAK refused (found by a conformant
-		// exchange: a capture's late copy of a refused READ taken as new
-		// after its resend had been answered).
+		// of an earlier one a NAK refused (for example, a capture's late
+		// copy of a refused READ after its resend was answered, which is
+		// not new).
 		e.setDropped(false)
 		if c.exp.HaveHi && p.AtOrBefore(c.exp.Hi) && lastMax.Next().After(c.exp.Hi) {
 			// Maybe accepted: the expected PSN may now be past it.
@@ -299,10 +299,9 @@ func (c *Conn) reconResponse(r *trace.Record) {
 		case (p.AETH.IsNAK(wire.NAKPSNSequence) || p.AETH.IsRNR()) && c.IsLate(r):
 			// Sent before responses already absorbed (or a copy of one
 			// whose original the capture lost): the requests seen since
-			// it left were not refused by it (found by a conformant
-			// exchange: a far copy of an old RNR NAK marked a READ
-			// answered since as dropped, and its resend was taken as
-			// new).
+			// it left were not refused by it (for example, a far copy
+			// of an old RNR NAK does not mark a READ answered since as
+			// dropped, nor its resend as new).
 		case p.AETH.IsNAK(wire.NAKPSNSequence) || p.AETH.IsRNR():
 			// A sequence NAK names the expected PSN; an RNR NAK names
 			// the refused request, where the expected PSN stays. Every
@@ -502,9 +501,9 @@ func (c *Conn) reconStart(r *trace.Record) {
 	if !p.AETH.IsACK() {
 		// A NAK carries the count of the messages completed before the
 		// PSN it names: on a QP the capture shows from its creation, no
-		// more than the messages shown ending before it (found by a
-		// conformant exchange: an RNR NAK with MSN 2^24-1, then an ACK
-		// whose MSN, wrapped to 0, matched the count from 0).
+		// more than the messages shown ending before it (for example,
+		// an RNR NAK with MSN 2^24-1, then an ACK whose MSN, wrapped to
+		// 0, matches the count from 0).
 		n := 0
 		for _, e := range c.startMsgs {
 			if e.Before(p.PSN) {
@@ -654,9 +653,9 @@ func (c *Conn) countedFrom(msn uint32, at wire.PSN, slack int) (Completed, bool)
 	if a.haveLate {
 		// A late ACK's count, which the order of the trace does not
 		// date, covers the messages up to its PSN whenever it was sent
-		// (found by the recall test: an ACK whose MSN went back, left
-		// open as maybe late, and the next ACK, one PSN on, counting
-		// three messages past it where one ended).
+		// (for example, an ACK whose MSN went back, maybe late, then
+		// the next ACK, one PSN on, counting three messages past it
+		// where one ended).
 		try(a.late, a.latePSN)
 	}
 	return best, have
@@ -669,9 +668,9 @@ func (c *Conn) countedFrom(msn uint32, at wire.PSN, slack int) (Completed, bool)
 // PSNs of a READ's range after its first end no message (the READ is
 // one, at its first), where its answer ended at the last PSN its length
 // gives: a READ request seen first may be a duplicate asking for another
-// length (found by the metamorphic tests: the first READ lost, its
-// duplicate of twice the length taken for it), whose range says nothing
-// until the responder's answer bears it out.
+// length (the first READ lost, say, and its duplicate of twice the
+// length taken for it), whose range says nothing until the responder's
+// answer bears it out.
 func (c *Conn) completedPast(msn, base uint32, from, at wire.PSN) (done wire.PSN, ok bool, past int) {
 	d := int((msn - base) & 0xFFFFFF)
 	if d == 0 || d >= 1<<23 {

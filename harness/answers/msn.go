@@ -67,12 +67,12 @@ func newEnd(p wire.PSN, read bool) msgEnd {
 // (the packet is the fault) and one from the packet alone (the account
 // was wrong), and judges later packets against each account still open: a
 // packet that fits one is no new fault, and the accounts it does not fit
-// are dropped; only a packet that fits none is (found by the recall test:
-// an ACK whose MSN goes back, reported, made the correct NAK after it
-// look wrong when the model went on from the wrong ACK alone). So is an
-// answer that may replay an old one while its MSN is above the count: the
-// account where it is new and right stays open beside the other, though
-// no fault is reported until a later packet fits it alone.
+// are dropped; only a packet that fits none is (going on from a wrong ACK
+// alone, one whose MSN goes back, reported, would make the correct NAK
+// after it look wrong). So is an answer that may replay an old one while
+// its MSN is above the count: the account where it is new and right stays
+// open beside the other, though no fault is reported until a later packet
+// fits it alone.
 type basis struct {
 	lo, hi         bound
 	haveLo, haveHi bool
@@ -88,9 +88,9 @@ type basis struct {
 	// firm is the newest MSN of an answer that cannot be late in that way
 	// (firmRec: no replay, or on a trace in the responder's order), or of
 	// a NAK that fits the account and is not late (nakBound): no
-	// MSN after it goes below it, whatever the order (found by the recall
-	// test: an ACK below an earlier ACK, passed as open because a READ
-	// answer that may replay one had come between and set mono).
+	// MSN after it goes below it, whatever the order (so an ACK below an
+	// earlier ACK is not left open because a READ answer that may replay
+	// one came between and set mono).
 	firm     int64
 	firmRec  *trace.Record
 	haveFirm bool
@@ -335,8 +335,8 @@ func (m *MSNModel) count(p wire.PSN, incl, nonRead bool) (int, bool) {
 //
 // Where the capture already missed requests that completed unseen (a
 // resolved gap, or one still open), the messages it shows do not bound
-// the count from above: only the lower bound is pinned (found by the
-// metamorphic tests: capture loss, with the start shown only later).
+// the count from above: only the lower bound is pinned (as under
+// capture loss with the start shown only later).
 func (m *MSNModel) pin(c *harness.Conn) {
 	if (c.Complete() || c.FromStart()) && !m.initialPinned {
 		m.initialPinned = true
@@ -406,16 +406,14 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 		// judged then (the same message; a partial retry of the READ,
 		// which the reconstruction no longer reports as inside the
 		// READ once the retry's own span starts at the PSN), and so is
-		// this one (found by a lossy conformant exchange: a partial
-		// READ retry sent twice, counted as a new message the second
-		// time).
+		// this one (for example, a partial READ retry sent twice is
+		// not counted as a new message the second time).
 	case first.InRange(m.nextLo, m.nextHi):
 		isNew = true
 		if !complete && first.After(m.nextLo) {
 			// Past the shortest span the newest READ may have (the MTU
 			// is unknown): the PSNs between are the READ's, or requests
-			// the capture missed, which the responder completes unseen
-			// (found by a conformant exchange with capture loss).
+			// the capture missed, which the responder completes unseen.
 			m.gap(m.nextLo, first.Add(-1))
 		}
 	case first.After(m.nextHi):
@@ -468,14 +466,14 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 // its last PSN (from the path MTU learnt since the READ was seen, or from
 // its Last or Only response): the PSNs up to it are the READ's, which the
 // requester numbers no other request with, not requests the capture
-// missed (found by the recall test: a READ seen with the MTU unknown, its
-// three answers showing it, then an ATOMIC just past it, whose PSNs
-// between were taken for two missed messages, so an MSN skipping ahead
-// of the READ's passed as counting them). Request, Model and NAK call it
-// before judging where a request or response falls (an ACK naming the
-// READ's last PSN acknowledges no request past the ones shown either).
-// While the span's end is unknown, the PSNs past the READ's own stay
-// possible missed requests (gap).
+// missed (for example, a READ seen with the MTU unknown, its three
+// answers showing it, then an ATOMIC just past it: the PSNs between are
+// not two missed messages, and an MSN skipping ahead of the READ's does
+// not pass as counting them). Request, Model and NAK call it before
+// judging where a request or response falls (an ACK naming the READ's
+// last PSN acknowledges no request past the ones shown either). While the
+// span's end is unknown, the PSNs past the READ's own stay possible
+// missed requests (gap).
 func (m *MSNModel) readSpanShown(c *harness.Conn) {
 	if !m.haveNext || !m.nextIsRead || m.nextLo == m.nextHi {
 		return
@@ -499,8 +497,8 @@ func (m *MSNModel) readSpanShown(c *harness.Conn) {
 // The allowance starts after the newest READ's own PSN, not after the
 // span its length reserves: a requester that gave the READ fewer PSNs
 // (its own clause's fault) put requests there, which the capture missed
-// as well (found by the metamorphic tests: burst loss after a harness
-// READ numbered as one PSN, with the SENDs after it lost).
+// as well (for example, burst loss after a READ numbered as one PSN,
+// the SENDs after it lost).
 func (m *MSNModel) gap(first, last wire.PSN) {
 	allow := first
 	if m.haveNext && m.nextIsRead && m.nextRead.Before(first) {
@@ -518,9 +516,8 @@ func (m *MSNModel) gap(first, last wire.PSN) {
 	}
 	if first.Before(m.gapFirst) {
 		// PSNs missing before the open gap (requests sent before the
-		// capture began, found by the metamorphic tests: cut start): the
-		// gap spans both, so a request arriving at the later part no
-		// longer closes it.
+		// capture began): the gap spans both, so a request arriving at
+		// the later part no longer closes it.
 		m.gapFirst = first
 	}
 }
@@ -535,12 +532,12 @@ func (m *MSNModel) resolve(next wire.PSN) bool {
 	// The messages among the missing PSNs, at most one each, completed
 	// unseen: the count's start, in the messages the trace shows, moves
 	// up by as many. It stays above every lower bound, and each upper
-	// bound moves up by the PSNs missing (found by the recall test: an
-	// ACK whose MSN went back, judged by nothing in the middle of a lossy
-	// capture because one missing PSN had made the count start anew).
-	// An upper bound from a response that acknowledged PSNs no request
-	// in the capture had shown is forgotten: its PSN may be the fault (an
-	// ACK inside a READ whose span the MTU left open), not the capture.
+	// bound moves up by the PSNs missing (were the count to start anew at
+	// one missing PSN, an ACK whose MSN went back in the middle of a
+	// lossy capture would be judged by nothing). An upper bound from a
+	// response that acknowledged PSNs no request in the capture had shown
+	// is forgotten: its PSN may be the fault (an ACK inside a READ whose
+	// span the MTU left open), not the capture.
 	missing := m.unseen(m.allowFirst, m.gapLast)
 	m.eachBasis(func(b *basis) {
 		if missing < 0 {

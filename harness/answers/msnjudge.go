@@ -132,8 +132,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	m.readSpanShown(c)
 	if opc.Class(op) == wire.ClassReadResponse && !opc.Has(op, wire.HdrAETH) && (ev.Stream == nil || ev.Kind == EvOrphan) && !c.Complete() && m.started {
 		// A READ Middle no READ in the capture explains: the capture
-		// dropped the READ, which the responder counts unseen (found by
-		// the metamorphic tests: capture loss).
+		// dropped the READ, which the responder counts unseen.
 		m.gap(p.PSN, p.PSN)
 	}
 	if op == wire.Acknowledge && NAKKind(p) {
@@ -151,9 +150,9 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	if !m.started && !c.Complete() {
 		// What it acknowledges was executed before the capture's first
 		// request: a request at or before that PSN, seen later, is a
-		// retransmission, and its answer a replay (found by interleaved
-		// lossy exchanges cut to begin after an ATOMIC's answer that
-		// its resend then got again, with the MSN of the moment).
+		// retransmission, and its answer a replay (for example, a
+		// capture cut to begin after an ATOMIC's answer that its resend
+		// then got again, with the MSN of the moment).
 		if x, ok := acknowledges(p); ok && (!m.haveCovered || x.After(m.covered)) {
 			m.covered, m.haveCovered = x, true
 		}
@@ -165,10 +164,9 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		// to an earlier moment than the trace's order says, so it
 		// neither shapes the count nor is judged by it. Nor is the rest
 		// of a READ answer it begins, whose MSN is of the same moment
-		// or the READ's (found by interleaved retry exchanges, seed 989:
-		// a replayed answer's First marked late before the responder's
-		// IDs were shown to count, its Last, dated by then, judged as
-		// the MSN going back).
+		// or the READ's (for example, a replayed answer whose First is
+		// marked late before the responder's IDs are shown to count: its
+		// Last, dated by then, is not judged as the MSN going back).
 		if ev.Kind == EvStart && ev.Stream != nil {
 			m.replayStream = ev.Stream
 		}
@@ -193,40 +191,38 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		case !ok && !c.Complete() && m.started:
 			// An ATOMIC Acknowledge no request in the capture explains:
 			// the capture dropped the ATOMIC, which the responder counts
-			// unseen (found by the metamorphic tests: capture loss).
+			// unseen.
 			m.gap(p.PSN, p.PSN)
 			replay, executed, haveExec = true, p.PSN, true
 		case !ok || (op2 != wire.CompareSwap && op2 != wire.FetchAdd):
 			replay = true // not an ATOMIC's PSN (o9-58's concern): only S bounds it
 		case c.ReqSends(p.PSN) > 1 && !c.ResentAfterDrop(p.PSN):
 			// Sent again, not after a copy a NAK showed dropped (then
-			// the latest copy is the first executed: found by the recall
-			// test, an ATOMIC acknowledgment whose MSN skipped ahead
-			// passed as a replay).
+			// the latest copy is the first executed, and an ATOMIC
+			// acknowledgment whose MSN skips ahead does not pass as a
+			// replay).
 			replay, executed, haveExec = true, p.PSN, true
 		case !c.Complete() && m.haveCovered && p.PSN.AtOrBefore(m.covered):
 			// An earlier response already acknowledged the ATOMIC's PSN:
 			// the ATOMIC had completed and been answered before it (a
 			// responder answers new requests in PSN order), so this
 			// answers a duplicate, one the capture may not show as
-			// such (found by lossy exchanges cut to begin during a
-			// retransmission: the ATOMIC's first copy in the capture
-			// was already a resend).
+			// such (as where the capture begins during a retransmission:
+			// the ATOMIC's first copy in the capture is already a
+			// resend).
 			replay, unseen = true, true
 		case m.cutStart(c, p) && m.early(c, p.PSN):
 			// The capture begins mid-connection and showed the ATOMIC
 			// before any acknowledgment: the capture may have begun
 			// while the requester resent it, after the responder had
 			// executed it, and this may answer the duplicate, with the
-			// original MSN or the current one (found by lossy exchanges
-			// cut to begin during a retransmission).
+			// original MSN or the current one.
 			replay, executed, haveExec, unseen = true, p.PSN, true, true
 		case !c.Complete() && !c.FromStart() && c.HaveReq && p.PSN.Before(c.FirstReq):
 			// An ATOMIC before the first request the capture shows,
 			// resent: the responder may have executed it before the
 			// capture began, and this answers its duplicate, with the
-			// original MSN or the current one (found by interleaved
-			// lossy exchanges cut to begin during a retransmission).
+			// original MSN or the current one.
 			replay, executed, haveExec, unseen = true, p.PSN, true, true
 		default:
 			if _, seen := c.AtomicOriginal(p.PSN); seen {
@@ -236,10 +232,10 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 				// every message up to it. Off a complete trace it may
 				// still answer a duplicate the capture missed, its
 				// first answer missed too, after new requests it missed
-				// (found by the recall test: an ATOMIC acknowledgment
-				// whose MSN skips ahead, failed where no IPv4 ID shows
-				// nothing was missed): an MSN above the count is open,
-				// as for a replay (overIfNew).
+				// (an ATOMIC acknowledgment whose MSN skips ahead is
+				// not failed where no IPv4 ID shows nothing was
+				// missed): an MSN above the count is open, as for a
+				// replay (overIfNew).
 				covers, haveA = p.PSN, true
 				firstAtomic = !c.Complete()
 			}
@@ -255,7 +251,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		case (s == nil || ev.Kind == EvOrphan) && !c.Complete() && m.started:
 			// A READ response no READ in the capture explains: the capture
 			// dropped the READ (or shows it late), which the responder
-			// counts unseen (found by the metamorphic tests: capture loss).
+			// counts unseen.
 			m.gap(p.PSN, p.PSN)
 			replay = true
 		case s == nil || ev.Kind == EvOrphan || ev.Kind == EvSkip || ev.Kind == EvBeyond || ev.Kind == EvAfterNAK || s.Resynced:
@@ -283,9 +279,9 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			// which this Last closes when reached from the READ's First
 			// without a gap (Tracker). A Last that starts an answer is in
 			// the wrong place (below): it shows what the READ's answer
-			// numbering broke, not which messages completed (found by the
-			// recall test: a READ answer skipping a PSN onto the next
-			// READ's, whose count the MSN was then held to).
+			// numbering broke, not which messages completed (for example,
+			// a READ answer skipping a PSN onto the next READ's: the MSN
+			// is not held to that READ's count).
 			covers, haveA = p.PSN, true
 		default:
 			replay = true // a Last in the wrong place (C9-96's concern)
@@ -295,18 +291,17 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	if haveA && (!m.haveCovered || covers.After(m.covered)) && !(op == wire.Acknowledge && c.AckPSNFault(r) != "") {
 		// (An ACK whose PSN no legal responder gives shows nothing
 		// acknowledged: requests first seen behind it are still new,
-		// found by the recall test: an ACK inside a READ's range made
-		// the Last of a WRITE first seen after it a retransmission.)
+		// and an ACK inside a READ's range does not make the Last of
+		// a WRITE first seen after it a retransmission.)
 		m.covered, m.haveCovered = covers, true
 	}
 	if haveExec && !c.Complete() && (!m.haveCovered || executed.After(m.covered)) {
 		// A replay, or an answer that may be one, shows its request
 		// executed before: a request at or before it the capture shows
-		// later is a retransmission, and its answer a replay too (found
-		// by interleaved lossy exchanges cut to begin during a
-		// retransmission: an ATOMIC's first copy missed, its resend's
-		// answer carrying its first MSN, below a replayed READ's after
-		// it).
+		// later is a retransmission, and its answer a replay too (for
+		// example, on a capture begun during a retransmission, an
+		// ATOMIC's first copy missed, its resend's answer carrying its
+		// first MSN, below a replayed READ's after it).
 		m.covered, m.haveCovered = executed, true
 	}
 	var A int
@@ -358,8 +353,8 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	unordered := !c.Complete() && !c.Settings.Active && !c.DatedByID(r)
 	if mayReplay && !c.Complete() {
 		// A replayed answer carries the MSN of the moment, which counts
-		// requests newer than any in the capture if it dropped them (found
-		// by the metamorphic tests: capture loss): S bounds nothing.
+		// requests newer than any in the capture if it dropped them: S
+		// bounds nothing.
 		haveS = false
 	}
 	loC := bound{v: u - int64(S), rec: r, u: u, n: S}
@@ -380,11 +375,11 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		case !replay && b.haveMono && u < b.mono && !(b.monoLate && unordered):
 			j := wentBack(b.mono, b.monoRec, false)
 			if b.haveFirm && u < b.firm && b.firmRec != b.monoRec && b.firmRec != nil {
-				// Below the firm count too (found by the recall test: an
-				// ACK two behind the count, just after an ACK at a READ's
-				// last PSN whose Last the capture lost, a PSN fault that
-				// undermined the violation, though a READ answer before
-				// that ACK had carried the same count).
+				// Below the firm count too (for example, an ACK two
+				// behind the count just after an ACK at a READ's last PSN
+				// whose Last the capture lost: that PSN fault undermines
+				// the violation, but a READ answer before that ACK had
+				// carried the same count).
 				f := wentBack(b.firm, b.firmRec, b.firmNAK)
 				j.Firm = &f
 			}
@@ -419,9 +414,9 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	//
 	// The first answer the trace shows to an ATOMIC it shows once, were it
 	// new, was sent when the responder executed the ATOMIC, in PSN order:
-	// its MSN counts no message ending after its PSN (found by the recall
-	// test: an ATOMIC acknowledgment five past the ACK just before it,
-	// passed because the requests after it had reached the responder).
+	// its MSN counts no message ending after its PSN (so an ATOMIC
+	// acknowledgment five past the ACK just before it does not pass
+	// because the requests after it had reached the responder).
 	asNew, upToPSN := S, false
 	if firstAtomic {
 		if n, ok := m.count(p.PSN, true, false); ok {
@@ -557,9 +552,9 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 // its MSN then counts the messages that had reached the responder (loC)
 // and, but for a READ's First, every message up to its PSN. A later packet
 // that fits the basis but not this account is legal only if r was a
-// replay, which nothing shows: suspect (found by the recall test: an
-// ATOMIC acknowledgment whose MSN skipped ahead of a READ answer's,
-// passed at the responder because that READ, shown before any
+// replay, which nothing shows: suspect (for example, an ATOMIC
+// acknowledgment whose MSN skips ahead of a READ answer's, which would
+// otherwise pass at the responder because that READ, shown before any
 // acknowledgment, might have been a resend).
 func (m *MSNModel) asNew(r *trace.Record, u int64, loC bound) {
 	p := r.Packet
@@ -576,11 +571,10 @@ func (m *MSNModel) asNew(r *trace.Record, u int64, loC bound) {
 		// Were it new, it was sent when the responder executed the
 		// ATOMIC, in PSN order: it counts no message ending after its PSN
 		// (as Model's asNew for a first answer), though later requests
-		// had reached the responder (found by the recall test: an ACK
-		// two behind the count, passed after three ATOMIC answers the
-		// capture showed before any acknowledgment, each taken for a
-		// replay, whose account as new bounded the count only by the
-		// requests seen).
+		// had reached the responder (for example, an ACK two behind the
+		// count after three ATOMIC answers the capture showed before any
+		// acknowledgment, each taken for a replay: bounding their account
+		// as new only by the requests seen would pass it).
 		if n, ok := m.count(covers, true, false); ok {
 			k := n + m.missingUpTo(covers)
 			if v := u - int64(k); v > loC.v {
@@ -612,10 +606,10 @@ func (m *MSNModel) asNew(r *trace.Record, u int64, loC bound) {
 // An answer that repeats an earlier one (replay) may carry the MSN of its
 // first sending, so it may be behind the newest MSN; but neither that MSN
 // nor the current one is above the count when it was sent, so the MSNs
-// after it are not below it (found by the recall test: an ACK going back
-// below a replayed READ answer the responder's IPv4 IDs date before it).
-// Not so for one whose MSN is above the count, were it new (overIfNew):
-// that MSN may be the fault.
+// after it are not below it (for example, an ACK going back below a
+// replayed READ answer the responder's IPv4 IDs date before it). Not so
+// for one whose MSN is above the count, were it new (overIfNew): that MSN
+// may be the fault.
 //
 // capture: the trace may show responses out of the responder's order
 // (basis.monoLate).

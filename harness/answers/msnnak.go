@@ -54,7 +54,7 @@ func (m *MSNModel) judgeNAK(c *harness.Conn, r *trace.Record) Judgement {
 	if !c.Complete() && c.HaveReq && p.PSN.After(c.NextReq) {
 		// The NAK names a PSN beyond every request in the capture: the
 		// requests before it that it dropped reached the responder and
-		// count (found by the metamorphic tests: capture loss).
+		// count.
 		haveS = false
 	}
 	seen := fmt.Sprintf("%s with MSN %d", p.AETH, msn24(u))
@@ -138,8 +138,8 @@ func (m *MSNModel) judgeNAK(c *harness.Conn, r *trace.Record) Judgement {
 			// after the NAK's PSN that a response showed completed, and
 			// the requests it shows there may be retransmissions the
 			// responder took as duplicates: the count of new messages
-			// that had reached it is open (found by the recall test: an
-			// ACK beyond every request, C9-95's fault).
+			// that had reached it is open (for example, an ACK beyond every
+			// request, C9-95's fault).
 			return Judgement{Undecided: true, Open: true, Reason: "the NAK's MSN exceeds the new messages the capture showed had reached the responder, but the capture missed requests after the NAK's PSN that a response showed completed: the MSN may count them; " + j.Message}
 		}
 		return j
@@ -196,9 +196,9 @@ func mayEndAt(c *harness.Conn, q wire.PSN) bool {
 // READ once its data is sent). Its MSN, the current one (C9-149), is
 // therefore at least MSN0 plus the SEND, WRITE and ATOMIC messages the
 // trace shows ending before it: an upper bound on MSN0, as a positive
-// ACK gives (found by the recall test: an ACK whose MSN rose six past a
-// sequence NAK's, one PSN on, judged by nothing because the READ answer
-// before the NAK might replay one).
+// ACK gives (so an ACK whose MSN rose six past a sequence NAK's, one PSN
+// on, is judged even where the READ answer before the NAK might replay
+// one).
 //
 // Its MSN is also a floor for every MSN after it (basis.firm), where
 // the NAK fits the model (fits): the count never goes back.
@@ -225,8 +225,8 @@ func (m *MSNModel) nakBound(c *harness.Conn, r *trace.Record, fits bool) {
 	}
 	if !c.FromStart() && c.HaveReq && p.PSN.Before(c.FirstReq) {
 		// The count takes requests before the capture's first as done
-		// before it began; this NAK shows some were not (found by a
-		// lossy retry exchange: the READ the capture missed, NAKed).
+		// before it began; this NAK shows some were not (for example,
+		// a NAK of a READ the capture missed).
 		return
 	}
 	a, ok := m.count(p.PSN, false, true)
@@ -285,9 +285,9 @@ func wrongNAKPSN(c *harness.Conn, p *wire.Packet) string {
 
 // insideRead reports whether r is an Acknowledge whose PSN a READ's range,
 // known since, holds strictly inside (Conn.ReadInterior): no completion
-// has such a PSN, so its count fixes nothing (found by the recall test:
-// an ACK inside a READ's range seen while the path MTU was unknown, taken
-// as the count a later NAK was held to).
+// has such a PSN, so its count fixes nothing (for example, an ACK inside a
+// READ's range seen while the path MTU was unknown: a later NAK is not
+// held to its count).
 func insideRead(c *harness.Conn, r *trace.Record) bool {
 	return r.Packet.Opcode == wire.Acknowledge && c.ReadInterior(r.Packet.PSN) != nil
 }

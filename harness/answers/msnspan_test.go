@@ -61,13 +61,12 @@ func (p *judgeProbe) End(*harness.Conn) {}
 // replays an answer to a request executed before the capture began (the
 // READ came before any acknowledgment, so the capture may have begun
 // during its resend): open, not checked as counting the READ's own PSNs as
-// two missed messages (found by the recall test, seed 17: "MSN skips
-// ahead", passed). With the MTU known from the start the model judged it
-// so already; with it never shown, the PSNs between may be missed
-// requests, and only an MSN above those too is open. An ACK naming the
-// READ's last PSN counts no missed message either. Where no earlier MSN
-// fixes the start, the ATOMIC's answer only fixes it: undecided, not
-// open.
+// two missed messages, which would pass it. With the MTU known from the
+// start the model judged it so already; with it never shown, the PSNs
+// between may be missed requests, and only an MSN above those too is open.
+// An ACK naming the READ's last PSN counts no missed message either. Where
+// no earlier MSN fixes the start, the ATOMIC's answer only fixes it:
+// undecided, not open.
 func TestMSNAboveAReadSpanShownLate(t *testing.T) {
 	// spanShown: the READ's answer shows its span (and the MTU).
 	build := func(spanShown bool, msn uint32) ([]*trace.Record, int) {

@@ -384,9 +384,9 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 			// A response before this copy of the READ already covered
 			// its PSN: the capture missed the READ's first copy (it
 			// began later, or lost it) and the responder had passed it,
-			// so this is a duplicate (found by lossy exchanges cut to
-			// begin during a retransmission: the READ's answer and an
-			// ACK beyond it came before any request).
+			// so this is a duplicate (for example, a capture begun
+			// during a retransmission, the READ's answer and an ACK
+			// beyond it before any request).
 			q.Dup = true
 		}
 		q.Resent = behind && !q.Partial && prev == nil && !(t.haveCovered && p.PSN.AtOrBefore(t.covered))
@@ -499,8 +499,7 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 					// end); the MTU now known ends the range before
 					// the stream began, so it never answered that
 					// READ: on a capture that may miss requests it
-					// answers one the capture did not show (found by
-					// the sequential-QPs generator with loss).
+					// answers one the capture did not show.
 					s.Open = false
 				} else if t.ReqAt(x) == nil {
 					t.advance(c, s, r)
@@ -522,9 +521,8 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 		// A Middle or Last at the PSN of a READ already answered, inside
 		// the range of a newer READ not answered yet: on a capture that
 		// may have lost the newer READ's first packets, it continues that
-		// READ's answer (found by a conformant exchange: a partial READ
-		// retry answered, then the whole READ requested again and its
-		// First lost).
+		// READ's answer (for example, a partial READ retry answered, then
+		// the whole READ requested again and its First lost).
 		if cov := t.Covering(x, mtu); cov != nil && cov != q && cov.Seq > q.Seq && !cov.Answered && cov.Streams == 0 {
 			q = nil
 		}
@@ -541,8 +539,7 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 		s.End, s.EndKnown = q.Last(mtu)
 		// A stream starting at a READ already answered (by a stream the
 		// capture showed only from its middle) answers it again: a
-		// duplicate the capture dropped (found by the metamorphic tests:
-		// capture loss).
+		// duplicate the capture dropped.
 		s.Replay = q.Dup || q.Streams > 0 || q.Answered
 		q.Streams++
 		t.cur = s
@@ -637,10 +634,9 @@ func (t *Tracker) fail(s *Stream, from wire.PSN, r *trace.Record) {
 // The stream's range is taken at the path MTU when it is known by now
 // (the stream may have begun before it was), and a NAK naming a request
 // the capture shows that is no READ names no PSN of the READ's range
-// (found by a lossy conformant exchange: an RNR NAK of the SEND after a
-// READ whose Middle alone was seen, the MTU learnt from that Middle,
-// taken as ending the READ's answer, whose replay's Last then counted as
-// data after the NAK).
+// (for example, an RNR NAK of the SEND after a READ whose Middle alone
+// was seen, the MTU learnt from that Middle: the NAK does not end the
+// READ's answer, and its replay's Last is no data after the NAK).
 func (t *Tracker) nak(c *harness.Conn, r *trace.Record, mtu int) Event {
 	x := r.Packet.PSN
 	s := t.Current()

@@ -315,8 +315,8 @@ func (s *answers) readResponse(c *harness.Conn, r *trace.Record) *Answer {
 	}
 	// (A First or Only where the open stream goes on, at the PSN a
 	// waiting duplicate READ asks from, on a capture that may have lost
-	// the rest of the open stream: the waiting READ's answer begins
-	// (found by a conformant exchange: partial READ re-requests).)
+	// the rest of the open stream: the waiting READ's answer begins, as
+	// with partial READ re-requests.)
 	if cur := s.cur; cur != nil && cur.Open && !c.Complete() && lostBefore(c, cur, p) {
 		// The open stream goes on past PSNs the capture does not show,
 		// with nothing else in between: its packets were lost before
@@ -333,9 +333,8 @@ func (s *answers) readResponse(c *harness.Conn, r *trace.Record) *Answer {
 		// A second answer opening at the PSN of a READ requested twice
 		// before any answer: the responder received both requests (the
 		// network copied one, or the requester sent it again) and answers
-		// each, the older too (found by a conformant exchange: a request
-		// the network copied, from a requester whose IPv4 ID never
-		// changes).
+		// each, the older too (for example, a request the network copied,
+		// from a requester whose IPv4 ID never changes).
 		return s.startRead(a, r, ans)
 	}
 	for i := len(s.interrupted) - 1; i >= 0; i-- {

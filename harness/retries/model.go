@@ -333,10 +333,9 @@ func (t *Tracker) outstanding(p wire.PSN) bool {
 // growBack extends the window back to PSN p, before its origin, for a
 // resend of a PSN older than the first the capture showed that is still
 // outstanding (the capture began during a retransmission): the resend is
-// a transmission of that PSN, which the timers are measured from (found
-// by the recall test: an early resend judged from an older transmission,
-// before the responder's first packet in the capture). It returns p's
-// index, or -1 when p lies too far back.
+// a transmission of that PSN, which the timers are measured from (not
+// from an older transmission before the responder's first packet in the
+// capture). It returns p's index, or -1 when p lies too far back.
 func (t *Tracker) growBack(p wire.PSN) int {
 	k := t.origin.Diff(p)
 	if k <= 0 || k > keepBehind || len(t.ents)+k >= maxEnts*2 {

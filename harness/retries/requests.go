@@ -60,8 +60,8 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	orig := t.Lookup(p.PSN)
 	if orig != nil && orig.PSN != p.PSN && !orig.EndOK {
 		// A request at a PSN only maybe the READ's: its end is open (the
-		// MTU unknown) and p lies past the part it surely reserved (found
-		// by a conformant exchange: a SEND right after a READ, resent).
+		// MTU unknown) and p lies past the part it surely reserved (for
+		// example, a SEND right after a READ, resent).
 		if sp := t.c.ReadSpanAt(p.PSN); sp == nil || (!sp.Known() && p.PSN.After(sp.LastMin)) {
 			orig = nil
 		}
@@ -193,8 +193,8 @@ func (t *Tracker) continues(r *trace.Record) (cont, gap, maybe bool) {
 // (an implied NAK of an older READ or ATOMIC that the same RNR NAK passed)
 // did not start it. A trigger naming a PSN before r's whose requests up
 // to r's were all acknowledged or answered before r asks for nothing any
-// more (found by the recall test: an implied NAK of an ATOMIC answered
-// since, and a resend past it that only the timer explains).
+// more (for example, an implied NAK of an ATOMIC answered since, and a
+// resend past it that only the timer explains).
 func (t *Tracker) cause(r *trace.Record) (Cause, *Trigger) {
 	var latest *Trigger
 	for i := len(t.trig) - 1; i >= 0; i-- {

@@ -234,11 +234,10 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Strea
 		}
 		if answers && !c.Complete() {
 			// The packet may answer a duplicate of the READ that the
-			// capture dropped, sent after the ACK (found by the
-			// metamorphic tests: capture loss), unless its AETH carries
-			// an MSN below the ACK's: a response sent after the ACK
-			// carries the MSN of then, no lower. A packet without an AETH
-			// leaves the question to the next one.
+			// capture dropped, sent after the ACK, unless its AETH
+			// carries an MSN below the ACK's: a response sent after the
+			// ACK carries the MSN of then, no lower. A packet without an
+			// AETH leaves the question to the next one.
 			if !opc.Has(r.Packet.Opcode, wire.HdrAETH) {
 				m.pending[k] = h
 				k++
@@ -254,9 +253,8 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Strea
 				// (with that answer's MSN): the capture, begun
 				// mid-connection, may have begun while the requester
 				// resent the READ, after the responder had answered its
-				// first copy (found by lossy exchanges cut to begin during
-				// a retransmission, also where an acknowledgment from
-				// before that retransmission preceded the READ).
+				// first copy (also where an acknowledgment from before
+				// that retransmission preceded the READ).
 				unlessMissed(c, s, h, r, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d), whose MSN is below the ACK's, but the capture begins mid-connection: the READ may resend one answered before the capture began, and the packet may be the replay, with the MSN of the first answer", h.ack.Packet.PSN, h.read.PSN, r.Frame))
 				continue
 			}
@@ -272,8 +270,7 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Strea
 				// A replay for a duplicate may carry the MSN of the
 				// READ's first answer (docs/interpretations.md, "MSN of a
 				// replayed answer"), so a low
-				// MSN does not date the packet before the ACK (found by a
-				// conformant exchange whose responder replays so).
+				// MSN does not date the packet before the ACK.
 				unlessMissed(c, s, h, r, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d (frame %d), but the READ was requested again (frame %d) and the capture may have lost the start of its replay, which may carry the MSN of the first answer", h.ack.Packet.PSN, h.read.PSN, r.Frame, dup.Rec.Frame))
 				continue
 			}
@@ -293,9 +290,7 @@ func (m *monitor) resolveHeld(c *harness.Conn, r *trace.Record, s *answers.Strea
 			}
 			if c.MaybeCopy(r) {
 				// A copy of a packet sent before the ACK (no IPv4 ID tells
-				// it from a second transmission) overtook nothing (found by
-				// a conformant exchange with a responder whose ID never
-				// changes).
+				// it from a second transmission) overtook nothing.
 				c.Unresolved(ID, fmt.Sprintf("ACK with PSN %d went out before a packet of the response of the READ at PSN %d in the capture (frame %d), but that packet repeats an earlier one byte for byte and no IPv4 Identification tells a copy the capture or the network made of it (sent before the ACK) from a second transmission", h.ack.Packet.PSN, h.read.PSN, r.Frame))
 				continue
 			}
@@ -408,9 +403,7 @@ func (m *monitor) retryAt(c *harness.Conn, s *answers.Stream, h held, r *trace.R
 // whichever copy it executed, where the responder's IPv4 Identifications
 // show the capture missed none of its packets since a point where it had
 // not executed the READ (unlessMissed), s is the READ's first answer, and
-// an ACK beyond the READ inside it overtook that answer (found by the
-// recall test: the READ sent twice, its first copy lost after the
-// capture point).
+// an ACK beyond the READ inside it overtook that answer.
 func (m *monitor) firstAnswer(s *answers.Stream, h held) bool {
 	q := h.read
 	if s.Req == q && !q.Resent || s.Resynced || s.Start != q.PSN || s.Req.PSN != q.PSN || s.Req.Length != q.Length || s.Req.Seq < q.Seq || s.StartSeq >= h.ackSeq {

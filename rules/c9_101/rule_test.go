@@ -111,11 +111,10 @@ func TestReference(t *testing.T) {
 	rtest.WantViolation(t, bad.Trace(), bad.Settings(), ID, "was not complete")
 }
 
-// Captures that begin during a retransmission (found by lossy exchanges
-// interleaved and cut to begin anywhere). The responder had answered the
-// READ before the capture began; what the capture shows of it is a
-// resend and the replay, with the MSN of the first answer (allowed),
-// after an ACK beyond it: no ACK overtook the READ's answer.
+// Captures that begin during a retransmission. The responder had
+// answered the READ before the capture began; what the capture shows of
+// it is a resend and the replay, with the MSN of the first answer
+// (allowed), after an ACK beyond it: no ACK overtook the READ's answer.
 func TestCaptureBeginsDuringARetransmission(t *testing.T) {
 	t.Run("the first answer shown before the resend", func(t *testing.T) {
 		var b rtest.Builder
@@ -196,8 +195,7 @@ func TestACKBeyondEveryRequest(t *testing.T) {
 // IDs show it sent after. No answer sent after an ACK carries a lower MSN
 // unless it replays one sent before it, with that answer's MSN: the READ
 // at 314 may be a resend of one answered before the capture began, so the
-// ACK is left open, not failed (found by interleaved lossy exchanges,
-// seed 606).
+// ACK is left open, not failed.
 func TestAnswerBelowTheACKsMSNAfterAnEarlierAcknowledgment(t *testing.T) {
 	b := rtest.Builder{PerSender: true}
 	b.Resp(wire.ReadResponseLast, 312, wire.SynACK(4), 875, 1024)
@@ -257,13 +255,13 @@ func TestACKInsideTheFirstAnswerOffACompleteCapture(t *testing.T) {
 }
 
 // TestACKInsideTheFirstAnswerToAResentREAD: the READ sent twice, its
-// first copy lost after the capture point (found by the recall test), so
-// the stream answering it answers what the tracker takes for a
-// duplicate. It is still the READ's first answer where the Acknowledge
-// before it shows the READ not yet executed and the responder's IPv4
-// Identifications show the capture missed none of its packets since: an
-// ACK beyond the READ inside it overtook that answer. A gap in them, or
-// an answer to the first copy already shown, leaves it open.
+// first copy lost after the capture point, so the stream answering it
+// answers what the tracker takes for a duplicate. It is still the READ's
+// first answer where the Acknowledge before it shows the READ not yet
+// executed and the responder's IPv4 Identifications show the capture
+// missed none of its packets since: an ACK beyond the READ inside it
+// overtook that answer. A gap in them, or an answer to the first copy
+// already shown, leaves it open.
 func TestACKInsideTheFirstAnswerToAResentREAD(t *testing.T) {
 	build := func(gap, answeredBefore bool) []*trace.Record {
 		b := rtest.Builder{PerSender: true}
@@ -302,15 +300,15 @@ func TestACKInsideTheFirstAnswerToAResentREAD(t *testing.T) {
 // request seen, then the READ sent again: the tracker takes the resend
 // for a duplicate, but nothing shows the READ executed, so its first
 // answer is still owed and an ACK beyond it is judged as one beyond a
-// new READ (found by the recall test, seeds 52 and 65). Inside the
-// stream answering the resend, with the Acknowledge before it showing
-// the READ not yet executed and the responder's IPv4 Identifications
-// showing the capture missed none of its packets since, the ACK overtook
-// the READ's first answer; without them the first copy may have been
-// answered unseen and the stream replay that answer (with that answer's
-// MSN, below the ACK's, where the capture shows the connection's
-// beginning: the responder's packets it missed may be that answer):
-// open. So is an ACK past the READ whose answer the capture never shows.
+// new READ. Inside the stream answering the resend, with the Acknowledge
+// before it showing the READ not yet executed and the responder's IPv4
+// Identifications showing the capture missed none of its packets since,
+// the ACK overtook the READ's first answer; without them the first copy
+// may have been answered unseen and the stream replay that answer (with
+// that answer's MSN, below the ACK's, where the capture shows the
+// connection's beginning: the responder's packets it missed may be that
+// answer): open. So is an ACK past the READ whose answer the capture
+// never shows.
 func TestACKPastAREADWhoseFirstCopyTheCaptureMissed(t *testing.T) {
 	build := func(counting, answered bool) []*trace.Record {
 		b := rtest.Builder{PerSender: counting}

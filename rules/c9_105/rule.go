@@ -86,8 +86,8 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	}
 	if s := c.ReadInterior(p.PSN); s != nil {
 		// One root cause, one clause: no completion has a PSN inside a
-		// READ's range, whatever the ACK answers (C9-95 fails it; found
-		// by the recall test, which blamed this clause too).
+		// READ's range, whatever the ACK answers (C9-95 fails it, not
+		// this clause too).
 		j.pending = nil
 		k.Indeterminate(c, fmt.Sprintf("the ACK after the duplicate %s names PSN %d, inside the range of the READ at PSN %d: its PSN is judged under C9-95", dupnak.DupList(dups), p.PSN, s.First))
 		return
@@ -187,7 +187,7 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 // READ though the model waits for its answer), answers that duplicate with its
 // own PSN, not the newest completed one. One that may have been sent
 // before that ACK and delayed is left open (harness.Conn.LateWhy), not
-// passed over (found by the recall test).
+// passed over.
 func (j *judge) answerAgain(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet
 	acked, have := ev.Lower.Add(-1), ev.HaveLower

@@ -156,10 +156,10 @@ func TestBehindAREADNoDatingIDs(t *testing.T) {
 // NAK: the capture may have recorded it twice, and the responder then had
 // no duplicate to answer, so the ACK after the resent packets (naming the
 // message's first PSN) is not judged as the duplicate's answer: undecided,
-// not a violation (found by the metamorphic tests: duplicate later). The
-// same Middle sent again (a new ID) is a duplicate, and the ACK going
-// back behind the NAK's PSN answers it wrongly. An ACK going back behind
-// the first ACK's PSN is wrong with or without a duplicate.
+// not a violation. The same Middle sent again (a new ID) is a duplicate,
+// and the ACK going back behind the NAK's PSN answers it wrongly. An ACK
+// going back behind the first ACK's PSN is wrong with or without a
+// duplicate.
 func TestCopiedRequest(t *testing.T) {
 	const e = wire.PSN(300)
 	build := func(copied bool, ack wire.PSN) harness.Tally {
@@ -264,7 +264,7 @@ func TestAnswerBehindItsOwnCount(t *testing.T) {
 // past until the READ's answer): answered again with a PSN behind the
 // newest acknowledged. Where the responder's IPv4 IDs date it, a
 // violation; where nothing dates it, it may be an older ACK delayed, and
-// the clause is left open, not passed (found by the recall test).
+// the clause is left open, not passed.
 func TestAnsweredAgainBehindAnACKOfARead(t *testing.T) {
 	build := func(ids bool) []*trace.Record {
 		b := rtest.Builder{PerSender: true}
@@ -299,8 +299,7 @@ func TestAnsweredAgainBehindAnACKOfARead(t *testing.T) {
 
 // An ACK after a duplicate naming a PSN inside a READ's known range is
 // no answer any responder gives, whatever it answers: C9-95 fails it,
-// and this clause leaves it (one root cause, one clause; found by the
-// recall test, which blamed both).
+// and this clause leaves it (one root cause, one clause).
 func TestAnswerInsideAREADsRange(t *testing.T) {
 	var b rtest.Builder
 	b.Send(10, true)
@@ -360,9 +359,9 @@ func TestTailLost(t *testing.T) {
 // of that PSN carries its count (one more at most, for a READ right after
 // it validated) whenever it is sent, so this count was never that PSN's.
 // The duplicate was answered behind the newest completed request, or an
-// MSN is wrong: a violation, not left open (found by the recall test).
-// One past the PSN's count, an older ACK sent while the READ after it was
-// validated may have been delayed: open.
+// MSN is wrong: a violation, not left open. One past the PSN's count, an
+// older ACK sent while the READ after it was validated may have been
+// delayed: open.
 func TestAnswerBehindAPinnedCount(t *testing.T) {
 	for _, pinned := range []bool{true, false} {
 		var b rtest.Builder

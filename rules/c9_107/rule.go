@@ -88,9 +88,8 @@ func position(a *receive.Answer, op wire.Opcode) int {
 	switch {
 	case a.Kind == receive.AnsStart && a.Req != nil && a.Req.N == 1:
 		// A one-packet answer getting its Only right says nothing of how
-		// the device starts a stream of several (found by the
-		// metamorphic tests: a cut start that left only Onlys of the
-		// answers to new READs).
+		// the device starts a stream of several (as where a cut start
+		// leaves only Onlys of the answers to new READs).
 		return posOnly
 	case a.Kind == receive.AnsStart:
 		return posStart

@@ -64,8 +64,8 @@ func TestMonitor(t *testing.T) {
 			tb.ReadResp(wire.ReadResponseMiddle, b.Add(1), m, 2)
 		}, true, true, false},
 		// Off a complete trace, a duplicate READ at b and the First of its
-		// answer that the capture dropped explain the Middle (found by
-		// the metamorphic tests: capture loss): open, not failed.
+		// answer that the capture dropped explain the Middle: open, not
+		// failed.
 		{"capture: a preempted replay resumed mid-stream", func(tb *dupnak.TraceBuilder) {
 			setup(tb)
 			tb.Read(b, 8*m)

@@ -49,8 +49,7 @@ func (monitor) Observe(c *harness.Conn, r *trace.Record) {
 	switch p.AETH.Kind() {
 	case wire.KindNAK, wire.KindRNR:
 		// Illegal whenever it was sent: a response delayed past later
-		// ones, or copied, is judged all the same (found by the recall
-		// test, where one that might be late was left open).
+		// ones, or copied, is judged all the same, not left open.
 		c.ViolationInAnyOrder(ID, r, fmt.Sprintf("%s carries the %s syndrome %s: a NAK must be sent as an Acknowledge packet, even in place of a READ response packet",
 			op, p.AETH.Kind(), p.AETH),
 			[]string{fmt.Sprintf("an Acknowledge (opcode 0x11) with the NAK syndrome and PSN %d; %s only with an ACK syndrome", p.PSN, op)},

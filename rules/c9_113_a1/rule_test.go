@@ -41,8 +41,8 @@ func TestNAKSyndromeOutsideAnAcknowledge(t *testing.T) {
 
 // A READ response carrying a NAK syndrome is illegal whenever it was
 // sent: one that may be late (the count of a response with a later PSN
-// the trace shows earlier, no ID to date it) is judged all the same
-// (found by the recall test, where it was left open).
+// the trace shows earlier, no ID to date it) is judged all the same,
+// not left open.
 func TestNAKSyndromeMaybeLate(t *testing.T) {
 	var b rtest.Builder
 	b.Read(5, 512)

@@ -44,7 +44,7 @@ func TestRepeatAfterPassed(t *testing.T) { dupnak.CheckRepeatAfterPassed(t, ID) 
 // NAK's PSN and after it executed (acknowledged), then an RNR NAK for a
 // later request (which ends the cleared episode), then a sequence NAK
 // naming the old PSN again: the latch's fault, as without the RNR NAK
-// between (found by the recall test: nothing judged it).
+// between.
 func TestRepeatAfterAnRNR(t *testing.T) {
 	var tr ht.Trace
 	tr.Req(wire.SendOnly, 21, true)

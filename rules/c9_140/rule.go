@@ -197,13 +197,12 @@ func (m *monitor) judge(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent, 
 
 // unlessMissed raises an early retransmission off a complete capture: a
 // capture may drop frames without saying so, and a NAK, RNR NAK or
-// response it did not record may have asked for it (found by the
-// metamorphic tests: capture loss), unless the responder's IPv4
-// Identifications show the capture missed none of its packets since the
-// record with sequence number since: the PSN's previous transmission,
-// which any earlier NAK had already asked for. A sequence NAK recorded
-// just after the retransmission that may have passed the capture point
-// first would have asked for it too.
+// response it did not record may have asked for it, unless the
+// responder's IPv4 Identifications show the capture missed none of its
+// packets since the record with sequence number since: the PSN's
+// previous transmission, which any earlier NAK had already asked for. A
+// sequence NAK recorded just after the retransmission that may have
+// passed the capture point first would have asked for it too.
 func (m *monitor) unlessMissed(c *harness.Conn, r *trace.Record, since uint64, msg string, expected []string, seen string) {
 	p := r.Packet.PSN
 	c.ViolationUnlessMissed(ID, trace.ToRequester, since, r, msg, expected, seen,

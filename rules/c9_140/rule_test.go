@@ -112,7 +112,7 @@ func TestMonitorHandBuilt(t *testing.T) {
 		// acknowledgment did not reach the requester (or it went back
 		// behind it), so a request outstanding past that PSN, sent long
 		// before, is no measure of the timer; the PSN's own previous
-		// transmission is (found by the recall test).
+		// transmission is.
 		{"capture, a resend of a PSN shown acknowledged, early after its previous transmission, a later request sent long before", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
 			s.Req(wire.SendOnly, 20, 8)
 			s.Req(wire.SendOnly, 21, 8)
@@ -130,9 +130,8 @@ func TestMonitorHandBuilt(t *testing.T) {
 			x := s.Req(wire.SendOnly, 100, 8)
 			s.At(T * 95 / 100).Again(x)
 		}, reqtest.Indet},
-		// A NAK the capture dropped may have asked for the resend (found by
-		// the metamorphic tests: capture loss); a capture taken at the
-		// requester (--complete) shows none came.
+		// A NAK the capture dropped may have asked for the resend; a
+		// capture taken at the requester (--complete) shows none came.
 		{"capture, resend at half the interval", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
 			x := s.Req(wire.SendOnly, 100, 8)
 			s.At(T / 2).Again(x)
@@ -196,8 +195,8 @@ func TestMonitorHandBuilt(t *testing.T) {
 		// first it shows, which a sequence NAK shows outstanding: that
 		// resend is a transmission of the PSN, and the early one after it
 		// is measured from it, after the responder's first packet, whose
-		// IDs show the capture missed none of its packets since (found by
-		// the recall test). With a packet of the responder's missed, open.
+		// IDs show the capture missed none of its packets since. With a
+		// packet of the responder's missed, open.
 		{"capture begun during a resend, the responder's IDs show the capture missed none of its packets", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
 			beganDuringAResend(s, false)
 		}, reqtest.Fail},

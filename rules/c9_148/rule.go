@@ -144,8 +144,7 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 	if missedAfter && (p.Opcode != wire.Acknowledge || !p.AETH.IsACK()) {
 		// The capture later showed it missed new requests beyond this
 		// response's PSN: the request it answers may be a retransmission
-		// the responder took as a duplicate after completing them (found
-		// by the metamorphic tests: capture loss).
+		// the responder took as a duplicate after completing them.
 		c.Unresolved(ID, "the MSN exceeds the new messages the capture showed had reached the responder, but the capture missed requests after this response's PSN: if the request it answers was a retransmission sent after them, the MSN counts them; "+h.j.Message)
 		return
 	}
@@ -153,8 +152,8 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 	// answer too: one counting requests past its PSN that the capture
 	// missed names the wrong PSN (C9-95, or C9-105 where the request it
 	// names was sent again and it may answer a duplicate), or its MSN is
-	// wrong (found by the recall test: an ACK's MSN far ahead, left open
-	// as maybe answering a retransmission).
+	// wrong (an ACK's MSN far ahead is not left open as maybe answering
+	// a retransmission).
 	if !h.j.OtherNAK && !h.j.OwnPSN && !missedAfter {
 		c.Violation(ID, h.r, h.j.Message, h.j.Expected, h.j.Seen)
 		return

@@ -228,8 +228,7 @@ func TestReference(t *testing.T) {
 	rtest.WantViolation(t, bump.Trace(), bump.Settings(), ID, "too high")
 }
 
-// Lossy conformant exchanges (found by the retry generator on seeds the
-// defaults do not run). Both are legal; neither may fail.
+// Lossy conformant exchanges. Both are legal; neither may fail.
 func TestRetriesThroughLoss(t *testing.T) {
 	t.Run("partial READ retry sent twice", func(t *testing.T) {
 		// A READ of three packets at MTU 256 (the MTU unknown until its
@@ -283,16 +282,15 @@ func TestRetriesThroughLoss(t *testing.T) {
 	})
 }
 
-// A capture that begins during a retransmission (found by lossy
-// exchanges interleaved and cut to begin anywhere): after three new
+// A capture that begins during a retransmission: after three new
 // requests, the requester resends from PSN 3, an ATOMIC the capture never
 // showed, which the responder executed before the capture began. Its
 // answer repeats the original one, MSN included (allowed), below the MSN
 // already sent: no MSN went back. The same answer to a new ATOMIC after
-// the first request the capture shows fails.
-// atomicFirst starts a capture that shows a WRITE, a READ and an ATOMIC
-// (PSNs 4 to 6) before any acknowledgment, then their answers; the
-// ATOMIC's acknowledgment carries MSN atomicMSN (55 counts it).
+// the first request the capture shows fails. atomicFirst starts a capture
+// that shows a WRITE, a READ and an ATOMIC (PSNs 4 to 6) before any
+// acknowledgment, then their answers; the ATOMIC's acknowledgment carries
+// MSN atomicMSN (55 counts it).
 func atomicFirst(b *rtest.Builder, atomicMSN uint32) {
 	b.Req(wire.WriteOnly, 4, true, 0)
 	b.Read(5, 8)
@@ -338,15 +336,14 @@ func TestAtomicAckAboveTheCountOnACapture(t *testing.T) {
 	rtest.WantOpen(t, build(59), rtest.Capture(0), ID, "an MSN 5 above the count left undecided but not open")
 }
 
-// Answers after an acknowledgment that already covered their PSNs (found
-// by lossy exchanges cut to begin during a retransmission): the ATOMIC
-// and the READ had completed before that ACK went out (a responder
-// answers new requests in PSN order), so the capture's first copies of
-// them were resends and these answers are replays, here with their
-// original MSNs (allowed). On a capture that may have begun during the
-// retransmission, no MSN went back. A complete trace shows them as new:
-// the ACK then names a PSN no legal responder gives it (C9-95's fault),
-// and C9-148 leaves the MSN undecided (one cause, one clause).
+// Answers after an acknowledgment that already covered their PSNs: the
+// ATOMIC and the READ had completed before that ACK went out (a
+// responder answers new requests in PSN order), so the capture's first
+// copies of them were resends and these answers are replays, here with
+// their original MSNs (allowed). On a capture that may have begun during
+// the retransmission, no MSN went back. A complete trace shows them as
+// new: the ACK then names a PSN no legal responder gives it (C9-95's
+// fault), and C9-148 leaves the MSN undecided (one cause, one clause).
 func TestAnswersBehindAnEarlierACK(t *testing.T) {
 	var b rtest.Builder
 	b.Send(309, true)
@@ -362,14 +359,12 @@ func TestAnswersBehindAnEarlierACK(t *testing.T) {
 }
 
 // A capture that begins while the requester resends requests the
-// responder executed before it began (found by lossy exchanges
-// interleaved and cut to begin anywhere): the ATOMIC and the READ it
-// shows before any acknowledgment are resends, and their answers
-// replays, with the current MSN (first case) or the original one
-// (second, a partial READ retry whose whole replay carries it). The
-// responder's MSN is far above what a QP made in the capture could
-// count, so the capture begins mid-connection. No MSN is too low, none
-// went back.
+// responder executed before it began: the ATOMIC and the READ it shows
+// before any acknowledgment are resends, and their answers replays,
+// with the current MSN (first case) or the original one (second, a
+// partial READ retry whose whole replay carries it). The responder's
+// MSN is far above what a QP made in the capture could count, so the
+// capture begins mid-connection. No MSN is too low, none went back.
 func TestCaptureBeginsDuringARetransmission(t *testing.T) {
 	t.Run("replays with the current MSN", func(t *testing.T) {
 		var b rtest.Builder
@@ -532,8 +527,7 @@ func TestBelowAReplayedAnswer(t *testing.T) {
 // shows those PSNs executed before its first request: the ATOMICs at 305
 // and 306 resent after are duplicates, and their answers replays with the
 // MSN of the moment (15), not new messages whose count the later ACK of
-// the resent 307 would then fall short of (found by interleaved lossy
-// exchanges, seed 505).
+// the resent 307 would then fall short of.
 func TestAcknowledgedBeforeTheFirstRequest(t *testing.T) {
 	var b rtest.Builder
 	b.Resp(wire.AtomicAcknowledge, 306, wire.SynACK(4), 14, 0)
@@ -555,8 +549,7 @@ func TestAcknowledgedBeforeTheFirstRequest(t *testing.T) {
 // completed between); the requester then resends all three, and the
 // answer to the ATOMIC at 1 carries its first MSN, 240. The READ at 2 was
 // executed before (its answer, new or a replay, shows it), so the ATOMIC
-// at 1 was too: its answer is a replay, not an MSN going back (found by
-// interleaved lossy exchanges, seed 615).
+// at 1 was too: its answer is a replay, not an MSN going back.
 func TestBelowAReplayOfALaterRequest(t *testing.T) {
 	var b rtest.Builder
 	b.Req(wire.CompareSwap, 0, true, 0)
@@ -680,8 +673,8 @@ func TestBehindByAnIDNotShownToCount(t *testing.T) {
 // An ACK whose MSN is below an earlier ACK's broke the clause whatever
 // its own PSN: a wrong PSN (C9-95's) leaves the MSN going back. A READ
 // answer between them that may replay one (the READs were shown before
-// any acknowledgment) does not hide the earlier ACK's count (found by
-// the recall test: judged open as "either its PSN or its MSN is wrong").
+// any acknowledgment) does not hide the earlier ACK's count: it fails,
+// not left open as "either its PSN or its MSN is wrong".
 func TestBelowAnEarlierACKWhateverItsPSN(t *testing.T) {
 	var b rtest.Builder
 	b.Read(73, 0)
@@ -701,7 +694,7 @@ func TestBelowAnEarlierACKWhateverItsPSN(t *testing.T) {
 // A NAK carries the MSN of its moment: an ACK after it with a lower MSN
 // breaks this clause, or the NAK's MSN was too high (C9-149), one
 // finding naming both. It holds also for a NAK naming a PSN before the
-// capture's first request (found by the recall test).
+// capture's first request.
 func TestBelowANAKsMSN(t *testing.T) {
 	var b rtest.Builder
 	b.Read(771, 3072)
@@ -716,7 +709,7 @@ func TestBelowANAKsMSN(t *testing.T) {
 // executed before the capture began, and its answer then replays one:
 // its MSN bounds little. An ATOMIC acknowledgment after it that fits the
 // count only if that answer was such a replay is suspect, not passed
-// (found by the recall test: an MSN seven ahead passed at the responder).
+// (here an MSN seven ahead, on a capture at the responder).
 func TestAnswerFitsOnlyAsAReplay(t *testing.T) {
 	build := func(msn uint32) []*trace.Record {
 		var b rtest.Builder
@@ -736,8 +729,8 @@ func TestAnswerFitsOnlyAsAReplay(t *testing.T) {
 // An ACK whose MSN is below the messages its own PSN acknowledges, the
 // request it names without AckReq: either its MSN is wrong or its PSN
 // names requests the responder had not completed (C9-95), whenever it was
-// sent: one finding names both clauses (found by the recall test, where
-// it was left open). With the count its PSN gives, nothing fails.
+// sent: one finding names both clauses; it is not left open. With the
+// count its PSN gives, nothing fails.
 func TestTooLowForItsOwnPSN(t *testing.T) {
 	for _, tc := range []struct {
 		msn  uint32
@@ -774,7 +767,7 @@ func TestTooLowForItsOwnPSN(t *testing.T) {
 // count for a READ's or an ATOMIC's answer, but an ACK names the newest
 // request completed, a duplicate's answer too. Its PSN is wrong (C9-95,
 // or C9-105 as it may answer the request sent again) or its MSN is: one
-// finding (found by the recall test, where it was left open).
+// finding, not left open.
 func TestAckCountingMissedRequestsPastItsPSN(t *testing.T) {
 	var b rtest.Builder
 	b.Send(71, true)

@@ -91,9 +91,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 // request up to its PSN, whenever it was sent, so its MSN counts those
 // and every message ending from x to b's PSN too. A NAK's MSN above b's
 // less the messages the trace shows ending from x to b (READs left out:
-// they may be counted early) is wrong in any order of the two (found by
-// the recall test: an RNR NAK naming a request it had completed, with no
-// answer before it to bound its count).
+// they may be counted early) is wrong in any order of the two (for
+// example, an RNR NAK naming a request it had completed, with no answer
+// before it to bound its count).
 func (m *monitor) stoppedBefore(c *harness.Conn, b *trace.Record) {
 	bp := b.Packet
 	k := 0
@@ -121,8 +121,8 @@ func (m *monitor) stoppedBefore(c *harness.Conn, b *trace.Record) {
 // messages more than every PSN before its own may end, from the count
 // of the response at PSN k.PastFrom (harness.Conn.NAKCountPast): it
 // counts a message at or past the PSN it names, or a count is wrong
-// (found by the recall test: an ACK's MSN too low, which a sequence NAK
-// after it shows, no answer between firm enough to tell).
+// (for example, an ACK's MSN too low, which a sequence NAK after it
+// shows where no answer between is firm enough to tell).
 func countsPast(c *harness.Conn, n *trace.Record, k harness.Completed) {
 	np := n.Packet
 	mn := np.AETH.MSN & 0xFFFFFF

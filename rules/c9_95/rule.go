@@ -82,11 +82,11 @@ type monitor struct {
 // other than READs that end between its PSN and that of response later
 // (harness.Conn.CountClash): e's count covered the message at PSN end, so
 // e was sent after it completed and names a PSN behind it; or one of the
-// counts is wrong (found by the recall test: the answer to a duplicate
-// naming the PSN before it, then an ACK or an ATOMIC acknowledgment
-// counting too few past it). Each count is its PSN's whenever its
-// response was sent, so no order of the packets explains the clash: a
-// response that may have been delayed or copied is judged all the same.
+// counts is wrong (for example, the answer to a duplicate naming the PSN
+// before it, then an ACK or an ATOMIC acknowledgment counting too few
+// past it). Each count is its PSN's whenever its response was sent, so no
+// order of the packets explains the clash: a response that may have been
+// delayed or copied is judged all the same.
 func countClash(c *harness.Conn, e, later *trace.Record, end wire.PSN) {
 	ep, lp := e.Packet, later.Packet
 	first := fmt.Sprintf("the MSNs are right and the ACK of frame %d acknowledges new requests: it names PSN %d, behind PSN %d the responder had completed", e.Frame, ep.PSN, end)
@@ -168,8 +168,8 @@ func inRead(ack *trace.Record, first wire.PSN, length uint32) harness.Decide {
 		case s != nil && s.Known():
 			if o := c.ReadSpanAt(a); o != nil && o.First != first && a.After(o.First) && !(o.Known() && !a.Before(o.LastMin)) {
 				// Past this READ's range, but inside another READ's
-				// (found by the recall test: two READs outstanding,
-				// the path MTU unknown): that one decides.
+				// (two READs outstanding, the path MTU unknown):
+				// that one decides.
 				first, length = o.First, o.Length
 				return false
 			}
@@ -179,8 +179,8 @@ func inRead(ack *trace.Record, first wire.PSN, length uint32) harness.Decide {
 				c.Checked(ID)
 			case !a.Before(c.NextReq):
 				// Past the READ's range now known, and past every
-				// request the trace has shown: an ACK ahead of them
-				// (found by the recall test).
+				// request the trace has shown: an ACK ahead of
+				// them.
 				aheadOf(c, ack, next == nil)
 			case c.Complete():
 				c.Checked(ID)
@@ -264,10 +264,9 @@ func ahead(c *harness.Conn, ack *trace.Record) harness.Decide {
 	}
 	return func(c *harness.Conn, next *trace.Record) bool {
 		if read != nil {
-			// Its span, once known, tells (found by the recall test: a
-			// READ recorded just after an ACK far ahead, which reaches it
-			// only at the smallest path MTU, its answer later showing a
-			// larger one).
+			// Its span, once known, tells (for example, a READ recorded
+			// just after an ACK far ahead, which reaches it only at the
+			// smallest path MTU, its answer later showing a larger one).
 			s := c.ReadSpanOf(read.Packet.PSN, read.Packet.RETH.Length)
 			switch {
 			case s != nil && s.Known() && s.LastMin.Before(a):
@@ -400,8 +399,8 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if p.PSN.Before(c.FirstReq) && !(c.HaveAck && p.PSN.Before(c.LastAckPSN)) && c.ReadInterior(p.PSN) == nil {
 		// (Behind an earlier ACK it goes back, whatever it covers: below.
 		// Inside the range of a READ the trace shows, resent from before
-		// the capture's first request, no request has the PSN: below too,
-		// found by the recall test.)
+		// the capture's first request, no request has the PSN: below
+		// too.)
 		c.Indeterminate(ID, "ACK for a PSN before the first request the capture shows")
 		return
 	}
@@ -419,8 +418,8 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	// what names the earlier response, lastMSN its MSN: where no ACK is
 	// past this one, an ATOMIC acknowledgment may be (Conn.LastAnswer):
 	// it showed its ATOMIC completed, and an ACK after it names that PSN
-	// or a later one (found by the recall test: an ACK going back behind
-	// an ATOMIC acknowledgment, passed).
+	// or a later one (so an ACK going back behind an ATOMIC
+	// acknowledgment does not pass).
 	what, lastMSN := "ACK", c.LastAckMSN
 	if a := c.LastAnswer(); a != nil && !behindLatest && !byMSN && p.PSN.Before(a.Packet.PSN) {
 		behindLatest, last, lastMSN = true, a.Packet.PSN, a.Packet.AETH.MSN&0xFFFFFF
@@ -529,8 +528,8 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if n, from, fromMSN := k.Past, k.PastFrom, k.PastFromMSN; n > 0 && !dupSinceAck && !c.Complete() {
 		// Its own MSN counts more messages than every PSN up to it may
 		// end: it counts messages past its PSN, which the capture may
-		// not show (found by the recall test: an ACK below the count
-		// of an ACK before it, whose count the later ACKs passed).
+		// not show (for example, an ACK below the count of an ACK
+		// before it, whose count the later ACKs bear out).
 		alts := []reports.Alternative{{ID: ID, If: fmt.Sprintf("the MSNs are right and the ACK acknowledges new requests: it names PSN %d, behind requests the responder had completed", p.PSN)}}
 		if resent {
 			alts = append(alts, reports.Alternative{ID: "C9-105", If: fmt.Sprintf("the MSNs are right and the ACK answers a request sent again as a duplicate: its PSN %d is behind the newest the responder had completed", p.PSN)})
@@ -554,8 +553,8 @@ func (m *monitor) End(*harness.Conn) {}
 // reaches reports whether request p may carry PSN a or show that a
 // request with PSN a was sent before it: its own PSN is at or past a, or
 // it is a READ, whose response PSNs may reach a (unless its known range
-// ends short of a: found by the recall test, a READ resent). A request
-// behind a says nothing about an ACK naming a.
+// ends short of a, as for a READ resent). A request behind a says
+// nothing about an ACK naming a.
 func reaches(c *harness.Conn, p *wire.Packet, a wire.PSN) bool {
 	if p.PSN.AtOrAfter(a) {
 		return true

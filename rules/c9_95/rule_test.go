@@ -555,8 +555,7 @@ func TestCountPastOwnPSN(t *testing.T) {
 // range ending short of it, so it does not explain the ACK: open, not
 // "capture reordering explains it". So does a READ asked again from inside
 // its range (a partial retry, which opens no range of its own): with the
-// path MTU known, what its length needs ends short of the ACK's PSN too
-// (found by the recall test).
+// path MTU known, what its length needs ends short of the ACK's PSN too.
 func TestAheadPastAREADResent(t *testing.T) {
 	for _, partial := range []bool{false, true} {
 		var tr ht.Trace
@@ -689,8 +688,8 @@ func TestDuplicateAnsweredBehindAnAckAheadDatedLater(t *testing.T) {
 // rose by one only. An ACK carries its PSN's count whenever it is sent,
 // so the two clash in any order: the first one's count held the SEND
 // after the READ, so it names a PSN behind it (or a count is wrong): one
-// finding on it names C9-95, C9-105 and C9-148 (found by the recall
-// test, which saw it passed). With a count two lower it is an older ACK.
+// finding on it names C9-95, C9-105 and C9-148. With a count two lower
+// it is an older ACK.
 func TestCountClashOfALateACK(t *testing.T) {
 	for _, tc := range []struct {
 		msn  uint32

@@ -195,8 +195,7 @@ func (m *monitor) start(c *harness.Conn, r *trace.Record, s *answers.Stream, mtu
 	case p.Opcode == wire.ReadResponseLast && !q.Partial && !c.Complete() && unseenBefore(c, q.PSN):
 		// The READ may re-issue the tail of an earlier READ the capture
 		// does not show (it began later, or dropped it), whose answer
-		// ends with this Last (found by the metamorphic tests: cut start,
-		// burst loss).
+		// ends with this Last.
 		c.Unresolved(ID, fmt.Sprintf("the response of the READ at PSN %d (frame %d) starts with a Last, but the capture shows no request at PSN %d: the READ may re-issue the tail of an earlier READ the capture missed, whose own answer ends with this Last (--complete decides)", q.PSN, q.Rec.Frame, q.PSN.Add(-1)))
 		return
 	case p.Opcode == wire.ReadResponseLast && !q.Partial:
@@ -236,8 +235,7 @@ func (m *monitor) cont(c *harness.Conn, r *trace.Record, s *answers.Stream) {
 	q := s.Req
 	if opc.StartsMessage(p.Opcode) && !c.Complete() {
 		// A READ re-issued from this PSN (a partial retry) that the
-		// capture dropped starts its answer here (found by the
-		// metamorphic tests: capture loss).
+		// capture dropped starts its answer here.
 		c.Unresolved(ID, fmt.Sprintf("READ response PSN %d, inside the response of the READ at PSN %d, is %s: a READ re-issued from PSN %d that the capture dropped would start its answer there (a capture need not report its drops); --complete decides", p.PSN, q.PSN, p.Opcode, p.PSN))
 		return
 	}
@@ -270,7 +268,7 @@ func (m *monitor) cont(c *harness.Conn, r *trace.Record, s *answers.Stream) {
 // range's last PSN is no numbering fault if the capture missed the
 // packets before it: a Last sent as a Middle is C9-98's.) Nor does any
 // order of the packets: a response delayed past later ones has them
-// there no more than a prompt one (found by the recall test).
+// there no more than a prompt one.
 func (m *monitor) skipUnlessMissed(c *harness.Conn, r *trace.Record, s *answers.Stream) {
 	p := r.Packet
 	q := s.Req

@@ -88,9 +88,9 @@ func TestWrongCount(t *testing.T) {
 
 // A READ answered by a Last at its own PSN: in a capture that shows no
 // request before it, the READ may re-issue the tail of an earlier READ
-// the capture missed, answered by that READ's Last (found by the
-// metamorphic tests: a capture cut before the earlier READ); undecided.
-// A capture showing the request before it, or a complete trace, fails.
+// the capture missed, answered by that READ's Last (a capture cut
+// before the earlier READ); undecided. A capture showing the request
+// before it, or a complete trace, fails.
 func TestLastFirstAfterUnseenRequests(t *testing.T) {
 	var b rtest.Builder
 	b.Read(20801, 4096)
@@ -129,15 +129,14 @@ func TestReference(t *testing.T) {
 	rtest.WantViolation(t, bad.Trace(), bad.Settings(), ID)
 }
 
-// Loss on a capture between two hosts (found by the sequential-QPs
-// generator with a fifth of the packets lost): a READ whose answer the
-// capture lost entirely, then the answers to three requests it lost, the
-// path MTU unknown until a Middle shows it. With the MTU unknown the
-// first of them lay within the READ's furthest range (13 packets at MTU
-// 256); once a Middle shows MTU 1024 the READ's range ends at PSN 3111
-// and the stream that began at PSN 3116 was never its answer. It answers
-// a request the capture did not show: undecided, not a stream running
-// past the READ's range.
+// Loss on a capture between two hosts (a fifth of the packets lost): a
+// READ whose answer the capture lost entirely, then the answers to three
+// requests it lost, the path MTU unknown until a Middle shows it. With
+// the MTU unknown the first of them lay within the READ's furthest range
+// (13 packets at MTU 256); once a Middle shows MTU 1024 the READ's range
+// ends at PSN 3111 and the stream that began at PSN 3116 was never its
+// answer. It answers a request the capture did not show: undecided, not
+// a stream running past the READ's range.
 func TestStreamPlacedBeforeTheMTUWasKnown(t *testing.T) {
 	var b rtest.Builder
 	b.Read(3108, 3079)

@@ -71,8 +71,7 @@ func TestReference(t *testing.T) {
 // A PSN that carried another request is no ATOMIC's whenever the
 // acknowledgment was sent: one that may be late (it carries the MSN of a
 // response with a later PSN shown before it, and no IPv4 ID dates it)
-// breaks the clause all the same (found by the recall test: left open as
-// maybe delayed).
+// breaks the clause all the same, not left open as maybe delayed.
 func TestLateAtomicAckElsewhere(t *testing.T) {
 	var b rtest.Builder
 	b.Atomic(222)

@@ -94,8 +94,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		// A capture may drop frames (or begin) without saying so: an RNR
 		// NAK it did not record may have driven the retries nothing in
 		// the trace asked for (RNR retries are not counted here); those
-		// after a sequence NAK it shows count for certain (found by the
-		// metamorphic tests: capture loss, cut start).
+		// after a sequence NAK it shows count for certain.
 		c.Unresolved(ID, "more transport retries than the count allows, but an RNR NAK the capture dropped may have driven those that nothing in the capture asked for (a capture need not report its drops); a capture taken at the requester (--complete) would decide")
 	case ev.Transport > n:
 		c.Violation(ID, r, fmt.Sprintf("transport retry %d (a go-back-N to PSN %d after a %s) with no acknowledgment since the first: the retry count %d allows %d, so the failure before it should have ended the WQE with retry-exceeded and moved the QP to ERROR", ev.Transport, r.Packet.PSN, ev.Cause, n, n),

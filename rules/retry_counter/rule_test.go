@@ -115,9 +115,8 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.Resend(r...)
 		}, reqtest.Indet},
 		// Off a complete trace, an RNR NAK the capture dropped may have
-		// driven such retries (found by the metamorphic tests: capture
-		// loss, cut start): the first retry is checked, the second left open;
-		// a capture at the requester decides.
+		// driven such retries: the first retry is checked, the second left
+		// open; a capture at the requester decides.
 		{"capture, retry count 1: two retries with nothing in between", reqtest.Capture(0, -1, 1, -1, false), func(s *reqtest.Script) {
 			r := s.Send(100, 2)
 			s.Wait(T)

@@ -88,10 +88,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 // was a resend (no PSN was left for a new request), sent sooner than the
 // NAK's delay, or, had the NAK not arrived, sooner than the transport
 // timer allowed, unless another flow on the same ID counter took the IDs
-// (found by the recall test: a resend lost before a capture in the
-// middle, passed). A transport timer explains such a resend where the
-// timer's interval is not known, or had run since the oldest request
-// outstanding was sent.
+// (for example, a resend lost before a capture in the middle). A
+// transport timer explains such a resend where the timer's interval is
+// not known, or had run since the oldest request outstanding was sent.
 func (m *monitor) missedResend(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {
 	g := ev.RNRWait
 	if c.Complete() || c.Settings.Active || r.Time-g.Rec.Time >= wire.RNRDelay(g.Code) {
@@ -135,16 +134,16 @@ func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) 
 			// Legal as the first resend the trace shows; but the
 			// requester's IDs show it sent packets since the previous
 			// transmission that the capture missed, and one may have been
-			// an earlier resend (found by the recall test: the early
-			// resend lost before a capture in the middle).
+			// an earlier resend (for example, the early resend lost
+			// before a capture in the middle).
 			c.Unresolved(ID, fmt.Sprintf("PSN %d was resent %v after the RNR NAK (frame %d), as its delay asks, but the requester's IPv4 Identifications show packets sent since its previous transmission that the capture missed: one of them may have been an earlier resend", r.Packet.PSN, gap, nak.Frame))
 			return
 		}
 		if ev.PrevSend != nil && !c.Complete() && !c.Settings.Active && !c.SentAllSince(trace.ToResponder, ev.PrevSeq) {
 			// Nor do they show the capture missed none: the first
-			// resend may have escaped it (found by the recall test: an
-			// early resend lost before a capture at the responder, with
-			// IPv6). That one is unchecked, not passed.
+			// resend may have escaped it (for example, an early resend
+			// lost before a capture at the responder, with IPv6). That
+			// one is unchecked, not passed.
 			c.Indeterminate(ID, "a resend came no sooner than the RNR NAK's delay, but nothing shows it was the first since the NAK: the requester's IPv4 Identifications (absent, or not seen to count one by one) cannot tell whether an earlier one escaped the capture")
 			return
 		}

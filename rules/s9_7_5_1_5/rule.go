@@ -293,10 +293,10 @@ func judgeCovered(c *harness.Conn, e *pending, r *trace.Record) {
 			// the request, decides that ACK too, and the requester's
 			// packet after it proved that the capture missed no valid
 			// copy before it: judged there, with no wait for the
-			// requester's next packet after this one (found by the
-			// recall test: the MTU shown by a First after the first
-			// covering ACK, the requester silent after the last; and
-			// its IDs seen to count by ones only a packet later).
+			// requester's next packet after this one (for example,
+			// the MTU shown by a First after the first covering ACK,
+			// the requester silent after the last; and its IDs seen
+			// to count by ones only a packet later).
 			c.Violation(ID, e.ack, fmt.Sprintf("%s, yet the positive ACK with PSN %d covers it, as if it had been executed (the requester's IPv4 Identifications ran on unbroken: the capture missed none of its packets): a request the responder cannot execute is owed a NAK invalid request", e.why, e.ack.Packet.PSN),
 				expected, e.ack.Packet.String())
 			break

@@ -303,12 +303,12 @@ func TestMonitorByIDsAfterANAK(t *testing.T) {
 
 // TestMonitorByIDsMTUShownLater: the path MTU shown only after the first
 // ACK covering the request (by a SEND's full First), the request judged
-// at a later covering ACK after which the requester sent nothing (found
-// by the recall test). The requester's packet after the first covering
-// ACK already showed, by its IDs, that the capture missed no valid copy
-// before that ACK: a violation there, with no wait for a packet that
-// never comes. A packet missed before it leaves it open; a valid copy of
-// the request next (which the ACK may answer) fails nothing.
+// at a later covering ACK after which the requester sent nothing. The
+// requester's packet after the first covering ACK already showed, by its
+// IDs, that the capture missed no valid copy before that ACK: a
+// violation there, with no wait for a packet that never comes. A packet
+// missed before it leaves it open; a valid copy of the request next
+// (which the ACK may answer) fails nothing.
 func TestMonitorByIDsMTUShownLater(t *testing.T) {
 	build := func(skip, validCopy bool) []*trace.Record {
 		b := expecting11()
@@ -340,8 +340,7 @@ func TestMonitorByIDsMTUShownLater(t *testing.T) {
 // the requester's packet after the first covering ACK comes before its
 // IDs have been seen to count by ones long enough to be evidence; they
 // are seen to a few packets later, before a packet of it the capture
-// missed: the run after the ACK proves it all the same (found by the
-// recall test).
+// missed: the run after the ACK proves it all the same.
 func TestMonitorByIDsTrustedLater(t *testing.T) {
 	b := rtest.Builder{PerSender: true}
 	for p := range wire.PSN(4) {
@@ -363,8 +362,7 @@ func TestMonitorByIDsTrustedLater(t *testing.T) {
 // TestMonitorByIDsMTUShownAfterTheLastACK: as TestMonitorByIDsMTUShownLater,
 // but no ACK covers the request after the MTU shows (the READ answer that
 // shows it acknowledges with its own opcode): the MTU, a fact of the whole
-// connection, decides the first covering ACK when the trace ends (found by
-// the recall test).
+// connection, decides the first covering ACK when the trace ends.
 func TestMonitorByIDsMTUShownAfterTheLastACK(t *testing.T) {
 	b := expecting11()
 	b.Req(wire.SendOnly, 11, true, 1100)

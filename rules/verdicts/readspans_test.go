@@ -168,9 +168,9 @@ func TestReadSpanVerdicts(t *testing.T) {
 // while the path MTU was not yet known (the ACK seems to lie past the
 // READ's one sure PSN), fails C9-95 once the READ's answer shows its
 // range; its count fixes nothing then, so a later NAK is not held to it
-// (found by the recall test: the RNR NAK after it failed C9-148 too, a
-// second clause for one fault), nor is a later answer (an ATOMIC
-// acknowledgment held to the count it seemed to start).
+// (the RNR NAK after it would otherwise fail C9-148 too, a second clause
+// for one fault), nor is a later answer (an ATOMIC acknowledgment held
+// to the count it seemed to start).
 func TestAckInsideAReadSeenBeforeTheMTU(t *testing.T) {
 	tr := &ht.Trace{}
 	tr.Atomic(wire.FetchAdd, 31)

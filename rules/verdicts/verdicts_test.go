@@ -153,8 +153,7 @@ var cases = []vcase{
 	// first request acknowledged with MSN 1): the MSN count starts at 0,
 	// but a request that reached the responder may still be missing (a
 	// capture drops frames without always saying so), so a response
-	// naming a PSN no request in the capture carried stays undecided
-	// (found by the metamorphic tests: capture loss).
+	// naming a PSN no request in the capture carried stays undecided.
 	{name: "capture from the start: READ whose MSN never moves, MTU unknown", build: readMSN(1), settings: capture(0), fail: "C9-148"},
 	{name: "capture from the start: READ counted, MTU unknown", build: readMSN(2), settings: capture(0)},
 	{name: "capture from the start: Atomic Acknowledge with the wrong PSN", build: atomicAck(102), settings: capture(0), undecided: "o9-58"},

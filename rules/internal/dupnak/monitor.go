@@ -404,8 +404,8 @@ func (j *LatchJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
 	if prev == nil {
 		if ev.RepeatsNAK && ev.Exact && ev.Behind {
 			// An RNR NAK ended the episode once its PSN had arrived
-			// (found by the recall test: the repeat then went unjudged
-			// here, and C9-111 leaves a repeat to the latch).
+			// (without this the repeat would go unjudged here, and
+			// C9-111 leaves a repeat to the latch).
 			passed()
 		}
 		return
@@ -613,8 +613,7 @@ func (OrderJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
 		if !k.T.Complete() {
 			// Packets the capture dropped explain it: a duplicate READ and
 			// the start of its answer (this packet then continues a new
-			// answer), or the middle of the interrupting answer (found by
-			// the metamorphic tests: capture loss).
+			// answer), or the middle of the interrupting answer.
 			c.Unresolved(k.ID, fmt.Sprintf("%s resumes at PSN %d after %s interrupted it: a duplicate READ and the start of its answer, or the rest of the interrupting answer, that the capture dropped would explain it (a capture need not report its drops); --complete decides", what, ev.Rec.Packet.PSN, byText))
 			return
 		}

@@ -75,7 +75,7 @@ func MidStreamTests(t *testing.T, clause string) {
 		// it, the READ requested again and its answer replayed, the
 		// replay's Middle lost. The NAK names the SEND, outside the
 		// READ's range, and ends nothing: the replay's Last is no data
-		// after a NAK (found by the retry generator, seed 3005).
+		// after a NAK.
 		var b Builder
 		b.Read(413, 3*1024)
 		b.Resp(wire.ReadResponseMiddle, 414, 0, 0, 1024)
