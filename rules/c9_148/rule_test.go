@@ -189,10 +189,10 @@ func TestPSNFaultUnderminesWhatRestsOnIt(t *testing.T) {
 		var b rtest.Builder
 		b.Send(10, true)
 		b.Ack(10, 5)
-		b.Read(11, 8)
+		b.Read(11, 2048)    // 11..12 at MTU 1024
 		b.Ack(11, faultMSN) // inside the READ's range, its answer not seen
-		b.Send(12, true)
-		b.Ack(12, lastMSN)
+		b.Send(13, true)
+		b.Ack(13, lastMSN)
 		return b.Recs
 	}
 	rtest.WantViolation(t, build(6, 9), rtest.Capture(1024), ID, "MSN 9 is too high", "the ACK with PSN 10 (frame 2")
@@ -818,10 +818,26 @@ func TestWentBackBelowAnUnfaultedCount(t *testing.T) {
 	var b rtest.Builder
 	b.Send(10, true)
 	b.Ack(10, 5)
-	b.Read(11, 8192) // 11..12 at MTU 4096
+	b.Read(11, 12288) // 11..13 at MTU 4096
 	b.Resp(wire.ReadResponseFirst, 11, 0x1f, 6, 4096)
 	b.Send(10, true)
 	b.Ack(12, 6) // inside the READ's range, its Last not seen
 	b.Ack(12, 4)
 	rtest.WantViolation(t, b.Recs, rtest.Capture(4096), ID, "went back from 6 (frame 4)")
+}
+
+// TestWentBackBelowAnACKAtAREADsLastPSN: off a complete trace, an ACK at
+// the last PSN of a READ whose answer the capture does not show may
+// acknowledge the READ, answered and its answer lost before the capture
+// point (it may answer a duplicate of an earlier request): its PSN is no
+// fault, and an MSN going back below it fails.
+func TestWentBackBelowAnACKAtAREADsLastPSN(t *testing.T) {
+	var b rtest.Builder
+	b.Send(10, true)
+	b.Ack(10, 5)
+	b.Read(11, 8) // 11 alone
+	b.Send(10, true)
+	b.Ack(11, 6) // the READ answered, its answer not captured
+	b.Ack(11, 4)
+	rtest.WantViolation(t, b.Recs, rtest.Capture(4096), ID, "went back from 6 (frame 5)")
 }
