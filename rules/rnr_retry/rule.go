@@ -11,6 +11,7 @@ package rnr_retry
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
@@ -125,29 +126,52 @@ func (m *monitor) missedResend(c *harness.Conn, r *trace.Record, ev *retries.Req
 	})
 }
 
+// firstResend judges resend r, no sooner than the RNR NAK's delay (gap
+// after it): legal as the first resend since the NAK. Where the capture
+// may have missed an earlier one, it is open or unchecked: open where the
+// requester's IPv4 Identifications show packets sent since the previous
+// transmission that the capture missed (one of them may have been an
+// earlier resend, for example one lost before a capture in the middle),
+// unchecked where they do not show that it missed none (for example, an
+// early resend lost before a capture at the responder, with IPv6). A
+// requester not yet seen to number its packets one by one is waited for:
+// how it numbers them is a fact of the whole trace.
+func (m *monitor) firstResend(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent, gap time.Duration) {
+	if ev.PrevSend == nil || c.Complete() || c.Settings.Active {
+		c.Checked(ID)
+		return
+	}
+	nak := ev.Trigger.Rec
+	ranOn := c.RanOnSince(trace.ToResponder, ev.PrevSeq)
+	judge := func(c *harness.Conn) {
+		switch {
+		case !c.NumbersByOne(trace.ToResponder):
+			c.Indeterminate(ID, "a resend came no sooner than the RNR NAK's delay, but nothing shows it was the first since the NAK: the requester's IPv4 Identifications (absent, or not seen to count one by one) cannot tell whether an earlier one escaped the capture")
+		case !ranOn:
+			c.Unresolved(ID, fmt.Sprintf("PSN %d was resent %v after the RNR NAK (frame %d), as its delay asks, but the requester's IPv4 Identifications show packets sent since its previous transmission that the capture missed: one of them may have been an earlier resend", r.Packet.PSN, gap, nak.Frame))
+		default:
+			c.Checked(ID)
+		}
+	}
+	if c.NumbersByOne(trace.ToResponder) || !c.MayBeDatedByID(r) {
+		judge(c)
+		return
+	}
+	c.Await(func(c *harness.Conn, next *trace.Record) bool {
+		if next != nil && !c.NumbersByOne(trace.ToResponder) {
+			return false
+		}
+		judge(c)
+		return true
+	})
+}
+
 func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {
 	nak := ev.Trigger.Rec
 	want := wire.RNRDelay(ev.Trigger.Code)
 	gap := r.Time - nak.Time
 	if gap >= want {
-		if ev.PrevSend != nil && !c.Complete() && c.MissedSince(trace.ToResponder, ev.PrevSeq) {
-			// Legal as the first resend the trace shows; but the
-			// requester's IDs show it sent packets since the previous
-			// transmission that the capture missed, and one may have been
-			// an earlier resend (for example, the early resend lost
-			// before a capture in the middle).
-			c.Unresolved(ID, fmt.Sprintf("PSN %d was resent %v after the RNR NAK (frame %d), as its delay asks, but the requester's IPv4 Identifications show packets sent since its previous transmission that the capture missed: one of them may have been an earlier resend", r.Packet.PSN, gap, nak.Frame))
-			return
-		}
-		if ev.PrevSend != nil && !c.Complete() && !c.Settings.Active && !c.SentAllSince(trace.ToResponder, ev.PrevSeq) {
-			// Nor do they show the capture missed none: the first
-			// resend may have escaped it (for example, an early resend
-			// lost before a capture at the responder, with IPv6). That
-			// one is unchecked, not passed.
-			c.Indeterminate(ID, "a resend came no sooner than the RNR NAK's delay, but nothing shows it was the first since the NAK: the requester's IPv4 Identifications (absent, or not seen to count one by one) cannot tell whether an earlier one escaped the capture")
-			return
-		}
-		c.Checked(ID)
+		m.firstResend(c, r, ev, gap)
 		return
 	}
 	if c.Settings.Active && c.Settings.Tolerance > 0 && gap >= retries.TimerFloor(c, want) {

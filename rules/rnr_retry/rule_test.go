@@ -279,3 +279,45 @@ func TestMissedResendDuringTheWait(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstResendAfterTheDelay: a resend no sooner than the RNR NAK's
+// delay is legal as the first since the NAK; where the requester's IDs
+// show a packet sent since the previous transmission that the capture
+// missed, that packet may have been an earlier resend, sooner than the
+// delay: open, not passed. A requester not yet seen to number its
+// packets one by one is judged once its later packets show it does
+// (unchecked, if the trace ends first).
+func TestFirstResendAfterTheDelay(t *testing.T) {
+	d12 := wire.RNRDelay(12)
+	for _, tc := range []struct {
+		name          string
+		skip          bool
+		before, after int // SENDs acknowledged before the RNR NAK, and after the resend
+		wantOpened    bool
+	}{
+		{"a packet missed", true, 9, 0, true},
+		{"none missed", false, 9, 0, false},
+		{"the IDs shown to count later", true, 1, 9, true},
+		{"the IDs never shown to count", true, 1, 0, false},
+	} {
+		s := reqtest.NewScript()
+		for psn := wire.PSN(10 - tc.before); psn < 10; psn++ {
+			s.Send(psn, 1)
+			s.ACK(psn)
+		}
+		s.Send(10, 1)
+		s.RNR(10, 12)
+		s.Wait(d12 + time.Millisecond)
+		s.ReqSkip = tc.skip
+		s.Send(10, 1)
+		s.ACK(10)
+		for psn := wire.PSN(11); psn < wire.PSN(11+tc.after); psn++ {
+			s.Send(psn, 1)
+			s.ACK(psn)
+		}
+		res := reqtest.Audit(ID, reqtest.Capture(1024, 14, 7, 7, false), s.Recs)
+		if got := res.Tally.Open > 0; got != tc.wantOpened || res.Tally.Violations != 0 {
+			t.Errorf("%s: open %v, want %v: %s", tc.name, got, tc.wantOpened, res)
+		}
+	}
+}
