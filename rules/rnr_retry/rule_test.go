@@ -239,7 +239,10 @@ func TestMonitorCaptures(t *testing.T) {
 // transport timer may explain the resend (its interval unknown, or run
 // since the outstanding request was sent: code 1, 8 µs). A requester not
 // yet seen to number its packets one by one is judged once its later
-// packets show it does (never, if the trace ends first).
+// packets show it does (never, if the trace ends first). So is a resend
+// of the NAK's PSN no sooner than the delay (resend): legal as the first
+// since the NAK, but a packet missed since the previous transmission may
+// have been an earlier one.
 func TestMissedResendDuringTheWait(t *testing.T) {
 	d12 := wire.RNRDelay(12)
 	for _, tc := range []struct {
@@ -248,15 +251,20 @@ func TestMissedResendDuringTheWait(t *testing.T) {
 		wait          time.Duration
 		timeout       int
 		before, after int // SENDs acknowledged before the RNR NAK, and after the new request
+		resend        bool
 		wantOpened    bool
 	}{
-		{"a packet missed within the delay", true, d12 / 4, 14, 9, 0, true},
-		{"none missed", false, d12 / 4, 14, 9, 0, false},
-		{"a packet missed after the delay", true, d12 + time.Millisecond, 14, 9, 0, false},
-		{"the transport timer unknown", true, d12 / 4, -1, 9, 0, false},
-		{"the transport timer run", true, d12 / 4, 1, 9, 0, false},
-		{"the IDs shown to count later", true, d12 / 4, 14, 1, 9, true},
-		{"the IDs never shown to count", true, d12 / 4, 14, 1, 0, false},
+		{"a packet missed within the delay", true, d12 / 4, 14, 9, 0, false, true},
+		{"none missed", false, d12 / 4, 14, 9, 0, false, false},
+		{"a packet missed after the delay", true, d12 + time.Millisecond, 14, 9, 0, false, false},
+		{"the transport timer unknown", true, d12 / 4, -1, 9, 0, false, false},
+		{"the transport timer run", true, d12 / 4, 1, 9, 0, false, false},
+		{"the IDs shown to count later", true, d12 / 4, 14, 1, 9, false, true},
+		{"the IDs never shown to count", true, d12 / 4, 14, 1, 0, false, false},
+		{"a resend after the delay, a packet missed before it", true, d12 + time.Millisecond, 14, 9, 0, true, true},
+		{"a resend after the delay, none missed", false, d12 + time.Millisecond, 14, 9, 0, true, false},
+		{"a resend after the delay, the IDs shown to count later", true, d12 + time.Millisecond, 14, 1, 9, true, true},
+		{"a resend after the delay, the IDs never shown to count", true, d12 + time.Millisecond, 14, 1, 0, true, false},
 	} {
 		s := reqtest.NewScript()
 		for psn := wire.PSN(10 - tc.before); psn < 10; psn++ {
@@ -267,55 +275,20 @@ func TestMissedResendDuringTheWait(t *testing.T) {
 		s.RNR(10, 12)
 		s.Wait(tc.wait)
 		s.ReqSkip = tc.skip
-		s.Send(11, 1)
-		s.Wait(d12)
-		for psn := wire.PSN(12); psn < wire.PSN(12+tc.after); psn++ {
+		next := wire.PSN(12)
+		if tc.resend {
+			s.Send(10, 1)
+			s.ACK(10)
+			next = 11
+		} else {
+			s.Send(11, 1)
+			s.Wait(d12)
+		}
+		for psn := next; psn < next.Add(tc.after); psn++ {
 			s.Send(psn, 1)
 			s.ACK(psn)
 		}
 		res := reqtest.Audit(ID, reqtest.Capture(1024, tc.timeout, 7, 7, false), s.Recs)
-		if got := res.Tally.Open > 0; got != tc.wantOpened || res.Tally.Violations != 0 {
-			t.Errorf("%s: open %v, want %v: %s", tc.name, got, tc.wantOpened, res)
-		}
-	}
-}
-
-// TestFirstResendAfterTheDelay: a resend no sooner than the RNR NAK's
-// delay is legal as the first since the NAK; where the requester's IDs
-// show a packet sent since the previous transmission that the capture
-// missed, that packet may have been an earlier resend, sooner than the
-// delay: open, not passed. A requester not yet seen to number its
-// packets one by one is judged once its later packets show it does
-// (unchecked, if the trace ends first).
-func TestFirstResendAfterTheDelay(t *testing.T) {
-	d12 := wire.RNRDelay(12)
-	for _, tc := range []struct {
-		name          string
-		skip          bool
-		before, after int // SENDs acknowledged before the RNR NAK, and after the resend
-		wantOpened    bool
-	}{
-		{"a packet missed", true, 9, 0, true},
-		{"none missed", false, 9, 0, false},
-		{"the IDs shown to count later", true, 1, 9, true},
-		{"the IDs never shown to count", true, 1, 0, false},
-	} {
-		s := reqtest.NewScript()
-		for psn := wire.PSN(10 - tc.before); psn < 10; psn++ {
-			s.Send(psn, 1)
-			s.ACK(psn)
-		}
-		s.Send(10, 1)
-		s.RNR(10, 12)
-		s.Wait(d12 + time.Millisecond)
-		s.ReqSkip = tc.skip
-		s.Send(10, 1)
-		s.ACK(10)
-		for psn := wire.PSN(11); psn < wire.PSN(11+tc.after); psn++ {
-			s.Send(psn, 1)
-			s.ACK(psn)
-		}
-		res := reqtest.Audit(ID, reqtest.Capture(1024, 14, 7, 7, false), s.Recs)
 		if got := res.Tally.Open > 0; got != tc.wantOpened || res.Tally.Violations != 0 {
 			t.Errorf("%s: open %v, want %v: %s", tc.name, got, tc.wantOpened, res)
 		}
