@@ -263,6 +263,10 @@ type Conn struct {
 	}
 	psnFaultAt  []*trace.Record
 	psnFaultAll bool
+	// found: the latest records findings blamed, with the clause each
+	// named (Blamed).
+	found  [maxFound]blame
+	nFound int
 	// respIndexed: the Auditor's resps holds the connection's key.
 	respIndexed bool
 	// rs follows a request that may have begun QPs made anew with the

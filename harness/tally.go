@@ -43,7 +43,40 @@ func (c *Conn) raise(clause string, r *trace.Record, message string, expected []
 	if c.rs.phase != restartNone && c.restartHold(clause, r, message, expected, seen, alts) {
 		return
 	}
+	if c.Blamed(r, clause) {
+		// One record, one finding under a clause: a second look at the
+		// same fault (two monitors, or two later packets, each showing
+		// it) adds nothing.
+		return
+	}
 	c.sink.violationIn(c, clause, r, message, expected, seen, alts, recent)
+	if r != nil {
+		c.found[c.nFound%maxFound] = blame{r, clause}
+		c.nFound++
+	}
+}
+
+// blame is one record a finding blamed, and the clause it named.
+type blame struct {
+	rec    *trace.Record
+	clause string
+}
+
+// maxFound bounds the findings Blamed remembers per connection.
+const maxFound = 32
+
+// Blamed reports whether a finding of the connection already blamed r
+// under clause (alone, or as one of the clauses it names): a conclusion
+// resting on what r carries under that clause (its count, say) is then
+// the same root cause, not another one. It remembers the latest
+// maxFound findings.
+func (c *Conn) Blamed(r *trace.Record, clause string) bool {
+	for i := range min(c.nFound, maxFound) {
+		if b := c.found[i]; b.rec == r && b.clause == clause {
+			return true
+		}
+	}
+	return false
 }
 
 // ViolationEither reports that r breaks one of several clauses and the

@@ -569,3 +569,12 @@ func (m *MSNModel) unwrap(msn uint32) int64 {
 	}
 	return m.ref + d
 }
+
+// CountBlamed reports whether a finding already blamed the count response
+// r carries (its MSN, under C9-148, or a NAK's, under C9-149): a fault
+// found because a later MSN disagrees with r's is the same root cause,
+// and is not reported again (for example, an ACK whose MSN skipped ahead,
+// reported, and the right MSNs after it, below it).
+func CountBlamed(c *harness.Conn, r *trace.Record) bool {
+	return r != nil && (c.Blamed(r, "C9-148") || c.Blamed(r, "C9-149"))
+}

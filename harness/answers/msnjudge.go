@@ -60,6 +60,10 @@ type Judgement struct {
 	// Other's PSN is at fault and this answer's is not what it rests on.
 	WentBack bool
 	Firm     *Judgement
+	// OtherFirst: Other is the first answer with a count that the model
+	// took, off a complete trace: nothing before it checked that count,
+	// which may be the one at fault (C9-148's) as well as this packet's.
+	OtherFirst bool
 	// After (with Undecided and Open): the packet is open only because
 	// nothing dates it after this earlier answer, which may replay one
 	// with the count of a later moment; where the responder's IPv4 IDs

@@ -79,6 +79,7 @@ func (m *MSNModel) judgeNAK(c *harness.Conn, r *trace.Record) Judgement {
 	// A NAK that fits any account still open is no fault of its own
 	// (basis): where the accounts differ, a packet they rest on is.
 	if j := m.fitsNone(back); j.Violation {
+		j.OtherFirst = !c.Complete() && j.Other.Frame == m.firstAck
 		return j
 	}
 	if why := wrongNAKPSN(c, p); why != "" {
@@ -133,6 +134,7 @@ func (m *MSNModel) judgeNAK(c *harness.Conn, r *trace.Record) Judgement {
 		}
 		return Judgement{}
 	}); j.Violation {
+		j.OtherFirst = !c.Complete() && j.Other != nil && !j.OtherNAK && j.Other.Frame == m.firstAck
 		if j.Upper && !j.PastPSN && !c.Complete() && m.MissedAfter(p.PSN) {
 			// As for an ACK-kind AETH (C9-148): the capture missed requests
 			// after the NAK's PSN that a response showed completed, and

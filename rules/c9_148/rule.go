@@ -124,6 +124,13 @@ func (m *monitor) hold(c *harness.Conn, h heldViolation) {
 // violation where the responder's IPv4 IDs show r was sent after that
 // answer, open otherwise.
 func (m *monitor) report(c *harness.Conn, h heldViolation) {
+	if m.blamedElsewhere(c, h.j.Other) {
+		if h.j.Firm == nil || m.blamedElsewhere(c, h.j.Firm.Other) {
+			c.Indeterminate(ID, fmt.Sprintf("%s; frame %d, whose MSN this rests on, is already reported for its count (one root cause, one finding)", h.j.Message, h.j.Other.Frame))
+			return
+		}
+		h.j = *h.j.Firm
+	}
 	if h.j.After != nil {
 		if before, known := c.SentBeforeByID(h.j.After, h.r); !known || !before {
 			c.Unresolved(ID, h.j.Reason)
@@ -186,6 +193,23 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 		}
 	}
 	c.ViolationEither(h.r, h.j.Message, h.j.Expected, h.j.Seen, append([]reports.Alternative{{ID: ID, If: mine}}, alts...)...)
+}
+
+// blamedElsewhere reports whether a finding of another clause's monitor
+// already blamed the count r carries (answers.CountBlamed): a fault this
+// monitor found itself is one the model already set aside (it goes on
+// from the accounts with and without it), so a later packet that fits
+// none of them is a fault of its own.
+func (m *monitor) blamedElsewhere(c *harness.Conn, r *trace.Record) bool {
+	if !answers.CountBlamed(c, r) {
+		return false
+	}
+	for _, h := range m.held {
+		if h.r == r && h.j.Violation {
+			return false
+		}
+	}
+	return true
 }
 
 // undermined reports whether a response PSN fault undermines held

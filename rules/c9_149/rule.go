@@ -153,6 +153,8 @@ func pastAlts(np *wire.Packet, other string) []reports.Alternative {
 // judge reports the judgement of a NAK's MSN.
 func (m *monitor) judge(c *harness.Conn, r *trace.Record, j answers.Judgement) {
 	switch {
+	case j.Violation && answers.CountBlamed(c, j.Other):
+		c.Indeterminate(ID, fmt.Sprintf("%s; frame %d, whose MSN this rests on, is already reported for its count (one root cause, one finding)", j.Message, j.Other.Frame))
 	case j.Undecided && j.Open:
 		c.Unresolved(ID, j.Reason)
 	case j.Undecided:
@@ -176,6 +178,12 @@ func (m *monitor) judge(c *harness.Conn, r *trace.Record, j answers.Judgement) {
 			alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK is right: the answer of frame %d counted too few messages for the PSN it names", j.Other.Frame)})
 		}
 		c.ViolationEither(r, j.Message, append(j.Expected, "a NAK PSN past every message its MSN counts"), j.Seen, alts...)
+	case j.Violation && j.OtherFirst:
+		// The count it disagrees with is the first the capture shows,
+		// which nothing before it checked: one of the two is wrong.
+		c.ViolationEither(r, j.Message, j.Expected, j.Seen,
+			reports.Alternative{ID: ID, If: fmt.Sprintf("the MSN of frame %d is right: the NAK's is not the count of the moment", j.Other.Frame)},
+			reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK's MSN is right: frame %d, the first count the capture shows, counted wrong", j.Other.Frame)})
 	case j.Violation:
 		c.Violation(ID, r, j.Message, j.Expected, j.Seen)
 	default:

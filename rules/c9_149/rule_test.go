@@ -226,3 +226,37 @@ func TestNAKCountsPastItsPSNByALaterACK(t *testing.T) {
 		}
 	}
 }
+
+// TestNAKBelowTheFirstCount: a sequence NAK whose MSN is below the first
+// count the capture shows (an ACK's, which nothing before it checked)
+// breaks C9-149 if that count was right, and C9-148 if the NAK's was:
+// one finding names both. Below a later count, one the first had checked,
+// it is C9-149's alone.
+func TestNAKBelowTheFirstCount(t *testing.T) {
+	trace := func(checked bool) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		b.Send(10, true)
+		b.Ack(10, 7)
+		if checked {
+			b.Send(11, true)
+			b.Ack(11, 8)
+		}
+		b.Send(12, true)
+		b.Send(14, true)
+		b.NAK(13, wire.NAKPSNSequence, 6)
+		return b.Recs
+	}
+	for _, checked := range []bool{false, true} {
+		sink := rtest.Audit(trace(checked), rtest.Capture(0), ID)
+		if len(sink.Findings) == 0 {
+			t.Fatalf("checked %v: no finding", checked)
+		}
+		var names []string
+		for _, a := range sink.Findings[0].Alternatives {
+			names = append(names, a.ID)
+		}
+		if want := map[bool]int{false: 2, true: 0}[checked]; len(names) != want || (want > 0 && names[1] != "C9-148") {
+			t.Errorf("checked %v: the finding names %v: %s", checked, names, sink.Findings[0].Message)
+		}
+	}
+}

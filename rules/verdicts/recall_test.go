@@ -1644,9 +1644,6 @@ var recallKnown = map[recallKey]int{
 	// the capture shows, and the correct NAKs after it disagree with it;
 	// C9-149 blames the NAKs (nothing before the ACK tells which is
 	// wrong).
-	{"C9-148 MSN goes back", "at the responder, IDs IPv6", "also C9-149"}:     1,
-	{"C9-148 MSN goes back", "at the responder, IDs counting", "also C9-149"}: 1,
-	{"C9-148 MSN goes back", "at the responder, IDs fixed", "also C9-149"}:    1,
 
 	// All decided traces found: on complete captures; elsewhere for a
 	// positive ACK by the MSN itself (contradicts), or against the ACK

@@ -1019,3 +1019,36 @@ func check(t *testing.T, c vcase) map[string]*harness.Tally {
 	}
 	return ts
 }
+
+// TestOneCountFaultOneFinding: an ACK whose MSN counts requests past its
+// PSN is one finding (C9-95, C9-105 or C9-148: its PSN or its count is
+// wrong), whichever later packets show it; a sequence NAK after it whose
+// MSN is below it, right if the ACK's count was the fault, is that same
+// root cause, not a C9-149 fault of its own.
+func TestOneCountFaultOneFinding(t *testing.T) {
+	tr := &ht.Trace{}
+	tr.Req(wire.SendOnly, 10, true)
+	tr.Ack(10, 5)
+	for psn := wire.PSN(11); psn <= 14; psn++ {
+		tr.Req(wire.SendOnly, psn, true)
+	}
+	tr.Ack(11, 8) // counts 11 to 13
+	tr.NAK(13, wire.NAKPSNSequence, 7)
+	tr.Req(wire.SendOnly, 13, true)
+	tr.Req(wire.SendOnly, 14, true)
+	tr.Ack(14, 9)
+	tallies, findings := ht.AuditAll(tr, ht.Capture())
+	if tl := tallies["C9-149"]; tl != nil && tl.Violations > 0 {
+		t.Errorf("C9-149 fails: %+v", tl)
+	}
+	messages := map[string]bool{}
+	for _, f := range findings {
+		if f.Frame != 7 {
+			t.Errorf("a finding at frame %d: %s", f.Frame, f.Message)
+		}
+		messages[f.Message] = true
+	}
+	if len(messages) != 1 {
+		t.Errorf("%d findings for one fault: %v", len(messages), messages)
+	}
+}
