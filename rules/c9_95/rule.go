@@ -504,7 +504,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	k, ok := c.CompletedByMSN(r)
-	if ok && p.PSN.Before(k.Done) && !dupSinceAck && !c.Complete() {
+	if ok && p.PSN.Before(k.Done) && !dupSinceAck {
 		// Its own MSN counts the message of a request past its PSN:
 		// the responder had completed that request, and an ACK names
 		// the newest new request it covers; or the MSN is wrong. An ACK
@@ -512,12 +512,15 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		// (C9-105): after a request sent again, which the responder may
 		// have taken as a duplicate, the finding names that clause as
 		// well. (After a duplicate the trace proves, C9-105 judges the
-		// ACK. On a complete trace the expected PSN and the count are
-		// known, and each clause's own judgement tells which field is
-		// wrong.)
+		// ACK. On a complete trace, which shows every duplicate, a
+		// request sent again was new, and C9-105 is not named. There too
+		// an ACK may name a PSN behind requests the capture shows before
+		// it, sent before they reached the responder, and its MSN may be
+		// the count of a later moment: each field has its excuse alone,
+		// not both together.)
 		done := k.Done
 		alts := []reports.Alternative{{ID: ID, If: fmt.Sprintf("the MSNs are right and the ACK acknowledges new requests: it names PSN %d, behind PSN %d the responder had completed", p.PSN, done)}}
-		if resent {
+		if resent && !c.Complete() {
 			alts = append(alts, reports.Alternative{ID: "C9-105", If: fmt.Sprintf("the MSNs are right and the ACK answers a request sent again as a duplicate: its PSN %d is behind PSN %d, the newest the responder had completed", p.PSN, done)})
 		}
 		alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("PSN %d is right: this ACK's MSN counts more messages than the requests up to it end, or the earlier ACK's counted too few", p.PSN)})
