@@ -30,6 +30,8 @@ type Trigger struct {
 	Code  uint8    // RNR timer code or NAK code
 	// Target is, for an implied NAK, the READ/ATOMIC it names.
 	Target *Sent
+	// Seq is Rec's place among the connection's records.
+	Seq uint64
 }
 
 // Kind classifies a request packet.
@@ -92,6 +94,14 @@ type ReqEvent struct {
 	// Cause and Trigger explain a Start.
 	Cause   Cause
 	Trigger *Trigger
+	// AckedFirst is, for a Start that implied NAKs naming later PSNs
+	// explain, the response that had acknowledged this packet's PSN in
+	// sequence before every response since the last retry start that could
+	// ask for a retry (Sent.AckedBy): an implied NAK asks for its READ or
+	// ATOMIC again, not for what the requester held acknowledged, so such a
+	// start is the transport timer's unless that response never reached the
+	// requester. Nil otherwise.
+	AckedFirst *trace.Record
 	// RNRWait is, for a new request right after the previous request's
 	// PSNs (no PSN between them), the latest RNR NAK no retry has begun
 	// since (nil: none); Prev is that previous request. A packet the

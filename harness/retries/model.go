@@ -80,6 +80,7 @@ type Tracker struct {
 		timeouts                                   int
 	}
 	lastResp *trace.Record // latest READ response or ATOMIC acknowledgment
+	acked    []*Sent       // the entries the response being read made Done
 	slab     []Sent        // where the next Sents are allocated
 }
 

@@ -115,6 +115,9 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	}
 	if ev.Start {
 		ev.Cause, ev.Trigger = t.cause(r)
+		if ev.Cause == CauseImplied && orig != nil && orig.PSN == p.PSN && orig.Done && orig.AckedBy != nil && t.ackedFirst(orig, p.PSN) {
+			ev.AckedFirst = orig.AckedBy
+		}
 		t.count(ev)
 		t.trig = t.trig[:0]
 	} else if ev.MaybeStart {
@@ -220,6 +223,31 @@ func (t *Tracker) cause(r *trace.Record) (Cause, *Trigger) {
 	}
 	cp := *latest
 	return latest.Cause, &cp
+}
+
+// ackedFirst reports whether every response since the last retry start
+// that cause may take for a retry start at PSN p (those it does not set
+// aside) names a PSN past p and came after the in-sequence response that
+// acknowledged s, p's entry: an implied NAK asks for its READ or ATOMIC
+// again (§9.7.5.1.2), a sequence or RNR NAK for the PSN it names, so none
+// of them asked for p, which the requester held acknowledged when they
+// arrived, had it received that response.
+func (t *Tracker) ackedFirst(s *Sent, p wire.PSN) bool {
+	for i := range t.trig {
+		g := &t.trig[i]
+		switch g.Cause {
+		case CauseSeqNAK, CauseRNR, CauseImplied, CauseFatal:
+		default:
+			continue
+		}
+		if g.PSN.Before(p) && t.settled(g.PSN, p) {
+			continue
+		}
+		if !g.PSN.After(p) || g.Seq <= s.AckedSeq {
+			return false
+		}
+	}
+	return true
 }
 
 // settled reports whether every request from PSN from up to (not at) PSN

@@ -24,6 +24,7 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 	p := r.Packet
 	*ev = RespEvent{Rec: r}
 	op := p.Opcode
+	t.acked = t.acked[:0]
 	ev.BaseBefore, ev.HaveBaseBefore = t.Base()
 	ev.NextBefore, _ = t.Next()
 	if !t.have {
@@ -40,16 +41,16 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 			ev.OutstandingBefore = t.Outstanding()
 			ev.NAK, ev.Code = CauseRNR, a.Value()
 			ev.Implied, ev.Progress = t.cover(p.PSN, false, nil)
-			t.trig = append(t.trig, Trigger{Cause: CauseRNR, Rec: r, PSN: p.PSN, Code: a.Value()})
+			t.trig = append(t.trig, Trigger{Cause: CauseRNR, Rec: r, PSN: p.PSN, Code: a.Value(), Seq: t.c.Seq()})
 		case a.Kind() == wire.KindNAK && a.Value() == wire.NAKPSNSequence:
 			ev.OutstandingBefore = t.Outstanding()
 			ev.NAK = CauseSeqNAK
 			ev.Implied, ev.Progress = t.cover(p.PSN, false, nil)
-			t.trig = append(t.trig, Trigger{Cause: CauseSeqNAK, Rec: r, PSN: p.PSN})
+			t.trig = append(t.trig, Trigger{Cause: CauseSeqNAK, Rec: r, PSN: p.PSN, Seq: t.c.Seq()})
 		case a.Kind() == wire.KindNAK && a.Value() <= wire.NAKRemoteOp:
 			ev.NAK, ev.Code = CauseFatal, a.Value()
 			ev.Implied, ev.Progress = t.cover(p.PSN, false, nil)
-			t.trig = append(t.trig, Trigger{Cause: CauseFatal, Rec: r, PSN: p.PSN, Code: a.Value()})
+			t.trig = append(t.trig, Trigger{Cause: CauseFatal, Rec: r, PSN: p.PSN, Code: a.Value(), Seq: t.c.Seq()})
 		default:
 			// Reserved syndromes and NAK codes: what a requester does with
 			// them is not settled here.
@@ -69,6 +70,7 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 			rd.ReadNext = p.PSN.Next()
 			if rd.EndOK && p.PSN == rd.End || (!rd.EndOK && opc.EndsMessage(op)) {
 				rd.Done = true
+				t.acked = append(t.acked, rd)
 			}
 		case d > 0:
 			ev.Gap = rd
@@ -81,14 +83,23 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 			break
 		}
 		ev.Implied, _ = t.cover(at.PSN, false, at)
-		at.Done = true
+		if !at.Done {
+			at.Done = true
+			t.acked = append(t.acked, at)
+		}
 		t.lastResp = r
 	}
+	seq := t.c.Seq()
+	if len(ev.Implied) == 0 && ev.Gap == nil {
+		for _, s := range t.acked {
+			s.AckedBy, s.AckedSeq = r, seq
+		}
+	}
 	for _, s := range ev.Implied {
-		t.trig = append(t.trig, Trigger{Cause: CauseImplied, Rec: r, PSN: s.PSN, Target: s})
+		t.trig = append(t.trig, Trigger{Cause: CauseImplied, Rec: r, PSN: s.PSN, Target: s, Seq: seq})
 	}
 	if ev.Gap != nil {
-		t.trig = append(t.trig, Trigger{Cause: CauseImplied, Rec: r, PSN: ev.Gap.PSN, Target: ev.Gap})
+		t.trig = append(t.trig, Trigger{Cause: CauseImplied, Rec: r, PSN: ev.Gap.PSN, Target: ev.Gap, Seq: seq})
 	}
 	if n := len(t.trig); n > maxTrig {
 		t.trig = append(t.trig[:0], t.trig[n-maxTrig:]...)
@@ -140,6 +151,7 @@ func (t *Tracker) cover(psn wire.PSN, inclusive bool, self *Sent) (implied []*Se
 			continue
 		}
 		e.Done = true
+		t.acked = append(t.acked, e)
 		progress = true
 	}
 	return implied, progress

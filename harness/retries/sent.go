@@ -39,6 +39,14 @@ type Sent struct {
 	// Done: acknowledged (SEND/WRITE), answered (ATOMIC), or every
 	// response received (READ).
 	Done bool
+	// AckedBy is the response that made the PSN Done where that response
+	// was in sequence (it passed no READ or ATOMIC left unanswered and
+	// skipped no READ response PSN): a requester that received it held
+	// the PSN acknowledged. Nil when an out-of-sequence response did,
+	// which a requester may set aside whole. AckedSeq is its place among
+	// the connection's records.
+	AckedBy  *trace.Record
+	AckedSeq uint64
 	// ReadNext is, for a READ, the first response PSN not yet received.
 	ReadNext wire.PSN
 }

@@ -28,8 +28,13 @@ func init() {
 // monitor checks every retransmission that nothing but the transport
 // timer can explain: a resend that starts a go-back-N (not the
 // continuation of one) with no sequence-error NAK, RNR NAK, implied NAK
-// or non-retryable NAK seen since the last retry. With the local ACK
-// timeout known (--ack-timeout, or the active run's configuration):
+// or non-retryable NAK seen since the last retry; and one after implied
+// NAKs only, each naming a PSN past the one resent, which a response in
+// sequence had acknowledged before them (retries.ReqEvent.AckedFirst):
+// they ask for their READ or ATOMIC again, not for that PSN, so it is the
+// timer's too, open in a capture (that response may never have reached
+// the requester). With the local ACK timeout known (--ack-timeout, or
+// the active run's configuration):
 //   - timeout 0: the timer is disabled, so the retransmission is a
 //     violation;
 //   - otherwise the retransmission must come at least 4.096 µs × 2^timeout
@@ -77,7 +82,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	ev := m.t.Request(r)
-	if ev.Kind != retries.KindResend || !ev.Start || ev.Cause != retries.CauseTimeout {
+	if ev.Kind != retries.KindResend || !ev.Start || ev.Cause != retries.CauseTimeout && ev.AckedFirst == nil {
 		return
 	}
 	// The timer that started this go-back-N was armed no earlier than the
@@ -157,12 +162,22 @@ func (m *monitor) judge(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent, 
 		return
 	}
 	early := !retries.Delivered(c) && (zero || gap < retries.TimerFloor(c, d))
+	if early && ev.AckedFirst != nil {
+		c.Unresolved(ID, fmt.Sprintf("PSN %d was sent again %v after its previous transmission, before the transport timer could expire, after the implied NAK of frame %d, which asked for PSN %d again, not for this one: the response of frame %d had acknowledged it before; legal only if that response never reached the requester (lost after the capture point), which a capture cannot tell; a capture taken at the requester (--complete) would decide", p.PSN, gap, ev.Trigger.Rec.Frame, ev.Trigger.PSN, ev.AckedFirst.Frame))
+		return
+	}
 	if early && ev.RespSince {
 		c.Unresolved(ID, "a retransmission came before the transport timer could expire, after responses that may not have reached the requester intact (a capture cannot tell), one of which may have asked for it; a capture taken at the requester (--complete) would decide")
 		return
 	}
+	// What came in between, as each message says it.
+	asked, between := "with no NAK, RNR NAK or response that could have asked for it", "and no NAK, RNR NAK or implied NAK came in between"
+	if a := ev.AckedFirst; a != nil {
+		asked = fmt.Sprintf("though only the implied NAK of frame %d asked for a retry, of PSN %d, after the response of frame %d had acknowledged this one", ev.Trigger.Rec.Frame, ev.Trigger.PSN, a.Frame)
+		between = fmt.Sprintf("and only the implied NAK of frame %d asked for a retry in between, of PSN %d, after the response of frame %d had acknowledged this one", ev.Trigger.Rec.Frame, ev.Trigger.PSN, a.Frame)
+	}
 	if zero {
-		msg := fmt.Sprintf("PSN %d (%s) was sent again %v after its previous transmission with no NAK, RNR NAK or response that could have asked for it, but a local ACK timeout of 0 disables the transport timer", p.PSN, p.Opcode.ShortName(), gap)
+		msg := fmt.Sprintf("PSN %d (%s) was sent again %v after its previous transmission %s, but a local ACK timeout of 0 disables the transport timer", p.PSN, p.Opcode.ShortName(), gap, asked)
 		expected := []string{"no timer-driven retransmission at all: the requester waits for an acknowledgment indefinitely"}
 		seen := fmt.Sprintf("retransmission of PSN %d after %v of silence", p.PSN, gap)
 		if early {
@@ -184,7 +199,7 @@ func (m *monitor) judge(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent, 
 			c.Indeterminate(ID, fmt.Sprintf("a retransmission came within %.0f%% short of the transport timer interval, which capture timestamps cannot resolve", retries.CaptureTimerSlack*100))
 		}
 	default:
-		msg := fmt.Sprintf("PSN %d (%s) was sent again %v after the transmission of frame %d, before the transport timer could expire: its interval is %v (4.096 µs × 2^%d), and no NAK, RNR NAK or implied NAK came in between", p.PSN, p.Opcode.ShortName(), gap, prev.Frame, d, c.Settings.AckTimeout)
+		msg := fmt.Sprintf("PSN %d (%s) was sent again %v after the transmission of frame %d, before the transport timer could expire: its interval is %v (4.096 µs × 2^%d), %s", p.PSN, p.Opcode.ShortName(), gap, prev.Frame, d, c.Settings.AckTimeout, between)
 		expected := []string{fmt.Sprintf("a timer-driven retransmission no sooner than %v after the previous transmission", d), "no retransmission (an acknowledgment arrives first)"}
 		seen := fmt.Sprintf("retransmission after %v", gap)
 		if early {

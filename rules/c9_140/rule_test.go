@@ -176,6 +176,28 @@ func TestMonitorHandBuilt(t *testing.T) {
 		{"capture, a resend past a READ whose implied NAK its answer settled, no IDs", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
 			settledNAK(s, acked, true)
 		}, reqtest.Suspect},
+		// A READ answer skipping its first PSN implies a NAK of the READ
+		// (§9.7.5.1.2), which asks for the READ again, not for a SEND
+		// before it that an ACK in sequence had acknowledged: a go-back-N
+		// from that SEND half an interval after its previous transmission
+		// is the timer's, early, unless that ACK never reached the
+		// requester (lost after the capture point): open in a capture,
+		// failed in the requester's complete view (found by the recall
+		// test). Where only the out-of-sequence answer acknowledged the
+		// SEND, a requester may set that answer aside whole and go back
+		// to the SEND on the implied NAK.
+		{"capture, a SEND acknowledged in sequence, then a READ answer skipping a PSN, the SEND resent early", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			impliedAfterACK(s, true)
+		}, reqtest.Suspect},
+		{"complete capture, a SEND acknowledged in sequence, then a READ answer skipping a PSN, the SEND resent early", reqtest.Capture(1024, 10, -1, -1, true), func(s *reqtest.Script) {
+			impliedAfterACK(s, true)
+		}, reqtest.Fail},
+		{"capture, a SEND acknowledged only by a READ answer skipping a PSN, the SEND resent early", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			impliedAfterACK(s, false)
+		}, reqtest.None},
+		{"complete capture, a SEND acknowledged only by a READ answer skipping a PSN, the SEND resent early", reqtest.Capture(1024, 10, -1, -1, true), func(s *reqtest.Script) {
+			impliedAfterACK(s, false)
+		}, reqtest.None},
 		{"complete capture, resend at half the interval", reqtest.Capture(1024, 10, -1, -1, true), func(s *reqtest.Script) {
 			x := s.Req(wire.SendOnly, 100, 8)
 			s.At(T / 2).Again(x)
@@ -325,4 +347,21 @@ func settledNAK(s *reqtest.Script, acked func(*reqtest.Script, int), noIDs bool)
 	s.ReadResp(wire.ReadResponseOnly, 100, 8)
 	s.Wait(T / 2).Again(x)
 	s.ACK(102)
+}
+
+// impliedAfterACK: a SEND at PSN 100 and a READ of two packets after it,
+// the SEND acknowledged when ack, the READ's answer skipping its First
+// (an implied NAK of the READ), and the SEND and the READ resent from
+// half an interval after the SEND's first transmission, the SEND
+// acknowledged again (an MSN after the resend: no QPs made anew).
+func impliedAfterACK(s *reqtest.Script, ack bool) {
+	x := s.Req(wire.SendOnly, 100, 8)
+	rd := s.Read(101, 0x1000, 2048)
+	if ack {
+		s.ACK(100)
+	}
+	s.ReadResp(wire.ReadResponseLast, 102, 1024)
+	s.At(T / 2).Again(x)
+	s.Again(rd)
+	s.ACK(100)
 }
