@@ -588,7 +588,11 @@ var recallCatalogue = []injection{
 		// 8, about 1 ms; the generator's requester waits 2 ms or more).
 		// Legal only if something the capture did not show asked for
 		// it: a NAK (or a response that reached the requester damaged)
-		// or the network copying an earlier transmission. Decided where
+		// or the network copying an earlier transmission. Not injected
+		// where the capture shows a READ response or ATOMIC
+		// acknowledgment out of sequence in between with nothing in
+		// sequence acknowledging the PSN first (answerOutOfSequence):
+		// there the resend is legal as the trace shows it. Decided where
 		// the requester's IDs change (the resend is no copy), the
 		// responder's show the capture missed none of its packets from
 		// before the earlier transmission to after the resend, and no
@@ -607,7 +611,7 @@ var recallCatalogue = []injection{
 				}
 				p := s.prevSendOf(i)
 				return p != nil && p.Note != noteLost && r.Time-s.recs[i-1].Time >= 2*time.Millisecond && !s.nakBetween(p, r) &&
-					p.Time+half > s.recs[i-1].Time
+					p.Time+half > s.recs[i-1].Time && !s.answerOutOfSequence(p, i)
 			})
 			if q == nil {
 				return nil
@@ -981,6 +985,37 @@ func (s *sent) ackAfterStream(i int) *trace.Record {
 		}
 	}
 	return nil
+}
+
+// answerOutOfSequence: between request p and record i the capture holds
+// a READ response or ATOMIC acknowledgment that came after one at an
+// earlier PSN lost before the capture point, and no positive ACK at or
+// past p's PSN before it. A requester behind the capture point received
+// that answer out of sequence, an implied NAK (§9.7.5.1.2), with nothing
+// in sequence acknowledging p's PSN: it may set the answer aside whole
+// and go back to p's PSN at once. A resend of it there is legal as the
+// trace shows it, with nothing unseen, so no violation of the transport
+// timer can be injected there.
+func (s *sent) answerOutOfSequence(p *trace.Record, i int) bool {
+	var lost []wire.PSN
+	for _, r := range s.recs[s.index(p)+1 : i] {
+		if r.Dir != trace.ToRequester {
+			continue
+		}
+		op := r.Packet.Opcode
+		answer := opc.Class(op) == wire.ClassReadResponse || op == wire.AtomicAcknowledge
+		switch {
+		case r.Note == noteLost:
+			if answer {
+				lost = append(lost, r.Packet.PSN)
+			}
+		case isPosACK(r) && r.Packet.PSN.AtOrAfter(p.Packet.PSN):
+			return false
+		case answer && slices.ContainsFunc(lost, r.Packet.PSN.After):
+			return true
+		}
+	}
+	return false
 }
 
 // nakBetween: a NAK other than a was sent after a and before b.
@@ -2083,6 +2118,40 @@ func TestRecallSentAfterACK(t *testing.T) {
 		e := newSent(&tr, 1024).capture(rand.New(rand.NewPCG(1, 1)), false)
 		if got := e.sentAfterACK(a, a.Packet.PSN, isPosACK); got != c.want {
 			t.Errorf("%v at 11: the ACK of 10 sent after the ACK of 11 %v, want %v", c.op, got, c.want)
+		}
+	}
+}
+
+// TestRecallAnswerOutOfSequence: the generator reads a SEND's resend as
+// asked for by an answer out of sequence (legal as captured, so no
+// injection there) only where the READ answer's First was lost before the
+// capture point and no ACK of the SEND was captured before its Last.
+func TestRecallAnswerOutOfSequence(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		ack, firstLost bool
+		want           bool
+	}{
+		{"the SEND's ACK lost, the answer's First lost", false, true, true},
+		{"the SEND's ACK captured, the answer's First lost", true, true, false},
+		{"the SEND's ACK lost, the answer whole", false, false, false},
+	} {
+		var tr ht.Trace
+		x := tr.Req(wire.SendOnly, 10, true)
+		tr.Read(11, 2048)
+		a := tr.Ack(10, 1)
+		if !c.ack {
+			a.Note = noteLost
+		}
+		answer := tr.ReadStream(11, 2048, 1024, 2)
+		if c.firstLost {
+			answer[0].Note = noteLost
+		}
+		tr.Req(wire.SendOnly, 10, true)
+		tr.IPIDs(7, 900) // as the generator numbers them (newSent tells copies by them)
+		s := newSent(&tr, 1024)
+		if got := s.answerOutOfSequence(x, len(s.recs)-1); got != c.want {
+			t.Errorf("%s: the resend asked for by an answer out of sequence %v, want %v", c.name, got, c.want)
 		}
 	}
 }
