@@ -18,6 +18,10 @@ import (
 type ExpectedPSN struct {
 	Lo, Hi         wire.PSN
 	HaveLo, HaveHi bool
+	// LoBy is the response whose PSN last raised Lo (nil: none, or a
+	// NAK or the requests placed it): a bound that rests on that PSN,
+	// which a later packet may show at fault.
+	LoBy *trace.Record
 }
 
 // Exact reports whether the expected PSN is known exactly, and returns it.
@@ -27,9 +31,9 @@ func (e ExpectedPSN) Exact() (wire.PSN, bool) {
 
 // raise sets the lower bound to at least x (and the upper one with it
 // when it falls behind).
-func (e *ExpectedPSN) raise(x wire.PSN) {
+func (e *ExpectedPSN) raise(x wire.PSN, by *trace.Record) {
 	if !e.HaveLo || x.After(e.Lo) {
-		e.Lo, e.HaveLo = x, true
+		e.Lo, e.HaveLo, e.LoBy = x, true, by
 	}
 	if e.HaveHi && e.Hi.Before(e.Lo) {
 		e.Hi = e.Lo
@@ -38,7 +42,7 @@ func (e *ExpectedPSN) raise(x wire.PSN) {
 
 // pin makes the expected PSN exactly x.
 func (e *ExpectedPSN) pin(x wire.PSN) {
-	e.Lo, e.Hi, e.HaveLo, e.HaveHi = x, x, true, true
+	e.Lo, e.Hi, e.HaveLo, e.HaveHi, e.LoBy = x, x, true, true, nil
 }
 
 // syncExpected makes the expected PSN the window's (window.go) wherever
@@ -258,7 +262,7 @@ func (c *Conn) reconRequest(e *reqEntry, p, lastMin, lastMax wire.PSN) {
 	case ReqInSeq:
 		e.setDropped(false)
 		if c.Complete() {
-			c.exp.Lo, c.exp.Hi = lastMin.Next(), lastMax.Next()
+			c.exp.Lo, c.exp.Hi, c.exp.LoBy = lastMin.Next(), lastMax.Next(), nil
 		} else {
 			// The request may have been lost after the capture point:
 			// the responder expects it still, or has passed it.
@@ -297,7 +301,7 @@ func (c *Conn) reconResponse(r *trace.Record) {
 			fault := c.AckPSNFault(r)
 			c.notePSNFault(r, fault, p.PSN.Before(c.NextReq))
 			if fault == "" && c.SentBefore(p.PSN) {
-				c.exp.raise(p.PSN.Next())
+				c.exp.raise(p.PSN.Next(), r)
 			}
 			c.reconCovered(p.PSN)
 		case (p.AETH.IsNAK(wire.NAKPSNSequence) || p.AETH.IsRNR()) && c.IsLate(r):
@@ -337,7 +341,7 @@ func (c *Conn) reconResponse(r *trace.Record) {
 					c.fixSpan(s, p.PSN)
 					s.Closed = true
 				}
-				c.exp.raise(s.LastMin.Next())
+				c.exp.raise(s.LastMin.Next(), r)
 				c.reconCovered(p.PSN)
 			}
 		case wire.ReadResponseLast:
@@ -345,9 +349,9 @@ func (c *Conn) reconResponse(r *trace.Record) {
 				c.fixSpan(s, p.PSN)
 				s.Closed = s.Known()
 			}
-			c.exp.raise(p.PSN.Next())
+			c.exp.raise(p.PSN.Next(), r)
 		default:
-			c.exp.raise(p.PSN.Next())
+			c.exp.raise(p.PSN.Next(), r)
 		}
 		if s.Known() {
 			c.spanUsed(s)
@@ -356,7 +360,7 @@ func (c *Conn) reconResponse(r *trace.Record) {
 		fault := c.atomicAckPSNFault(r)
 		c.notePSNFault(r, fault, p.PSN.Before(c.NextReq))
 		if fault == "" && c.SentBefore(p.PSN) {
-			c.exp.raise(p.PSN.Next())
+			c.exp.raise(p.PSN.Next(), r)
 		}
 		c.reconCovered(p.PSN)
 	}

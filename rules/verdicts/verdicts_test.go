@@ -1052,3 +1052,44 @@ func TestOneCountFaultOneFinding(t *testing.T) {
 		t.Errorf("%d findings for one fault: %v", len(messages), messages)
 	}
 }
+
+// TestNAKBehindAMisplacedAnswer: an ATOMIC acknowledgment one PSN past its
+// ATOMIC, at the PSN a READ the capture shows later carries (o9-58's
+// fault), raised the expected PSN past that READ's PSN; the sequence NAK
+// naming it is right, and rests on that fault only: no C9-111 or C9-121
+// finding of its own. Behind an ACK nothing blames, the NAK fails.
+func TestNAKBehindAMisplacedAnswer(t *testing.T) {
+	for _, misplaced := range []bool{true, false} {
+		tr := &ht.Trace{}
+		tr.Req(wire.SendOnly, 20, true)
+		tr.Ack(20, 5)
+		tr.Atomic(wire.CompareSwap, 21)
+		if misplaced {
+			tr.Req(wire.SendOnly, 23, true)
+			tr.AtomicAck(22, 6, 1)
+			tr.NAK(22, wire.NAKPSNSequence, 6)
+			tr.Read(22, 0)
+		} else {
+			tr.Req(wire.SendOnly, 22, true)
+			tr.AtomicAck(21, 6, 1)
+			tr.Ack(22, 7)
+			tr.NAK(22, wire.NAKPSNSequence, 7)
+			tr.Req(wire.SendOnly, 22, true)
+		}
+		tr.Req(wire.SendOnly, 23, true)
+		for range 8 { // enough packets to show both sides count their IDs up
+			tr.Req(wire.SendOnly, 24, true)
+			tr.Ack(24, 8)
+		}
+		tr.IPIDs(100, 200)
+		tallies, findings := ht.AuditAll(tr, ht.Capture())
+		for _, id := range []string{"C9-111", "C9-121"} {
+			if failed := tallies[id] != nil && tallies[id].Violations > 0; failed == misplaced {
+				t.Errorf("misplaced %v: %s failed %v: %+v", misplaced, id, failed, findings)
+			}
+		}
+		if misplaced && (tallies["o9-58"] == nil || tallies["o9-58"].Violations == 0) {
+			t.Errorf("o9-58 passes the acknowledgment at the READ's PSN: %+v", findings)
+		}
+	}
+}

@@ -172,7 +172,27 @@ func DupList(recs []*trace.Record) string {
 // it is one finding naming both clauses (MovedOrWrongNAK).
 type NAKPSNJudge struct {
 	Codes []uint8
+	// behind: the NAKs behind a PSN a response acknowledged, held to the
+	// connection's end (behindNAK).
+	behind []behindNAK
 }
+
+// behindNAK is a NAK naming a PSN behind the one response by
+// acknowledged: a violation unless by's own PSN is found at fault by
+// the end of the trace (one root cause, one finding: a later packet may
+// show that the response named a PSN no request of its kind had, as an
+// ATOMIC acknowledgment at a READ's PSN does).
+type behindNAK struct {
+	rec, by           *trace.Record
+	message, expected string
+}
+
+// maxBehind bounds the NAKs a judge holds; past it they are judged at
+// once.
+const maxBehind = 64
+
+// responsePSNClauses judge the PSNs responses carry.
+var responsePSNClauses = []string{"C9-95", "C9-96", "o9-58"}
 
 // NewNAKPSN returns the judge for the NAK codes given.
 func NewNAKPSN(codes ...uint8) func() Judge {
@@ -268,16 +288,41 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
 	case BehindAfterDup(k, ev):
 		MovedOrWrongNAK(k, c, ev)
 	case !k.T.Complete() && ev.HaveLower && ev.Behind:
-		k.Violation(c, ev.Rec, fmt.Sprintf("the %s carries PSN %d, behind PSN %d that the responder had already acknowledged: its expected PSN was at least %d and never goes back", name, x, ev.Lower.Add(-1), ev.Lower),
-			[]string{fmt.Sprintf("a %s with the responder's expected PSN, at least %d", name, ev.Lower)},
-			Seen(ev.Rec))
+		h := behindNAK{rec: ev.Rec,
+			message:  fmt.Sprintf("the %s carries PSN %d, behind PSN %d that the responder had already acknowledged: its expected PSN was at least %d and never goes back", name, x, ev.Lower.Add(-1), ev.Lower),
+			expected: fmt.Sprintf("a %s with the responder's expected PSN, at least %d", name, ev.Lower)}
+		if e := c.Expected(); e.HaveLo && e.Lo == ev.Lower {
+			h.by = e.LoBy
+		}
+		if h.by == nil || len(j.behind) == maxBehind {
+			h.judge(k, c)
+			return
+		}
+		j.behind = append(j.behind, h)
 	default:
 		k.Indeterminate(c, "the "+name+"'s PSN cannot be checked: "+k.T.Why())
 	}
 }
 
 // End implements Judge.
-func (j *NAKPSNJudge) End(*Checker, *harness.Conn) {}
+func (j *NAKPSNJudge) End(k *Checker, c *harness.Conn) {
+	for _, h := range j.behind {
+		h.judge(k, c)
+	}
+	j.behind = nil
+}
+
+// judge reports h: a violation, unless a finding blamed the PSN of the
+// response it rests on.
+func (h behindNAK) judge(k *Checker, c *harness.Conn) {
+	for _, id := range responsePSNClauses {
+		if h.by != nil && c.Blamed(h.by, id) {
+			k.Indeterminate(c, fmt.Sprintf("%s; that rests on the PSN of frame %d, already reported under %s (one root cause, one finding)", h.message, h.by.Frame, id))
+			return
+		}
+	}
+	k.Violation(c, h.rec, h.message, []string{h.expected}, Seen(h.rec))
+}
 
 // BehindAfterDup reports whether a sequence or invalid-request NAK (ev)
 // names a PSN behind one the responder had already acknowledged, on a
