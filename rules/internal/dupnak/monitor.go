@@ -177,9 +177,10 @@ type NAKPSNJudge struct {
 	behind []behindNAK
 }
 
-// behindNAK is a NAK naming a PSN behind the one response by
-// acknowledged: a violation unless by's own PSN is found at fault by
-// the end of the trace (one root cause, one finding: a later packet may
+// behindNAK is a NAK naming a PSN behind the one response by, an ATOMIC
+// Acknowledge at a PSN no ATOMIC the trace showed carried, acknowledged:
+// a violation unless by's own PSN is found at fault by the end of the
+// trace (one root cause, one finding: a later packet may
 // show that the response named a PSN no request of its kind had, as an
 // ATOMIC acknowledgment at a READ's PSN does).
 type behindNAK struct {
@@ -190,9 +191,6 @@ type behindNAK struct {
 // maxBehind bounds the NAKs a judge holds; past it they are judged at
 // once.
 const maxBehind = 64
-
-// responsePSNClauses judge the PSNs responses carry.
-var responsePSNClauses = []string{"C9-95", "C9-96", "o9-58"}
 
 // NewNAKPSN returns the judge for the NAK codes given.
 func NewNAKPSN(codes ...uint8) func() Judge {
@@ -291,7 +289,7 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
 		h := behindNAK{rec: ev.Rec,
 			message:  fmt.Sprintf("the %s carries PSN %d, behind PSN %d that the responder had already acknowledged: its expected PSN was at least %d and never goes back", name, x, ev.Lower.Add(-1), ev.Lower),
 			expected: fmt.Sprintf("a %s with the responder's expected PSN, at least %d", name, ev.Lower)}
-		if e := c.Expected(); e.HaveLo && e.Lo == ev.Lower {
+		if e := c.Expected(); e.HaveLo && e.Lo == ev.Lower && unbacked(c, e.LoBy) {
 			h.by = e.LoBy
 		}
 		if h.by == nil || len(j.behind) == maxBehind {
@@ -312,14 +310,23 @@ func (j *NAKPSNJudge) End(k *Checker, c *harness.Conn) {
 	j.behind = nil
 }
 
+// unbacked reports whether by is an ATOMIC Acknowledge at a PSN no
+// ATOMIC the trace showed so far carried: a request seen later may show
+// its PSN at fault (o9-58).
+func unbacked(c *harness.Conn, by *trace.Record) bool {
+	if by == nil || by.Packet.Opcode != wire.AtomicAcknowledge {
+		return false
+	}
+	op, _, _, ok := c.Req(by.Packet.PSN)
+	return !ok || opc.Class(op) != wire.ClassAtomic
+}
+
 // judge reports h: a violation, unless a finding blamed the PSN of the
 // response it rests on.
 func (h behindNAK) judge(k *Checker, c *harness.Conn) {
-	for _, id := range responsePSNClauses {
-		if h.by != nil && c.Blamed(h.by, id) {
-			k.Indeterminate(c, fmt.Sprintf("%s; that rests on the PSN of frame %d, already reported under %s (one root cause, one finding)", h.message, h.by.Frame, id))
-			return
-		}
+	if h.by != nil && c.Blamed(h.by, "o9-58") {
+		k.Indeterminate(c, fmt.Sprintf("%s; that rests on the PSN of frame %d, already reported under o9-58 (one root cause, one finding)", h.message, h.by.Frame))
+		return
 	}
 	k.Violation(c, h.rec, h.message, []string{h.expected}, Seen(h.rec))
 }
