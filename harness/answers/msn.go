@@ -175,6 +175,11 @@ type MSNModel struct {
 	// replayStream is the READ response stream whose first packet was
 	// found to answer a duplicate the trace does not show as one.
 	replayStream *Stream
+	// stop is the latest sequence or RNR NAK taken into the count
+	// (nakBound): the responder had executed no request at or past its
+	// PSN when it sent it; stopSeq is its Seq (harness.Conn.Seq).
+	stop    *trace.Record
+	stopSeq uint64
 	// missedMax is the newest request PSN the capture missed and a
 	// response showed completed (resolve), for MissedAfter.
 	missedMax  wire.PSN

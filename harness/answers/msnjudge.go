@@ -71,6 +71,15 @@ type Judgement struct {
 	// Expected and Seen describe the violation it then is (the MSN went
 	// back).
 	After *trace.Record
+	// StopSeq (with Undecided and Open, where HaveStop): the packet is
+	// legal only as a replay of an answer the responder sent after the
+	// NAK whose Seq (harness.Conn.Seq) this is, a NAK that showed the
+	// request not yet executed, and the capture missed; where the
+	// responder's IPv4 IDs show the capture missed none of its packets
+	// since, Message, Expected and Seen describe the violation it then
+	// is (OtherNAK: with the NAK's MSN, C9-149's, the other account).
+	StopSeq  uint64
+	HaveStop bool
 }
 
 func msn24(v int64) int64 { return v & 0xFFFFFF }
@@ -183,7 +192,10 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	// unseen: the answer is taken as a replay for what the capture may
 	// not show (it began during a resend, or an earlier answer
 	// acknowledged the request), not for a duplicate it shows.
-	replay, firstAtomic, unseen := false, false, false
+	// unshown: a replay, or an answer that may be one, to an ATOMIC sent
+	// more than once or shown before any acknowledgment, where the trace
+	// shows no earlier answer to it.
+	replay, firstAtomic, unseen, unshown := false, false, false, false
 	covers, incl, haveA := wire.PSN(0), true, false
 	executed, haveExec := wire.PSN(0), false
 	switch opc.Class(op) {
@@ -206,6 +218,8 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			// acknowledgment whose MSN skips ahead does not pass as a
 			// replay).
 			replay, executed, haveExec = true, p.PSN, true
+			_, answered := c.AtomicOriginal(p.PSN)
+			unshown = !answered
 		case !c.Complete() && m.haveCovered && p.PSN.AtOrBefore(m.covered):
 			// An earlier response already acknowledged the ATOMIC's PSN:
 			// the ATOMIC had completed and been answered before it (a
@@ -222,6 +236,8 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			// executed it, and this may answer the duplicate, with the
 			// original MSN or the current one.
 			replay, executed, haveExec, unseen = true, p.PSN, true, true
+			_, answered := c.AtomicOriginal(p.PSN)
+			unshown = !answered
 		case !c.Complete() && !c.FromStart() && c.HaveReq && p.PSN.Before(c.FirstReq):
 			// An ATOMIC before the first request the capture shows,
 			// resent: the responder may have executed it before the
@@ -421,8 +437,14 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	// its MSN counts no message ending after its PSN (so an ATOMIC
 	// acknowledgment five past the ACK just before it does not pass
 	// because the requests after it had reached the responder).
+	//
+	// So is one to an ATOMIC sent more than once, where the trace shows
+	// no answer to it before: the replay reading needs an earlier answer
+	// the capture missed (so an ATOMIC acknowledgment skipping ahead does
+	// not pass as the replay of a copy sent before, whose answer nothing
+	// showed).
 	asNew, upToPSN := S, false
-	if firstAtomic {
+	if firstAtomic || unshown {
 		if n, ok := m.count(p.PSN, true, false); ok {
 			asNew, upToPSN = n+m.missingUpTo(p.PSN), true
 		}
@@ -529,8 +551,23 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		if upToPSN {
 			above = fmt.Sprintf("the %d new messages that may end at or before its PSN %d", asNew, p.PSN)
 		}
-		return Judgement{Undecided: true, Open: true, Reason: fmt.Sprintf("MSN %d is above %s (%s shows the count started no higher than %d): legal only if the answer replays a request executed before the capture began, or one the capture missed (--complete decides)",
+		j := Judgement{Undecided: true, Open: true, Reason: fmt.Sprintf("MSN %d is above %s (%s shows the count started no higher than %d): legal only if the answer replays a request executed before the capture began, or one the capture missed (--complete decides)",
 			msn24(u), above, describe(hi), msn24(hi.v))}
+		if s := m.stop; upToPSN && s != nil && s.Packet.PSN.AtOrBefore(p.PSN) && p.PSN.Diff(s.Packet.PSN) < 1<<22 {
+			// The NAK named a PSN at or before the ATOMIC's: the
+			// responder had not executed it then, so a replay answers a
+			// copy executed since, whose first answer went out after the
+			// NAK. Where the responder's IDs show the capture missed none
+			// of its packets since, there was none: this is that first
+			// answer, new.
+			j.StopSeq, j.HaveStop = m.stopSeq, true
+			j.Message = fmt.Sprintf("MSN %d is above %s (%s shows the count started no higher than %d), and it is the ATOMIC's first answer: the NAK of frame %d showed it not yet executed, and the responder's IPv4 IDs show the capture missed none of its packets since, so no earlier answer it could replay went out",
+				msn24(u), above, describe(hi), msn24(hi.v), s.Frame)
+			j.Expected = []string{fmt.Sprintf("an MSN of at most %d: a new ATOMIC's answer counts no message past its PSN", msn24(hi.v+int64(asNew)))}
+			j.Seen = fmt.Sprintf("MSN %d", msn24(u))
+			j.Other, j.OtherNAK = hi.rec, hi.nak
+		}
+		return j
 	case below != nil:
 		return Judgement{Undecided: true, Open: true, After: below,
 			Message: belowJ.Message, Expected: belowJ.Expected, Seen: belowJ.Seen,

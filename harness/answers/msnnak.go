@@ -217,6 +217,11 @@ func (m *MSNModel) nakBound(c *harness.Conn, r *trace.Record, fits bool) {
 	if why, _ := c.LateWhy(r); why != "" || wrongNAKPSN(c, p) != "" {
 		return
 	}
+	if p.AETH.Kind() == wire.KindRNR || p.AETH.IsNAK(wire.NAKPSNSequence) {
+		if e := c.Expected(); !e.HaveLo || p.PSN.AtOrAfter(e.Lo) {
+			m.stop, m.stopSeq = r, c.Seq()
+		}
+	}
 	u := m.unwrap(p.AETH.MSN)
 	if fits {
 		m.eachBasis(func(b *basis) {

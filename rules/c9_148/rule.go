@@ -85,6 +85,22 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	j := m.m.Model(c, r, ev)
 	switch {
 	case j.Skip:
+	case j.Undecided && j.Open && j.HaveStop && c.ResponsePSNFault() == "":
+		// Legal only as a replay of an answer sent since the NAK that
+		// showed its ATOMIC not yet executed: a violation where the
+		// responder's IDs show the capture missed nothing since. (Not
+		// where a response's PSN is at fault: the earlier answer may be
+		// the one at another PSN, and the bound may rest on it; one root
+		// cause, one clause.)
+		proof := harness.MissedProof{Dir: r.Dir, Since: j.StopSeq, Now: true}
+		if !j.OtherNAK {
+			c.ViolationUnlessMissedAny(ID, r, j.Message, j.Expected, j.Seen, j.Reason, proof)
+			return
+		}
+		c.ViolationEitherUnlessMissed(ID, r, harness.Either{Message: j.Message, Alts: []reports.Alternative{
+			{ID: ID, If: "the NAK's MSN was right: this MSN counts messages past the ATOMIC's PSN"},
+			{ID: "C9-149", If: fmt.Sprintf("this MSN is right: the NAK (frame %d) carried an MSN below the messages it followed", j.Other.Frame)},
+		}}, j.Expected, j.Seen, j.Reason, proof)
 	case j.Undecided && j.Open && j.After != nil && c.MayBeDatedByID(r):
 		// Below an answer that may replay one, unless the responder's
 		// IDs, once seen to count up, date r after it: held.
