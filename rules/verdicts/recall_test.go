@@ -301,7 +301,9 @@ var recallCatalogue = []injection{
 		// ACK's bounds (a PSN at which the capture shows no request may be
 		// a message it missed). An ATOMIC acknowledgment may replay one
 		// with the count of a later moment, after requests the capture
-		// missed: undecided.
+		// missed: undecided. Unless it is the ATOMIC's first answer
+		// (firstAnswerSinceNAK): the replay reading needs an earlier
+		// answer the capture missed.
 		key: "C9-148 MSN skips ahead", clause: "C9-148",
 		inject: func(rng *rand.Rand, s *sent) *injected {
 			a := s.pick(rng, func(i int, r *trace.Record) bool { return isCountedAck(r) })
@@ -310,7 +312,7 @@ var recallCatalogue = []injection{
 			}
 			a.Packet.AETH.MSN = (a.Packet.AETH.MSN + 3 + uint32(rng.IntN(5))) & 0xFFFFFF
 			return &injected{at: a, decides: func(e *evidence) bool {
-				return e.complete || e.contradicts(a)
+				return e.complete || e.contradicts(a) || e.firstAnswerSinceNAK(a)
 			}}
 		},
 	},
@@ -1431,6 +1433,77 @@ func (e *evidence) contradicts(x *trace.Record) bool {
 	return false
 }
 
+// firstAnswerSinceNAK: ATOMIC acknowledgment a follows a sequence or RNR
+// NAK (the latest before it) naming a PSN at or before its own, so the
+// responder had not executed the ATOMIC when it sent the NAK; the
+// responder's IDs show the trace holds every packet it sent from that NAK
+// to a, and the trace shows no earlier answer to the ATOMIC. Then a is its
+// first answer, sent as the responder executed it, not a replay, and its
+// MSN counts no message past its PSN: at most the NAK's MSN, one more for
+// each PSN from the NAK's up to a's where a message may end (as
+// contradicts counts them), and one more for each READ before the NAK's
+// PSN since the latest acknowledgment before it (one whose answer was
+// still going out, which the NAK's count need not hold yet). Above that,
+// neither reading of a replayed answer's MSN is left (C9-148).
+func (e *evidence) firstAnswerSinceNAK(a *trace.Record) bool {
+	if a.Dir != trace.ToRequester || a.Packet.Opcode != wire.AtomicAcknowledge || !e.dates(trace.ToRequester) {
+		return false
+	}
+	var nak, acked *trace.Record
+	for _, r := range e.recs {
+		if r == a {
+			break
+		}
+		switch {
+		case isSeqNAK(r) || isRNR(r):
+			nak = r
+		case r.Packet.Opcode == wire.AtomicAcknowledge && r.Packet.PSN == a.Packet.PSN:
+			return false // an earlier answer a may replay
+		}
+	}
+	if nak == nil || nak.Packet.PSN.After(a.Packet.PSN) || !e.noGap(trace.ToRequester, nak, a) {
+		return false
+	}
+	for _, r := range e.recs {
+		if r == nak {
+			break
+		}
+		if isAcknowledging(r) && r.Packet.PSN.Before(nak.Packet.PSN) && (acked == nil || r.Packet.PSN.After(acked.Packet.PSN)) {
+			acked = r
+		}
+	}
+	used := map[wire.PSN]bool{}
+	ends := map[wire.PSN]bool{}
+	reads := map[wire.PSN]bool{}
+	most := 0
+	for _, r := range e.recs {
+		op := r.Packet.Opcode
+		switch {
+		case r.Dir == trace.ToResponder && op == wire.ReadRequest:
+			reads[r.Packet.PSN] = true
+			for k := range wire.ReadResponsePackets(r.Packet.RETH.Length, 4096) {
+				used[r.Packet.PSN.Add(k)] = true
+			}
+		case r.Dir == trace.ToResponder:
+			used[r.Packet.PSN] = true
+			ends[r.Packet.PSN] = ends[r.Packet.PSN] || op.EndsMessage()
+		case op.Class() == wire.ClassReadResponse:
+			used[r.Packet.PSN] = true
+		}
+	}
+	for y := range reads {
+		if y.Before(nak.Packet.PSN) && (acked == nil || y.After(acked.Packet.PSN)) {
+			most++
+		}
+	}
+	for y := nak.Packet.PSN; y.AtOrBefore(a.Packet.PSN); y = y.Next() {
+		if ends[y] || reads[y] || !used[y] {
+			most++
+		}
+	}
+	return msnAhead(a.Packet.AETH.MSN, nak.Packet.AETH.MSN) > most
+}
+
 // countsPast: the trace holds a positive ACK, before or after ACK a,
 // naming a PSN past a's with a lower MSN. An ACK carries the count of
 // messages completed when it is sent, which never goes back (C9-148):
@@ -2152,6 +2225,50 @@ func TestRecallAnswerOutOfSequence(t *testing.T) {
 		s := newSent(&tr, 1024)
 		if got := s.answerOutOfSequence(x, len(s.recs)-1); got != c.want {
 			t.Errorf("%s: the resend asked for by an answer out of sequence %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestRecallFirstAnswerSinceNAK: an ATOMIC acknowledgment after a
+// sequence NAK that named the ATOMIC's PSN, with every responder packet
+// between captured and dated, is the ATOMIC's first answer: an MSN above
+// the NAK's by more than the messages up to its PSN decides; by one, or
+// with a response between missed, or with no ID to date them, it does
+// not (a replay of an unseen answer may carry the count of its moment).
+func TestRecallFirstAnswerSinceNAK(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		msn      uint32 // of the ATOMIC's answer
+		lost     bool   // the ACK before it lost before the capture point
+		counting bool
+		want     bool
+	}{
+		{"one above the NAK's", 14, false, true, false},
+		{"four above", 17, false, true, true},
+		{"four above, a response missed between", 17, true, true, false},
+		{"four above, IDs fixed", 17, false, false, false},
+	} {
+		var tr ht.Trace
+		for p := wire.PSN(10); p < 19; p++ {
+			tr.Req(wire.SendOnly, p, true)
+			tr.Ack(p, uint32(p)-5)
+		}
+		tr.Atomic(wire.FetchAdd, 19) // lost
+		tr.Req(wire.SendOnly, 20, true)
+		tr.NAK(19, 0, 13)
+		tr.Atomic(wire.FetchAdd, 19)
+		tr.Req(wire.SendOnly, 30, true) // beyond: dropped, NAKed no more
+		tr.Ack(18, 13)                  // a duplicate's answer
+		a := tr.AtomicAck(19, c.msn, 0)
+		tr.IPIDs(7, 900)
+		s := newSent(&tr, 1024)
+		if c.lost {
+			s.recs[len(s.recs)-2].Note = noteLost
+		}
+		e := s.capture(rand.New(rand.NewPCG(1, 1)), false)
+		e.counting = c.counting
+		if got := e.firstAnswerSinceNAK(a); got != c.want {
+			t.Errorf("%s: decided %v, want %v", c.name, got, c.want)
 		}
 	}
 }
