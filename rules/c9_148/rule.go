@@ -67,6 +67,10 @@ type monitor struct {
 type heldViolation struct {
 	r *trace.Record
 	j answers.Judgement
+	// stop: an open instance that is a violation where the responder's
+	// IDs ran on unbroken from the NAK of j.StopSeq to r (unbroken) and
+	// it is seen to number its packets one by one (answers.Judgement).
+	stop, unbroken bool
 }
 
 // maxHeld bounds the violations held per connection; past it they are
@@ -85,26 +89,15 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	j := m.m.Model(c, r, ev)
 	switch {
 	case j.Skip:
-	case j.Undecided && j.Open && j.HaveStop && c.ResponsePSNFault() == "":
+	case j.Undecided && j.Open && j.HaveStop:
 		// Legal only as a replay of an answer sent since the NAK that
-		// showed its ATOMIC not yet executed: a violation where the
-		// responder's IDs show the capture missed nothing since. (Not
-		// where a response's PSN is at fault: the earlier answer may be
-		// the one at another PSN, and the bound may rest on it; one root
-		// cause, one clause.)
-		proof := harness.MissedProof{Dir: r.Dir, Since: j.StopSeq, Now: true}
-		if !j.OtherNAK {
-			c.ViolationUnlessMissedAny(ID, r, j.Message, j.Expected, j.Seen, j.Reason, proof)
-			return
-		}
-		c.ViolationEitherUnlessMissed(ID, r, harness.Either{Message: j.Message, Alts: []reports.Alternative{
-			{ID: ID, If: "the NAK's MSN was right: this MSN counts messages past the ATOMIC's PSN"},
-			{ID: "C9-149", If: fmt.Sprintf("this MSN is right: the NAK (frame %d) carried an MSN below the messages it followed", j.Other.Frame)},
-		}}, j.Expected, j.Seen, j.Reason, proof)
+		// showed its ATOMIC not yet executed: held, a violation where
+		// the responder's IDs show the capture missed nothing since.
+		m.hold(c, heldViolation{r: r, j: j, stop: true, unbroken: c.RanOnSince(r.Dir, j.StopSeq)})
 	case j.Undecided && j.Open && j.After != nil && c.MayBeDatedByID(r):
 		// Below an answer that may replay one, unless the responder's
 		// IDs, once seen to count up, date r after it: held.
-		m.hold(c, heldViolation{r, j})
+		m.hold(c, heldViolation{r: r, j: j})
 	case j.Undecided && j.Open:
 		c.Unresolved(ID, j.Reason)
 	case j.Undecided:
@@ -121,7 +114,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		// failed request, positively acknowledged, is §9.7.5.1.5's.
 		c.Indeterminate(ID, "an ACK naming a SEND with Invalidate carries an MSN that does not count it: the SEND failed if the responder could not invalidate the key it names (then the MSN is right and the positive ACK is §9.7.5.1.5's fault), which the trace does not show; "+j.Message)
 	case j.Violation:
-		m.hold(c, heldViolation{r, j})
+		m.hold(c, heldViolation{r: r, j: j})
 	default:
 		c.Checked(ID)
 	}
@@ -140,6 +133,23 @@ func (m *monitor) hold(c *harness.Conn, h heldViolation) {
 // violation where the responder's IPv4 IDs show r was sent after that
 // answer, open otherwise.
 func (m *monitor) report(c *harness.Conn, h heldViolation) {
+	if h.stop {
+		// Where a response's PSN is at fault, the earlier answer may be
+		// one at another PSN, or the bound may rest on it (one root
+		// cause, one clause): open.
+		if !h.unbroken || !c.NumbersByOne(h.r.Dir) || c.ResponsePSNFault() != "" {
+			c.Unresolved(ID, h.j.Reason)
+			return
+		}
+		if !h.j.OtherNAK {
+			c.Violation(ID, h.r, h.j.Message, h.j.Expected, h.j.Seen)
+			return
+		}
+		c.ViolationEither(h.r, h.j.Message, h.j.Expected, h.j.Seen,
+			reports.Alternative{ID: ID, If: "the NAK's MSN was right: this MSN counts messages past the ATOMIC's PSN"},
+			reports.Alternative{ID: "C9-149", If: fmt.Sprintf("this MSN is right: the NAK (frame %d) carried an MSN below the messages it followed", h.j.Other.Frame)})
+		return
+	}
 	if m.blamedElsewhere(c, h.j.Other) {
 		if h.j.Firm == nil || m.blamedElsewhere(c, h.j.Firm.Other) {
 			c.Indeterminate(ID, fmt.Sprintf("%s; frame %d, whose MSN this rests on, is already reported for its count (one root cause, one finding)", h.j.Message, h.j.Other.Frame))
@@ -154,7 +164,7 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 		}
 	}
 	if f := c.ResponsePSNFault(); f != "" && undermined(c, h) {
-		if h.j.Firm == nil || undermined(c, heldViolation{h.r, *h.j.Firm}) {
+		if h.j.Firm == nil || undermined(c, heldViolation{r: h.r, j: *h.j.Firm}) {
 			c.Indeterminate(ID, "the MSN disagrees with the count of messages its response's PSN acknowledges, but response PSNs on this connection are at fault: "+f)
 			return
 		}

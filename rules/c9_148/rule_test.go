@@ -894,4 +894,22 @@ func TestAtomicAnswerAfterANAKThatShowedItUnexecuted(t *testing.T) {
 	rtest.WantPass(t, early(14, true), rtest.Capture(0), ID)
 	rtest.WantOpen(t, early(17, false), rtest.Capture(0), ID, "an answer above the count, shown before any acknowledgment, left undecided but not open")
 	rtest.WantViolation(t, early(17, true), rtest.Capture(0), ID, "it is the ATOMIC's first answer")
+	// An answer at another request's PSN before it (o9-58's fault) may be
+	// the ATOMIC's first, misplaced: the one at its PSN may replay it,
+	// and stays open (one root cause, one clause; recall test, seed 24).
+	b := rtest.Builder{PerSender: true}
+	b.AckedSends(10, 5, 6, 7, 8, 9, 10, 11, 12, 13)
+	b.Atomic(19)
+	b.Send(20, true)
+	b.NAK(19, 0, 13)
+	b.Atomic(19)
+	b.Send(20, true)
+	b.Atomic(19)
+	b.Resp(wire.AtomicAcknowledge, 20, 0x1f, 14, 0)
+	b.Resp(wire.AtomicAcknowledge, 19, 0x1f, 17, 0)
+	b.Ack(20, 15)
+	sink := rtest.Audit(b.Recs, rtest.Capture(0), ID)
+	if tl := rtest.Tally(sink, ID); tl.Violations != 0 || tl.Open == 0 {
+		t.Fatalf("behind an answer at another request's PSN: want open, got %+v\n%s", tl, rtest.Dump(b.Recs))
+	}
 }
