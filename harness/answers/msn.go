@@ -180,6 +180,9 @@ type MSNModel struct {
 	// PSN when it sent it; stopSeq is its Seq (harness.Conn.Seq).
 	stop    *trace.Record
 	stopSeq uint64
+	// misplaced is the latest ATOMIC acknowledgment at a PSN no ATOMIC
+	// in the capture used (when it came).
+	misplaced *trace.Record
 	// missedMax is the newest request PSN the capture missed and a
 	// response showed completed (resolve), for MissedAfter.
 	missedMax  wire.PSN

@@ -210,8 +210,10 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			// unseen.
 			m.gap(p.PSN, p.PSN)
 			replay, executed, haveExec = true, p.PSN, true
+			m.misplaced = r
 		case !ok || (op2 != wire.CompareSwap && op2 != wire.FetchAdd):
 			replay = true // not an ATOMIC's PSN (o9-58's concern): only S bounds it
+			m.misplaced = r
 		case c.ReqSends(p.PSN) > 1 && !c.ResentAfterDrop(p.PSN):
 			// Sent again, not after a copy a NAK showed dropped (then
 			// the latest copy is the first executed, and an ATOMIC
@@ -553,7 +555,13 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		}
 		j := Judgement{Undecided: true, Open: true, Reason: fmt.Sprintf("MSN %d is above %s (%s shows the count started no higher than %d): legal only if the answer replays a request executed before the capture began, or one the capture missed (--complete decides)",
 			msn24(u), above, describe(hi), msn24(hi.v))}
-		if s := m.stop; upToPSN && s != nil && s.Packet.PSN.AtOrBefore(p.PSN) && p.PSN.Diff(s.Packet.PSN) < 1<<22 {
+		if s := m.stop; upToPSN && s != nil && s.Packet.PSN.AtOrBefore(p.PSN) && p.PSN.Diff(s.Packet.PSN) < 1<<22 &&
+			(m.misplaced == nil || m.misplaced.Frame < s.Frame) && !insideRead(c, hi.rec) {
+			// (Not where an ATOMIC acknowledgment at a PSN no ATOMIC
+			// the capture shows used came since the NAK: it may be the
+			// first answer, its PSN at fault, o9-58's; nor where the
+			// bound rests on an ACK inside a READ's range, C9-95's: one
+			// root cause, one clause.)
 			// The NAK named a PSN at or before the ATOMIC's: the
 			// responder had not executed it then, so a replay answers a
 			// copy executed since, whose first answer went out after the

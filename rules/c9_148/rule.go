@@ -136,8 +136,11 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 	if h.stop {
 		// Where a response's PSN is at fault, the earlier answer may be
 		// one at another PSN, or the bound may rest on it (one root
-		// cause, one clause): open.
-		if !h.unbroken || !c.NumbersByOne(h.r.Dir) || c.ResponsePSNFault() != "" {
+		// cause, one clause: an ACK inside a READ's range the trace
+		// showed only later is C9-95's): open.
+		o := h.j.Other
+		inside := o != nil && o.Packet.Opcode == wire.Acknowledge && c.ReadInterior(o.Packet.PSN) != nil
+		if !h.unbroken || !c.NumbersByOne(h.r.Dir) || c.ResponsePSNFault() != "" || inside {
 			c.Unresolved(ID, h.j.Reason)
 			return
 		}
