@@ -182,10 +182,10 @@ func TestMonitorHandBuilt(t *testing.T) {
 		// from that SEND half an interval after its previous transmission
 		// is the timer's, early, unless that ACK never reached the
 		// requester (lost after the capture point): open in a capture,
-		// failed in the requester's complete view (found by the recall
-		// test). Where only the out-of-sequence answer acknowledged the
-		// SEND, a requester may set that answer aside whole and go back
-		// to the SEND on the implied NAK.
+		// failed in the requester's complete view. Where only the
+		// out-of-sequence answer acknowledged the SEND, a requester may
+		// set that answer aside whole and go back to the SEND on the
+		// implied NAK.
 		{"capture, a SEND acknowledged in sequence, then a READ answer skipping a PSN, the SEND resent early", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
 			impliedAfterACK(s, true)
 		}, reqtest.Suspect},
