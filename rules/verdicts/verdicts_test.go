@@ -1093,3 +1093,39 @@ func TestNAKBehindAMisplacedAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestACKInsideAREADFoundLater: an ACK strictly inside the range of a
+// READ that is not owed its answer (seen while the responder's expected
+// PSN was behind it), the range known from the path MTU, is C9-95's fault
+// alone: no request acknowledged there fixes a count its MSN must carry
+// (C9-148), and it raises no bound on the expected PSN that a NAK after it
+// could be held to (C9-111).
+func TestACKInsideAREADFoundLater(t *testing.T) {
+	tr := &ht.Trace{}
+	for psn := wire.PSN(1); psn <= 9; psn++ { // both sides shown to count their IDs up
+		tr.Req(wire.SendOnly, psn, true)
+		tr.Ack(psn, uint32(psn))
+	}
+	tr.Read(11, 768) // 11..13 at MTU 256; the READ at 10 before it lost
+	tr.NAK(10, wire.NAKPSNSequence, 9)
+	tr.Read(10, 8)
+	tr.Read(11, 768)
+	w := tr.Req(wire.WriteFirst, 14, false)
+	w.Packet.RETH.Length = 515
+	w.Packet.Payload, w.PayloadLen = make([]byte, 256), 256
+	tr.Ack(12, 9) // inside the READ's range
+	tr.ReadResp(wire.ReadResponseOnly, 10, 10, 8)
+	tr.NAK(11, wire.NAKPSNSequence, 10)
+	tr.IPIDs(100, 200)
+	_, findings := ht.AuditAll(tr, ht.Capture())
+	n := 0
+	for _, f := range findings {
+		if f.ID != "C9-95" {
+			t.Errorf("%s fails at frame %d: %s", f.ID, f.Frame, f.Message)
+		}
+		n++
+	}
+	if n != 1 {
+		t.Errorf("%d findings, want the one on the ACK", n)
+	}
+}
