@@ -580,17 +580,34 @@ func (c *Conn) MayBeDatedByID(r *trace.Record) bool { return r.HasIPID && c.IDsV
 // fact of the whole trace: an instance decided by r's date waits for the
 // packets that show it.
 func (c *Conn) AwaitDated(r *trace.Record, judge func(c *Conn)) {
-	if c.DatedByID(r) || !c.MayBeDatedByID(r) {
+	c.awaitShown(r, func() bool { return c.DatedByID(r) }, judge)
+}
+
+// awaitShown calls judge once shown, a fact of how r's sender numbers its
+// packets, holds, or once it is known that it never will: at once where
+// r carries no ID that changes (MayBeDatedByID), else at the trace's end.
+func (c *Conn) awaitShown(r *trace.Record, shown func() bool, judge func(c *Conn)) {
+	if shown() || !c.MayBeDatedByID(r) {
 		judge(c)
 		return
 	}
 	c.Await(func(c *Conn, next *trace.Record) bool {
-		if next != nil && !c.DatedByID(r) {
+		if next != nil && !shown() {
 			return false
 		}
 		judge(c)
 		return true
 	})
+}
+
+// AwaitNumbering calls judge once the sender of direction d is seen to
+// number its packets one by one (NumbersByOne), or once it is known that
+// it never will in this trace: at once where r, its packet, carries no
+// ID that changes (MayBeDatedByID), else at the trace's end. judge asks
+// NumbersByOne itself. As for AwaitDated, how a sender numbers its
+// packets is a fact of the whole trace.
+func (c *Conn) AwaitNumbering(d trace.Dir, r *trace.Record, judge func(c *Conn)) {
+	c.awaitShown(r, func() bool { return c.NumbersByOne(d) }, judge)
 }
 
 // SentBeforeByID reports whether a was sent before b by their sender,

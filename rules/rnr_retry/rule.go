@@ -111,19 +111,13 @@ func (m *monitor) missedResend(c *harness.Conn, r *trace.Record, ev *retries.Req
 				n, prev.Frame, r.Frame, g.PSN, g.Rec.Frame, r.Frame, prev.Frame))
 		}
 	}
-	if !prev.HasIPID || !r.HasIPID || r.IPID-prev.IPID <= 1 || c.NumbersByOne(trace.ToResponder) {
+	if !prev.HasIPID || !r.HasIPID || r.IPID-prev.IPID <= 1 {
 		judge(c)
 		return
 	}
-	// An ID gap from a requester not yet seen to number its packets one
-	// by one: its later packets tell.
-	c.Await(func(c *harness.Conn, next *trace.Record) bool {
-		if next != nil && !c.NumbersByOne(trace.ToResponder) {
-			return false
-		}
-		judge(c)
-		return true
-	})
+	// An ID gap from a requester maybe not yet seen to number its
+	// packets one by one: its later packets tell.
+	c.AwaitNumbering(trace.ToResponder, r, judge)
 }
 
 // firstResend judges resend r, no sooner than the RNR NAK's delay (gap
@@ -153,17 +147,7 @@ func (m *monitor) firstResend(c *harness.Conn, r *trace.Record, ev *retries.ReqE
 			c.Checked(ID)
 		}
 	}
-	if c.NumbersByOne(trace.ToResponder) || !c.MayBeDatedByID(r) {
-		judge(c)
-		return
-	}
-	c.Await(func(c *harness.Conn, next *trace.Record) bool {
-		if next != nil && !c.NumbersByOne(trace.ToResponder) {
-			return false
-		}
-		judge(c)
-		return true
-	})
+	c.AwaitNumbering(trace.ToResponder, r, judge)
 }
 
 func (m *monitor) delay(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {

@@ -1372,6 +1372,30 @@ func countedPSN(r *trace.Record) (psn wire.PSN, ok bool) {
 	return 0, false
 }
 
+// psnUse is what the captured packets show of the PSNs: used, those a
+// request or READ response shows used (a READ's span at the largest MTU:
+// at least this); ends, those at which a request ends a message other
+// than a READ; reads, those a READ request begins at.
+func (e *evidence) psnUse() (used, ends, reads map[wire.PSN]bool) {
+	used, ends, reads = map[wire.PSN]bool{}, map[wire.PSN]bool{}, map[wire.PSN]bool{}
+	for _, r := range e.recs {
+		op := r.Packet.Opcode
+		switch {
+		case r.Dir == trace.ToResponder && op == wire.ReadRequest:
+			reads[r.Packet.PSN] = true
+			for k := range wire.ReadResponsePackets(r.Packet.RETH.Length, 4096) {
+				used[r.Packet.PSN.Add(k)] = true
+			}
+		case r.Dir == trace.ToResponder:
+			used[r.Packet.PSN] = true
+			ends[r.Packet.PSN] = ends[r.Packet.PSN] || op.EndsMessage()
+		case op.Class() == wire.ClassReadResponse:
+			used[r.Packet.PSN] = true
+		}
+	}
+	return used, ends, reads
+}
+
 // contradicts: positive ACK or NAK x and a positive ACK captured anywhere
 // cannot both be legal, whatever the network or the capture did (a late packet
 // or a copy keeps its PSN and MSN together). Each carries the count when
@@ -1389,24 +1413,7 @@ func (e *evidence) contradicts(x *trace.Record) bool {
 	if !ok {
 		return false
 	}
-	used := map[wire.PSN]bool{}  // PSNs a captured request or READ response shows used
-	ends := map[wire.PSN]bool{}  // PSNs a captured request ends a message other than a READ at
-	reads := map[wire.PSN]bool{} // PSNs a captured READ request begins at
-	for _, r := range e.recs {
-		op := r.Packet.Opcode
-		switch {
-		case r.Dir == trace.ToResponder && op == wire.ReadRequest:
-			reads[r.Packet.PSN] = true
-			for k := range wire.ReadResponsePackets(r.Packet.RETH.Length, 4096) { // its span at the largest MTU: at least this
-				used[r.Packet.PSN.Add(k)] = true
-			}
-		case r.Dir == trace.ToResponder:
-			used[r.Packet.PSN] = true
-			ends[r.Packet.PSN] = ends[r.Packet.PSN] || op.EndsMessage()
-		case op.Class() == wire.ClassReadResponse:
-			used[r.Packet.PSN] = true
-		}
-	}
+	used, ends, reads := e.psnUse()
 	for _, r := range e.recs {
 		pr, ok := countedPSN(r)
 		if r == x || !ok || !isPosACK(r) {
@@ -1472,25 +1479,8 @@ func (e *evidence) firstAnswerSinceNAK(a *trace.Record) bool {
 			acked = r
 		}
 	}
-	used := map[wire.PSN]bool{}
-	ends := map[wire.PSN]bool{}
-	reads := map[wire.PSN]bool{}
+	used, ends, reads := e.psnUse()
 	most := 0
-	for _, r := range e.recs {
-		op := r.Packet.Opcode
-		switch {
-		case r.Dir == trace.ToResponder && op == wire.ReadRequest:
-			reads[r.Packet.PSN] = true
-			for k := range wire.ReadResponsePackets(r.Packet.RETH.Length, 4096) {
-				used[r.Packet.PSN.Add(k)] = true
-			}
-		case r.Dir == trace.ToResponder:
-			used[r.Packet.PSN] = true
-			ends[r.Packet.PSN] = ends[r.Packet.PSN] || op.EndsMessage()
-		case op.Class() == wire.ClassReadResponse:
-			used[r.Packet.PSN] = true
-		}
-	}
 	for y := range reads {
 		if y.Before(nak.Packet.PSN) && (acked == nil || y.After(acked.Packet.PSN)) {
 			most++
