@@ -56,6 +56,14 @@ func (c *Conn) raise(clause string, r *trace.Record, message string, expected []
 	}
 }
 
+// RestsOnBlamed is the reason an instance is left undecided when what it
+// would fail rests on a field of r that a finding already blamed under
+// clause (Blamed): the same root cause, reported once. message is the
+// violation it would otherwise be, what names r's field.
+func RestsOnBlamed(message, what string, r *trace.Record, clause string) string {
+	return fmt.Sprintf("%s; that rests on the %s of frame %d, already reported under %s (one root cause, one finding)", message, what, r.Frame, clause)
+}
+
 // blame is one record a finding blamed, and the clause it named.
 type blame struct {
 	rec    *trace.Record

@@ -584,5 +584,16 @@ func (m *MSNModel) unwrap(msn uint32) int64 {
 // and is not reported again (for example, an ACK whose MSN skipped ahead,
 // reported, and the right MSNs after it, below it).
 func CountBlamed(c *harness.Conn, r *trace.Record) bool {
-	return r != nil && (c.Blamed(r, "C9-148") || c.Blamed(r, "C9-149"))
+	return CountClause(c, r) != ""
+}
+
+// CountClause is the clause under which a finding blamed the count
+// response r carries ("" none: CountBlamed).
+func CountClause(c *harness.Conn, r *trace.Record) string {
+	for _, id := range []string{"C9-148", "C9-149"} {
+		if r != nil && c.Blamed(r, id) {
+			return id
+		}
+	}
+	return ""
 }

@@ -155,7 +155,7 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 	}
 	if m.blamedElsewhere(c, h.j.Other) {
 		if h.j.Firm == nil || m.blamedElsewhere(c, h.j.Firm.Other) {
-			c.Indeterminate(ID, fmt.Sprintf("%s; frame %d, whose MSN this rests on, is already reported for its count (one root cause, one finding)", h.j.Message, h.j.Other.Frame))
+			c.Indeterminate(ID, harness.RestsOnBlamed(h.j.Message, "MSN", h.j.Other, answers.CountClause(c, h.j.Other)))
 			return
 		}
 		h.j = *h.j.Firm

@@ -325,7 +325,7 @@ func unbacked(c *harness.Conn, by *trace.Record) bool {
 // response it rests on.
 func (h behindNAK) judge(k *Checker, c *harness.Conn) {
 	if h.by != nil && c.Blamed(h.by, "o9-58") {
-		k.Indeterminate(c, fmt.Sprintf("%s; that rests on the PSN of frame %d, already reported under o9-58 (one root cause, one finding)", h.message, h.by.Frame))
+		k.Indeterminate(c, harness.RestsOnBlamed(h.message, "PSN", h.by, "o9-58"))
 		return
 	}
 	k.Violation(c, h.rec, h.message, []string{h.expected}, Seen(h.rec))
