@@ -43,15 +43,22 @@ func (c *Conn) raise(clause string, r *trace.Record, message string, expected []
 	if c.rs.phase != restartNone && c.restartHold(clause, r, message, expected, seen, alts) {
 		return
 	}
-	if c.Blamed(r, clause) {
+	if c.blamed(r, clause, false) {
 		// One record, one finding under a clause: a second look at the
 		// same fault (two monitors, or two later packets, each showing
 		// it) adds nothing.
 		return
 	}
 	c.sink.violationIn(c, clause, r, message, expected, seen, alts, recent)
+	c.blame(r, clause, false)
+}
+
+// blame remembers that a finding blamed r under clause (Blamed): its own
+// finding, or one on another packet naming r's field as one alternative
+// (byOther; ViolationEitherOn).
+func (c *Conn) blame(r *trace.Record, clause string, byOther bool) {
 	if r != nil {
-		c.found[c.nFound%maxFound] = blame{r, clause}
+		c.found[c.nFound%maxFound] = blame{r, clause, byOther}
 		c.nFound++
 	}
 }
@@ -64,10 +71,13 @@ func RestsOnBlamed(message, what string, r *trace.Record, clause string) string 
 	return fmt.Sprintf("%s; that rests on the %s of frame %d, already reported under %s (one root cause, one finding)", message, what, r.Frame, clause)
 }
 
-// blame is one record a finding blamed, and the clause it named.
+// blame is one record a finding blamed, and the clause it named; byOther
+// where the finding was another packet's, naming r's field as one of its
+// alternatives.
 type blame struct {
-	rec    *trace.Record
-	clause string
+	rec     *trace.Record
+	clause  string
+	byOther bool
 }
 
 // maxFound bounds the findings Blamed remembers per connection.
@@ -79,8 +89,15 @@ const maxFound = 32
 // the same root cause, not another one. It remembers the latest
 // maxFound findings.
 func (c *Conn) Blamed(r *trace.Record, clause string) bool {
+	return c.blamed(r, clause, true)
+}
+
+// blamed is Blamed, counting the findings of other packets that named r's
+// field as an alternative where byOther is set. (Those do not stop r's
+// own finding, which names its clause alone.)
+func (c *Conn) blamed(r *trace.Record, clause string, byOther bool) bool {
 	for i := range min(c.nFound, maxFound) {
-		if b := c.found[i]; b.rec == r && b.clause == clause {
+		if b := c.found[i]; b.rec == r && b.clause == clause && (byOther || !b.byOther) {
 			return true
 		}
 	}
@@ -95,6 +112,20 @@ func (c *Conn) Blamed(r *trace.Record, clause string) bool {
 func (c *Conn) ViolationEither(r *trace.Record, message string, expected []string, seen string, alts ...reports.Alternative) {
 	for _, a := range alts {
 		c.ViolationOf(a.ID, r, message, expected, seen, alts...)
+	}
+}
+
+// ViolationEitherOn is ViolationEither for a finding one of whose
+// alternatives is that another response, other, carried a wrong field
+// under otherClause (an earlier count that r's disagrees with, say):
+// where the finding is raised, other counts as blamed under otherClause
+// too (Blamed), so that what later rests on that field alone is the same
+// root cause, reported once (RestsOnBlamed), not a second finding.
+func (c *Conn) ViolationEitherOn(other *trace.Record, otherClause string, r *trace.Record, message string, expected []string, seen string, alts ...reports.Alternative) {
+	n := c.nFound
+	c.ViolationEither(r, message, expected, seen, alts...)
+	if c.nFound != n && !c.Blamed(other, otherClause) {
+		c.blame(other, otherClause, true)
 	}
 }
 

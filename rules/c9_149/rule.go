@@ -110,7 +110,7 @@ func (m *monitor) stoppedBefore(c *harness.Conn, b *trace.Record) {
 			continue
 		}
 		alts := pastAlts(np, fmt.Sprintf("the NAK is right: the ACK of frame %d counts too few messages for its PSN %d", b.Frame, bp.PSN))
-		c.ViolationEither(n, fmt.Sprintf("the NAK carries MSN %d, while the ACK of frame %d, which covers every request up to PSN %d, carries MSN %d and %d messages end from the NAK's PSN %d up to it: the NAK counts a message at or past the PSN it names", mn, b.Frame, bp.PSN, mb, ends, np.PSN),
+		c.ViolationEitherOn(b, "C9-148", n, fmt.Sprintf("the NAK carries MSN %d, while the ACK of frame %d, which covers every request up to PSN %d, carries MSN %d and %d messages end from the NAK's PSN %d up to it: the NAK counts a message at or past the PSN it names", mn, b.Frame, bp.PSN, mb, ends, np.PSN),
 			[]string{fmt.Sprintf("MSN %d or less (no message at or past PSN %d completed)", (mb-uint32(ends))&0xFFFFFF, np.PSN)}, fmt.Sprintf("%s with MSN %d", np.AETH, mn), alts...)
 	}
 	clear(m.stops[k:])
@@ -174,14 +174,16 @@ func (m *monitor) judge(c *harness.Conn, r *trace.Record, j answers.Judgement) {
 			// The sequence-error case of the same meaning.
 			alts = append(alts, reports.Alternative{ID: "C9-121", If: alts[1].If})
 		}
+		var counted *trace.Record // the other count the finding may blame
 		if j.Other != nil && !j.OtherNAK {
+			counted = j.Other
 			alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK is right: the answer of frame %d counted too few messages for the PSN it names", j.Other.Frame)})
 		}
-		c.ViolationEither(r, j.Message, append(j.Expected, "a NAK PSN past every message its MSN counts"), j.Seen, alts...)
+		c.ViolationEitherOn(counted, "C9-148", r, j.Message, append(j.Expected, "a NAK PSN past every message its MSN counts"), j.Seen, alts...)
 	case j.Violation && j.OtherFirst:
 		// The count it disagrees with is the first the capture shows,
 		// which nothing before it checked: one of the two is wrong.
-		c.ViolationEither(r, j.Message, j.Expected, j.Seen,
+		c.ViolationEitherOn(j.Other, "C9-148", r, j.Message, j.Expected, j.Seen,
 			reports.Alternative{ID: ID, If: fmt.Sprintf("the MSN of frame %d is right: the NAK's is not the count of the moment", j.Other.Frame)},
 			reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK's MSN is right: frame %d, the first count the capture shows, counted wrong", j.Other.Frame)})
 	case j.Violation:

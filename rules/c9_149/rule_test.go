@@ -1,6 +1,7 @@
 package c9_149
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -258,5 +259,29 @@ func TestNAKBelowTheFirstCount(t *testing.T) {
 		if want := map[bool]int{false: 2, true: 0}[checked]; len(names) != want || (want > 0 && names[1] != "C9-148") {
 			t.Errorf("checked %v: the finding names %v: %s", checked, names, sink.Findings[0].Message)
 		}
+	}
+}
+
+// TestAfterAFindingNamingTheCount: an RNR NAK whose MSN counts a message
+// at or past its PSN by the ACK before it is one finding naming C9-149,
+// C9-113 and C9-148 (that ACK's count too low). The sequence NAK after
+// it, with the same MSN, is above what reached the responder only by
+// that same count: one root cause, already reported; its instance is
+// left undecided, naming the finding it rests on.
+func TestAfterAFindingNamingTheCount(t *testing.T) {
+	var b rtest.Builder
+	b.Send(10, true)
+	b.Ack(10, 100)
+	b.Send(11, true)
+	b.Resp(wire.Acknowledge, 11, wire.SynRNR(4), 104, 0)
+	b.NAK(11, wire.NAKPSNSequence, 104)
+	sink := rtest.Audit(b.Recs, rtest.Capture(0), ID)
+	for _, f := range sink.Findings {
+		if f.Frame != 4 {
+			t.Errorf("a second finding at frame %d: %s", f.Frame, f.Message)
+		}
+	}
+	if tl := rtest.Tally(sink, ID); tl.Violations != 1 || !strings.Contains(tl.Reason, "already reported under C9-148") {
+		t.Errorf("C9-149: %d violations, reason %q; want 1, the second NAK resting on the count already reported", tl.Violations, tl.Reason)
 	}
 }
