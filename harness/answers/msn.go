@@ -579,8 +579,10 @@ func (m *MSNModel) unwrap(msn uint32) int64 {
 }
 
 // CountBlamed reports whether a finding already blamed the count response
-// r carries (its MSN, under C9-148, or a NAK's, under C9-149): a fault
-// found because a later MSN disagrees with r's is the same root cause,
+// r carries: its MSN (under C9-148, or a NAK's under C9-149), or the PSN
+// the count stands at (under C9-95: an ACK's PSN no legal responder
+// gives, whose count then fixes nothing at that PSN). A fault found
+// because a later MSN disagrees with that count is the same root cause,
 // and is not reported again (for example, an ACK whose MSN skipped ahead,
 // reported, and the right MSNs after it, below it).
 func CountBlamed(c *harness.Conn, r *trace.Record) bool {
@@ -590,7 +592,7 @@ func CountBlamed(c *harness.Conn, r *trace.Record) bool {
 // CountClause is the clause under which a finding blamed the count
 // response r carries ("" none: CountBlamed).
 func CountClause(c *harness.Conn, r *trace.Record) string {
-	for _, id := range []string{"C9-148", "C9-149"} {
+	for _, id := range []string{"C9-148", "C9-149", "C9-95"} {
 		if r != nil && c.Blamed(r, id) {
 			return id
 		}

@@ -155,7 +155,7 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 	}
 	if m.blamedElsewhere(c, h.j.Other) {
 		if h.j.Firm == nil || m.blamedElsewhere(c, h.j.Firm.Other) {
-			c.Indeterminate(ID, harness.RestsOnBlamed(h.j.Message, "MSN", h.j.Other, answers.CountClause(c, h.j.Other)))
+			c.Indeterminate(ID, harness.RestsOnBlamed(h.j.Message, "count", h.j.Other, answers.CountClause(c, h.j.Other)))
 			return
 		}
 		h.j = *h.j.Firm

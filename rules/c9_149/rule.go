@@ -154,7 +154,7 @@ func pastAlts(np *wire.Packet, other string) []reports.Alternative {
 func (m *monitor) judge(c *harness.Conn, r *trace.Record, j answers.Judgement) {
 	switch {
 	case j.Violation && answers.CountBlamed(c, j.Other):
-		c.Indeterminate(ID, harness.RestsOnBlamed(j.Message, "MSN", j.Other, answers.CountClause(c, j.Other)))
+		c.Indeterminate(ID, harness.RestsOnBlamed(j.Message, "count", j.Other, answers.CountClause(c, j.Other)))
 	case j.Undecided && j.Open:
 		c.Unresolved(ID, j.Reason)
 	case j.Undecided:

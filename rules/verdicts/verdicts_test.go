@@ -1129,3 +1129,53 @@ func TestACKInsideAREADFoundLater(t *testing.T) {
 		t.Errorf("%d findings, want the one on the ACK", n)
 	}
 }
+
+// TestCountAtAPSNInsideARead: an ACK naming a PSN inside an outstanding
+// READ's range (C9-95's fault, found when the READ's answer shows the
+// range) fixes no count at that PSN: an MSN above what reached the
+// responder by that count alone rests on the PSN already reported (one
+// root cause, one finding; here the later MSN is right by the sequence
+// NAK's count). Where the same count comes with a PSN before the READ,
+// which no finding blames, an MSN above it fails C9-148.
+func TestCountAtAPSNInsideARead(t *testing.T) {
+	for _, c := range []struct {
+		ackPSN wire.PSN
+		msn    uint32 // the last ACK's
+		fails  bool
+	}{
+		{26, 70, false}, // the READ at 25 reserves 25..27
+		{23, 71, true},  // the NAK's 66 and four new messages make 70
+	} {
+		tr := &ht.Trace{}
+		if c.ackPSN == 23 {
+			tr.Ack(23, 66)
+		}
+		tr.Read(25, 12288)
+		tr.NAK(24, wire.NAKPSNSequence, 66)
+		tr.Read(24, 4096)
+		tr.Read(25, 12288)
+		if c.ackPSN == 26 {
+			tr.Ack(26, 66)
+		}
+		tr.Atomic(wire.FetchAdd, 28)
+		tr.Req(wire.WriteOnly, 29, true)
+		tr.ReadResp(wire.ReadResponseOnly, 24, 67, 4096)
+		tr.ReadStream(25, 12288, 4096, 68)
+		tr.AtomicAck(28, 69, 0)
+		tr.Ack(29, c.msn)
+		tr.IPIDs(100, 200)
+		tallies, findings := ht.AuditAll(tr, ht.Capture())
+		var at []int
+		for _, f := range findings {
+			if f.ID == "C9-148" {
+				at = append(at, f.Frame)
+			}
+		}
+		if c.ackPSN == 26 && tallies["C9-95"].Violations == 0 {
+			t.Errorf("C9-95 passes the ACK inside the READ (%v)", findings)
+		}
+		if (len(at) > 0) != c.fails {
+			t.Errorf("ACK at %d, MSN %d: C9-148 findings at frames %v, want one %v (%+v)", c.ackPSN, c.msn, at, c.fails, tallies["C9-148"])
+		}
+	}
+}
