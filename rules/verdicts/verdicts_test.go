@@ -1179,3 +1179,43 @@ func TestCountAtAPSNInsideARead(t *testing.T) {
 		}
 	}
 }
+
+// TestNAKBehindAnACKInsideARead: an ACK at a PSN no request carried, past
+// the first PSN of a READ whose range the trace has not shown, raised the
+// expected PSN past it; the READ's answer then shows the ACK inside its
+// range (C9-95's fault), and the sequence NAK naming the READ's PSN rests
+// on that fault only: no C9-111 or C9-121 finding of its own, nor C9-103
+// after a duplicate. Where the answer shows the READ ended before the
+// ACK's PSN, the NAK fails.
+func TestNAKBehindAnACKInsideARead(t *testing.T) {
+	for _, c := range []struct{ inside, dup bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
+		tr := &ht.Trace{}
+		tr.Req(wire.SendOnly, 103, true)
+		tr.Ack(103, 5)
+		tr.Read(104, 768)
+		tr.Req(wire.SendOnly, 107, true)
+		tr.Ack(105, 7)
+		if c.dup {
+			tr.Req(wire.SendOnly, 103, true)
+		}
+		tr.NAK(104, wire.NAKPSNSequence, 7)
+		if c.inside {
+			tr.ReadStream(104, 768, 256, 6) // 104..106
+		} else {
+			tr.ReadResp(wire.ReadResponseOnly, 104, 6, 768) // 104 alone
+		}
+		tallies, findings := ht.AuditAll(tr, ht.Capture())
+		ids := []string{"C9-111", "C9-121"}
+		if c.dup {
+			ids = append(ids, "C9-103")
+		}
+		for _, id := range ids {
+			if failed := tallies[id] != nil && tallies[id].Violations > 0; failed == c.inside {
+				t.Errorf("%+v: %s failed %v: %+v", c, id, failed, findings)
+			}
+		}
+		if c.inside && (tallies["C9-95"] == nil || tallies["C9-95"].Violations == 0) {
+			t.Errorf("%+v: C9-95 passes the ACK inside the READ: %+v", c, findings)
+		}
+	}
+}

@@ -172,25 +172,7 @@ func DupList(recs []*trace.Record) string {
 // it is one finding naming both clauses (MovedOrWrongNAK).
 type NAKPSNJudge struct {
 	Codes []uint8
-	// behind: the NAKs behind a PSN a response acknowledged, held to the
-	// connection's end (behindNAK).
-	behind []behindNAK
 }
-
-// behindNAK is a NAK naming a PSN behind the one response by, an ATOMIC
-// Acknowledge at a PSN no ATOMIC the trace showed carried, acknowledged:
-// a violation unless by's own PSN is found at fault by the end of the
-// trace (one root cause, one finding: a later packet may
-// show that the response named a PSN no request of its kind had, as an
-// ATOMIC acknowledgment at a READ's PSN does).
-type behindNAK struct {
-	rec, by           *trace.Record
-	message, expected string
-}
-
-// maxBehind bounds the NAKs a judge holds; past it they are judged at
-// once.
-const maxBehind = 64
 
 // NewNAKPSN returns the judge for the NAK codes given.
 func NewNAKPSN(codes ...uint8) func() Judge {
@@ -286,49 +268,73 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
 	case BehindAfterDup(k, ev):
 		MovedOrWrongNAK(k, c, ev)
 	case !k.T.Complete() && ev.HaveLower && ev.Behind:
-		h := behindNAK{rec: ev.Rec,
-			message:  fmt.Sprintf("the %s carries PSN %d, behind PSN %d that the responder had already acknowledged: its expected PSN was at least %d and never goes back", name, x, ev.Lower.Add(-1), ev.Lower),
-			expected: fmt.Sprintf("a %s with the responder's expected PSN, at least %d", name, ev.Lower)}
-		if e := c.Expected(); e.HaveLo && e.Lo == ev.Lower && unbacked(c, e.LoBy) {
-			h.by = e.LoBy
-		}
-		if h.by == nil || len(j.behind) == maxBehind {
-			h.judge(k, c)
-			return
-		}
-		j.behind = append(j.behind, h)
+		msg := fmt.Sprintf("the %s carries PSN %d, behind PSN %d that the responder had already acknowledged: its expected PSN was at least %d and never goes back", name, x, ev.Lower.Add(-1), ev.Lower)
+		expected := []string{fmt.Sprintf("a %s with the responder's expected PSN, at least %d", name, ev.Lower)}
+		r := ev.Rec
+		unlessBlamed(c, ev, msg, func() { k.Violation(c, r, msg, expected, Seen(r)) }, k.Indeterminate)
 	default:
 		k.Indeterminate(c, "the "+name+"'s PSN cannot be checked: "+k.T.Why())
 	}
 }
 
 // End implements Judge.
-func (j *NAKPSNJudge) End(k *Checker, c *harness.Conn) {
-	for _, h := range j.behind {
-		h.judge(k, c)
-	}
-	j.behind = nil
-}
+func (j *NAKPSNJudge) End(*Checker, *harness.Conn) {}
 
-// unbacked reports whether by is an ATOMIC Acknowledge at a PSN no
-// ATOMIC the trace showed so far carried: a request seen later may show
-// its PSN at fault (o9-58).
-func unbacked(c *harness.Conn, by *trace.Record) bool {
-	if by == nil || by.Packet.Opcode != wire.AtomicAcknowledge {
-		return false
-	}
-	op, _, _, ok := c.Req(by.Packet.PSN)
-	return !ok || opc.Class(op) != wire.ClassAtomic
-}
-
-// judge reports h: a violation, unless a finding blamed the PSN of the
-// response it rests on.
-func (h behindNAK) judge(k *Checker, c *harness.Conn) {
-	if h.by != nil && c.Blamed(h.by, "o9-58") {
-		k.Indeterminate(c, harness.RestsOnBlamed(h.message, "PSN", h.by, "o9-58"))
+// unlessBlamed raises a NAK naming a PSN behind ev.Lower, the expected PSN
+// a response's PSN proved (violation), unless a finding blames that
+// response's PSN: a NAK right where the responder stood is then the same
+// root cause, reported once (undecided, naming it). Where a later packet
+// may still show that PSN at fault (blamable), the NAK waits for it.
+func unlessBlamed(c *harness.Conn, ev *receive.Event, message string, violation func(), undecided func(*harness.Conn, string)) {
+	e := c.Expected()
+	if !e.HaveLo || e.Lo != ev.Lower || e.LoBy == nil {
+		violation()
 		return
 	}
-	k.Violation(c, h.rec, h.message, []string{h.expected}, Seen(h.rec))
+	by := e.LoBy
+	clause, settled := blamable(c, by)
+	if clause == "" {
+		violation()
+		return
+	}
+	c.Await(func(c *harness.Conn, next *trace.Record) bool {
+		if next != nil && !settled(c) {
+			return false
+		}
+		if c.Blamed(by, clause) {
+			undecided(c, harness.RestsOnBlamed(message, "PSN", by, clause))
+		} else {
+			violation()
+		}
+		return true
+	})
+}
+
+// blamable returns the clause under which a packet after response by may
+// still find by's PSN at fault ("" none), and what tells that no later
+// packet can any more: an ATOMIC Acknowledge at a PSN no ATOMIC the trace
+// showed so far carried (o9-58: a request seen later may show another
+// kind there; the end of the trace settles it), or an ACK at a PSN no
+// request carried, past the first PSN of a READ whose last PSN the trace
+// has not shown (C9-95: the READ's answer, showing its range, settles it).
+func blamable(c *harness.Conn, by *trace.Record) (string, func(*harness.Conn) bool) {
+	p := by.Packet
+	op, _, _, ok := c.Req(p.PSN)
+	switch {
+	case p.Opcode == wire.AtomicAcknowledge && (!ok || opc.Class(op) != wire.ClassAtomic):
+		return "o9-58", func(*harness.Conn) bool { return false }
+	case p.Opcode == wire.Acknowledge && !ok:
+		s := c.ReadSpanAt(p.PSN)
+		if s == nil || s.Known() || !p.PSN.After(s.First) {
+			return "", nil
+		}
+		first := s.First
+		return "C9-95", func(c *harness.Conn) bool {
+			s := c.ReadSpanAt(p.PSN)
+			return s == nil || s.First != first || s.Known()
+		}
+	}
+	return "", nil
 }
 
 // BehindAfterDup reports whether a sequence or invalid-request NAK (ev)
@@ -347,21 +353,24 @@ func BehindAfterDup(k *Checker, ev *receive.Event) bool {
 // (C9-111, with C9-121 or C9-125 for its code). The trace tells neither
 // apart, and both are violations: one finding names the three, which each
 // of their monitors lists under its own clause (harness.Conn.ViolationOf).
-// A NAK the network delayed or copied is left open there, as any NAK is.
+// A NAK the network delayed or copied is left open there, as any NAK is;
+// one resting on a response whose PSN a finding blames is the same root
+// cause (unlessBlamed).
 func MovedOrWrongNAK(k *Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet
 	name := nakName(p.AETH.Value())
 	dups := ev.DupsSinceBase
 	last := dups[len(dups)-1].Packet
 	stayed := fmt.Sprintf("the duplicate left the expected PSN at %d or beyond: the NAK names a PSN the responder did not expect", ev.Lower)
-	c.ViolationOf(k.ID, ev.Rec,
-		fmt.Sprintf("the %s carries PSN %d, behind PSN %d that the responder had already acknowledged, after the duplicate %s (%s): its expected PSN was at least %d, and a duplicate never moves it back",
-			name, p.PSN, ev.Lower.Add(-1), last.Opcode.ShortName(), DupList(dups), ev.Lower),
-		[]string{fmt.Sprintf("a %s with the responder's expected PSN, at least %d, where the duplicate left it", name, ev.Lower)},
-		Seen(ev.Rec),
-		reports.Alternative{ID: "C9-111", If: stayed},
-		reports.Alternative{ID: nakClause(p), If: stayed},
-		reports.Alternative{ID: "C9-103", If: fmt.Sprintf("the duplicate moved the expected PSN back to PSN %d: the NAK names the moved PSN", p.PSN)})
+	r := ev.Rec
+	msg := fmt.Sprintf("the %s carries PSN %d, behind PSN %d that the responder had already acknowledged, after the duplicate %s (%s): its expected PSN was at least %d, and a duplicate never moves it back",
+		name, p.PSN, ev.Lower.Add(-1), last.Opcode.ShortName(), DupList(dups), ev.Lower)
+	expected := []string{fmt.Sprintf("a %s with the responder's expected PSN, at least %d, where the duplicate left it", name, ev.Lower)}
+	alts := []reports.Alternative{
+		{ID: "C9-111", If: stayed},
+		{ID: nakClause(p), If: stayed},
+		{ID: "C9-103", If: fmt.Sprintf("the duplicate moved the expected PSN back to PSN %d: the NAK names the moved PSN", p.PSN)}}
+	unlessBlamed(c, ev, msg, func() { c.ViolationOf(k.ID, r, msg, expected, Seen(r), alts...) }, k.Indeterminate)
 }
 
 // PassedNAK judges, under clause k.ID, a sequence NAK that names the PSN
