@@ -507,7 +507,19 @@ func (j *LatchJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
 	case y == prev.PSN && prev.Exact:
 		passed()
 	case y == prev.PSN:
-		k.Indeterminate(c, fmt.Sprintf("a second sequence NAK names PSN %d again; the capture cannot tell whether the resend reached the responder", y))
+		// Whether or not the request with PSN y reached the responder
+		// after its first NAK, the second is wrong (passed): built
+		// before it arrived, while latched, or naming a PSN the
+		// responder had passed once it executed it. Only that request
+		// refused with an RNR NAK the capture missed makes it legal,
+		// which the responder's own Identifications rule out where they
+		// show it sent nothing between its two NAKs.
+		c.ViolationUnlessMissedAny(k.ID, ev.Rec,
+			fmt.Sprintf("a second PSN sequence error NAK names PSN %d again after its first, with nothing sent between: it was built while the latch held, or after the request with PSN %d arrived, naming an expected PSN the responder had passed", y, y),
+			[]string{fmt.Sprintf("one sequence NAK with PSN %d per gap; a new NAK only for a new gap after the request with PSN %d arrived", y, y)},
+			Seen(ev.Rec),
+			fmt.Sprintf("a second sequence NAK names PSN %d again: only the request with that PSN reaching the responder and refused by an RNR NAK the capture missed makes it legal", y),
+			harness.MissedProof{Dir: trace.ToRequester, Since: prev.Seq, Now: true})
 	default:
 		// The previous episode ended properly: its PSN arrived before
 		// this new gap.

@@ -1,6 +1,7 @@
 package dupnak
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/rcconform/rcconform/harness"
@@ -240,6 +241,25 @@ func TestLatch(t *testing.T) {
 		b := NewTraceBuilder(256)
 		tc.build(b)
 		check(t, tc.name, b, tc.complete, tLatch, tc.want)
+	}
+	// A capture: the request at the NAK's PSN, resent after the first NAK,
+	// reached the responder; a second NAK naming that PSN is wrong either
+	// way (built while latched, or naming the PSN the responder had then
+	// executed) unless an RNR NAK refused the resend, which the
+	// responder's consecutive IDs rule out. A gap in them leaves it open.
+	for _, missed := range []bool{false, true} {
+		b := NewTraceBuilder(256)
+		b.PerSender = true
+		for psn := wire.PSN(e - 9); psn < e; psn++ { // both sides shown to number their packets one by one
+			b.Send(psn)
+			b.Ack(psn, uint32(psn-e+1))
+		}
+		gap(b)
+		b.Send(e + 1)
+		b.Send(e + 2)
+		b.SkipRspID = missed
+		b.NAK(wire.NAKPSNSequence, e+1, 1)
+		check(t, fmt.Sprintf("capture: the same PSN NAKed again after its resend, a response missed between %v", missed), b, false, tLatch, map[bool]want{false: wantFail, true: wantOpen}[missed])
 	}
 }
 
