@@ -180,6 +180,21 @@ func (c *Conn) ReadInterior(p wire.PSN) *ReadSpan {
 	return nil
 }
 
+// ReadInteriorUnended is ReadInterior(p) where no request the trace shows
+// at p ends a message there: none, or only a READ (the requester asking
+// for the rest of the READ's answer from p, as far as the same last PSN):
+// an acknowledgment naming p names no completion.
+func (c *Conn) ReadInteriorUnended(p wire.PSN) *ReadSpan {
+	s := c.ReadInterior(p)
+	if s == nil {
+		return nil
+	}
+	if op, _, _, ok := c.Req(p); ok && op != wire.ReadRequest {
+		return nil
+	}
+	return s
+}
+
 // readInterior is ReadInterior(p) != nil, answered at once where the
 // trace shows a request other than a READ at p (the common case of an
 // acknowledged PSN).

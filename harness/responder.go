@@ -161,13 +161,10 @@ func (c *Conn) ackPSNFault(r *trace.Record) string {
 	if s := c.OpenReadBefore(p.PSN); s != nil {
 		return fmt.Sprintf("an ACK carries PSN %d, in the range of the READ at PSN %d whose response is not complete (frame %d): its PSN is C9-95's fault", p.PSN, s.First, r.Frame)
 	}
-	if s := c.ReadInterior(p.PSN); s != nil {
-		if _, _, _, ok := c.Req(p.PSN); !ok {
-			// Strictly inside a READ's range, known since the READ (from
-			// the path MTU or its answer), where no request or
-			// completion has a PSN.
-			return fmt.Sprintf("an ACK carries PSN %d, inside the range of the READ at PSN %d, which no request or completion has (frame %d): its PSN is C9-95's fault", p.PSN, s.First, r.Frame)
-		}
+	if s := c.ReadInteriorUnended(p.PSN); s != nil {
+		// Strictly inside a READ's range, known since the READ (from
+		// the path MTU or its answer), where no completion has a PSN.
+		return fmt.Sprintf("an ACK carries PSN %d, inside the range of the READ at PSN %d, which no completion has (frame %d): its PSN is C9-95's fault", p.PSN, s.First, r.Frame)
 	}
 	if op, _, _, ok := c.Req(p.PSN); ok && opc.Class(op) == wire.ClassAtomic && (c.Complete() || c.ReqSends(p.PSN) == 1) {
 		// (An ATOMIC sent again may have been executed, and answered,

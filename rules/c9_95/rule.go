@@ -482,16 +482,15 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			fmt.Sprintf("ACK PSN %d", p.PSN))
 		return
 	}
-	if s := c.ReadInterior(p.PSN); s != nil {
-		if _, _, _, ok := c.Req(p.PSN); !ok {
-			// The READ's answer, or the path MTU shown since the READ,
-			// showed its range: no request and no completion has a PSN
-			// inside it.
-			c.Violation(ID, r, fmt.Sprintf("ACK PSN %d lies inside the PSN range %d..%d of the RDMA READ of frame %d, which no request or completion has", p.PSN, s.First, s.LastMin, s.Frame),
-				[]string{"the PSN of a SEND or RDMA WRITE request, or the newest completed request's PSN"},
-				fmt.Sprintf("ACK PSN %d", p.PSN))
-			return
-		}
+	if s := c.ReadInteriorUnended(p.PSN); s != nil {
+		// The READ's answer, or the path MTU shown since the READ,
+		// showed its range: no completion has a PSN inside it (a READ
+		// asking for the rest of the answer from there ends where the
+		// READ does).
+		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d lies inside the PSN range %d..%d of the RDMA READ of frame %d, which no completion has", p.PSN, s.First, s.LastMin, s.Frame),
+			[]string{"the PSN of a SEND or RDMA WRITE request, or the newest completed request's PSN"},
+			fmt.Sprintf("ACK PSN %d", p.PSN))
+		return
 	}
 	if behind != "" {
 		c.AwaitDated(r, func(c *harness.Conn) {

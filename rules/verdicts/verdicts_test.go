@@ -1219,3 +1219,36 @@ func TestNAKBehindAnACKInsideARead(t *testing.T) {
 		}
 	}
 }
+
+// TestACKAtARetriedREADsPSN: a READ asking for the rest of an answer from
+// a PSN inside the first READ's range (its Middle lost) ends where that
+// READ does: an ACK naming its PSN names no completion (C9-95), as one
+// naming a PSN inside the range that no request carried does. At the
+// READ's last PSN, the newest completed, it is no fault.
+func TestACKAtARetriedREADsPSN(t *testing.T) {
+	for _, c := range []struct {
+		psn   wire.PSN
+		fails bool
+	}{{14, true}, {15, false}} {
+		tr := &ht.Trace{}
+		for psn := wire.PSN(1); psn <= 12; psn++ {
+			tr.Req(wire.SendOnly, psn, true)
+			tr.Ack(psn, uint32(psn))
+		}
+		tr.Read(13, 768) // 13..15 at MTU 256
+		tr.ReadResp(wire.ReadResponseFirst, 13, 13, 256)
+		tr.ReadResp(wire.ReadResponseMiddle, 14, 0, 256)
+		tr.ReadResp(wire.ReadResponseLast, 15, 13, 256)
+		retry := tr.Read(14, 512)
+		retry.Packet.RETH.VA += 256
+		tr.ReadResp(wire.ReadResponseFirst, 14, 13, 256)
+		tr.ReadResp(wire.ReadResponseLast, 15, 13, 256)
+		tr.Ack(c.psn, 13)
+		tr.IPIDs(100, 200)
+		tr.Remove(26) // the Middle, lost before the capture point
+		tallies, findings := ht.AuditAll(tr, ht.Capture())
+		if failed := tallies["C9-95"] != nil && tallies["C9-95"].Violations > 0; failed != c.fails {
+			t.Errorf("ACK at %d: C9-95 failed %v, want %v (%+v)", c.psn, failed, c.fails, findings)
+		}
+	}
+}
