@@ -5,7 +5,9 @@ import (
 	"math/bits"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -236,4 +238,32 @@ type Event struct {
 	// the last one sent before this packet where it is that stream's
 	// LastRec.
 	PrevResp *trace.Record
+}
+
+// PastRangeOrStart raises the one finding for READ response r, a Middle or
+// Last that the tracker took as beginning the answer to the READ at its
+// PSN (ev, EvStart), where it comes right after the answer to an earlier
+// READ whose known range ends at the PSN before r's, off a complete trace:
+// either it continues that answer past the range (C9-96: no answer has a
+// Middle or Last there, whatever the capture missed), or it begins the
+// new READ's answer without the AETH a First or Only carries (C9-97). Both
+// are broken in any order of the packets, and which one the trace does
+// not tell. It reports whether it raised it (the caller judges r no
+// further); C9-96's and C9-97's monitors both ask, and the finding is
+// raised once.
+func PastRangeOrStart(c *harness.Conn, r *trace.Record, ev *Event) bool {
+	p := r.Packet
+	open := ev.Prev
+	if c.Complete() || ev.Kind != EvStart || opc.Has(p.Opcode, wire.HdrAETH) || open == nil || open.LastRec != ev.PrevResp ||
+		!open.EndKnown || !open.Start.InRange(open.Req.PSN, open.End) || p.PSN != open.End.Next() {
+		return false
+	}
+	q, n := open.Req, ev.Stream.Req
+	c.ViolationEitherInAnyOrder(r,
+		fmt.Sprintf("READ response PSN %d (%s) comes right after the answer to the READ at PSN %d (frame %d), whose range ends at PSN %d %s, at the PSN of the READ of frame %d",
+			p.PSN, p.Opcode, q.PSN, q.Rec.Frame, open.End, open.Basis(), n.Rec.Frame),
+		[]string{fmt.Sprintf("the answer to the READ at PSN %d opening with a First or Only carrying an AETH", p.PSN)}, p.String(),
+		reports.Alternative{ID: "C9-96", If: fmt.Sprintf("it continues the answer to the READ at PSN %d: no answer carries a Middle or Last just past a READ's range", q.PSN)},
+		reports.Alternative{ID: "C9-97", If: fmt.Sprintf("it begins the answer to the READ at PSN %d: its first packet carries no AETH", p.PSN)})
+	return true
 }

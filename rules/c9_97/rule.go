@@ -79,6 +79,11 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return []string{fmt.Sprintf("a READ Response First (or Only, for a one-packet READ) with PSN %d carrying an AETH with an ACK syndrome", q.PSN)}
 	}
 	if !opc.Has(p.Opcode, wire.HdrAETH) {
+		if answers.PastRangeOrStart(c, r, ev) {
+			// Or it continues the answer before it past that READ's
+			// range: one finding names C9-96 too.
+			return
+		}
 		if q.Dup {
 			// docs/interpretations.md, "Opcodes of a partial READ
 			// replay": the answer to a

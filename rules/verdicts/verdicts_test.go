@@ -1252,3 +1252,37 @@ func TestACKAtARetriedREADsPSN(t *testing.T) {
 		}
 	}
 }
+
+// TestMiddleJustPastAREADsRange: a Middle right after a READ's answer, at
+// the PSN just past that READ's known range, where the next READ begins:
+// it continues the first answer past its range (C9-96) or begins the
+// second without an AETH (C9-97), and the trace tells neither: one finding
+// names both, so neither passes and no clause is blamed alone. An Only
+// there begins the second answer properly.
+func TestMiddleJustPastAREADsRange(t *testing.T) {
+	for _, op := range []wire.Opcode{wire.ReadResponseMiddle, wire.ReadResponseOnly} {
+		tr := &ht.Trace{}
+		tr.Read(44, 12288) // 44..46 at MTU 4096
+		tr.ReadResp(wire.ReadResponseFirst, 44, 5, 4096)
+		tr.ReadResp(wire.ReadResponseMiddle, 45, 0, 4096)
+		retry := tr.Read(46, 4096) // the Last lost: the rest asked for again
+		retry.Packet.RETH.VA += 8192
+		tr.Read(47, 8)
+		msn := uint32(0)
+		if op == wire.ReadResponseOnly {
+			msn = 7
+		}
+		tr.ReadResp(op, 47, msn, 8)
+		tallies, findings := ht.AuditAll(tr, ht.Capture())
+		for _, id := range []string{"C9-96", "C9-97"} {
+			if failed := tallies[id] != nil && tallies[id].Violations > 0; failed != (op == wire.ReadResponseMiddle) {
+				t.Errorf("%s at 47: %s failed %v (%+v)", op, id, failed, findings)
+			}
+		}
+		for _, f := range findings {
+			if (f.ID == "C9-96" || f.ID == "C9-97") && len(f.Alternatives) != 2 {
+				t.Errorf("%s at 47: a finding naming %s alone: %s", op, f.ID, f.Message)
+			}
+		}
+	}
+}
