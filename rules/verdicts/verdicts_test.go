@@ -1286,3 +1286,32 @@ func TestMiddleJustPastAREADsRange(t *testing.T) {
 		}
 	}
 }
+
+// TestRNRNAKBehindAMisplacedAnswer: an ATOMIC acknowledgment one PSN past
+// its ATOMIC, at the PSN of a SEND the capture shows only later (o9-58's
+// fault), raised the expected PSN past that SEND; the RNR NAK refusing the
+// SEND's resend rests on that fault only: no C9-113 finding of its own.
+func TestRNRNAKBehindAMisplacedAnswer(t *testing.T) {
+	tr := &ht.Trace{}
+	for psn := wire.PSN(40); psn < 52; psn++ { // both sides shown to number their packets one by one
+		tr.Req(wire.SendOnly, psn, true)
+		tr.Ack(psn, uint32(psn))
+	}
+	tr.Atomic(wire.FetchAdd, 52)
+	tr.Req(wire.SendMiddle, 54, false) // the SEND's First lost
+	tr.Req(wire.SendLast, 55, true)
+	tr.AtomicAck(53, 52, 1) // the ATOMIC's answer, one PSN late
+	tr.NAK(53, wire.NAKPSNSequence, 52)
+	tr.Req(wire.SendFirst, 53, false)
+	tr.Req(wire.SendMiddle, 54, false)
+	tr.Req(wire.SendLast, 55, true)
+	tr.RNR(53, 4, 52)
+	tr.IPIDs(100, 200)
+	tallies, findings := ht.AuditAll(tr, ht.Capture())
+	if tl := tallies["C9-113"]; tl != nil && tl.Violations > 0 {
+		t.Errorf("C9-113 fails: %+v", findings)
+	}
+	if tallies["o9-58"] == nil || tallies["o9-58"].Violations == 0 {
+		t.Errorf("o9-58 passes the acknowledgment at the SEND's PSN: %+v", findings)
+	}
+}

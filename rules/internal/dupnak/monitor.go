@@ -271,7 +271,7 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
 		msg := fmt.Sprintf("the %s carries PSN %d, behind PSN %d that the responder had already acknowledged: its expected PSN was at least %d and never goes back", name, x, ev.Lower.Add(-1), ev.Lower)
 		expected := []string{fmt.Sprintf("a %s with the responder's expected PSN, at least %d", name, ev.Lower)}
 		r := ev.Rec
-		unlessBlamed(c, ev, msg, func() { k.Violation(c, r, msg, expected, Seen(r)) }, k.Indeterminate)
+		UnlessBlamed(c, ev, msg, func() { k.Violation(c, r, msg, expected, Seen(r)) }, k.Indeterminate)
 	default:
 		k.Indeterminate(c, "the "+name+"'s PSN cannot be checked: "+k.T.Why())
 	}
@@ -280,61 +280,85 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
 // End implements Judge.
 func (j *NAKPSNJudge) End(*Checker, *harness.Conn) {}
 
-// unlessBlamed raises a NAK naming a PSN behind ev.Lower, the expected PSN
+// UnlessBlamed raises a NAK naming a PSN behind ev.Lower, the expected PSN
 // a response's PSN proved (violation), unless a finding blames that
 // response's PSN: a NAK right where the responder stood is then the same
 // root cause, reported once (undecided, naming it). Where a later packet
 // may still show that PSN at fault (blamable), the NAK waits for it.
-func unlessBlamed(c *harness.Conn, ev *receive.Event, message string, violation func(), undecided func(*harness.Conn, string)) {
+func UnlessBlamed(c *harness.Conn, ev *receive.Event, message string, violation func(), undecided func(*harness.Conn, string)) {
 	e := c.Expected()
 	if !e.HaveLo || e.Lo != ev.Lower || e.LoBy == nil {
 		violation()
 		return
 	}
 	by := e.LoBy
-	clause, settled := blamable(c, by)
+	clause := psnClause(by.Packet.Opcode)
 	if clause == "" {
 		violation()
+		return
+	}
+	judge := func(c *harness.Conn) {
+		if c.Blamed(by, clause) {
+			undecided(c, harness.RestsOnBlamed(message, "PSN", by, clause))
+		} else {
+			violation()
+		}
+	}
+	settled := blamable(c, by)
+	if settled == nil {
+		judge(c)
 		return
 	}
 	c.Await(func(c *harness.Conn, next *trace.Record) bool {
 		if next != nil && !settled(c) {
 			return false
 		}
-		if c.Blamed(by, clause) {
-			undecided(c, harness.RestsOnBlamed(message, "PSN", by, clause))
-		} else {
-			violation()
-		}
+		judge(c)
 		return true
 	})
 }
 
-// blamable returns the clause under which a packet after response by may
-// still find by's PSN at fault ("" none), and what tells that no later
-// packet can any more: an ATOMIC Acknowledge at a PSN no ATOMIC the trace
-// showed so far carried (o9-58: a request seen later may show another
-// kind there; the end of the trace settles it), or an ACK at a PSN no
-// request carried, past the first PSN of a READ whose last PSN the trace
-// has not shown (C9-95: the READ's answer, showing its range, settles it).
-func blamable(c *harness.Conn, by *trace.Record) (string, func(*harness.Conn) bool) {
+// psnClause is the clause that judges the PSN of a response of opcode op
+// where a finding on it makes a NAK resting on it the same root cause: an
+// ACK's C9-95, an ATOMIC Acknowledge's o9-58 ("" none). (Not a READ
+// response's C9-96: a capture cut after the READ, which shows nothing of
+// its answer's PSN at fault, fails the NAK, and cutting a capture's start
+// must not make a clause fail that the whole capture passes.)
+func psnClause(op wire.Opcode) string {
+	switch opc.Class(op) {
+	case wire.ClassAtomicAck:
+		return "o9-58"
+	case wire.ClassAck:
+		return "C9-95"
+	}
+	return ""
+}
+
+// blamable returns, where a packet after response by may still show its
+// PSN at fault (psnClause), what tells that no later packet can any more
+// (nil: none may): an ATOMIC Acknowledge at a PSN no ATOMIC the trace
+// showed so far carried (a request seen later may show another kind
+// there; the end of the trace settles it), or an ACK at a PSN no request
+// carried, past the first PSN of a READ whose last PSN the trace has not
+// shown (the READ's answer, showing its range, settles it).
+func blamable(c *harness.Conn, by *trace.Record) func(*harness.Conn) bool {
 	p := by.Packet
 	op, _, _, ok := c.Req(p.PSN)
 	switch {
 	case p.Opcode == wire.AtomicAcknowledge && (!ok || opc.Class(op) != wire.ClassAtomic):
-		return "o9-58", func(*harness.Conn) bool { return false }
+		return func(*harness.Conn) bool { return false }
 	case p.Opcode == wire.Acknowledge && !ok:
 		s := c.ReadSpanAt(p.PSN)
 		if s == nil || s.Known() || !p.PSN.After(s.First) {
-			return "", nil
+			return nil
 		}
 		first := s.First
-		return "C9-95", func(c *harness.Conn) bool {
+		return func(c *harness.Conn) bool {
 			s := c.ReadSpanAt(p.PSN)
 			return s == nil || s.First != first || s.Known()
 		}
 	}
-	return "", nil
+	return nil
 }
 
 // BehindAfterDup reports whether a sequence or invalid-request NAK (ev)
@@ -355,7 +379,7 @@ func BehindAfterDup(k *Checker, ev *receive.Event) bool {
 // of their monitors lists under its own clause (harness.Conn.ViolationOf).
 // A NAK the network delayed or copied is left open there, as any NAK is;
 // one resting on a response whose PSN a finding blames is the same root
-// cause (unlessBlamed).
+// cause (UnlessBlamed).
 func MovedOrWrongNAK(k *Checker, c *harness.Conn, ev *receive.Event) {
 	p := ev.Rec.Packet
 	name := nakName(p.AETH.Value())
@@ -370,7 +394,7 @@ func MovedOrWrongNAK(k *Checker, c *harness.Conn, ev *receive.Event) {
 		{ID: "C9-111", If: stayed},
 		{ID: nakClause(p), If: stayed},
 		{ID: "C9-103", If: fmt.Sprintf("the duplicate moved the expected PSN back to PSN %d: the NAK names the moved PSN", p.PSN)}}
-	unlessBlamed(c, ev, msg, func() { c.ViolationOf(k.ID, r, msg, expected, Seen(r), alts...) }, k.Indeterminate)
+	UnlessBlamed(c, ev, msg, func() { c.ViolationOf(k.ID, r, msg, expected, Seen(r), alts...) }, k.Indeterminate)
 }
 
 // PassedNAK judges, under clause k.ID, a sequence NAK that names the PSN
