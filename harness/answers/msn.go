@@ -170,8 +170,9 @@ type MSNModel struct {
 	haveRef       bool
 	initialPinned bool
 	// firstAck is the frame of the first acknowledging AETH seen (0:
-	// none yet).
-	firstAck int
+	// none yet); unbounded that of the latest answer whose count no
+	// bound checked from above (Judgement.OtherUnchecked).
+	firstAck, unbounded int
 	// replayStream is the READ response stream whose first packet was
 	// found to answer a duplicate the trace does not show as one.
 	replayStream *Stream

@@ -60,10 +60,13 @@ type Judgement struct {
 	// Other's PSN is at fault and this answer's is not what it rests on.
 	WentBack bool
 	Firm     *Judgement
-	// OtherFirst: Other is the first answer with a count that the model
-	// took, off a complete trace: nothing before it checked that count,
-	// which may be the one at fault (C9-148's) as well as this packet's.
-	OtherFirst bool
+	// OtherUnchecked: Other's count is one nothing checked from above,
+	// off a complete trace: the first answer's with a count that the
+	// model took, one that came while no bound was known, one that fit
+	// only another account, or one above the count that only a replay
+	// explained (left open): it may be the one at fault (C9-148's) as
+	// well as this packet's.
+	OtherUnchecked bool
 	// After (with Undecided and Open): the packet is open only because
 	// nothing dates it after this earlier answer, which may replay one
 	// with the count of a later moment; where the responder's IPv4 IDs
@@ -460,6 +463,11 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	})
 	j := check(&m.basis)
 	fits := !j.Violation
+	if !m.basis.haveHi || !fits {
+		// No bound checked its count from above (or it fits only
+		// another account): a NAK below it may show it too high.
+		m.unbounded = r.Frame
+	}
 	// below: an earlier answer that may replay one, unordered against
 	// this packet, carried a higher MSN (basis.monoLate).
 	var below *trace.Record
@@ -555,6 +563,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		}
 		j := Judgement{Undecided: true, Open: true, Reason: fmt.Sprintf("MSN %d is above %s (%s shows the count started no higher than %d): legal only if the answer replays a request executed before the capture began, or one the capture missed (--complete decides)",
 			msn24(u), above, describe(hi), msn24(hi.v))}
+		m.unbounded = r.Frame
 		if s := m.stop; upToPSN && s != nil && s.Packet.PSN.AtOrBefore(p.PSN) && p.PSN.Diff(s.Packet.PSN) < 1<<22 &&
 			(m.misplaced == nil || m.misplaced.Frame < s.Frame) && (hi.rec == nil || !insideRead(c, hi.rec)) {
 			// (Not where an ATOMIC acknowledgment at a PSN no ATOMIC

@@ -79,7 +79,7 @@ func (m *MSNModel) judgeNAK(c *harness.Conn, r *trace.Record) Judgement {
 	// A NAK that fits any account still open is no fault of its own
 	// (basis): where the accounts differ, a packet they rest on is.
 	if j := m.fitsNone(back); j.Violation {
-		j.OtherFirst = !c.Complete() && j.Other.Frame == m.firstAck
+		j.OtherUnchecked = !c.Complete() && m.unchecked(j.Other)
 		return j
 	}
 	if why := wrongNAKPSN(c, p); why != "" {
@@ -134,7 +134,7 @@ func (m *MSNModel) judgeNAK(c *harness.Conn, r *trace.Record) Judgement {
 		}
 		return Judgement{}
 	}); j.Violation {
-		j.OtherFirst = !c.Complete() && j.Other != nil && !j.OtherNAK && j.Other.Frame == m.firstAck
+		j.OtherUnchecked = !c.Complete() && j.Other != nil && !j.OtherNAK && m.unchecked(j.Other)
 		if j.Upper && !j.PastPSN && !c.Complete() && m.MissedAfter(p.PSN) {
 			// As for an ACK-kind AETH (C9-148): the capture missed requests
 			// after the NAK's PSN that a response showed completed, and
@@ -297,4 +297,10 @@ func wrongNAKPSN(c *harness.Conn, p *wire.Packet) string {
 // held to its count).
 func insideRead(c *harness.Conn, r *trace.Record) bool {
 	return r.Packet.Opcode == wire.Acknowledge && c.ReadInterior(r.Packet.PSN) != nil
+}
+
+// unchecked reports whether answer r's count is one nothing checked from
+// above (Judgement.OtherUnchecked).
+func (m *MSNModel) unchecked(r *trace.Record) bool {
+	return r.Frame == m.firstAck || r.Frame == m.unbounded
 }

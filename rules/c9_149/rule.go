@@ -180,12 +180,13 @@ func (m *monitor) judge(c *harness.Conn, r *trace.Record, j answers.Judgement) {
 			alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK is right: the answer of frame %d counted too few messages for the PSN it names", j.Other.Frame)})
 		}
 		c.ViolationEitherOn(counted, "C9-148", r, j.Message, append(j.Expected, "a NAK PSN past every message its MSN counts"), j.Seen, alts...)
-	case j.Violation && j.OtherFirst:
-		// The count it disagrees with is the first the capture shows,
-		// which nothing before it checked: one of the two is wrong.
+	case j.Violation && j.OtherUnchecked:
+		// The count it disagrees with is one nothing before it checked
+		// (the first the capture shows, or one above the count that
+		// only a replay explained): one of the two is wrong.
 		c.ViolationEitherOn(j.Other, "C9-148", r, j.Message, j.Expected, j.Seen,
 			reports.Alternative{ID: ID, If: fmt.Sprintf("the MSN of frame %d is right: the NAK's is not the count of the moment", j.Other.Frame)},
-			reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK's MSN is right: frame %d, the first count the capture shows, counted wrong", j.Other.Frame)})
+			reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK's MSN is right: frame %d, a count nothing before it checked, counted wrong", j.Other.Frame)})
 	case j.Violation:
 		c.Violation(ID, r, j.Message, j.Expected, j.Seen)
 	default:

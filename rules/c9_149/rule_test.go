@@ -1,6 +1,7 @@
 package c9_149
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -283,5 +284,47 @@ func TestAfterAFindingNamingTheCount(t *testing.T) {
 	}
 	if tl := rtest.Tally(sink, ID); tl.Violations != 1 || !strings.Contains(tl.Reason, "already reported under C9-148") {
 		t.Errorf("C9-149: %d violations, reason %q; want 1, the second NAK resting on the count already reported", tl.Violations, tl.Reason)
+	}
+}
+
+// TestNAKBelowAnUncheckedCount: the capture begins with a READ sent
+// twice and its answer twice, which may replay one with the count of its
+// first answer; the ATOMIC acknowledgment after them, six messages on with
+// one request between, fits only that reading, so no bound checked its
+// count from above. An RNR NAK below it breaks C9-149 if that count was
+// right, and C9-148 if the NAK's was: one finding names both. After an
+// ACK that bounds the count, the NAK below a count it checked is C9-149's
+// alone.
+func TestNAKBelowAnUncheckedCount(t *testing.T) {
+	for _, checked := range []bool{false, true} {
+		var tr ht.Trace
+		atomicMSN := uint32(28)
+		if checked {
+			tr.Req(wire.SendOnly, 53, true)
+			tr.Ack(53, 21)
+			atomicMSN = 23
+		}
+		tr.Read(54, 8)
+		tr.Read(54, 8)
+		tr.ReadResp(wire.ReadResponseOnly, 54, 22, 8)
+		tr.ReadResp(wire.ReadResponseOnly, 54, 22, 8)
+		tr.Atomic(wire.CompareSwap, 55)
+		tr.Req(wire.SendFirst, 56, false)
+		tr.Req(wire.SendMiddle, 57, false)
+		tr.Req(wire.SendLast, 58, true)
+		tr.AtomicAck(55, atomicMSN, 1)
+		tr.RNR(56, 5, atomicMSN-5)
+		tr.IPIDs(100, 200)
+		sink := rtest.Audit(tr.Records, rtest.Capture(0), ID)
+		if len(sink.Findings) == 0 {
+			t.Fatalf("checked %v: no finding", checked)
+		}
+		var names []string
+		for _, a := range sink.Findings[0].Alternatives {
+			names = append(names, a.ID)
+		}
+		if named := slices.Contains(names, "C9-148"); named == checked {
+			t.Errorf("checked %v: the finding names %v: %s", checked, names, sink.Findings[0].Message)
+		}
 	}
 }
