@@ -109,6 +109,15 @@ func (m *MSNModel) early(c *harness.Conn, p wire.PSN) bool {
 	return ok && (m.firstAck == 0 || frame < m.firstAck)
 }
 
+// unexecutedAtStop reports whether the latest sequence or RNR NAK the
+// count took (stop) names PSN p or one before it: the responder had not
+// executed the request at p when it sent that NAK, so an answer to it
+// after the NAK replays none given before the capture began.
+func (m *MSNModel) unexecutedAtStop(p wire.PSN) bool {
+	s := m.stop
+	return s != nil && s.Packet.PSN.AtOrBefore(p) && p.Diff(s.Packet.PSN) < 1<<22
+}
+
 // ackReqAt reports whether the request with PSN p carried AckReq.
 func ackReqAt(c *harness.Conn, p wire.PSN) bool {
 	_, ackReq, _, ok := c.Req(p)
@@ -234,7 +243,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			// the ATOMIC's first copy in the capture is already a
 			// resend).
 			replay, unseen = true, true
-		case m.cutStart(c, p) && m.early(c, p.PSN):
+		case m.cutStart(c, p) && m.early(c, p.PSN) && !m.unexecutedAtStop(p.PSN):
 			// The capture begins mid-connection and showed the ATOMIC
 			// before any acknowledgment: the capture may have begun
 			// while the requester resent it, after the responder had
@@ -283,7 +292,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			replay = true // numbering broken (C9-96's concern): only S bounds it
 		case s.Replay, ev.MaybeReplay, s == m.replayStream:
 			replay, executed, haveExec = true, s.Start, true
-		case ev.Kind == EvStart && s.Req.Early && m.cutStart(c, p):
+		case ev.Kind == EvStart && s.Req.Early && m.cutStart(c, p) && !m.unexecutedAtStop(s.Start):
 			// As for an ATOMIC above: a READ the capture showed before
 			// any acknowledgment may resend one answered before it, and
 			// its whole answer may be the replay.

@@ -913,3 +913,34 @@ func TestAtomicAnswerAfterANAKThatShowedItUnexecuted(t *testing.T) {
 		t.Fatalf("behind an answer at another request's PSN: want open, got %+v\n%s", tl, rtest.Dump(b.Recs))
 	}
 }
+
+// TestFirstAnswersSinceANAK: a sequence NAK, the first count the capture
+// shows, names PSN 84: the responder had executed nothing from there, so
+// the READ's answer at 84 after it replays none given before the capture
+// began, and the ATOMIC acknowledgment at 85 after that is the ATOMIC's
+// first answer. The responder's IDs show the capture missed none of its
+// packets since the NAK: an MSN at 85 above the READ's count plus one
+// fails, one that fits passes.
+func TestFirstAnswersSinceANAK(t *testing.T) {
+	for _, c := range []struct {
+		msn  uint32
+		fail bool
+	}{{24, false}, {27, true}} {
+		var tr ht.Trace
+		tr.Atomic(wire.FetchAdd, 85)
+		tr.NAK(84, wire.NAKPSNSequence, 22)
+		tr.Read(84, 0)
+		tr.Atomic(wire.FetchAdd, 85)
+		tr.ReadResp(wire.ReadResponseOnly, 84, 23, 0)
+		tr.AtomicAck(85, c.msn, 1)
+		for psn := wire.PSN(86); psn < 96; psn++ { // the responder shown to number its packets one by one
+			tr.Req(wire.SendOnly, psn, true)
+			tr.Ack(psn, c.msn+uint32(psn-85))
+		}
+		tr.IPIDs(100, 200)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		if failed := tallies[ID].Violations > 0; failed != c.fail {
+			t.Errorf("%+v: C9-148 failed %v (%+v, %v)", c, failed, tallies[ID], findings)
+		}
+	}
+}
