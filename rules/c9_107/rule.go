@@ -169,16 +169,6 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 			if a.Kind == receive.AnsStart {
 				where = "starts"
 			}
-			if sp := c.ReadSpanAt(p.PSN); a.Kind == receive.AnsStart && sp != nil && sp.First.Before(p.PSN) && !c.Complete() && (!sp.Closed || c.ReqSends(sp.First) > 1) && !c.RanOnSince(trace.ToRequester, c.Seq()-1) {
-				// The packet may go on with an answer to the earlier
-				// READ whose range holds it (one whose answer the trace
-				// has not shown to end, or which was asked for again),
-				// whose earlier packets the capture missed, as the
-				// responder's IDs show it may have.
-				c.Unresolved(k.ID, fmt.Sprintf("a READ response %s at PSN %d may go on with an answer to the READ at PSN %d (frame %d), whose range holds it, its earlier packets lost before the capture point (--complete decides)", p.Opcode, p.PSN, sp.First, sp.Frame))
-				j.release(k, c)
-				return
-			}
 			if len(j.held) == maxHeld {
 				undecided(k, c, j.held[0], "and too many replays waited for evidence")
 				j.held = j.held[1:]
