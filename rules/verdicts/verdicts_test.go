@@ -1315,3 +1315,38 @@ func TestRNRNAKBehindAMisplacedAnswer(t *testing.T) {
 		t.Errorf("o9-58 passes the acknowledgment at the SEND's PSN: %+v", findings)
 	}
 }
+
+// TestRepeatedNAKPastAnACKInsideARead: a sequence NAK names the READ's
+// PSN, the request is sent again, an ACK at a PSN no request carried
+// raises the expected PSN past it, and the NAK names that PSN again: one
+// finding would name the NAK latch and the NAK's PSN (C9-111/C9-121,
+// C9-114/C9-122). Where the READ's answer then shows the ACK inside its
+// range (C9-95's fault), the repeated NAK rests on that fault only.
+// Where the answer shows the READ ended before the ACK's PSN, it fails.
+func TestRepeatedNAKPastAnACKInsideARead(t *testing.T) {
+	for _, inside := range []bool{true, false} {
+		tr := &ht.Trace{}
+		tr.Req(wire.SendOnly, 103, true)
+		tr.Ack(103, 5)
+		tr.Read(104, 768)
+		tr.Req(wire.SendOnly, 107, true)
+		tr.NAK(104, wire.NAKPSNSequence, 5)
+		tr.Read(104, 768)
+		tr.Ack(105, 7)
+		tr.NAK(104, wire.NAKPSNSequence, 7)
+		if inside {
+			tr.ReadStream(104, 768, 256, 6) // 104..106
+		} else {
+			tr.ReadResp(wire.ReadResponseOnly, 104, 6, 768) // 104 alone
+		}
+		tallies, findings := ht.AuditAll(tr, ht.Capture())
+		for _, id := range []string{"C9-111", "C9-114"} {
+			if failed := tallies[id] != nil && tallies[id].Violations > 0; failed == inside {
+				t.Errorf("inside %v: %s failed %v: %+v", inside, id, failed, findings)
+			}
+		}
+		if inside && (tallies["C9-95"] == nil || tallies["C9-95"].Violations == 0) {
+			t.Errorf("C9-95 passes the ACK inside the READ: %+v", findings)
+		}
+	}
+}

@@ -406,7 +406,8 @@ func MovedOrWrongNAK(k *Checker, c *harness.Conn, ev *receive.Event) {
 // held, and sent it late (C9-114/C9-122), or a duplicate since moved its
 // expected PSN back there (C9-103). The trace tells none apart, and each
 // is a violation: one finding names them, which each of their monitors
-// lists under its own clause (harness.Conn.ViolationOf).
+// lists under its own clause (harness.Conn.ViolationOf). It rests on the
+// response that showed the responder past the PSN (UnlessBlamed).
 func PassedNAK(k *Checker, c *harness.Conn, ev *receive.Event) {
 	x := ev.Rec.Packet.PSN
 	built := fmt.Sprintf("the responder built it after the request at PSN %d arrived: it names an expected PSN the responder had passed", x)
@@ -415,11 +416,11 @@ func PassedNAK(k *Checker, c *harness.Conn, ev *receive.Event) {
 	if len(ev.DupsSinceBase) > 0 {
 		alts = append(alts, reports.Alternative{ID: "C9-103", If: fmt.Sprintf("a duplicate since (%s) moved its expected PSN back to %d", DupList(ev.DupsSinceBase), x)})
 	}
-	c.ViolationOf(k.ID, ev.Rec,
-		fmt.Sprintf("the sequence NAK names PSN %d again, as its sequence NAK of frame %d did, after the request at PSN %d reached the responder and a positive response acknowledged it (the responder's expected PSN was at least %d)",
-			x, ev.PrevNAK.Frame, x, ev.Lower),
-		[]string{fmt.Sprintf("no further sequence NAK naming PSN %d; a new one only for a new gap, naming the expected PSN, at least %d", x, ev.Lower)},
-		Seen(ev.Rec), alts...)
+	r := ev.Rec
+	msg := fmt.Sprintf("the sequence NAK names PSN %d again, as its sequence NAK of frame %d did, after the request at PSN %d reached the responder and a positive response acknowledged it (the responder's expected PSN was at least %d)",
+		x, ev.PrevNAK.Frame, x, ev.Lower)
+	expected := []string{fmt.Sprintf("no further sequence NAK naming PSN %d; a new one only for a new gap, naming the expected PSN, at least %d", x, ev.Lower)}
+	UnlessBlamed(c, ev, msg, func() { c.ViolationOf(k.ID, r, msg, expected, Seen(r), alts...) }, k.Indeterminate)
 }
 
 // ---- C9-114 / C9-122: the NAK latch ----
