@@ -573,7 +573,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		j := Judgement{Undecided: true, Open: true, Reason: fmt.Sprintf("MSN %d is above %s (%s shows the count started no higher than %d): legal only if the answer replays a request executed before the capture began, or one the capture missed (--complete decides)",
 			msn24(u), above, describe(hi), msn24(hi.v))}
 		m.unbounded = r.Frame
-		if s := m.stop; upToPSN && s != nil && s.Packet.PSN.AtOrBefore(p.PSN) && p.PSN.Diff(s.Packet.PSN) < 1<<22 &&
+		if s := m.stop; upToPSN && m.unexecutedAtStop(p.PSN) &&
 			(m.misplaced == nil || m.misplaced.Frame < s.Frame) && (hi.rec == nil || !insideRead(c, hi.rec)) {
 			// (Not where an ATOMIC acknowledgment at a PSN no ATOMIC
 			// the capture shows used came since the NAK: it may be the

@@ -87,17 +87,15 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 		k.Violation(c, ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, but no request with that PSN reached the responder while PSN %d was its expected PSN (when it built the NAK it could only have expected %s)", x, x, receive.FormatPSNs(ev.Window)),
 			expected, dupnak.Seen(ev.Rec))
 	case !k.T.Complete() && ev.HaveLower && ev.Behind:
-		r, msg := ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it), and the requester resent none: it refuses nothing it had not executed", x, ev.Lower)
-		either := harness.Either{
-			Message: fmt.Sprintf("the RNR NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it, and the responder's IPv4 Identifications show the NAK sent after them)", x, ev.Lower),
-			Alts: []reports.Alternative{
-				{ID: ID, If: fmt.Sprintf("no request with PSN %d reached the responder since: the NAK names a request it did not refuse", x)},
-				{ID: "C9-105", If: fmt.Sprintf("a resend of PSN %d the capture missed reached it: a duplicate, which the responder acknowledges and never refuses", x)},
-			},
-		}
-		dupnak.UnlessBlamed(c, ev, msg, func() {
-			dupnak.WrongUnlessResendMissed(k, c, r, msg, expected, fmt.Sprintf("an RNR NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it): either the wrong request, or a resend the capture missed (refusing a duplicate is not a matter of its PSN)", x, ev.Lower), either)
-		}, k.Indeterminate)
+		dupnak.BehindUnlessResendMissed(k, c, ev, fmt.Sprintf("the RNR NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it), and the requester resent none: it refuses nothing it had not executed", x, ev.Lower),
+			expected, fmt.Sprintf("an RNR NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it): either the wrong request, or a resend the capture missed (refusing a duplicate is not a matter of its PSN)", x, ev.Lower),
+			harness.Either{
+				Message: fmt.Sprintf("the RNR NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it, and the responder's IPv4 Identifications show the NAK sent after them)", x, ev.Lower),
+				Alts: []reports.Alternative{
+					{ID: ID, If: fmt.Sprintf("no request with PSN %d reached the responder since: the NAK names a request it did not refuse", x)},
+					{ID: "C9-105", If: fmt.Sprintf("a resend of PSN %d the capture missed reached it: a duplicate, which the responder acknowledges and never refuses", x)},
+				},
+			})
 	case !ev.NamedSeen && k.T.Complete() && ev.Exact:
 		k.Violation(c, ev.Rec, fmt.Sprintf("the RNR NAK names PSN %d, which no request carried", x), expected, dupnak.Seen(ev.Rec))
 	case !ev.NamedSeen && c.SeesEveryRequest():

@@ -77,10 +77,8 @@ func (judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 		dupnak.WrongUnlessResendMissed(k, c, ev.Rec, fmt.Sprintf("the remote access NAK names PSN %d, a request the responder had already acknowledged (through PSN %d), and the requester resent none", x, ev.AckedPSN),
 			expected, fmt.Sprintf("a remote access NAK names PSN %d, already acknowledged: either the wrong packet, or a resend the capture missed", x), dupError(c, x, ev.AckedPSN.Next()))
 	case ev.HaveLower && ev.Behind:
-		r, msg, either := ev.Rec, fmt.Sprintf("the remote access NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it), and the requester resent none", x, ev.Lower), dupError(c, x, ev.Lower)
-		dupnak.UnlessBlamed(c, ev, msg, func() {
-			dupnak.WrongUnlessResendMissed(k, c, r, msg, expected, fmt.Sprintf("a remote access NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it): either the wrong packet, or a resend the capture missed", x, ev.Lower), either)
-		}, k.Indeterminate)
+		dupnak.BehindUnlessResendMissed(k, c, ev, fmt.Sprintf("the remote access NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it), and the requester resent none", x, ev.Lower),
+			expected, fmt.Sprintf("a remote access NAK names PSN %d, behind PSN %d that the responder's expected PSN had already reached (the trace's ACKs and NAKs show it): either the wrong packet, or a resend the capture missed", x, ev.Lower), dupError(c, x, ev.Lower))
 	default:
 		k.Checked(c)
 	}

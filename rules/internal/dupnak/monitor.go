@@ -110,6 +110,14 @@ func (k *Checker) ViolationUnlessMissed(c *harness.Conn, dir trace.Dir, since ui
 	c.ViolationUnlessMissed(k.ID, dir, since, r, msg, expected, seen, reason, excuse)
 }
 
+// BehindUnlessResendMissed is WrongUnlessResendMissed for the NAK of ev,
+// naming a PSN behind the expected PSN a response's PSN proved
+// (ev.Lower): it rests on that response (UnlessBlamed).
+func BehindUnlessResendMissed(k *Checker, c *harness.Conn, ev *receive.Event, msg string, expected []string, reason string, either harness.Either) {
+	r := ev.Rec
+	UnlessBlamed(k, c, ev, msg, func() { WrongUnlessResendMissed(k, c, r, msg, expected, reason, either) })
+}
+
 // WrongUnlessResendMissed judges a NAK (r) that names a PSN the responder
 // had left behind, which only a resend of that PSN the capture missed
 // explains (a refused duplicate is judged elsewhere): a violation once the
@@ -271,7 +279,7 @@ func (j *NAKPSNJudge) Event(k *Checker, c *harness.Conn, ev *receive.Event) {
 		msg := fmt.Sprintf("the %s carries PSN %d, behind PSN %d that the responder had already acknowledged: its expected PSN was at least %d and never goes back", name, x, ev.Lower.Add(-1), ev.Lower)
 		expected := []string{fmt.Sprintf("a %s with the responder's expected PSN, at least %d", name, ev.Lower)}
 		r := ev.Rec
-		UnlessBlamed(c, ev, msg, func() { k.Violation(c, r, msg, expected, Seen(r)) }, k.Indeterminate)
+		UnlessBlamed(k, c, ev, msg, func() { k.Violation(c, r, msg, expected, Seen(r)) })
 	default:
 		k.Indeterminate(c, "the "+name+"'s PSN cannot be checked: "+k.T.Why())
 	}
@@ -285,7 +293,7 @@ func (j *NAKPSNJudge) End(*Checker, *harness.Conn) {}
 // response's PSN: a NAK right where the responder stood is then the same
 // root cause, reported once (undecided, naming it). Where a later packet
 // may still show that PSN at fault (blamable), the NAK waits for it.
-func UnlessBlamed(c *harness.Conn, ev *receive.Event, message string, violation func(), undecided func(*harness.Conn, string)) {
+func UnlessBlamed(k *Checker, c *harness.Conn, ev *receive.Event, message string, violation func()) {
 	e := c.Expected()
 	if !e.HaveLo || e.Lo != ev.Lower || e.LoBy == nil {
 		violation()
@@ -299,7 +307,7 @@ func UnlessBlamed(c *harness.Conn, ev *receive.Event, message string, violation 
 	}
 	judge := func(c *harness.Conn) {
 		if c.Blamed(by, clause) {
-			undecided(c, harness.RestsOnBlamed(message, "PSN", by, clause))
+			k.Indeterminate(c, harness.RestsOnBlamed(message, "PSN", by, clause))
 		} else {
 			violation()
 		}
@@ -394,7 +402,7 @@ func MovedOrWrongNAK(k *Checker, c *harness.Conn, ev *receive.Event) {
 		{ID: "C9-111", If: stayed},
 		{ID: nakClause(p), If: stayed},
 		{ID: "C9-103", If: fmt.Sprintf("the duplicate moved the expected PSN back to PSN %d: the NAK names the moved PSN", p.PSN)}}
-	UnlessBlamed(c, ev, msg, func() { c.ViolationOf(k.ID, r, msg, expected, Seen(r), alts...) }, k.Indeterminate)
+	UnlessBlamed(k, c, ev, msg, func() { c.ViolationOf(k.ID, r, msg, expected, Seen(r), alts...) })
 }
 
 // PassedNAK judges, under clause k.ID, a sequence NAK that names the PSN
@@ -420,7 +428,7 @@ func PassedNAK(k *Checker, c *harness.Conn, ev *receive.Event) {
 	msg := fmt.Sprintf("the sequence NAK names PSN %d again, as its sequence NAK of frame %d did, after the request at PSN %d reached the responder and a positive response acknowledged it (the responder's expected PSN was at least %d)",
 		x, ev.PrevNAK.Frame, x, ev.Lower)
 	expected := []string{fmt.Sprintf("no further sequence NAK naming PSN %d; a new one only for a new gap, naming the expected PSN, at least %d", x, ev.Lower)}
-	UnlessBlamed(c, ev, msg, func() { c.ViolationOf(k.ID, r, msg, expected, Seen(r), alts...) }, k.Indeterminate)
+	UnlessBlamed(k, c, ev, msg, func() { c.ViolationOf(k.ID, r, msg, expected, Seen(r), alts...) })
 }
 
 // ---- C9-114 / C9-122: the NAK latch ----
