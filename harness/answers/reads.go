@@ -1,6 +1,8 @@
 package answers
 
 import (
+	"cmp"
+
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
@@ -517,14 +519,21 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 		}
 	}
 	q := t.ReqAt(x)
-	if q != nil && !opc.StartsMessage(p.Opcode) && (q.Answered || q.Streams > 0) && !c.Complete() {
-		// A Middle or Last at the PSN of a READ already answered, inside
-		// the range of a newer READ not answered yet: on a capture that
-		// may have lost the newer READ's first packets, it continues that
-		// READ's answer (for example, a partial READ retry answered, then
-		// the whole READ requested again and its First lost).
-		if cov := t.Covering(x, mtu); cov != nil && cov != q && cov.Seq > q.Seq && !cov.Answered && cov.Streams == 0 {
-			q = nil
+	var owed, unstarted *ReadReq
+	if q != nil && !opc.StartsMessage(p.Opcode) && !c.Complete() && !c.SentAllSince(trace.ToRequester, c.Seq()-1) {
+		// A Middle or Last at the PSN of a READ, inside the range of a
+		// READ whose answer the responder owes before that READ's: on a
+		// capture that may have lost the owed answer's first packets
+		// (the responder's IDs do not show that it sent nothing since
+		// its packet before this one), it continues that answer (for
+		// example, a partial READ retry answered, then the whole READ
+		// requested again and its First lost; a READ the network
+		// copied, the responder answering each copy, one answer's First
+		// lost; a duplicate READ, then a partial retry, the duplicate's
+		// replay losing its First). Event.Unstarted keeps the READ at x
+		// whose answer the packet would begin otherwise.
+		if owed = t.owedAnswer(c, x, mtu, q); owed != nil {
+			q, unstarted = nil, q
 		}
 	}
 	if q != nil {
@@ -542,6 +551,7 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 		// duplicate the capture dropped.
 		s.Replay = q.Dup || q.Streams > 0 || q.Answered
 		q.Streams++
+		q.Heard = true
 		t.cur = s
 		t.advance(c, s, r)
 		*ev = Event{Kind: EvStart, Stream: s, Prev: prev, MTU: mtu}
@@ -554,7 +564,7 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 			return
 		}
 	}
-	if q := t.Covering(x, mtu); q != nil {
+	if q := cmp.Or(owed, t.Covering(x, mtu)); q != nil {
 		prev := t.Current()
 		if prev != nil {
 			prev.Open = false
@@ -562,12 +572,52 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 		s := &Stream{Req: q, Start: x, Next: x, Open: true, StartRec: r, StartSeq: c.Seq(), AckBefore: t.lastAck, AckBeforeSeq: t.lastAckSeq, SeqAtStart: t.requests, Resynced: true, MTU: mtu}
 		s.End, s.EndKnown = q.Last(mtu)
 		s.Replay = q.Dup || q.Streams > 0
+		q.Heard = true
 		t.cur = s
 		t.advance(c, s, r)
-		*ev = Event{Kind: EvSkip, Stream: s, Req: q, Prev: prev, MTU: mtu}
+		*ev = Event{Kind: EvSkip, Stream: s, Req: q, Prev: prev, MTU: mtu, Unstarted: unstarted}
 		return
 	}
 	*ev = Event{Kind: EvOrphan, MTU: mtu}
+}
+
+// owedAnswer returns the oldest READ request whose range at mtu (mtu 0:
+// the one the connection's reconstruction allows) holds x past its PSN and that no stream was taken to
+// answer (Heard), where its answer comes before one to q, the READ at x: the
+// responder owes it an answer of its own (it answers every READ that
+// reaches it, a copy or a duplicate too, in the order they arrived,
+// whatever other streams covered its range), and owes it before q's
+// where it arrived before q or q's answer has begun. Nil: none.
+func (t *Tracker) owedAnswer(c *harness.Conn, x wire.PSN, mtu int, q *ReadReq) *ReadReq {
+	var sp *harness.ReadSpan
+	if mtu == 0 {
+		// The range of the new READ whose span, as the connection's
+		// reconstruction narrows it by what the trace shows of the path
+		// MTU, may hold x; a READ asking for it again from a PSN before
+		// x asks for the rest of it, x too.
+		if sp = c.ReadSpanAt(x); sp == nil {
+			return nil
+		}
+	}
+	var owed *ReadReq
+	unowed := q.Answered || q.Streams > 0
+	for i := len(t.reads) - 1; i >= 0; i-- {
+		d := t.reads[i]
+		if d.Heard || !d.PSN.Before(x) || d.Seq > q.Seq && !unowed {
+			continue
+		}
+		var holds bool
+		if sp != nil {
+			holds = d.PSN.AtOrAfter(sp.First)
+		} else {
+			last, _ := d.Last(mtu)
+			holds = x.InRange(d.PSN, last)
+		}
+		if holds {
+			owed = d
+		}
+	}
+	return owed
 }
 
 // DupSince returns the newest duplicate of READ q the tracker remembers:

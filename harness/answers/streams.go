@@ -41,8 +41,12 @@ type ReadReq struct {
 	// unseen; either way nothing shows the READ executed, and its first
 	// answer is still owed.
 	Resent bool
-	// Streams counts the response streams started at this request's PSN.
+	// Streams counts the response streams started at this request's PSN;
+	// Heard is set once a stream was taken as answering it, started there
+	// or picked up inside its range (a stream the capture saw from its
+	// middle).
 	Streams int
+	Heard   bool
 	// Answered is set once a response stream reached the last PSN of the
 	// request's range; Failed once a NAK ended its stream or refused it;
 	// Abandoned when its stream stopped short because another stream
@@ -220,6 +224,11 @@ type Event struct {
 	Req    *ReadReq // EvRequest: the request; EvSkip/EvOrphan: the READ whose range holds the PSN, if any
 	Stream *Stream  // the stream the packet belongs to (or, for EvNAK, the stream open when it came)
 	Prev   *Stream  // EvStart, EvSkip: the stream that was open before, now abandoned
+	// Unstarted (EvSkip): the READ at the packet's PSN, whose answer the
+	// packet, a Middle or Last, would begin without its First were it
+	// not taken as going on with an earlier READ's answer whose first
+	// packets the capture lost.
+	Unstarted *ReadReq
 	// MTU is the path MTU used to judge the packet (0 unknown).
 	MTU int
 	// Before is the stream that was open before the packet (nil: none)

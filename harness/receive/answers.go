@@ -106,9 +106,14 @@ type Answer struct {
 	// EndsEarly: a Last/Only before the stream's last PSN. Completed: the
 	// stream reached its last PSN.
 	EndsEarly, Completed bool
-	// Gap: the packet continues the open stream after PSNs lost before
-	// the capture point.
+	// Gap: the packet continues the open stream, or (Unstarted) one it
+	// began, after PSNs lost before the capture point.
 	Gap bool
+	// Unstarted: a Middle or Last at the PSN of this waiting request,
+	// taken as going on with the answer owed to an older one whose range
+	// holds it: otherwise it begins this request's answer without its
+	// First.
+	Unstarted *AnsReq
 	// Covering: for an unmatched READ response, the duplicate READs
 	// waiting whose original READ's range holds the packet's PSN.
 	Covering []*AnsReq
@@ -211,6 +216,20 @@ func (s *answers) request(c *harness.Conn, t *Tracker, r *trace.Record, ev *Even
 	if len(s.reqs) > 2*maxAnsReqs {
 		s.reqs = append(s.reqs[:0], s.reqs[len(s.reqs)-maxAnsReqs:]...)
 	}
+}
+
+// owedBefore returns the first READ waiting for an answer since before
+// request a whose range holds x past its PSN (nil: none).
+func (s *answers) owedBefore(a *AnsReq, x wire.PSN) *AnsReq {
+	for _, d := range s.waitq {
+		if d == a {
+			return nil
+		}
+		if !d.Atomic && d.PSN.Before(x) && d.covers(x) {
+			return d
+		}
+	}
+	return nil
 }
 
 // waiting returns the first request waiting for an answer with PSN p.
@@ -327,6 +346,24 @@ func (s *answers) readResponse(c *harness.Conn, r *trace.Record) *Answer {
 		return ans
 	}
 	if a := s.waiting(p.PSN, false); a != nil {
+		if d := s.owedBefore(a, p.PSN); d != nil && !startOp && !c.Complete() && !c.SentAllSince(trace.ToRequester, c.Seq()-1) {
+			// A Middle or Last at the PSN of a waiting READ, inside the
+			// range of a READ waiting since before it: the responder
+			// answers that one first, and on a capture that may have
+			// lost its answer's first packets (the responder's IDs do
+			// not show that it sent nothing since its packet before this
+			// one) the packet goes on with it (answers.Tracker reads it
+			// so too). Unstarted keeps the READ whose answer the packet
+			// would begin otherwise.
+			st := &Stream{Req: d, Start: d.PSN, Next: p.PSN, Open: true, StartRec: r}
+			st.LastPSN, st.LastKnown = d.Last()
+			s.interrupt(ans, st)
+			s.start(d, ans)
+			ans.Kind, ans.Stream, ans.Gap, ans.Unstarted = AnsContinue, st, true, a
+			s.cur = st
+			s.advance(st, op, ans)
+			return ans
+		}
 		return s.startRead(a, r, ans)
 	}
 	if a := s.superseded(p.PSN); a != nil && (op == wire.ReadResponseFirst || op == wire.ReadResponseOnly) {

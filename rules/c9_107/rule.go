@@ -151,6 +151,10 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 		if req == nil {
 			return
 		}
+		if u := a.Unstarted; u != nil && u.Dup {
+			c.Unresolved(ID, fmt.Sprintf("a READ response %s at PSN %d, the PSN of the duplicate READ of frame %d, may go on with the answer owed to the READ at PSN %d (frame %d), whose range holds it, its first packets lost before the capture point; otherwise the replay begins without its First (--complete decides)",
+				p.Opcode, p.PSN, u.Rec.Frame, req.PSN, req.Rec.Frame))
+		}
 		pos := position(a, p.Opcode)
 		if !req.Dup {
 			if len(a.WantOpcode) > 0 {

@@ -66,10 +66,16 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	ev := m.t.Observe(c, r)
+	p := r.Packet
+	if ev.Kind == answers.EvSkip && ev.Unstarted != nil && !opc.Has(p.Opcode, wire.HdrAETH) {
+		q := ev.Unstarted
+		c.Unresolved(ID, fmt.Sprintf("a READ response %s at PSN %d, the PSN of the READ of frame %d, may go on with the answer owed to the READ at PSN %d (frame %d), whose range holds it, its first packets lost before the capture point; otherwise it begins the answer without an AETH (--complete decides)",
+			p.Opcode, p.PSN, q.Rec.Frame, ev.Req.PSN, ev.Req.Rec.Frame))
+		return
+	}
 	if ev.Kind != answers.EvStart {
 		return
 	}
-	p := r.Packet
 	s := ev.Stream
 	q := s.Req
 	// The READ the stream answers is the trace's, whether the QPs were

@@ -1350,3 +1350,95 @@ func TestRepeatedNAKPastAnACKInsideARead(t *testing.T) {
 		}
 	}
 }
+
+// TestMiddleInAnEarlierREADsRange: a Middle at the PSN of a READ asking
+// for the rest of an answer from there may also go on with the answer
+// owed to the READ that arrived before it, whose range holds it (the
+// replay for a duplicate), whose First the capture missed: where the
+// responder's IDs show a packet missed just before it, C9-97 and C9-107
+// are open; where they show none missed, the Middle begins the later
+// READ's answer (a duplicate's) without an AETH, and both fail.
+func TestMiddleInAnEarlierREADsRange(t *testing.T) {
+	for _, missed := range []bool{true, false} {
+		tr := &ht.Trace{}
+		for psn := wire.PSN(170); psn < 180; psn++ { // both sides shown to number their packets one by one
+			tr.Req(wire.SendOnly, psn, true)
+			tr.Ack(psn, uint32(psn))
+		}
+		tr.Read(180, 768) // 180..182 at MTU 256
+		tr.ReadStream(180, 768, 256, 180)
+		tr.Read(180, 768) // a duplicate
+		retry := tr.Read(181, 512)
+		retry.Packet.RETH.VA += 256
+		if missed {
+			tr.ReadResp(wire.ReadResponseFirst, 180, 180, 256) // the replay's First, removed below
+		}
+		tr.ReadResp(wire.ReadResponseMiddle, 181, 0, 256)
+		tr.ReadResp(wire.ReadResponseLast, 182, 180, 256)
+		tr.IPIDs(100, 200)
+		if missed {
+			tr.Remove(26)
+		}
+		tallies, findings := ht.AuditAll(tr, ht.Capture())
+		for _, id := range []string{"C9-97", "C9-107"} {
+			tl := tallies[id]
+			if failed := tl != nil && tl.Violations > 0; failed == missed {
+				t.Errorf("missed %v: %s failed %v (%+v, %+v)", missed, id, failed, tl, findings)
+			}
+			if missed && (tl == nil || tl.Open == 0) {
+				t.Errorf("missed %v: %s not open (%+v)", missed, id, tl)
+			}
+		}
+	}
+}
+
+// TestMiddleOfACopysAnswer: the network copies a READ asked for again,
+// and the responder answers both copies; the first answer is seen but
+// for its Middle, the second from its Middle on. The Middle at the
+// PSN of a partial READ answered earlier goes on with the answer owed to
+// the second copy where the responder's IDs show a packet missed just
+// before it (C9-97 open, no violation); where they show none missed, it
+// begins the partial READ's answer again without an AETH.
+func TestMiddleOfACopysAnswer(t *testing.T) {
+	for _, missed := range []bool{true, false} {
+		tr := &ht.Trace{}
+		for psn := wire.PSN(170); psn < 180; psn++ { // both sides shown to number their packets one by one
+			tr.Req(wire.SendOnly, psn, true)
+			tr.Ack(psn, uint32(psn))
+		}
+		tr.Read(180, 768) // 180..182 at MTU 256
+		tr.ReadStream(180, 768, 256, 180)
+		retry := tr.Read(181, 512) // the rest of it asked for again
+		retry.Packet.RETH.VA += 256
+		tr.ReadResp(wire.ReadResponseFirst, 181, 180, 256)
+		tr.ReadResp(wire.ReadResponseLast, 182, 180, 256)
+		tr.Read(180, 768) // a duplicate, and the network's copy of it
+		tr.Read(180, 768)
+		tr.ReadResp(wire.ReadResponseFirst, 180, 180, 256) // the first copy's replay
+		tr.ReadResp(wire.ReadResponseMiddle, 181, 0, 256)  // lost, removed below
+		tr.ReadResp(wire.ReadResponseLast, 182, 180, 256)
+		if missed {
+			tr.ReadResp(wire.ReadResponseFirst, 180, 180, 256) // the second copy's First, removed below
+		}
+		tr.ReadResp(wire.ReadResponseMiddle, 181, 0, 256)
+		tr.ReadResp(wire.ReadResponseLast, 182, 180, 256)
+		tr.IPIDs(100, 200)
+		n := len(tr.Records)
+		if missed {
+			tr.Remove(n - 3)
+			n--
+		}
+		tr.Remove(n - 4)
+		tallies, findings := ht.AuditAll(tr, ht.Capture())
+		tl := tallies["C9-97"]
+		if failed := tl != nil && tl.Violations > 0; failed == missed {
+			t.Errorf("missed %v: C9-97 failed %v (%+v, %+v)", missed, failed, tl, findings)
+		}
+		if missed && (tl == nil || tl.Open == 0) {
+			t.Errorf("missed %v: C9-97 not open (%+v)", missed, tl)
+		}
+		if missed && len(findings) > 0 {
+			t.Errorf("a conformant exchange: %+v", findings)
+		}
+	}
+}
