@@ -41,7 +41,7 @@ func (ch *idChain) ordered(c *Conn, d trace.Dir) bool {
 	}
 	n, broken := 0, false
 	for i := range c.nHeld {
-		if h := c.heldAt(i); h.HasIPID && h.Dir&1 == d {
+		if h := c.heldAt(i); chained(h) && h.Dir&1 == d {
 			broken = broken || n > 0 && !inStep(ch.last, h.IPID)
 			n++
 			ch.last = h.IPID
@@ -81,6 +81,16 @@ func (ch *idChain) remove(first bool) {
 	}
 }
 
+// chained reports whether record r takes a place in its sender's order by
+// its IPv4 ID: it carries one and is no copy of a request already seen
+// (trace.Record.Copy). A copy was made by the network (or recorded twice
+// by the capture) after its sender sent the packet once, in its place: it
+// reached the capture point, and the peer beyond it, where it was
+// recorded, and moving it back to the place its ID names would put it
+// before packets of the other direction that the peer built before it
+// arrived.
+func chained(r *trace.Record) bool { return r.HasIPID && !r.Copy }
+
 // heldAt returns the i-th record held back, oldest first.
 func (c *Conn) heldAt(i int) *trace.Record { return c.held[(c.heldHead+i)&(heldRing-1)] }
 
@@ -100,13 +110,13 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 	}
 	at := c.nHeld
 	ch := &c.chains[d]
-	if c.DatedByID(r) && !ch.follows(c, d, r) {
+	if c.DatedByID(r) && !r.Copy && !ch.follows(c, d, r) {
 		// r goes before the earliest held record its sender sent after
 		// it (SentBeforeByID, with what does not change along the loop
 		// tested once).
 		for i := c.nHeld - 1; i >= 0; i-- {
 			h := c.heldAt(i)
-			if d := h.IPID - r.IPID; d != 0 && d < idStep && h.Dir == r.Dir && h.HasIPID && h.Src == r.Src {
+			if d := h.IPID - r.IPID; d != 0 && d < idStep && h.Dir == r.Dir && chained(h) && h.Src == r.Src {
 				at = i
 			}
 		}
@@ -119,7 +129,7 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 	if at < c.nHeld-1 {
 		c.Reordered++
 	}
-	if r.HasIPID {
+	if chained(r) {
 		ch.add(r, at == c.nHeld-1)
 	}
 	if c.nHeld <= reorderDepth {
@@ -135,18 +145,18 @@ func (c *Conn) hold(r *trace.Record) []*trace.Record {
 // first among those held goes first.
 func (c *Conn) release() *trace.Record {
 	first := 0
-	if f := c.heldAt(0); c.DatedByID(f) && !c.chains[f.Dir&1].ordered(c, f.Dir&1) {
+	if f := c.heldAt(0); c.DatedByID(f) && !f.Copy && !c.chains[f.Dir&1].ordered(c, f.Dir&1) {
 		// SentBeforeByID(heldAt(i), f), with what does not change along
 		// the loop tested once and the ID test, which in-order traffic
 		// fails, first.
 		for i := 1; i < c.nHeld; i++ {
-			if h := c.heldAt(i); f.IPID-h.IPID-1 < idStep-1 && h.Dir == f.Dir && h.HasIPID && h.Src == f.Src {
+			if h := c.heldAt(i); f.IPID-h.IPID-1 < idStep-1 && h.Dir == f.Dir && chained(h) && h.Src == f.Src {
 				first, f = i, h
 			}
 		}
 	}
 	r := c.heldAt(first)
-	if r.HasIPID {
+	if chained(r) {
 		c.chains[r.Dir&1].remove(first == 0)
 	}
 	if first == 0 {

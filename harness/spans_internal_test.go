@@ -265,9 +265,9 @@ func (b *refHeld) hold(r *trace.Record) []*trace.Record {
 		return []*trace.Record{r}
 	}
 	at := len(b.held)
-	if r.HasIPID && b.ids[r.Dir&1].countsUp() {
+	if r.HasIPID && !r.Copy && b.ids[r.Dir&1].countsUp() {
 		for i := len(b.held) - 1; i >= 0; i-- {
-			if h := b.held[i]; h.IPID-r.IPID != 0 && h.IPID-r.IPID < idStep && h.Dir == r.Dir && h.HasIPID && h.Src == r.Src {
+			if h := b.held[i]; h.IPID-r.IPID != 0 && h.IPID-r.IPID < idStep && h.Dir == r.Dir && h.HasIPID && !h.Copy && h.Src == r.Src {
 				at = i
 			}
 		}
@@ -284,9 +284,9 @@ func (b *refHeld) hold(r *trace.Record) []*trace.Record {
 
 func (b *refHeld) release() *trace.Record {
 	first := 0
-	if f := b.held[0]; f.HasIPID && b.ids[f.Dir&1].countsUp() {
+	if f := b.held[0]; f.HasIPID && !f.Copy && b.ids[f.Dir&1].countsUp() {
 		for i := 1; i < len(b.held); i++ {
-			if h := b.held[i]; f.IPID-h.IPID-1 < idStep-1 && h.Dir == f.Dir && h.HasIPID && h.Src == f.Src {
+			if h := b.held[i]; f.IPID-h.IPID-1 < idStep-1 && h.Dir == f.Dir && h.HasIPID && !h.Copy && h.Src == f.Src {
 				first, f = i, h
 			}
 		}
@@ -297,6 +297,45 @@ func (b *refHeld) release() *trace.Record {
 	r := b.held[first]
 	b.held = append(b.held[:first], b.held[first+1:]...)
 	return r
+}
+
+// TestHoldKeepsACopyInPlace: a request the network copied, recorded after
+// a response of the other direction with the ID of a request sent before
+// it, keeps its place: its sender sent the packet once, already taken in
+// its own place, and the copy reached the capture point, and the peer,
+// where it was recorded. A request delayed by the network, no copy, goes
+// back to its sender's order.
+func TestHoldKeepsACopyInPlace(t *testing.T) {
+	h1, h2 := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
+	for _, copied := range []bool{true, false} {
+		c := &Conn{}
+		var recs []*trace.Record
+		add := func(d trace.Dir, id uint16) *trace.Record {
+			r := &trace.Record{Frame: len(recs) + 1, Dir: d, Src: []netip.Addr{h1, h2}[d], IPID: id, HasIPID: true}
+			recs = append(recs, r)
+			return r
+		}
+		for i := range uint16(10) { // both senders shown to count up
+			add(trace.ToResponder, 100+i)
+			add(trace.ToRequester, 500+i)
+		}
+		add(trace.ToResponder, 111)
+		nak := add(trace.ToRequester, 510)
+		late := add(trace.ToResponder, 110)
+		late.Copy = copied
+		var got []*trace.Record
+		for _, r := range recs {
+			got = append(got, c.hold(r)...)
+		}
+		got = append(got, c.flush()...)
+		at := map[*trace.Record]int{}
+		for i, r := range got {
+			at[r] = i
+		}
+		if moved := at[late] < at[nak]; moved == copied {
+			t.Errorf("copied %v: the request with ID 110 delivered before the response recorded before it: %v", copied, moved)
+		}
+	}
 }
 
 // TestHoldRing: the reorder buffer's ring gives the records, and counts
@@ -330,6 +369,7 @@ func TestHoldRing(t *testing.T) {
 				r.IPID = id[d]
 			case x < 14:
 				r.IPID = id[d] - uint16(1+rng.IntN(3)) // an ID again
+				r.Copy = rng.IntN(2) == 0              // some of them a request's copy
 			default:
 				r.Src = h3 // another sender the same way
 			}
