@@ -75,6 +75,13 @@ type ReqEvent struct {
 	// reading (the sweep going on); a check that only the other reading
 	// would fail is undecided.
 	MaybeStart bool
+	// AckedBefore, on a continuation, is a positive ACK covering this
+	// packet's PSN, captured since the previous request and longer
+	// before this one than the longest reaction the trace showed
+	// (Tracker.Reaction): the sweep going on is the reading only if that
+	// ACK took longer to reach the requester than anything the capture
+	// shows; otherwise the resend began a retry of its own.
+	AckedBefore *trace.Record
 	// OldestLast is the latest transmission of the oldest request
 	// outstanding before this packet (nil if none, or if that request lies
 	// past this packet's PSN, which has an earlier transmission: a

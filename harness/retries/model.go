@@ -26,6 +26,8 @@
 package retries
 
 import (
+	"time"
+
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
@@ -80,8 +82,19 @@ type Tracker struct {
 		timeouts                                   int
 	}
 	lastResp *trace.Record // latest READ response or ATOMIC acknowledgment
-	acked    []*Sent       // the entries the response being read made Done
-	slab     []Sent        // where the next Sents are allocated
+	// coverAck is the positive ACK with the highest PSN captured since
+	// the previous request (ReqEvent.AckedBefore).
+	coverAck *trace.Record
+	// nak is the latest sequence NAK whose PSN the requester has not
+	// resent since; react the longest interval the trace showed from
+	// such a NAK to the requester's first resend of its PSN (haveReact):
+	// the time a response takes to reach the requester and change what
+	// it sends, as far as the capture shows it (Reaction).
+	nak       *trace.Record
+	react     time.Duration
+	haveReact bool
+	acked     []*Sent // the entries the response being read made Done
+	slab      []Sent  // where the next Sents are allocated
 }
 
 // sentSlab is how many Sents are allocated at once.

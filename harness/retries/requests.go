@@ -1,6 +1,8 @@
 package retries
 
 import (
+	"time"
+
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -17,6 +19,9 @@ func (t *Tracker) Request(r *trace.Record) *ReqEvent {
 	if !t.memo(r) {
 		t.request(r, &t.memoReq)
 		t.remember(r)
+		if !r.Copy {
+			t.coverAck = nil
+		}
 	}
 	return &t.memoReq
 }
@@ -88,8 +93,19 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	} else if ev.PrevSend != nil && (!r.HasIPID || !ev.PrevSend.HasIPID) && repeatsHeaders(ev.PrevSend.Packet, p) {
 		ev.Ambiguous = true
 	}
+	if n := t.nak; n != nil && p.PSN == n.Packet.PSN {
+		// The requester's first resend of the PSN a sequence NAK named
+		// since: the NAK reached it and changed what it sent within
+		// this interval. (A resend the timer prompted instead shows
+		// another interval, shorter or longer: the longest is kept,
+		// which errs toward a response still on its way.)
+		t.react, t.haveReact, t.nak = max(t.react, r.Time-n.Time), true, nil
+	}
 	cont, gap, maybe := t.continues(r)
 	ev.Start, ev.SweepGap, ev.MaybeStart = !cont, gap, maybe
+	if a := t.coverAck; cont && a != nil && !a.Packet.PSN.Before(p.PSN) && t.haveReact && r.Time-a.Time > t.react {
+		ev.AckedBefore = a
+	}
 	switch {
 	case gap:
 		ev.GapFrom = t.prevEnd.Next()
@@ -128,6 +144,13 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	t.absorbResend(r, orig)
 	t.fillEpisode(ev)
 }
+
+// Reaction returns the longest interval the trace showed from a sequence
+// NAK to the requester's first resend of the PSN it named (ok false:
+// none yet): a bound, from the capture's own evidence, on how long a
+// response takes from the capture point to the requester and on to a
+// change in what the requester sends.
+func (t *Tracker) Reaction() (d time.Duration, ok bool) { return t.react, t.haveReact }
 
 // swept notes, on the requests outstanding at the n PSNs from PSN from,
 // which a sweep passed after the previous resend without the trace

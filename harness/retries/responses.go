@@ -37,6 +37,9 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 		case a.IsACK():
 			ev.Positive = true
 			ev.Implied, _ = t.cover(p.PSN, true, nil)
+			if t.coverAck == nil || p.PSN.After(t.coverAck.Packet.PSN) {
+				t.coverAck = r
+			}
 		case a.IsRNR():
 			ev.OutstandingBefore = t.Outstanding()
 			ev.NAK, ev.Code = CauseRNR, a.Value()
@@ -46,6 +49,7 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 			ev.OutstandingBefore = t.Outstanding()
 			ev.NAK = CauseSeqNAK
 			ev.Implied, ev.Progress = t.cover(p.PSN, false, nil)
+			t.nak = r
 			t.trig = append(t.trig, Trigger{Cause: CauseSeqNAK, Rec: r, PSN: p.PSN, Seq: t.c.Seq()})
 		case a.Kind() == wire.KindNAK && a.Value() <= wire.NAKRemoteOp:
 			ev.NAK, ev.Code = CauseFatal, a.Value()

@@ -82,6 +82,10 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	ev := m.t.Request(r)
+	if a := ev.AckedBefore; ev.Kind == retries.KindResend && a != nil {
+		m.afterAck(c, r, ev, a)
+		return
+	}
 	if ev.Kind != retries.KindResend || !ev.Start || ev.Cause != retries.CauseTimeout && ev.AckedFirst == nil {
 		return
 	}
@@ -143,6 +147,33 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		}
 	}
 	m.judge(c, r, ev, prev, since, nil)
+}
+
+// afterAck judges a resend that goes on with a go-back-N sweep although
+// ACK a, covering its PSN, was captured before it by more than the
+// longest reaction the trace shows (retries.ReqEvent.AckedBefore): the
+// sweep going on is legal only if a took longer to reach the requester
+// than anything the capture shows; had a arrived, the resend began a
+// retry of its own, which only the transport timer explains. Open where
+// that retry came before the timer could expire, as far as the previous
+// transmission of its PSN shows; passed where the timer may have run.
+func (m *monitor) afterAck(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent, a *trace.Record) {
+	d, zero, known := retries.AckTimeout(c)
+	prev := ev.PrevSend
+	switch {
+	case !known:
+		c.Indeterminate(ID, "a resend went on with a go-back-N sweep after an ACK covering it, so it may have begun a retry of its own, but the local ACK timeout is unknown; --ack-timeout=N would decide whether it came too early")
+		return
+	case prev == nil:
+		c.Indeterminate(ID, "a resend went on with a go-back-N sweep after an ACK covering it, so it may have begun a retry of its own, but the capture does not show its PSN's earlier transmission, so the timer interval cannot be measured")
+		return
+	}
+	if gap := r.Time - prev.Time; !zero && gap >= retries.TimerFloor(c, d) {
+		return
+	}
+	react, _ := m.t.Reaction()
+	c.Unresolved(ID, fmt.Sprintf("PSN %d was sent again %v after its previous transmission, before the transport timer could expire, going on with a go-back-N sweep although the ACK of frame %d, captured %v before it, covered it: legal only if that ACK took longer to reach the requester than the %v the capture shows a NAK taking to change what it sends",
+		r.Packet.PSN, r.Time-prev.Time, a.Frame, r.Time-a.Time, react))
 }
 
 // judge judges the retransmission r (its event ev) against the transport

@@ -122,6 +122,25 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.ACK(21)
 			s.At(T + 10*time.Microsecond + T/2).Again(y)
 		}, reqtest.Suspect},
+		// A go-back-N sweep that pauses, an ACK covering the PSN it goes
+		// on with captured during the pause: the sweep going on is legal
+		// only if the ACK had not reached the requester, which a NAK
+		// reached within a microsecond earlier on; had it, the resend
+		// began a retry of its own, before the timer.
+		{"capture, a sweep going on long after an ACK covering its next PSN", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			r := s.Send(5, 4)
+			s.NAK(5, wire.NAKPSNSequence)
+			s.Resend(r[:2]...)
+			s.ACK(8)
+			s.Wait(500 * time.Microsecond).Resend(r[2:]...)
+		}, reqtest.Suspect},
+		{"capture, a sweep going on right after an ACK covering its next PSN", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			r := s.Send(5, 4)
+			s.Wait(10*time.Microsecond).NAK(5, wire.NAKPSNSequence)
+			s.Wait(10 * time.Microsecond).Resend(r[:2]...)
+			s.ACK(8)
+			s.Resend(r[2:]...)
+		}, reqtest.None},
 		{"capture, timeout unknown", reqtest.Capture(1024, -1, -1, -1, false), func(s *reqtest.Script) {
 			x := s.Req(wire.SendOnly, 100, 8)
 			s.At(time.Millisecond).Again(x)
