@@ -155,8 +155,10 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 // sweep going on is legal only if a took longer to reach the requester
 // than anything the capture shows; had a arrived, the resend began a
 // retry of its own, which only the transport timer explains. Open where
-// that retry came before the timer could expire, as far as the previous
-// transmission of its PSN shows; passed where the timer may have run.
+// that retry came before the timer could expire (or the timer is
+// disabled), as far as the previous transmission of its PSN shows; where
+// the timer may have run, either reading is legal and nothing is judged,
+// as for any continuation.
 func (m *monitor) afterAck(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent, a *trace.Record) {
 	d, zero, known := retries.AckTimeout(c)
 	prev := ev.PrevSend
@@ -172,8 +174,12 @@ func (m *monitor) afterAck(c *harness.Conn, r *trace.Record, ev *retries.ReqEven
 		return
 	}
 	react, _ := m.t.Reaction()
-	c.Unresolved(ID, fmt.Sprintf("PSN %d was sent again %v after its previous transmission, before the transport timer could expire, going on with a go-back-N sweep although the ACK of frame %d, captured %v before it, covered it: legal only if that ACK took longer to reach the requester than the %v the capture shows a NAK taking to change what it sends",
-		r.Packet.PSN, r.Time-prev.Time, a.Frame, r.Time-a.Time, react))
+	timer := "before the transport timer could expire"
+	if zero {
+		timer = "with the transport timer disabled (local ACK timeout 0)"
+	}
+	c.Unresolved(ID, fmt.Sprintf("PSN %d was sent again %v after its previous transmission, %s, going on with a go-back-N sweep although the ACK of frame %d, captured %v before it, covered it: legal only if that ACK took longer to reach the requester than the %v the capture shows a NAK taking to change what it sends",
+		r.Packet.PSN, r.Time-prev.Time, timer, a.Frame, r.Time-a.Time, react))
 }
 
 // judge judges the retransmission r (its event ev) against the transport
