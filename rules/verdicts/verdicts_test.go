@@ -1351,6 +1351,20 @@ func TestRepeatedNAKPastAnACKInsideARead(t *testing.T) {
 	}
 }
 
+// answeredREAD returns a trace of ten SENDs, each acknowledged (both
+// sides shown to number their packets one by one), then a READ at PSN 180
+// of 768 bytes (180..182 at MTU 256) and its answer.
+func answeredREAD() *ht.Trace {
+	tr := &ht.Trace{}
+	for psn := wire.PSN(170); psn < 180; psn++ {
+		tr.Req(wire.SendOnly, psn, true)
+		tr.Ack(psn, uint32(psn))
+	}
+	tr.Read(180, 768)
+	tr.ReadStream(180, 768, 256, 180)
+	return tr
+}
+
 // TestMiddleInAnEarlierREADsRange: a Middle at the PSN of a READ asking
 // for the rest of an answer from there may also go on with the answer
 // owed to the READ that arrived before it, whose range holds it (the
@@ -1360,13 +1374,7 @@ func TestRepeatedNAKPastAnACKInsideARead(t *testing.T) {
 // READ's answer (a duplicate's) without an AETH, and both fail.
 func TestMiddleInAnEarlierREADsRange(t *testing.T) {
 	for _, missed := range []bool{true, false} {
-		tr := &ht.Trace{}
-		for psn := wire.PSN(170); psn < 180; psn++ { // both sides shown to number their packets one by one
-			tr.Req(wire.SendOnly, psn, true)
-			tr.Ack(psn, uint32(psn))
-		}
-		tr.Read(180, 768) // 180..182 at MTU 256
-		tr.ReadStream(180, 768, 256, 180)
+		tr := answeredREAD()
 		tr.Read(180, 768) // a duplicate
 		retry := tr.Read(181, 512)
 		retry.Packet.RETH.VA += 256
@@ -1401,13 +1409,7 @@ func TestMiddleInAnEarlierREADsRange(t *testing.T) {
 // begins the partial READ's answer again without an AETH.
 func TestMiddleOfACopysAnswer(t *testing.T) {
 	for _, missed := range []bool{true, false} {
-		tr := &ht.Trace{}
-		for psn := wire.PSN(170); psn < 180; psn++ { // both sides shown to number their packets one by one
-			tr.Req(wire.SendOnly, psn, true)
-			tr.Ack(psn, uint32(psn))
-		}
-		tr.Read(180, 768) // 180..182 at MTU 256
-		tr.ReadStream(180, 768, 256, 180)
+		tr := answeredREAD()
 		retry := tr.Read(181, 512) // the rest of it asked for again
 		retry.Packet.RETH.VA += 256
 		tr.ReadResp(wire.ReadResponseFirst, 181, 180, 256)
