@@ -1,6 +1,8 @@
 package receive
 
 import (
+	"time"
+
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
@@ -130,6 +132,13 @@ type answers struct {
 	// unknownN counts the READs of reqs whose span was not known when
 	// they were seen (N 0: the path MTU unknown).
 	unknownN int
+	// react is the longest interval the trace showed from a READ or
+	// ATOMIC request, the first at its PSN, to the first packet of its
+	// answer (haveReact): how long a request takes from the capture point
+	// to the responder and its answer back, as far as the capture shows
+	// it (Tracker.Reaction).
+	react     time.Duration
+	haveReact bool
 }
 
 // learnSpans gives the READs whose span was unknown the span the
@@ -256,8 +265,12 @@ func (s *answers) superseded(p wire.PSN) *AnsReq {
 
 func (s *answers) waitingList() []*AnsReq { return append([]*AnsReq(nil), s.waitq...) }
 
-// start marks a's answer as begun, noting the waiting requests it skips.
-func (s *answers) start(a *AnsReq, ans *Answer) {
+// start marks a's answer as begun by response r, noting the waiting
+// requests it skips.
+func (s *answers) start(a *AnsReq, r *trace.Record, ans *Answer) {
+	if !a.Answered && !a.Dup && a.Orig == nil && r.Time >= a.Rec.Time {
+		s.react, s.haveReact = max(s.react, r.Time-a.Rec.Time), true
+	}
 	ans.Kind, ans.Req, ans.SkippedBy = AnsStart, a, a.SkippedBy
 	a.Answered = true
 	ans.OthersDup = a.Dup
@@ -305,7 +318,7 @@ func (s *answers) response(c *harness.Conn, t *Tracker, r *trace.Record, ev *Eve
 		s.interrupt(ans, st)
 		if a := s.waiting(p.PSN, true); a != nil {
 			st.Req = a
-			s.start(a, ans)
+			s.start(a, r, ans)
 			a.Done = true
 			ans.Completed = true
 		} else {
@@ -358,7 +371,7 @@ func (s *answers) readResponse(c *harness.Conn, r *trace.Record) *Answer {
 			st := &Stream{Req: d, Start: d.PSN, Next: p.PSN, Open: true, StartRec: r}
 			st.LastPSN, st.LastKnown = d.Last()
 			s.interrupt(ans, st)
-			s.start(d, ans)
+			s.start(d, r, ans)
 			ans.Kind, ans.Stream, ans.Gap, ans.Unstarted = AnsContinue, st, true, a
 			s.cur = st
 			s.advance(st, op, ans)
@@ -410,7 +423,7 @@ func (s *answers) startRead(a *AnsReq, r *trace.Record, ans *Answer) *Answer {
 		st.LastPSN, st.LastKnown = l, true
 	}
 	s.interrupt(ans, st)
-	s.start(a, ans)
+	s.start(a, r, ans)
 	switch {
 	case a.N == 1 && op != wire.ReadResponseOnly:
 		ans.WantOpcode = []wire.Opcode{wire.ReadResponseOnly}

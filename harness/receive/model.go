@@ -3,6 +3,7 @@ package receive
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
@@ -189,6 +190,13 @@ func (t *Tracker) Observe(c *harness.Conn, r *trace.Record) *Event {
 	t.response(c, r, ev)
 	return ev
 }
+
+// Reaction returns the longest interval the trace has shown so far from a
+// READ or ATOMIC request, the first at its PSN, to the first packet of its
+// answer (ok false: none yet): a bound, from the capture's own evidence,
+// on how long a request takes from the capture point to the responder and
+// its answer back.
+func (t *Tracker) Reaction() (d time.Duration, ok bool) { return t.ans.react, t.ans.haveReact }
 
 // Exact reports whether the model currently makes exact judgments.
 func (t *Tracker) Exact() bool { return t.w != nil && t.w.Exact() }

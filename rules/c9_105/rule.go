@@ -6,6 +6,7 @@ package c9_105
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
@@ -49,7 +50,28 @@ type judge struct {
 	// and a later answer naming one of them (which C9-95 leaves to this
 	// clause) is judged against them.
 	answered []*trace.Record
+	// since are the SEND and WRITE packets captured since the first
+	// duplicate of pending (at most maxSince); late the answers judged
+	// at the end, against the longest reaction the whole trace shows.
+	since []*trace.Record
+	late  []lateAnswer
 }
+
+// lateAnswer is an ACK answering duplicates with PSN p, where the SEND or
+// WRITE packet next, at p+1, was first captured after the duplicates and
+// before the ACK: the newest completed PSN only if that packet had not
+// reached the responder when it built the ACK.
+type lateAnswer struct {
+	ack, next *trace.Record
+	dups      string
+}
+
+// maxSince and maxLate bound the packets and answers a judge keeps per
+// connection.
+const (
+	maxSince = 256
+	maxLate  = 256
+)
 
 // Kinds implements harness.KindFilter: requests (duplicates are kept) and
 // Acknowledges.
@@ -65,11 +87,20 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 		return
 	}
 	if opc.IsRequest(p.Opcode) {
-		if ev.Class == receive.ReqDup && (opc.Class(p.Opcode) == wire.ClassSend || opc.Class(p.Opcode) == wire.ClassWrite) {
+		if cl := opc.Class(p.Opcode); cl != wire.ClassSend && cl != wire.ClassWrite {
+			return
+		}
+		if ev.Class == receive.ReqDup {
+			if len(j.pending) == 0 {
+				j.since = j.since[:0]
+			}
 			j.pending = append(j.pending, ev.Rec)
 			if len(j.pending) > 256 {
 				j.pending = j.pending[1:]
 			}
+		}
+		if len(j.pending) > 0 && len(j.since) < maxSince {
+			j.since = append(j.since, ev.Rec)
 		}
 		return
 	}
@@ -173,6 +204,12 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 			c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s names PSN %d, the newest completed request only if %s", dupnak.DupList(dups), p.PSN, why))
 			return
 		}
+		if n := firstAt(j.since, p.PSN.Next()); n != nil && len(j.late) < maxLate {
+			// Judged at the end, against the longest reaction the
+			// whole trace shows.
+			j.late = append(j.late, lateAnswer{ack: ev.Rec, next: n, dups: dupnak.DupList(dups)})
+			return
+		}
 		k.Checked(c)
 	default:
 		j.pending = nil
@@ -210,7 +247,38 @@ func (j *judge) answerAgain(k *dupnak.Checker, c *harness.Conn, ev *receive.Even
 	}
 }
 
-func (j *judge) End(*dupnak.Checker, *harness.Conn) {}
+// End judges the answers set aside as lateAnswer: the SEND or WRITE
+// packet past the PSN an ACK named, captured after the duplicates, had
+// reached the responder before it built the ACK unless it was lost on its
+// way, or the ACK took longer to come back than the longest interval the
+// trace shows from a READ or ATOMIC request to its answer
+// (receive.Tracker.Reaction): captured longer than that before the ACK,
+// the ACK is the newest completed PSN only if something unseen happened,
+// and the instance is open; otherwise, or with no such interval shown,
+// it is checked.
+func (j *judge) End(k *dupnak.Checker, c *harness.Conn) {
+	bound, ok := k.T.Reaction()
+	for _, l := range j.late {
+		gap := l.ack.Time - l.next.Time
+		if !ok || gap <= max(bound, time.Microsecond) {
+			k.Checked(c)
+			continue
+		}
+		c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, the newest completed request only if the %s at PSN %d, captured %v before it (frame %d), had not reached the responder when it built the ACK: lost on its way, or the ACK delayed longer than the %v the capture shows the responder taking to answer a READ or ATOMIC",
+			l.dups, l.ack.Frame, l.ack.Packet.PSN, l.next.Packet.Opcode, l.next.Packet.PSN, gap, l.next.Frame, bound))
+	}
+	j.late = nil
+}
+
+// firstAt returns the first packet of recs with PSN p (nil: none).
+func firstAt(recs []*trace.Record, p wire.PSN) *trace.Record {
+	for _, r := range recs {
+		if r.Packet.PSN == p {
+			return r
+		}
+	}
+	return nil
+}
 
 // readUnended reports whether a new READ begins at PSN q whose answer the
 // trace has not seen reach its last PSN, nor the responder shown past its

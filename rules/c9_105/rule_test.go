@@ -2,6 +2,7 @@ package c9_105
 
 import (
 	"testing"
+	"time"
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/trace"
@@ -388,5 +389,32 @@ func TestAnswerBehindAPinnedCount(t *testing.T) {
 			continue
 		}
 		rtest.WantOpen(t, b.Recs, rtest.Capture(256), ID, "one past the PSN's count: nothing left open")
+	}
+}
+
+// TestAnswerAfterTheNextRequest: on a capture, the ACK answering a
+// duplicate SEND names the duplicate's PSN, just before a SEND captured
+// after the duplicate. Where the ACK comes longer after that SEND than
+// the capture shows the responder taking to answer a READ, the SEND had
+// reached the responder before it built the ACK unless it was lost on its
+// way (or the ACK delayed beyond anything the capture shows): open. Right
+// after it, the SEND may still have been on its way: checked.
+func TestAnswerAfterTheNextRequest(t *testing.T) {
+	for _, wait := range []time.Duration{0, time.Millisecond} {
+		b := dupnak.NewTraceBuilder(1024)
+		b.Send(10)
+		b.Ack(10, 1)
+		b.Read(11, 8)
+		b.ReadResp(wire.ReadResponseOnly, 11, 8, 2) // answered 1 µs after the READ
+		b.Send(12)
+		b.Ack(12, 3)
+		b.Send(12) // a duplicate
+		b.Send(13)
+		b.Wait(wait)
+		b.Ack(12, 3)
+		tl := dupnak.Tally(dupnak.Audit(b.Recs, false, 1024, ID), ID)
+		if open := tl.Open > 0; open != (wait > 0) || tl.Violations != 0 {
+			t.Errorf("ACK %v after the next SEND: open %v, want %v (%+v)", wait+time.Microsecond, open, wait > 0, tl)
+		}
 	}
 }

@@ -103,6 +103,9 @@ func (b *TraceBuilder) Copy(r *trace.Record) *trace.Record {
 	return &c
 }
 
+// Wait moves the builder's clock on by d (each packet also takes 1 µs).
+func (b *TraceBuilder) Wait(d time.Duration) { b.now += d }
+
 // Send adds a SEND Only with AckReq.
 func (b *TraceBuilder) Send(psn wire.PSN) *trace.Record { return b.Req(wire.SendOnly, psn, true) }
 
