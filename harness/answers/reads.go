@@ -1,8 +1,6 @@
 package answers
 
 import (
-	"cmp"
-
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
@@ -564,7 +562,11 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 			return
 		}
 	}
-	if q := cmp.Or(owed, t.Covering(x, mtu)); q != nil {
+	q = owed
+	if q == nil {
+		q = t.Covering(x, mtu)
+	}
+	if q != nil {
 		prev := t.Current()
 		if prev != nil {
 			prev.Open = false

@@ -53,8 +53,21 @@ type judge struct {
 	// since are the SEND and WRITE packets captured since the first
 	// duplicate of pending (at most maxSince); late the answers judged
 	// at the end, against the longest reaction the whole trace shows.
-	since []*trace.Record
+	// Both keep what the verdict needs of a packet, not its record.
+	since []sentPacket
 	late  []lateAnswer
+}
+
+// sentPacket is what the judge keeps of a captured packet.
+type sentPacket struct {
+	frame int
+	at    time.Duration
+	psn   wire.PSN
+	op    wire.Opcode
+}
+
+func sent(r *trace.Record) sentPacket {
+	return sentPacket{frame: r.Frame, at: r.Time, psn: r.Packet.PSN, op: r.Packet.Opcode}
 }
 
 // lateAnswer is an ACK answering duplicates with PSN p, where the SEND or
@@ -62,7 +75,7 @@ type judge struct {
 // before the ACK: the newest completed PSN only if that packet had not
 // reached the responder when it built the ACK.
 type lateAnswer struct {
-	ack, next *trace.Record
+	ack, next sentPacket
 	dups      string
 }
 
@@ -100,7 +113,7 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 			}
 		}
 		if len(j.pending) > 0 && len(j.since) < maxSince {
-			j.since = append(j.since, ev.Rec)
+			j.since = append(j.since, sent(ev.Rec))
 		}
 		return
 	}
@@ -204,10 +217,10 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 			c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s names PSN %d, the newest completed request only if %s", dupnak.DupList(dups), p.PSN, why))
 			return
 		}
-		if n := firstAt(j.since, p.PSN.Next()); n != nil && len(j.late) < maxLate {
+		if n, ok := firstAt(j.since, p.PSN.Next()); ok && len(j.late) < maxLate {
 			// Judged at the end, against the longest reaction the
 			// whole trace shows.
-			j.late = append(j.late, lateAnswer{ack: ev.Rec, next: n, dups: dupnak.DupList(dups)})
+			j.late = append(j.late, lateAnswer{ack: sent(ev.Rec), next: n, dups: dupnak.DupList(dups)})
 			return
 		}
 		k.Checked(c)
@@ -259,25 +272,25 @@ func (j *judge) answerAgain(k *dupnak.Checker, c *harness.Conn, ev *receive.Even
 func (j *judge) End(k *dupnak.Checker, c *harness.Conn) {
 	bound, ok := k.T.Reaction()
 	for _, l := range j.late {
-		gap := l.ack.Time - l.next.Time
+		gap := l.ack.at - l.next.at
 		if !ok || gap <= max(bound, time.Microsecond) {
 			k.Checked(c)
 			continue
 		}
 		c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, the newest completed request only if the %s at PSN %d, captured %v before it (frame %d), had not reached the responder when it built the ACK: lost on its way, or the ACK delayed longer than the %v the capture shows the responder taking to answer a READ or ATOMIC",
-			l.dups, l.ack.Frame, l.ack.Packet.PSN, l.next.Packet.Opcode, l.next.Packet.PSN, gap, l.next.Frame, bound))
+			l.dups, l.ack.frame, l.ack.psn, l.next.op, l.next.psn, gap, l.next.frame, bound))
 	}
 	j.late = nil
 }
 
-// firstAt returns the first packet of recs with PSN p (nil: none).
-func firstAt(recs []*trace.Record, p wire.PSN) *trace.Record {
-	for _, r := range recs {
-		if r.Packet.PSN == p {
-			return r
+// firstAt returns the first packet of pkts with PSN p (ok false: none).
+func firstAt(pkts []sentPacket, p wire.PSN) (sentPacket, bool) {
+	for _, s := range pkts {
+		if s.psn == p {
+			return s, true
 		}
 	}
-	return nil
+	return sentPacket{}, false
 }
 
 // readUnended reports whether a new READ begins at PSN q whose answer the
