@@ -574,6 +574,11 @@ type Completed struct {
 	Past        int
 	PastFrom    wire.PSN
 	PastFromMSN uint32
+	// Beyond is how many messages the MSN counts past every one that may
+	// end up to the ACK's own PSN, with no allowance: counted from any
+	// count, the latest ACK's at the same PSN included (a duplicate the
+	// responder counted wrongly, or a READ after the PSN, validated).
+	Beyond int
 }
 
 // CompletedByMSN returns a PSN the responder had completed when it sent
@@ -650,6 +655,13 @@ func (c *Conn) countedFrom(msn uint32, at wire.PSN, slack int) (Completed, bool)
 			return
 		}
 		done, ok, past := c.completedPast(msn, base, from, at)
+		beyond := past
+		if from == at {
+			beyond = int((msn - base) & 0xFFFFFF)
+		}
+		if beyond < 1<<23 && beyond > best.Beyond {
+			best.Beyond = beyond
+		}
 		if ok && (!have || done.After(best.Done)) {
 			best.Done, best.From, best.FromMSN, have = done, from, base, true
 		}

@@ -139,6 +139,25 @@ type answers struct {
 	// it (Tracker.Reaction).
 	react     time.Duration
 	haveReact bool
+	// reactPSN is the request's PSN that showed react; react2 the
+	// longest interval another request showed (haveReact2).
+	reactPSN   wire.PSN
+	react2     time.Duration
+	haveReact2 bool
+}
+
+// noteReaction takes in the interval d a request at PSN p showed from
+// its arrival to its answer.
+func (s *answers) noteReaction(p wire.PSN, d time.Duration) {
+	switch {
+	case !s.haveReact || d > s.react:
+		if s.haveReact && s.reactPSN != p {
+			s.react2, s.haveReact2 = s.react, true
+		}
+		s.react, s.reactPSN, s.haveReact = d, p, true
+	case s.reactPSN != p && (!s.haveReact2 || d > s.react2):
+		s.react2, s.haveReact2 = d, true
+	}
 }
 
 // learnSpans gives the READs whose span was unknown the span the
@@ -269,7 +288,7 @@ func (s *answers) waitingList() []*AnsReq { return append([]*AnsReq(nil), s.wait
 // requests it skips.
 func (s *answers) start(a *AnsReq, r *trace.Record, ans *Answer) {
 	if !a.Answered && !a.Dup && a.Orig == nil && r.Time >= a.Rec.Time {
-		s.react, s.haveReact = max(s.react, r.Time-a.Rec.Time), true
+		s.noteReaction(a.PSN, r.Time-a.Rec.Time)
 	}
 	ans.Kind, ans.Req, ans.SkippedBy = AnsStart, a, a.SkippedBy
 	a.Answered = true

@@ -198,6 +198,34 @@ func (t *Tracker) Observe(c *harness.Conn, r *trace.Record) *Event {
 // its answer back.
 func (t *Tracker) Reaction() (d time.Duration, ok bool) { return t.ans.react, t.ans.haveReact }
 
+// ReactionBesides is Reaction shown by the requests at PSNs other than q:
+// the bound against which the answer to the request at q is judged.
+func (t *Tracker) ReactionBesides(q wire.PSN) (d time.Duration, ok bool) {
+	if t.ans.haveReact && t.ans.reactPSN == q {
+		return t.ans.react2, t.ans.haveReact2
+	}
+	return t.ans.react, t.ans.haveReact
+}
+
+// ReadUnanswered returns the latest READ request at PSN q captured before
+// frame before, where no request at q has had its answer begun (ok false:
+// none, or an answer began).
+func (t *Tracker) ReadUnanswered(q wire.PSN, before int) (r *trace.Record, ok bool) {
+	for i := len(t.ans.reqs) - 1; i >= 0; i-- {
+		a := t.ans.reqs[i]
+		if a.Atomic || a.PSN != q {
+			continue
+		}
+		if a.Answered {
+			return nil, false
+		}
+		if r == nil && a.Rec.Frame < before {
+			r = a.Rec
+		}
+	}
+	return r, r != nil
+}
+
 // Exact reports whether the model currently makes exact judgments.
 func (t *Tracker) Exact() bool { return t.w != nil && t.w.Exact() }
 

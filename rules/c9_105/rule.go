@@ -56,6 +56,41 @@ type judge struct {
 	// Both keep what the verdict needs of a packet, not its record.
 	since []sentPacket
 	late  []lateAnswer
+	// waits are the answers legal only while a READ's answer was still
+	// to come (readWait), at most maxLate.
+	waits []readWait
+}
+
+// readWait is an ACK answering duplicates that names the PSN just before
+// a new READ whose answer the trace had not shown end (readUnended), where
+// its own MSN counts the READ, or it would otherwise be behind the newest
+// completed request: legal only if the READ had reached the responder
+// but was not yet completed, so that its answer was still to come after
+// the ACK. The responder answers in PSN order: a
+// response of its showing it past the READ, with no packet of the READ's
+// answer captured since the ACK, leaves that reading open only if the
+// answer was lost before the capture point (Conn.ViolationUnlessMissedAny
+// decides it from the responder's IDs).
+type readWait struct {
+	// ack is the ACK's record while the wait may still raise a finding
+	// on it (nil once answered); acked what the messages need of it.
+	ack        *trace.Record
+	acked      sentPacket
+	seq        uint64   // the ACK's Seq
+	read, last wire.PSN // the READ's first PSN and its furthest last
+	dups       string
+	// fail is the finding the ACK is if the READ had been answered;
+	// open, the reason an instance that stays legal is undecided (""
+	// checked).
+	fail harness.Either
+	want []string
+	open string
+	// req is the READ request captured before the duplicates that the
+	// ACK's MSN counts (timed): the READ had then reached the responder,
+	// its answer not begun. answered: a packet of its answer came after
+	// the ACK.
+	req             sentPacket
+	timed, answered bool
 }
 
 // sentPacket is what the judge keeps of a captured packet.
@@ -87,11 +122,11 @@ const (
 )
 
 // Kinds implements harness.KindFilter: requests (duplicates are kept) and
-// Acknowledges.
+// responses (Acknowledges answer them; any response may settle a wait).
 func (*judge) Kinds() harness.Kinds { return opcodes }
 
 var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
-	return opc.IsRequest(op) || op == wire.Acknowledge
+	return opc.IsRequest(op) || opc.IsResponse(op)
 })
 
 func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
@@ -116,6 +151,9 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 			j.since = append(j.since, sent(ev.Rec))
 		}
 		return
+	}
+	if len(j.waits) > 0 {
+		j.settle(k, c, ev.Rec)
 	}
 	if !harness.IsAck(p) {
 		return
@@ -163,8 +201,29 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 		// C9-101).
 		return k.T.ReadOpen(p.PSN.Next())
 	}
+	// A READ at the next PSN whose answer the trace has not seen end
+	// excuses an ACK behind the newest completed request, the READ's
+	// own PSN: it may not have been completed yet. That holds only while
+	// its answer is still to come (readWait).
+	unended := readUnended(c, p.PSN.Next(), ev)
+	var wait *readWait
+	if unended && !copies && len(j.waits) < maxLate {
+		wait = readWaitOf(c, k.T, ev, dups)
+	}
+	checked := func(open string) {
+		if wait == nil {
+			if open == "" {
+				k.Checked(c)
+			} else {
+				k.Indeterminate(c, open)
+			}
+			return
+		}
+		wait.open = open
+		j.waits = append(j.waits, *wait)
+	}
 	switch {
-	case !k.T.Complete() && (!ev.Exact || newest()) && !readUnended(c, p.PSN.Next(), ev) && behindCount(c, ev.Rec):
+	case !k.T.Complete() && (!ev.Exact || newest()) && !unended && behindCount(c, ev.Rec):
 		// The ACK's own MSN counts a message the responder completed
 		// past its PSN: the PSN is behind the newest completed, or an
 		// MSN is wrong (this one too high, or the earlier ACK's too
@@ -174,21 +233,15 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 		// a complete trace the count is known too, and C9-148 judges
 		// the MSN.)
 		j.pending = nil
-		k, _ := c.CompletedByMSN(ev.Rec)
-		done, bp, bm := k.Done, k.From, k.FromMSN
-		msg := fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, while its MSN %d counts messages past the response with PSN %d (MSN %d) up to PSN %d at least",
-			dupnak.DupList(dups), p.PSN, p.AETH.MSN&0xFFFFFF, bp, bm, done)
-		expected := []string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, at least %d", done)}
+		f, expected := countFinding(c, ev, dups)
 		if copies {
-			violation(msg, expected)
+			violation(f.Message, expected)
 			break
 		}
-		c.ViolationEither(ev.Rec, msg, expected, dupnak.Seen(ev.Rec),
-			reports.Alternative{ID: ID, If: fmt.Sprintf("the MSNs are right: the duplicate was answered with PSN %d, behind PSN %d the responder had completed", p.PSN, done)},
-			reports.Alternative{ID: "C9-148", If: fmt.Sprintf("PSN %d is right: this ACK's MSN counts more messages than the requests up to it end, or the earlier ACK's counted too few", p.PSN)})
+		c.ViolationEither(ev.Rec, f.Message, expected, dupnak.Seen(ev.Rec), f.Alts...)
 	case ev.Exact && newest():
 		j.pending = nil
-		k.Checked(c)
+		checked("")
 	case ev.Exact && ev.NamesStep:
 		// A coalesced ACK of new requests; the duplicate's answer may
 		// still come (or be covered by this one).
@@ -204,11 +257,10 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	// (Past a READ whose answer the trace has not seen end, the newest
 	// completed request may be the one just before it, as in newest():
 	// its First may have escaped the capture.)
-	case !k.T.Complete() && ev.HaveLower && p.PSN.Before(ev.Lower.Add(-1)) && !readUnended(c, p.PSN.Next(), ev):
+	case !k.T.Complete() && ev.HaveLower && p.PSN.Before(ev.Lower.Add(-1)) && !unended:
 		j.pending = nil
-		violation(fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, older than PSN %d the responder had already acknowledged: a duplicate is answered with the newest completed PSN",
-			dupnak.DupList(dups), p.PSN, ev.Lower.Add(-1)),
-			[]string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, at least %d", ev.Lower.Add(-1))})
+		f, expected := olderFinding(ev, dups)
+		violation(f.Message, expected)
 	case !k.T.Complete() && ev.HaveLower:
 		j.pending = nil
 		if why := lostBefore(c, p.PSN, dups[0]); why != "" {
@@ -223,10 +275,10 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 			j.late = append(j.late, lateAnswer{ack: sent(ev.Rec), next: n, dups: dupnak.DupList(dups)})
 			return
 		}
-		k.Checked(c)
+		checked("")
 	default:
 		j.pending = nil
-		k.Indeterminate(c, "an ACK followed a duplicate SEND/WRITE, but the newest completed PSN is not known: "+k.T.Why())
+		checked("an ACK followed a duplicate SEND/WRITE, but the newest completed PSN is not known: " + k.T.Why())
 	}
 }
 
@@ -260,6 +312,122 @@ func (j *judge) answerAgain(k *dupnak.Checker, c *harness.Conn, ev *receive.Even
 	}
 }
 
+// countFinding is the finding of an ACK answering duplicates dups whose
+// own MSN counts messages the responder completed past its PSN
+// (behindCount): the PSN is behind the newest completed, or an MSN is
+// wrong, and the trace cannot tell which.
+func countFinding(c *harness.Conn, ev *receive.Event, dups []*trace.Record) (harness.Either, []string) {
+	p := ev.Rec.Packet
+	k, _ := c.CompletedByMSN(ev.Rec)
+	msg := fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, while its MSN %d counts messages past the response with PSN %d (MSN %d) up to PSN %d at least",
+		dupnak.DupList(dups), p.PSN, p.AETH.MSN&0xFFFFFF, k.From, k.FromMSN, k.Done)
+	return harness.Either{Message: msg, Alts: []reports.Alternative{
+			{ID: ID, If: fmt.Sprintf("the MSNs are right: the duplicate was answered with PSN %d, behind PSN %d the responder had completed", p.PSN, k.Done)},
+			{ID: "C9-148", If: fmt.Sprintf("PSN %d is right: this ACK's MSN counts more messages than the requests up to it end, or the earlier ACK's counted too few", p.PSN)},
+		}},
+		[]string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, at least %d", k.Done)}
+}
+
+// olderFinding is the finding of an ACK answering duplicates dups with a
+// PSN older than one the responder had already acknowledged (ev.Lower).
+func olderFinding(ev *receive.Event, dups []*trace.Record) (harness.Either, []string) {
+	p := ev.Rec.Packet
+	return harness.Either{Message: fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, older than PSN %d the responder had already acknowledged: a duplicate is answered with the newest completed PSN",
+			dupnak.DupList(dups), p.PSN, ev.Lower.Add(-1))},
+		[]string{fmt.Sprintf("an ACK with the PSN of the most recently completed new request, at least %d", ev.Lower.Add(-1))}
+}
+
+// readWaitOf returns the wait of the ACK of ev, answering duplicates
+// dups with the PSN just before a READ whose answer the trace has not
+// seen end, where its own MSN counts the READ or the ACK would otherwise
+// be behind the newest completed request (by its MSN, or older than a
+// PSN already acknowledged); nil where neither holds.
+func readWaitOf(c *harness.Conn, t *receive.Tracker, ev *receive.Event, dups []*trace.Record) *readWait {
+	p := ev.Rec.Packet
+	var f harness.Either
+	var want []string
+	k, _ := c.CompletedByMSN(ev.Rec)
+	counted := k.Beyond > 0
+	complete := t.Complete()
+	switch {
+	case complete:
+		return nil
+	case behindCount(c, ev.Rec):
+		f, want = countFinding(c, ev, dups)
+	case ev.HaveLower && p.PSN.Before(ev.Lower.Add(-1)):
+		f, want = olderFinding(ev, dups)
+	case !counted:
+		return nil
+	default:
+		// The ACK's MSN counts a message past its PSN: the READ,
+		// which had then reached the responder (or the MSN is wrong).
+		f = harness.Either{Message: fmt.Sprintf("the ACK answering the duplicate %s carries PSN %d, behind the READ at PSN %d, which its MSN %d counts: the responder had the READ, and its answer did not come after this ACK",
+			dupnak.DupList(dups), p.PSN, p.PSN.Next(), p.AETH.MSN&0xFFFFFF), Alts: []reports.Alternative{
+			{ID: ID, If: fmt.Sprintf("the MSN is right: the responder had completed the READ at PSN %d, and answered the duplicate behind it", p.PSN.Next())},
+			{ID: "C9-148", If: fmt.Sprintf("PSN %d is right: the MSN counts a message the responder had not completed (the duplicate, or a READ it had not yet received)", p.PSN)},
+		}}
+		want = []string{"an ACK with the PSN of the most recently completed new request, the READ's last PSN once answered"}
+	}
+	s := c.ReadSpanAt(p.PSN.Next())
+	w := &readWait{ack: ev.Rec, acked: sent(ev.Rec), seq: c.Seq(), read: s.First, last: s.LastMax, dups: dupnak.DupList(dups), fail: f, want: want}
+	if counted {
+		// The responder, answering in order, had the READ before the
+		// last duplicate: sent before it.
+		if r, ok := t.ReadUnanswered(s.First, dups[len(dups)-1].Frame); ok {
+			w.req, w.timed = sent(r), true
+		}
+	}
+	return w
+}
+
+// settle judges the waits that response r decides: a packet of the
+// READ's answer came after the ACK, which is then legal (checked, or
+// undecided for its own reason); or r shows the responder past the READ
+// (it completed a PSN beyond the READ's range), and the READ's answer,
+// owed before r, was not captured since the ACK: a violation unless the
+// capture missed a packet the responder sent in between.
+func (j *judge) settle(k *dupnak.Checker, c *harness.Conn, r *trace.Record) {
+	p := r.Packet
+	done := p.PSN
+	if p.Opcode == wire.Acknowledge && !p.AETH.IsACK() {
+		done = done.Add(-1) // a NAK names the PSN not completed
+	}
+	keep := j.waits[:0]
+	for _, w := range j.waits {
+		last := w.last
+		if s := c.ReadSpanAt(w.read); s != nil && s.First == w.read {
+			last = s.LastMax
+		}
+		switch {
+		case w.answered:
+			keep = append(keep, w)
+		case opc.Class(p.Opcode) == wire.ClassReadResponse && p.PSN.InRange(w.read, last):
+			// Judged at the end, against the longest reaction the
+			// whole trace shows.
+			w.answered, w.ack = true, nil
+			keep = append(keep, w)
+		case done.After(last):
+			reason := fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, the newest completed request only if the READ at PSN %d was not yet completed: its answer, owed before the response at frame %d (PSN %d), was then lost before the capture point", w.dups, w.acked.frame, w.acked.psn, w.read, r.Frame, p.PSN)
+			c.ViolationEitherUnlessMissed(ID, w.ack, w.fail, w.want, dupnak.Seen(w.ack), reason,
+				harness.MissedProof{Dir: trace.ToRequester, Since: w.seq, Now: true})
+		default:
+			keep = append(keep, w)
+		}
+	}
+	clear(j.waits[len(keep):])
+	j.waits = keep
+}
+
+// judged records the verdict of a wait whose ACK stays legal: checked, or
+// undecided for its own reason.
+func (w *readWait) judged(k *dupnak.Checker, c *harness.Conn) {
+	if w.open == "" {
+		k.Checked(c)
+		return
+	}
+	k.Indeterminate(c, w.open)
+}
+
 // End judges the answers set aside as lateAnswer: the SEND or WRITE
 // packet past the PSN an ACK named, captured after the duplicates, had
 // reached the responder before it built the ACK unless it was lost on its
@@ -268,7 +436,10 @@ func (j *judge) answerAgain(k *dupnak.Checker, c *harness.Conn, ev *receive.Even
 // (receive.Tracker.Reaction): captured longer than that before the ACK,
 // the ACK is the newest completed PSN only if something unseen happened,
 // and the instance is open; otherwise, or with no such interval shown,
-// it is checked.
+// it is checked. It then judges the waits left (readWait) the same way:
+// where the READ the ACK's MSN counts came before the duplicates, longer
+// before the ACK than any other request shows the responder taking to
+// answer, the instance is open.
 func (j *judge) End(k *dupnak.Checker, c *harness.Conn) {
 	bound, ok := k.T.Reaction()
 	for _, l := range j.late {
@@ -281,6 +452,21 @@ func (j *judge) End(k *dupnak.Checker, c *harness.Conn) {
 			l.dups, l.ack.frame, l.ack.psn, l.next.op, l.next.psn, gap, l.next.frame, bound))
 	}
 	j.late = nil
+	// A READ that reached the responder before the duplicates, longer
+	// before the ACK than the responder is seen taking to begin an
+	// answer, was owed its answer before the ACK; otherwise (its answer
+	// may have come after the capture ended) the ACK stays legal.
+	for i := range j.waits {
+		w := &j.waits[i]
+		bound, ok := k.T.ReactionBesides(w.read)
+		if gap := w.acked.at - w.req.at; w.timed && ok && gap > max(bound, time.Microsecond) {
+			c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, behind the READ at PSN %d that its MSN counts: legal only if the responder had not completed that READ, which it received before the duplicate, captured %v before the ACK (frame %d), while the capture shows it beginning an answer to a READ or ATOMIC within %v: only if the READ was lost on its way, or its answer delayed beyond that",
+				w.dups, w.acked.frame, w.acked.psn, w.read, gap, w.req.frame, bound))
+			continue
+		}
+		w.judged(k, c)
+	}
+	j.waits = nil
 }
 
 // firstAt returns the first packet of pkts with PSN p (ok false: none).

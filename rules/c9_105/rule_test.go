@@ -418,3 +418,79 @@ func TestAnswerAfterTheNextRequest(t *testing.T) {
 		}
 	}
 }
+
+// A duplicate answered with the PSN just before a READ that the ACK's
+// own MSN counts: legal only while the READ's answer was still to come.
+// Its answer captured after the ACK leaves the instance checked. A
+// response showing the responder past the READ, with no packet of the
+// READ's answer captured since the ACK, leaves it open where the
+// responder's IDs cannot show that the capture missed nothing in
+// between, and fails it where they can.
+func TestAnswerStillToCome(t *testing.T) {
+	const e = wire.PSN(300)
+	const msn = dupnak.CountedMSN
+	answered := func(b *dupnak.TraceBuilder) {
+		b.ReadResp(wire.ReadResponseOnly, e, 1024, msn+1)
+		b.Send(e + 1)
+		b.Ack(e+1, msn+2)
+	}
+	past := func(b *dupnak.TraceBuilder) {
+		b.Send(e + 1)
+		b.Ack(e+1, msn+2)
+	}
+	cases := []struct {
+		name            string
+		then            func(b *dupnak.TraceBuilder)
+		perSender, skip bool
+		violation, open bool
+	}{
+		{"the READ's answer after the ACK", answered, true, false, false, false},
+		{"past the READ, the responder's IDs counting one by one", past, true, false, true, false},
+		{"past the READ, a gap in the responder's IDs", past, true, true, false, true},
+		{"past the READ, IDs shared by both sides", past, false, false, false, true},
+	}
+	for _, tc := range cases {
+		b := dupnak.NewTraceBuilder(1024)
+		b.PerSender = tc.perSender
+		b.CountedBefore(e)
+		b.Read(e, 1024)
+		b.Send(e - 3)
+		b.Ack(e-1, msn+1) // counts the READ
+		b.SkipRspID = tc.skip
+		tc.then(b)
+		sink := dupnak.Audit(b.Recs, false, 1024, ID)
+		tl := dupnak.Tally(sink, ID)
+		if (tl.Violations > 0) != tc.violation || (tl.Open > 0) != tc.open || tl.Checked == 0 && !tc.violation && !tc.open {
+			t.Errorf("%s: want violation %v, open %v, got %+v %v", tc.name, tc.violation, tc.open, tl, sink.Findings)
+		}
+	}
+}
+
+// A duplicate answered with the PSN just before a READ that the ACK's
+// MSN counts, the READ captured before the duplicate: the responder had
+// it first. Where the capture shows the responder beginning an answer
+// within 6 µs, and the READ came a millisecond before the ACK, the ACK
+// is legal only if the READ was lost on its way or its answer delayed
+// beyond that: open. 2 µs before, it is checked.
+func TestReadCountedLongBefore(t *testing.T) {
+	const e = wire.PSN(300)
+	const msn = dupnak.CountedMSN
+	for _, pause := range []time.Duration{0, time.Millisecond} {
+		b := dupnak.NewTraceBuilder(1024)
+		b.PerSender = true
+		b.CountedBefore(e)
+		b.Read(e, 1024)
+		b.Wait(5 * time.Microsecond)
+		b.ReadResp(wire.ReadResponseOnly, e, 1024, msn+1) // answered within 6 µs
+		b.Read(e+1, 1024)
+		b.Wait(pause)
+		b.Send(e - 3)
+		b.Ack(e, msn+2) // counts the READ at e+1
+		b.ReadResp(wire.ReadResponseOnly, e+1, 1024, msn+2)
+		sink := dupnak.Audit(b.Recs, false, 1024, ID)
+		tl := dupnak.Tally(sink, ID)
+		if open := pause > 0; tl.Violations != 0 || (tl.Open > 0) != open || tl.Checked == 0 && !open {
+			t.Errorf("READ %v before the duplicate: want open %v, got %+v %v", pause, open, tl, sink.Findings)
+		}
+	}
+}
