@@ -104,7 +104,7 @@ type ReqEvent struct {
 	// AckedFirst is, for a Start that implied NAKs naming later PSNs
 	// explain, the response that had acknowledged this packet's PSN in
 	// sequence before every response since the last retry start that could
-	// ask for a retry (Sent.AckedBy): an implied NAK asks for its READ or
+	// ask for a retry, or with it (Sent.AckedBy): an implied NAK asks for its READ or
 	// ATOMIC again, not for what the requester held acknowledged, so such a
 	// start is the transport timer's unless that response never reached the
 	// requester. Nil otherwise.

@@ -93,8 +93,13 @@ type Tracker struct {
 	nak       *trace.Record
 	react     time.Duration
 	haveReact bool
-	acked     []*Sent // the entries the response being read made Done
-	slab      []Sent  // where the next Sents are allocated
+	// rnr is the PSN of an RNR NAK whose resend has not been seen
+	// (haveRNR): until then the requester waits out the RNR delay, and a
+	// sequence NAK's resend measures that wait, not a reaction.
+	rnr     wire.PSN
+	haveRNR bool
+	acked   []*Sent // the entries the response being read made Done
+	slab    []Sent  // where the next Sents are allocated
 }
 
 // sentSlab is how many Sents are allocated at once.

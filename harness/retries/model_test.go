@@ -204,3 +204,38 @@ func TestCauseNamesThePSN(t *testing.T) {
 		t.Fatalf("the resend of the ATOMIC at 10: kind %v", ev.Kind)
 	}
 }
+
+// TestReactionNotTheRNRWait: a sequence NAK's PSN resent at once shows
+// the requester's reaction; resent after an RNR NAK's delay, it shows
+// that wait instead, which Reaction leaves out, whichever of the two NAKs
+// came first.
+func TestReactionNotTheRNRWait(t *testing.T) {
+	us := time.Microsecond
+	for _, rnrFirst := range []bool{true, false} {
+		f := newFeed(harness.UnknownSettings())
+		f.Request(rec(wire.SendOnly, 9, 1*us))
+		f.Request(rec(wire.SendOnly, 10, 2*us))
+		f.Request(rec(wire.SendOnly, 11, 3*us))
+		nak := rec(wire.Acknowledge, 10, 4*us)
+		nak.Packet.AETH.Syndrome = wire.SynNAK(wire.NAKPSNSequence)
+		f.Response(nak)
+		f.Request(rec(wire.SendOnly, 10, 6*us)) // 2 µs after the NAK
+		f.Request(rec(wire.SendOnly, 11, 7*us))
+		rnr := rec(wire.Acknowledge, 11, 8*us)
+		rnr.Packet.AETH.Syndrome = wire.SynRNR(11)
+		nak = rec(wire.Acknowledge, 11, 9*us)
+		nak.Packet.AETH.Syndrome = wire.SynNAK(wire.NAKPSNSequence)
+		if rnrFirst {
+			f.Response(rnr)
+			f.Response(nak)
+		} else {
+			nak.Time, rnr.Time = rnr.Time, nak.Time
+			f.Response(nak)
+			f.Response(rnr)
+		}
+		f.Request(rec(wire.SendOnly, 11, 700*us)) // after the RNR delay
+		if d, ok := f.tr.Reaction(); !ok || d != 2*us {
+			t.Errorf("RNR NAK first %v: reaction %v (%v), want the 2µs of the first NAK's resend", rnrFirst, d, ok)
+		}
+	}
+}

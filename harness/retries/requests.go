@@ -101,6 +101,9 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 		// which errs toward a response still on its way.)
 		t.react, t.haveReact, t.nak = max(t.react, r.Time-n.Time), true, nil
 	}
+	if t.haveRNR && p.PSN == t.rnr {
+		t.haveRNR = false // the RNR delay waited out
+	}
 	cont, gap, maybe := t.continues(r)
 	ev.Start, ev.SweepGap, ev.MaybeStart = !cont, gap, maybe
 	if a := t.coverAck; cont && a != nil && !a.Packet.PSN.Before(p.PSN) && t.haveReact && r.Time-a.Time > t.react {
@@ -187,6 +190,12 @@ func (t *Tracker) continues(r *trace.Record) (cont, gap, maybe bool) {
 	if d < 1 {
 		return false, false, false
 	}
+	if d > 1 && !t.c.Complete() && t.c.SentAllSince(trace.ToResponder, t.prevSeq) {
+		// In a capture, the PSNs skipped are a sweep's packets lost
+		// before the capture point only if the requester sent them:
+		// its IDs show it sent nothing in between.
+		return false, false, false
+	}
 	for _, tr := range t.trig {
 		if tr.Rec.Time > t.prev.Time && tr.Cause != CauseNone && tr.PSN == r.Packet.PSN {
 			return false, false, false
@@ -250,11 +259,12 @@ func (t *Tracker) cause(r *trace.Record) (Cause, *Trigger) {
 
 // ackedFirst reports whether every response since the last retry start
 // that cause may take for a retry start at PSN p (those it does not set
-// aside) names a PSN past p and came after the in-sequence response that
-// acknowledged s, p's entry: an implied NAK asks for its READ or ATOMIC
-// again (§9.7.5.1.2), a sequence or RNR NAK for the PSN it names, so none
-// of them asked for p, which the requester held acknowledged when they
-// arrived, had it received that response.
+// aside) names a PSN past p and came with or after the in-sequence
+// response that acknowledged s, p's entry (an ACK covering p implies a
+// NAK of an ATOMIC or READ past it that it passes): an implied NAK asks
+// for its READ or ATOMIC again (§9.7.5.1.2), a sequence or RNR NAK for
+// the PSN it names, so none of them asked for p, which the requester held
+// acknowledged when they arrived, had it received that response.
 func (t *Tracker) ackedFirst(s *Sent, p wire.PSN) bool {
 	for i := range t.trig {
 		g := &t.trig[i]
@@ -266,7 +276,7 @@ func (t *Tracker) ackedFirst(s *Sent, p wire.PSN) bool {
 		if g.PSN.Before(p) && t.settled(g.PSN, p) {
 			continue
 		}
-		if !g.PSN.After(p) || g.Seq <= s.AckedSeq {
+		if !g.PSN.After(p) || g.Seq < s.AckedSeq {
 			return false
 		}
 	}

@@ -45,11 +45,14 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 			ev.NAK, ev.Code = CauseRNR, a.Value()
 			ev.Implied, ev.Progress = t.cover(p.PSN, false, nil)
 			t.trig = append(t.trig, Trigger{Cause: CauseRNR, Rec: r, PSN: p.PSN, Code: a.Value(), Seq: t.c.Seq()})
+			t.nak, t.rnr, t.haveRNR = nil, p.PSN, true
 		case a.Kind() == wire.KindNAK && a.Value() == wire.NAKPSNSequence:
 			ev.OutstandingBefore = t.Outstanding()
 			ev.NAK = CauseSeqNAK
 			ev.Implied, ev.Progress = t.cover(p.PSN, false, nil)
-			t.nak = r
+			if !t.haveRNR {
+				t.nak = r
+			}
 			t.trig = append(t.trig, Trigger{Cause: CauseSeqNAK, Rec: r, PSN: p.PSN, Seq: t.c.Seq()})
 		case a.Kind() == wire.KindNAK && a.Value() <= wire.NAKRemoteOp:
 			ev.NAK, ev.Code = CauseFatal, a.Value()
@@ -94,9 +97,16 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 		t.lastResp = r
 	}
 	seq := t.c.Seq()
-	if len(ev.Implied) == 0 && ev.Gap == nil {
+	// A response passing READs or ATOMICs whose answers are incomplete
+	// acknowledges, as the requester reads it, what comes before the
+	// first of them, which it asks for again: the go-back-N starts there.
+	// A READ answer out of sequence (Gap) the requester may set aside
+	// whole, and what it acknowledged with it.
+	if ev.Gap == nil {
 		for _, s := range t.acked {
-			s.AckedBy, s.AckedSeq = r, seq
+			if len(ev.Implied) == 0 || s.PSN.Before(ev.Implied[0].PSN) {
+				s.AckedBy, s.AckedSeq = r, seq
+			}
 		}
 	}
 	for _, s := range ev.Implied {

@@ -217,6 +217,26 @@ func TestMonitorHandBuilt(t *testing.T) {
 		{"complete capture, a SEND acknowledged only by a READ answer skipping a PSN, the SEND resent early", reqtest.Capture(1024, 10, -1, -1, true), func(s *reqtest.Script) {
 			impliedAfterACK(s, false)
 		}, reqtest.None},
+		// An ACK covering a SEND and passing an ATOMIC after it
+		// implies a NAK of the ATOMIC, which asks for the ATOMIC again,
+		// not for the SEND the same ACK acknowledged: the SEND resent
+		// half an interval after is the timer's, early.
+		{"capture, an ACK covering a SEND and passing an ATOMIC, the SEND resent early", reqtest.Capture(1024, 10, -1, -1, false), ackPassingAtomic, reqtest.Suspect},
+		{"complete capture, an ACK covering a SEND and passing an ATOMIC, the SEND resent early", reqtest.Capture(1024, 10, -1, -1, true), ackPassingAtomic, reqtest.Fail},
+		// A resend past the PSNs after the previous resend reads as a
+		// go-back-N going on whose packets between were lost before
+		// the capture point, unless the requester's IDs show it sent
+		// nothing between: then it began a retry of its own, half an
+		// interval after its previous transmission.
+		{"capture, a resend skipping PSNs after a re-issued READ, the requester's IDs consecutive", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			acked(s, 9)
+			skipAfterREAD(s)
+		}, reqtest.Suspect},
+		{"capture, a resend skipping PSNs after a re-issued READ, no IDs", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			s.NoIPID = true
+			acked(s, 9)
+			skipAfterREAD(s)
+		}, reqtest.None},
 		{"complete capture, resend at half the interval", reqtest.Capture(1024, 10, -1, -1, true), func(s *reqtest.Script) {
 			x := s.Req(wire.SendOnly, 100, 8)
 			s.At(T / 2).Again(x)
@@ -383,4 +403,34 @@ func impliedAfterACK(s *reqtest.Script, ack bool) {
 	s.At(T / 2).Again(x)
 	s.Again(rd)
 	s.ACK(100)
+}
+
+// ackPassingAtomic: a SEND at PSN 100, an ATOMIC and a SEND after it, an
+// ACK at the last SEND's PSN with no acknowledgment of the ATOMIC (an
+// implied NAK of it), and the three resent from half an interval after
+// the first SEND's first transmission, then answered.
+func ackPassingAtomic(s *reqtest.Script) {
+	x := s.Req(wire.SendOnly, 100, 8)
+	a := s.Req(wire.FetchAdd, 101, 0)
+	y := s.Req(wire.SendOnly, 102, 8)
+	s.ACK(102)
+	s.At(T / 2).Again(x)
+	s.Again(a)
+	s.Again(y)
+	s.ReadResp(wire.AtomicAcknowledge, 101, 0)
+	s.ACK(102)
+}
+
+// skipAfterREAD: a READ at PSN 100 and two SENDs after it, an ACK of the
+// second passing the READ (an implied NAK of it), the READ re-issued and
+// answered, and the second SEND resent half an interval after its first
+// transmission.
+func skipAfterREAD(s *reqtest.Script) {
+	rd := s.Read(100, 0x1000, 1024)
+	s.Req(wire.SendOnly, 101, 8)
+	x := s.Req(wire.SendOnly, 102, 8)
+	s.ACK(102)
+	s.Again(rd)
+	s.ReadResp(wire.ReadResponseOnly, 100, 1024)
+	s.At(T / 2).Again(x)
 }
