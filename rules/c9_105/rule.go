@@ -382,7 +382,8 @@ func readWaitOf(c *harness.Conn, t *receive.Tracker, ev *receive.Event, dups []*
 
 // settle judges the waits that response r decides: a packet of the
 // READ's answer came after the ACK, which is then legal (checked, or
-// undecided for its own reason); or r shows the responder past the READ
+// undecided for its own reason; a timed wait at the end, against the
+// longest reaction the whole trace shows); or r shows the responder past the READ
 // (it completed a PSN beyond the READ's range), and the READ's answer,
 // owed before r, was not captured since the ACK: a violation unless the
 // capture missed a packet the responder sent in between.
@@ -401,6 +402,8 @@ func (j *judge) settle(k *dupnak.Checker, c *harness.Conn, r *trace.Record) {
 		switch {
 		case w.answered:
 			keep = append(keep, w)
+		case opc.Class(p.Opcode) == wire.ClassReadResponse && p.PSN.InRange(w.read, last) && !w.timed:
+			w.judged(k, c)
 		case opc.Class(p.Opcode) == wire.ClassReadResponse && p.PSN.InRange(w.read, last):
 			// Judged at the end, against the longest reaction the
 			// whole trace shows.
