@@ -530,7 +530,7 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 		// lost; a duplicate READ, then a partial retry, the duplicate's
 		// replay losing its First). Event.Unstarted keeps the READ at x
 		// whose answer the packet would begin otherwise.
-		if owed = t.owedAnswer(c, x, mtu, q); owed != nil {
+		if owed = t.owedAnswer(c, x, mtu, q, p.Opcode); owed != nil {
 			q, unstarted = nil, q
 		}
 	}
@@ -589,8 +589,11 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 // responder owes it an answer of its own (it answers every READ that
 // reaches it, a copy or a duplicate too, in the order they arrived,
 // whatever other streams covered its range), and owes it before q's
-// where it arrived before q or q's answer has begun. Nil: none.
-func (t *Tracker) owedAnswer(c *harness.Conn, x wire.PSN, mtu int, q *ReadReq) *ReadReq {
+// where it arrived before q or q's answer has begun. Where that READ's
+// last PSN is known, a packet of opcode op at x must be the one its
+// answer has there (a Middle before the last PSN, a Last at it). Nil:
+// none.
+func (t *Tracker) owedAnswer(c *harness.Conn, x wire.PSN, mtu int, q *ReadReq, op wire.Opcode) *ReadReq {
 	var sp *harness.ReadSpan
 	if mtu == 0 {
 		// The range of the new READ whose span, as the connection's
@@ -609,11 +612,14 @@ func (t *Tracker) owedAnswer(c *harness.Conn, x wire.PSN, mtu int, q *ReadReq) *
 			continue
 		}
 		var holds bool
+		last, known := d.Last(mtu)
 		if sp != nil {
 			holds = d.PSN.AtOrAfter(sp.First)
 		} else {
-			last, _ := d.Last(mtu)
 			holds = x.InRange(d.PSN, last)
+		}
+		if holds && known && x.InRange(d.PSN, last) {
+			holds = op == wire.ReadResponseOp(x.Diff(d.PSN), last.Diff(d.PSN)+1)
 		}
 		if holds {
 			owed = d

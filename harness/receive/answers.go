@@ -247,13 +247,14 @@ func (s *answers) request(c *harness.Conn, t *Tracker, r *trace.Record, ev *Even
 }
 
 // owedBefore returns the first READ waiting for an answer since before
-// request a whose range holds x past its PSN (nil: none).
-func (s *answers) owedBefore(a *AnsReq, x wire.PSN) *AnsReq {
+// request a whose range holds x past its PSN, and whose answer has a
+// packet of opcode op there where its range is known (nil: none).
+func (s *answers) owedBefore(a *AnsReq, x wire.PSN, op wire.Opcode) *AnsReq {
 	for _, d := range s.waitq {
 		if d == a {
 			return nil
 		}
-		if !d.Atomic && d.PSN.Before(x) && d.covers(x) {
+		if !d.Atomic && d.PSN.Before(x) && d.covers(x) && (d.N == 0 || op == wire.ReadResponseOp(x.Diff(d.PSN), d.N)) {
 			return d
 		}
 	}
@@ -378,7 +379,7 @@ func (s *answers) readResponse(c *harness.Conn, r *trace.Record) *Answer {
 		return ans
 	}
 	if a := s.waiting(p.PSN, false); a != nil {
-		if d := s.owedBefore(a, p.PSN); d != nil && !startOp && !c.Complete() && !c.SentAllSince(trace.ToRequester, c.Seq()-1) {
+		if d := s.owedBefore(a, p.PSN, op); d != nil && !startOp && !c.Complete() && !c.SentAllSince(trace.ToRequester, c.Seq()-1) {
 			// A Middle or Last at the PSN of a waiting READ, inside the
 			// range of a READ waiting since before it: the responder
 			// answers that one first, and on a capture that may have

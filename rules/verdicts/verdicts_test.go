@@ -1400,6 +1400,27 @@ func TestMiddleInAnEarlierREADsRange(t *testing.T) {
 	}
 }
 
+// TestMiddleAtAnOwedAnswersLastPSN: a Middle at the PSN of a READ asking
+// again for the last packet of an answer, inside the range of a
+// duplicate READ whose answer the responder owes before it, cannot go on
+// with that owed answer, whose packet there is its Last: even where the
+// responder's IDs show a packet missed just before it, the Middle begins
+// the later READ's answer, and C9-97 fails.
+func TestMiddleAtAnOwedAnswersLastPSN(t *testing.T) {
+	tr := answeredREAD()
+	tr.Read(180, 768) // a duplicate: its answer owed, a Last at 182
+	retry := tr.Read(182, 256)
+	retry.Packet.RETH.VA += 512
+	tr.ReadResp(wire.ReadResponseFirst, 180, 180, 256) // the replay's First, removed below
+	tr.ReadResp(wire.ReadResponseMiddle, 182, 0, 256)
+	tr.IPIDs(100, 200)
+	tr.Remove(26)
+	tallies, findings := ht.AuditAll(tr, ht.Capture())
+	if tl := tallies["C9-97"]; tl == nil || tl.Violations == 0 {
+		t.Errorf("C9-97 not failed (%+v, %+v)", tl, findings)
+	}
+}
+
 // TestMiddleOfACopysAnswer: the network copies a READ asked for again,
 // and the responder answers both copies; the first answer is seen but
 // for its Middle, the second from its Middle on. The Middle at the
