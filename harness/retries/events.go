@@ -103,11 +103,11 @@ type ReqEvent struct {
 	Trigger *Trigger
 	// AckedFirst is, for a Start that implied NAKs naming later PSNs
 	// explain, the response that had acknowledged this packet's PSN in
-	// sequence before every response since the last retry start that could
-	// ask for a retry, or with it (Sent.AckedBy): an implied NAK asks for its READ or
-	// ATOMIC again, not for what the requester held acknowledged, so such a
-	// start is the transport timer's unless that response never reached the
-	// requester. Nil otherwise.
+	// sequence before (or with) every response since the last retry start
+	// that could ask for a retry (Sent.AckedBy): an implied NAK asks for
+	// its READ or ATOMIC again, not for what the requester held
+	// acknowledged, so such a start is the transport timer's unless that
+	// response never reached the requester. Nil otherwise.
 	AckedFirst *trace.Record
 	// RNRWait is, for a new request right after the previous request's
 	// PSNs (no PSN between them), the latest RNR NAK no retry has begun

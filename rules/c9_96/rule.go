@@ -205,7 +205,10 @@ func (m *monitor) start(c *harness.Conn, r *trace.Record, s *answers.Stream, mtu
 		c.Unresolved(ID, fmt.Sprintf("the response of the READ at PSN %d (frame %d) starts with a Last, but the capture shows no request at PSN %d: the READ may re-issue the tail of an earlier READ the capture missed, whose own answer ends with this Last (--complete decides)", q.PSN, q.Rec.Frame, q.PSN.Add(-1)))
 		return
 	case p.Opcode == wire.ReadResponseLast && !q.Partial:
-		m.flag(c, r, s, fmt.Sprintf("the response of the READ at PSN %d (frame %d) starts with a Last: its first packet is where the sequence should end", q.PSN, q.Rec.Frame),
+		// In any order: the ranges of new READs do not overlap, and the
+		// capture shows the PSN before this one taken, so no answer has
+		// a Last here, however late the response may be.
+		m.flagInAnyOrder(c, r, s, fmt.Sprintf("the response of the READ at PSN %d (frame %d) starts with a Last: its first packet is where the sequence should end", q.PSN, q.Rec.Frame),
 			fmt.Sprintf("a READ Response First or Only with PSN %d", q.PSN))
 		return
 	case p.Opcode == wire.ReadResponseOnly && !single:

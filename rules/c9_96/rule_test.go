@@ -278,3 +278,31 @@ func TestPastTheRangeAtASendsPSNIsLateToNoAvail(t *testing.T) {
 	b.Resp(wire.ReadResponseLast, 53, 0x1F, 1, 256)
 	rtest.WantViolation(t, b.Recs, rtest.Capture(256), ID, "SEND First")
 }
+
+// TestLastOnTheNextREADMayLookLate: a READ answered once, a duplicate of
+// it and of the READs after it, and the duplicate's replay skipping to a
+// Middle at the READ's last PSN, then a Last at the next READ's PSN. The
+// Last carries the count of a response the trace shows earlier at a later
+// PSN, and no IDs date it: it may be an older response delayed, but no
+// answer has a Last at a READ's own PSN (the ranges of new READs do not
+// overlap), so it fails all the same.
+func TestLastOnTheNextREADMayLookLate(t *testing.T) {
+	var tr ht.Trace
+	tr.Read(490, 768) // 490..492 at MTU 256
+	tr.Read(493, 0)
+	tr.Read(494, 256)
+	tr.ReadResp(wire.ReadResponseFirst, 490, 1, 256)
+	tr.ReadResp(wire.ReadResponseMiddle, 491, 1, 256)
+	tr.ReadResp(wire.ReadResponseOnly, 493, 2, 0)
+	tr.ReadResp(wire.ReadResponseOnly, 494, 3, 256)
+	tr.Read(490, 768)
+	tr.Read(493, 0)
+	tr.Read(494, 256)
+	tr.ReadResp(wire.ReadResponseFirst, 490, 3, 256)
+	tr.ReadResp(wire.ReadResponseMiddle, 492, 3, 256) // skips 491
+	tr.ReadResp(wire.ReadResponseLast, 493, 3, 256)   // on the next READ's PSN
+	tallies, findings := ht.AuditAll(&tr, ht.Capture())
+	if tl := tallies[ID]; tl == nil || tl.Violations != 1 || len(findings) == 0 || findings[0].Frame != 13 {
+		t.Errorf("%+v %v: want one violation, at the Last (frame 13)", tl, findings)
+	}
+}
