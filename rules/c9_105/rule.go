@@ -56,9 +56,6 @@ type judge struct {
 	// Both keep what the verdict needs of a packet, not its record.
 	since []sentPacket
 	late  []lateAnswer
-	// waits are the answers legal only while a READ's answer was still
-	// to come (readWait), at most maxLate.
-	waits []readWait
 }
 
 // readWait is an ACK answering duplicates that names the PSN just before
@@ -70,7 +67,8 @@ type judge struct {
 // response of its showing it past the READ, with no packet of the READ's
 // answer captured since the ACK, leaves that reading open only if the
 // answer was lost before the capture point (Conn.ViolationUnlessMissedAny
-// decides it from the responder's IDs).
+// decides it from the responder's IDs). The connection holds it
+// (Conn.Await) until a response settles it or the trace ends.
 type readWait struct {
 	// ack is the ACK's record while the wait may still raise a finding
 	// on it (nil once answered); acked what the messages need of it.
@@ -122,11 +120,11 @@ const (
 )
 
 // Kinds implements harness.KindFilter: requests (duplicates are kept) and
-// responses (Acknowledges answer them; any response may settle a wait).
+// Acknowledges.
 func (*judge) Kinds() harness.Kinds { return opcodes }
 
 var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
-	return opc.IsRequest(op) || opc.IsResponse(op)
+	return opc.IsRequest(op) || op == wire.Acknowledge
 })
 
 func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
@@ -151,9 +149,6 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 			j.since = append(j.since, sent(ev.Rec))
 		}
 		return
-	}
-	if len(j.waits) > 0 {
-		j.settle(k, c, ev.Rec)
 	}
 	if !harness.IsAck(p) {
 		return
@@ -207,7 +202,7 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 	// its answer is still to come (readWait).
 	unended := readUnended(c, p.PSN.Next(), ev)
 	var wait *readWait
-	if unended && !copies && len(j.waits) < maxLate {
+	if unended && !copies {
 		wait = readWaitOf(c, k.T, ev, dups)
 	}
 	checked := func(open string) {
@@ -220,7 +215,7 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 			return
 		}
 		wait.open = open
-		j.waits = append(j.waits, *wait)
+		c.Await(wait.decide(k))
 	}
 	switch {
 	case !k.T.Complete() && (!ev.Exact || newest()) && !unended && behindCount(c, ev.Rec):
@@ -380,45 +375,61 @@ func readWaitOf(c *harness.Conn, t *receive.Tracker, ev *receive.Event, dups []*
 	return w
 }
 
-// settle judges the waits that response r decides: a packet of the
-// READ's answer came after the ACK, which is then legal (checked, or
-// undecided for its own reason; a timed wait at the end, against the
-// longest reaction the whole trace shows); or r shows the responder past the READ
-// (it completed a PSN beyond the READ's range), and the READ's answer,
-// owed before r, was not captured since the ACK: a violation unless the
-// capture missed a packet the responder sent in between.
-func (j *judge) settle(k *dupnak.Checker, c *harness.Conn, r *trace.Record) {
-	p := r.Packet
-	done := p.PSN
-	if p.Opcode == wire.Acknowledge && !p.AETH.IsACK() {
-		done = done.Add(-1) // a NAK names the PSN not completed
-	}
-	keep := j.waits[:0]
-	for _, w := range j.waits {
+// decide returns the Decide that settles w (Conn.Await) on the
+// responder's packets after the ACK: a packet of the READ's answer makes
+// the ACK legal (checked, or undecided for its own reason; a timed wait
+// at the end, against the longest reaction the whole trace shows); a
+// response past the READ (it completed a PSN beyond the READ's range)
+// with none of that answer since the ACK makes it a violation unless the
+// capture missed a packet the responder sent in between. At the end of
+// the trace the answer may still have come after it.
+func (w *readWait) decide(k *dupnak.Checker) harness.Decide {
+	return func(c *harness.Conn, next *trace.Record) bool {
+		if next == nil {
+			w.end(k, c)
+			return true
+		}
+		p := next.Packet
+		if w.answered || next.Dir != trace.ToRequester || !opc.IsResponse(p.Opcode) {
+			return false
+		}
 		last := w.last
 		if s := c.ReadSpanAt(w.read); s != nil && s.First == w.read {
 			last = s.LastMax
 		}
+		done := p.PSN
+		if p.Opcode == wire.Acknowledge && !p.AETH.IsACK() {
+			done = done.Add(-1) // a NAK names the PSN not completed
+		}
 		switch {
-		case w.answered:
-			keep = append(keep, w)
 		case opc.Class(p.Opcode) == wire.ClassReadResponse && p.PSN.InRange(w.read, last) && !w.timed:
 			w.judged(k, c)
+			return true
 		case opc.Class(p.Opcode) == wire.ClassReadResponse && p.PSN.InRange(w.read, last):
-			// Judged at the end, against the longest reaction the
-			// whole trace shows.
 			w.answered, w.ack = true, nil
-			keep = append(keep, w)
 		case done.After(last):
-			reason := fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, the newest completed request only if the READ at PSN %d was not yet completed: its answer, owed before the response at frame %d (PSN %d), was then lost before the capture point", w.dups, w.acked.frame, w.acked.psn, w.read, r.Frame, p.PSN)
+			reason := fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, the newest completed request only if the READ at PSN %d was not yet completed: its answer, owed before the response at frame %d (PSN %d), was then lost before the capture point", w.dups, w.acked.frame, w.acked.psn, w.read, next.Frame, p.PSN)
 			c.ViolationEitherUnlessMissed(ID, w.ack, w.fail, w.want, dupnak.Seen(w.ack), reason,
 				harness.MissedProof{Dir: trace.ToRequester, Since: w.seq, Now: true})
-		default:
-			keep = append(keep, w)
+			return true
 		}
+		return false
 	}
-	clear(j.waits[len(keep):])
-	j.waits = keep
+}
+
+// end judges w at the end of the trace: a READ that reached the
+// responder before the duplicates (timed), longer before the ACK than any
+// other request shows the responder taking to begin an answer
+// (receive.Tracker.ReactionBesides), was owed its answer before the ACK,
+// and the instance is open; otherwise the ACK stays legal.
+func (w *readWait) end(k *dupnak.Checker, c *harness.Conn) {
+	bound, ok := k.T.ReactionBesides(w.read)
+	if gap := w.acked.at - w.req.at; w.timed && ok && gap > max(bound, time.Microsecond) {
+		c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, behind the READ at PSN %d that its MSN counts: legal only if the responder had not completed that READ, which it received before the duplicate, captured %v before the ACK (frame %d), while the capture shows it beginning an answer to a READ or ATOMIC within %v: only if the READ was lost on its way, or its answer delayed beyond that",
+			w.dups, w.acked.frame, w.acked.psn, w.read, gap, w.req.frame, bound))
+		return
+	}
+	w.judged(k, c)
 }
 
 // judged records the verdict of a wait whose ACK stays legal: checked, or
@@ -439,10 +450,7 @@ func (w *readWait) judged(k *dupnak.Checker, c *harness.Conn) {
 // (receive.Tracker.Reaction): captured longer than that before the ACK,
 // the ACK is the newest completed PSN only if something unseen happened,
 // and the instance is open; otherwise, or with no such interval shown,
-// it is checked. It then judges the waits left (readWait) the same way:
-// where the READ the ACK's MSN counts came before the duplicates, longer
-// before the ACK than any other request shows the responder taking to
-// answer, the instance is open.
+// it is checked.
 func (j *judge) End(k *dupnak.Checker, c *harness.Conn) {
 	bound, ok := k.T.Reaction()
 	for _, l := range j.late {
@@ -455,21 +463,6 @@ func (j *judge) End(k *dupnak.Checker, c *harness.Conn) {
 			l.dups, l.ack.frame, l.ack.psn, l.next.op, l.next.psn, gap, l.next.frame, bound))
 	}
 	j.late = nil
-	// A READ that reached the responder before the duplicates, longer
-	// before the ACK than the responder is seen taking to begin an
-	// answer, was owed its answer before the ACK; otherwise (its answer
-	// may have come after the capture ended) the ACK stays legal.
-	for i := range j.waits {
-		w := &j.waits[i]
-		bound, ok := k.T.ReactionBesides(w.read)
-		if gap := w.acked.at - w.req.at; w.timed && ok && gap > max(bound, time.Microsecond) {
-			c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, behind the READ at PSN %d that its MSN counts: legal only if the responder had not completed that READ, which it received before the duplicate, captured %v before the ACK (frame %d), while the capture shows it beginning an answer to a READ or ATOMIC within %v: only if the READ was lost on its way, or its answer delayed beyond that",
-				w.dups, w.acked.frame, w.acked.psn, w.read, gap, w.req.frame, bound))
-			continue
-		}
-		w.judged(k, c)
-	}
-	j.waits = nil
 }
 
 // firstAt returns the first packet of pkts with PSN p (ok false: none).
