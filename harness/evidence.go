@@ -28,6 +28,9 @@ type idRun struct {
 	start   uint64        // Conn.seq of the run's first record
 	first   uint64        // Conn.seq of the direction's first record
 	firstAt time.Duration // its time
+	// startFrame and firstFrame are the capture frames of those two
+	// records (0 on an active run).
+	startFrame, firstFrame int
 	// byOne counts the steps of exactly one seen, back the steps
 	// backwards (a copy's repeated ID is neither, nor is a step forward
 	// by more than one: a gap).
@@ -54,7 +57,7 @@ const trustedRun = 8
 // request new).
 func (u *idRun) step(r *trace.Record, seq uint64) bool {
 	if u.first == 0 {
-		u.first, u.firstAt = seq, r.Time
+		u.first, u.firstAt, u.firstFrame = seq, r.Time, r.Frame
 	}
 	if r.Copy && r.HasIPID {
 		return false
@@ -66,7 +69,7 @@ func (u *idRun) step(r *trace.Record, seq uint64) bool {
 	repeat := u.have && r.IPID == u.last
 	switch d := r.IPID - u.last; {
 	case !u.have:
-		u.start = seq
+		u.start, u.startFrame = seq, r.Frame
 	case d == 0:
 		// The same packet recorded twice, or copied by the network: it
 		// says nothing about what was sent between.
@@ -74,9 +77,9 @@ func (u *idRun) step(r *trace.Record, seq uint64) bool {
 		u.byOne++
 	case d >= 0x8000:
 		u.back++
-		u.start = seq
+		u.start, u.startFrame = seq, r.Frame
 	default:
-		u.start = seq
+		u.start, u.startFrame = seq, r.Frame
 	}
 	u.last, u.have = r.IPID, true
 	return !repeat
@@ -155,6 +158,17 @@ func (c *Conn) SentBetween(a, b *trace.Record) (n int, known bool) {
 		return 0, false // a copy, or out of order
 	}
 	return int(d) - 1, true
+}
+
+// sentAllSinceFrame is SentAllSince for the stretch from the sender's
+// latest packet at or before capture frame f (a record's Frame): false
+// where f is 0 (an active run's records have no frame).
+func (c *Conn) sentAllSinceFrame(d trace.Dir, f int) bool {
+	u := &c.runs[d&1]
+	if f == 0 || !u.countsByOne() || f < u.firstFrame && !c.FromStart() {
+		return false
+	}
+	return u.have && u.startFrame <= max(f, u.firstFrame)
 }
 
 // unbrokenSince reports whether direction d's IDs ran on by ones from

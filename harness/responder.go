@@ -129,8 +129,8 @@ func (c *Conn) notePSNFault(r *trace.Record, fault string, one bool) {
 // gives it ("" when it may): beyond every request on a trace that holds
 // every request, inside the range of a READ whose response is not
 // complete, or at an ATOMIC's PSN before its ATOMIC Acknowledge (an ACK
-// cannot carry an ATOMIC's result) where the ATOMIC was sent once or the
-// trace is complete.
+// cannot carry an ATOMIC's result) where the trace is complete or holds
+// every response since the ATOMIC came.
 func (c *Conn) AckPSNFault(r *trace.Record) string {
 	// The MSN model asks before the record is absorbed, and the
 	// reconstruction as it absorbs it: one answer for both.
@@ -166,10 +166,11 @@ func (c *Conn) ackPSNFault(r *trace.Record) string {
 		// the path MTU or its answer), where no completion has a PSN.
 		return fmt.Sprintf("an ACK carries PSN %d, inside the range of the READ at PSN %d, which no completion has (frame %d): its PSN is C9-95's fault", p.PSN, s.First, r.Frame)
 	}
-	if op, _, _, ok := c.Req(p.PSN); ok && opc.Class(op) == wire.ClassAtomic && (c.Complete() || c.ReqSends(p.PSN) == 1) {
-		// (An ATOMIC sent again may have been executed, and answered,
-		// before: the answer lost, an ACK naming its PSN may answer a
-		// duplicate of an earlier request.)
+	if op, _, frame, ok := c.Req(p.PSN); ok && opc.Class(op) == wire.ClassAtomic && (c.Complete() || c.sentAllSinceFrame(trace.ToRequester, frame)) {
+		// (An ATOMIC executed with its answer lost before the capture
+		// point leaves the responder acknowledging duplicates of earlier
+		// requests with the ATOMIC's PSN: legal, unless the trace holds
+		// every response since the ATOMIC came.)
 		if _, answered := c.AtomicOriginal(p.PSN); !answered {
 			return fmt.Sprintf("an ACK carries PSN %d, an ATOMIC's, before its ATOMIC Acknowledge (frame %d): its PSN is C9-95's fault", p.PSN, r.Frame)
 		}

@@ -944,3 +944,40 @@ func TestFirstAnswersSinceANAK(t *testing.T) {
 		}
 	}
 }
+
+// TestCountOfAnAckAtAnAtomicsPSN: an ACK naming an ATOMIC's PSN before
+// the trace shows the ATOMIC's answer is legal where that answer was sent
+// and lost (the responder's IPv4 Identifications skip a packet after the
+// ATOMIC): the responder executed the ATOMIC and acknowledged a duplicate
+// of an earlier request with it. Its MSN then counts, and the next ACK,
+// sent right after it and lower, went back. Where the Identifications run
+// on, no answer was sent: the ACK's PSN is no legal responder's, and its
+// MSN, resting on it, is not this clause's violation.
+func TestCountOfAnAckAtAnAtomicsPSN(t *testing.T) {
+	for _, answerLost := range []bool{true, false} {
+		var tr ht.Trace
+		for i := range wire.PSN(9) { // nine exchanges: the responder counts its IDs up
+			tr.Req(wire.SendOnly, 10+i, true)
+			tr.Ack(10+i, uint32(1+i))
+		}
+		tr.Atomic(wire.CompareSwap, 19)
+		tr.AtomicAck(19, 10, 7)
+		tr.Req(wire.SendOnly, 18, true) // a duplicate
+		tr.Ack(19, 15)                  // five messages too many
+		tr.Req(wire.SendOnly, 20, true)
+		tr.Ack(20, 11)
+		tr.IPIDs(100, 500)
+		tr.Remove(19) // the ATOMIC's answer: lost before the capture point, or never sent
+		if !answerLost {
+			for _, r := range tr.Records[19:] {
+				if r.Dir == trace.ToRequester {
+					r.IPID--
+				}
+			}
+		}
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		if fails := tallies[ID].Violations > 0; fails != answerLost {
+			t.Errorf("answer lost %v: fails %v (%+v, %v), want %v", answerLost, fails, tallies[ID], findings, answerLost)
+		}
+	}
+}
