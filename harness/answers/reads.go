@@ -507,8 +507,9 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 					return
 				}
 			} else {
+				unstarted := t.restMayBeMissed(c, s, r)
 				t.advance(c, s, r)
-				*ev = Event{Kind: EvContinue, Stream: s, MTU: mtu}
+				*ev = Event{Kind: EvContinue, Stream: s, MTU: mtu, Unstarted: unstarted}
 				if !s.Replay && opc.Has(p.Opcode, wire.HdrAETH) && !c.Complete() {
 					ev.MaybeReplay = t.DupSince(s.Req, x) != nil
 				}
@@ -581,6 +582,30 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 		return
 	}
 	*ev = Event{Kind: EvOrphan, MTU: mtu}
+}
+
+// restMayBeMissed returns the READ at the PSN of response r, a packet
+// that goes on with stream s, whose own answer has not begun, where the
+// capture may have missed the rest of s before r (nil otherwise): the
+// responder's IDs do not show it sent fewer packets since s's latest than
+// s has left from r's PSN on. Then r may instead begin that READ's answer
+// (for example, a Middle at the PSN of a partial retry, after the
+// original answer's First, the two packets missed between them being the
+// original's Middle and Last).
+func (t *Tracker) restMayBeMissed(c *harness.Conn, s *Stream, r *trace.Record) *ReadReq {
+	x := r.Packet.PSN
+	q := t.ReqAt(x)
+	if q == nil || q == s.Req || q.Streams > 0 || q.Answered || c.Complete() {
+		return nil
+	}
+	rest := 1
+	if s.EndKnown {
+		rest = s.End.Diff(x) + 1
+	}
+	if n, known := c.SentBetween(s.LastRec, r); known && n < rest {
+		return nil
+	}
+	return q
 }
 
 // owedAnswer returns the oldest READ request whose range at mtu (mtu 0:

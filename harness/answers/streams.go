@@ -224,10 +224,11 @@ type Event struct {
 	Req    *ReadReq // EvRequest: the request; EvSkip/EvOrphan: the READ whose range holds the PSN, if any
 	Stream *Stream  // the stream the packet belongs to (or, for EvNAK, the stream open when it came)
 	Prev   *Stream  // EvStart, EvSkip: the stream that was open before, now abandoned
-	// Unstarted (EvSkip): the READ at the packet's PSN, whose answer the
-	// packet, a Middle or Last, would begin without its First were it
-	// not taken as going on with an earlier READ's answer whose first
-	// packets the capture lost.
+	// Unstarted (EvSkip, EvContinue): the READ at the packet's PSN, whose
+	// answer the packet would begin were it not taken as going on with
+	// an earlier READ's answer: one whose first packets the capture lost
+	// (EvSkip), or the open one, where the capture may have missed its
+	// rest before this packet (EvContinue).
 	Unstarted *ReadReq
 	// MTU is the path MTU used to judge the packet (0 unknown).
 	MTU int

@@ -73,6 +73,12 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			p.Opcode, p.PSN, q.Rec.Frame, ev.Req.PSN, ev.Req.Rec.Frame))
 		return
 	}
+	if ev.Kind == answers.EvContinue && ev.Unstarted != nil && !opc.Has(p.Opcode, wire.HdrAETH) {
+		q, s := ev.Unstarted, ev.Stream.Req
+		c.Unresolved(ID, fmt.Sprintf("a READ response %s at PSN %d, the PSN of the READ of frame %d, whose answer has not begun, goes on with the answer to the READ at PSN %d (frame %d) only if the packets the responder sent since that answer's latest were not its rest; otherwise it begins the answer without an AETH (--complete decides, or a responder numbering its IPv4 IDs one by one)",
+			p.Opcode, p.PSN, q.Rec.Frame, s.PSN, s.Rec.Frame))
+		return
+	}
 	if ev.Kind != answers.EvStart {
 		return
 	}

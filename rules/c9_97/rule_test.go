@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/rcconform/rcconform/dut"
+	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/trace"
 	_ "github.com/rcconform/rcconform/rules/c9_107" // C9-107 judges the same replay
 	"github.com/rcconform/rcconform/rules/internal/responses/rtest"
 	"github.com/rcconform/rcconform/wire"
@@ -97,4 +99,51 @@ func TestMiddleFirstOnAnyQPs(t *testing.T) {
 		r.Time += time.Millisecond // the silence before the READ sent again
 	}
 	rtest.WantViolation(t, b.Recs, rtest.Capture(0), ID, "begins with RDMA READ Response Middle")
+}
+
+// A Middle at the PSN of a partial READ retry, right after the original
+// answer's First there: it goes on with the original answer, unless the
+// packets the responder sent between were that answer's Middle and Last,
+// and it then begins the retry's answer without an AETH. Where the
+// responder's IPv4 IDs show it sent fewer packets between than the
+// original answer had left, it goes on (pass); where they show as many
+// missed, or say nothing, it stays open; on a complete trace nothing was
+// missed.
+func TestMiddleAtAPartialRetryAfterPacketsMissed(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		perIDs   bool
+		missed   int // responder packets missed between the First and the Middle
+		settings harness.Settings
+		open     bool
+	}{
+		{"IDs counting, none missed", true, 0, rtest.Capture(256), false},
+		{"IDs counting, one missed", true, 1, rtest.Capture(256), false},
+		{"IDs counting, the original's Middle and Last missed", true, 2, rtest.Capture(256), true},
+		{"IDs telling nothing", false, 2, rtest.Capture(256), true},
+		{"complete", true, 2, rtest.Active(256), false},
+	} {
+		var b rtest.Builder
+		b.PerSender = c.perIDs
+		b.AckedSends(1, 1, 2, 3, 4, 5, 6, 7, 8, 9) // the responder counts its IDs up
+		b.Read(10, 3*256)                          // 10..12
+		b.Resp(wire.ReadResponseFirst, 10, wire.SynACK(4), 10, 256)
+		d := b.Read(11, 2*256) // a partial retry: 11..12
+		d.Packet.RETH.VA += 256
+		for _, r := range []*trace.Record{
+			b.Resp(wire.ReadResponseMiddle, 11, 0, 0, 256),
+			b.Resp(wire.ReadResponseLast, 12, wire.SynACK(4), 10, 256),
+		} {
+			r.IPID += uint16(c.missed)
+		}
+		if !c.perIDs {
+			for _, r := range b.Recs {
+				r.IPID = 0 // an ID that never changes
+			}
+		}
+		tl := rtest.Tally(rtest.Audit(b.Recs, c.settings, ID), ID)
+		if tl.Violations > 0 || (tl.Open > 0) != c.open {
+			t.Errorf("%s: %+v, want open %v", c.name, tl, c.open)
+		}
+	}
 }
