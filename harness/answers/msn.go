@@ -158,6 +158,10 @@ type MSNModel struct {
 	// allowFirst: the messages the capture may have missed lie in
 	// allowFirst..gapLast (gap).
 	allowFirst wire.PSN
+	// gapRead is the READ just before the gap, whose span the allowance
+	// starts inside (gapAfterRead; readSpanShown).
+	gapRead      wire.PSN
+	gapAfterRead bool
 	// unseenN: unseen(allowFirst, gapLast) when unseenAt was the key.
 	unseenN  int
 	unseenAt unseenKey
@@ -188,6 +192,11 @@ type MSNModel struct {
 	// response showed completed (resolve), for MissedAfter.
 	missedMax  wire.PSN
 	haveMissed bool
+	// resolvedFirst..resolvedLast is the latest gap resolve ended
+	// (haveResolved), whose unseen messages moved the start of the count
+	// (unseenFrom).
+	resolvedFirst, resolvedLast wire.PSN
+	haveResolved                bool
 }
 
 // MissedAfter reports whether the capture was found to miss requests
@@ -483,7 +492,35 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 // last PSN acknowledges no request past the ones shown either). While the
 // span's end is unknown, the PSNs past the READ's own stay possible
 // missed requests (gap).
+//
+// It also narrows the missing request PSNs (gap) to those past the span
+// of the READ before them once that READ's answer ended at its Last or
+// Only: the responder itself numbered the PSNs up to there as the
+// READ's, so none of them was a new message to it, whatever the
+// requester put there.
 func (m *MSNModel) readSpanShown(c *harness.Conn) {
+	m.eachBasis(func(b *basis) {
+		if b.haveHi && b.hi.pastShown && b.hi.rec != nil && insideRead(c, b.hi.rec) {
+			// The bound rests on a response that acknowledged PSNs no
+			// request had shown, and they turned out a READ's own: its
+			// PSN is at fault, and it bounds nothing.
+			b.haveHi = false
+		}
+	})
+	if m.unresolved && m.gapAfterRead {
+		if s := c.ReadSpanAt(m.gapRead); s != nil && s.First == m.gapRead && s.Closed {
+			last := s.LastMin
+			switch {
+			case !last.Before(m.gapLast):
+				m.unresolved, m.gapAfterRead = false, false
+			case !last.Before(m.allowFirst):
+				m.allowFirst = last.Next()
+				if !last.Before(m.gapFirst) {
+					m.gapFirst = last.Next()
+				}
+			}
+		}
+	}
 	if !m.haveNext || !m.nextIsRead || m.nextLo == m.nextHi {
 		return
 	}
@@ -510,13 +547,16 @@ func (m *MSNModel) readSpanShown(c *harness.Conn) {
 // the SENDs after it lost).
 func (m *MSNModel) gap(first, last wire.PSN) {
 	allow := first
-	if m.haveNext && m.nextIsRead && m.nextRead.Before(first) {
+	afterRead := m.haveNext && m.nextIsRead && m.nextRead.Before(first)
+	if afterRead {
 		allow = m.nextRead.Next()
 	}
 	if !m.unresolved {
 		m.unresolved, m.gapFirst, m.gapLast, m.allowFirst = true, first, last, allow
+		m.gapRead, m.gapAfterRead = m.nextRead, afterRead
 		return
 	}
+	m.gapAfterRead = false // one READ no longer bounds what is missing
 	if allow.Before(m.allowFirst) {
 		m.allowFirst = allow
 	}
@@ -563,7 +603,26 @@ func (m *MSNModel) resolve(next wire.PSN) bool {
 	if !m.haveMissed || m.gapLast.After(m.missedMax) {
 		m.missedMax, m.haveMissed = m.gapLast, true
 	}
+	m.resolvedFirst, m.resolvedLast, m.haveResolved = m.allowFirst, m.gapLast, missing >= 0
 	return true
+}
+
+// unseenFrom counts the PSNs from p on in the latest resolved gap where
+// the model counts no message ending: messages that completed unseen,
+// which resolve counted by moving the start of the count up. A bound
+// taken since from a response acknowledging only PSNs before p counts
+// none of them among its messages, so it adds them back to stay in the
+// moved count's terms (for example, an ACK at a PSN inside the gap,
+// shown after a later ACK resolved it, bounds the start by the unseen
+// messages after its PSN less tightly).
+func (m *MSNModel) unseenFrom(p wire.PSN) int {
+	if !m.haveResolved || p.After(m.resolvedLast) {
+		return 0
+	}
+	if p.Before(m.resolvedFirst) {
+		p = m.resolvedFirst
+	}
+	return max(m.unseen(p, m.resolvedLast), 0)
 }
 
 // unwrap turns a 24-bit MSN into an integer near the previous one.

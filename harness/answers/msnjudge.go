@@ -392,7 +392,11 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		haveS = false
 	}
 	loC := bound{v: u - int64(S), rec: r, u: u, n: S}
-	hiC := bound{v: u - int64(A), rec: r, u: u, n: A, pastShown: pastShown}
+	from := covers
+	if incl {
+		from = covers.Next()
+	}
+	hiC := bound{v: u - int64(A) + int64(m.unseenFrom(from)), rec: r, u: u, n: A, pastShown: pastShown}
 	m.ref = u
 	// wentBack is the violation of an MSN below that of account b's
 	// latest answer.

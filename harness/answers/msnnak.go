@@ -240,7 +240,7 @@ func (m *MSNModel) nakBound(c *harness.Conn, r *trace.Record, fits bool) {
 	if !ok {
 		return
 	}
-	hi := bound{v: u - int64(a), rec: r, u: u, n: a, nak: true,
+	hi := bound{v: u - int64(a) + int64(m.unseenFrom(p.PSN)), rec: r, u: u, n: a, nak: true,
 		pastShown: m.haveNext && p.PSN.After(m.nextLo)}
 	m.eachBasis(func(b *basis) {
 		if b.haveLo && hi.v < b.lo.v {
