@@ -104,6 +104,15 @@ type basis struct {
 	newAt *trace.Record
 }
 
+// dropInsideRead forgets b's upper bound where it rests on a response
+// that acknowledged PSNs no request had shown and they turned out a
+// READ's own: that response's PSN is at fault, and it bounds nothing.
+func (b *basis) dropInsideRead(c *harness.Conn) {
+	if b.haveHi && b.hi.pastShown && b.hi.rec != nil && insideRead(c, b.hi.rec) {
+		b.haveHi = false
+	}
+}
+
 // maxAlts bounds the accounts held beside the model's basis.
 const maxAlts = 3
 
@@ -497,16 +506,37 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 // of the READ before them once that READ's answer ended at its Last or
 // Only: the responder itself numbered the PSNs up to there as the
 // READ's, so none of them was a new message to it, whatever the
-// requester put there.
+// requester put there; and it forgets an upper bound resting on a
+// response whose PSN such a span shows at fault (basis.dropInsideRead).
 func (m *MSNModel) readSpanShown(c *harness.Conn) {
-	m.eachBasis(func(b *basis) {
-		if b.haveHi && b.hi.pastShown && b.hi.rec != nil && insideRead(c, b.hi.rec) {
-			// The bound rests on a response that acknowledged PSNs no
-			// request had shown, and they turned out a READ's own: its
-			// PSN is at fault, and it bounds nothing.
-			b.haveHi = false
+	// (Most packets find nothing to do: a cheap check first.)
+	if m.pastShownHi() || m.unresolved && m.gapAfterRead || m.haveNext && m.nextIsRead && m.nextLo != m.nextHi {
+		m.spanShown(c)
+	}
+}
+
+// pastShownHi reports whether an account's upper bound rests on a
+// response that acknowledged PSNs no request had shown.
+func (m *MSNModel) pastShownHi() bool {
+	if m.basis.haveHi && m.basis.hi.pastShown {
+		return true
+	}
+	for i := range m.alts {
+		if m.alts[i].haveHi && m.alts[i].hi.pastShown {
+			return true
 		}
-	})
+	}
+	return false
+}
+
+// spanShown is readSpanShown's work.
+func (m *MSNModel) spanShown(c *harness.Conn) {
+	if m.pastShownHi() {
+		m.basis.dropInsideRead(c)
+		for i := range m.alts {
+			m.alts[i].dropInsideRead(c)
+		}
+	}
 	if m.unresolved && m.gapAfterRead {
 		if s := c.ReadSpanAt(m.gapRead); s != nil && s.First == m.gapRead && s.Closed {
 			last := s.LastMin

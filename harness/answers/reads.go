@@ -593,11 +593,10 @@ func (t *Tracker) response(c *harness.Conn, r *trace.Record, mtu int, ev *Event)
 // original answer's First, the two packets missed between them being the
 // original's Middle and Last).
 func (t *Tracker) restMayBeMissed(c *harness.Conn, s *Stream, r *trace.Record) *ReadReq {
-	x := r.Packet.PSN
-	q := t.ReqAt(x)
-	if q == nil || q == s.Req || q.Streams > 0 || q.Answered || c.Complete() {
+	if c.Complete() {
 		return nil
 	}
+	x := r.Packet.PSN
 	rest := 1
 	if s.EndKnown {
 		rest = s.End.Diff(x) + 1
@@ -605,7 +604,10 @@ func (t *Tracker) restMayBeMissed(c *harness.Conn, s *Stream, r *trace.Record) *
 	if n, known := c.SentBetween(s.LastRec, r); known && n < rest {
 		return nil
 	}
-	return q
+	if q := t.ReqAt(x); q != nil && q != s.Req && q.Streams == 0 && !q.Answered {
+		return q
+	}
+	return nil
 }
 
 // owedAnswer returns the oldest READ request whose range at mtu (mtu 0:
