@@ -165,10 +165,7 @@ func (c *Conn) SentBetween(a, b *trace.Record) (n int, known bool) {
 // where f is 0 (an active run's records have no frame).
 func (c *Conn) sentAllSinceFrame(d trace.Dir, f int) bool {
 	u := &c.runs[d&1]
-	if f == 0 || !u.countsByOne() || f < u.firstFrame && !c.FromStart() {
-		return false
-	}
-	return u.have && u.startFrame <= max(f, u.firstFrame)
+	return f != 0 && u.countsByOne() && c.unbrokenFrom(u, uint64(f), uint64(u.startFrame), uint64(u.firstFrame))
 }
 
 // unbrokenSince reports whether direction d's IDs ran on by ones from
@@ -180,10 +177,17 @@ func (c *Conn) sentAllSinceFrame(d trace.Dir, f int) bool {
 // trace showing the connection's beginning rules that out.
 func (c *Conn) unbrokenSince(d trace.Dir, since uint64) bool {
 	u := &c.runs[d&1]
-	if (since == 0 || since < u.first || u.first == 0) && !c.FromStart() {
+	return c.unbrokenFrom(u, since, u.start, u.first)
+}
+
+// unbrokenFrom is unbrokenSince for run u, its stretch start since and
+// the run's start and first record given in one measure: sequence
+// numbers (Seq) or capture frames, which order the records alike.
+func (c *Conn) unbrokenFrom(u *idRun, since, start, first uint64) bool {
+	if (since < first || first == 0) && !c.FromStart() {
 		return false
 	}
-	return u.have && u.start <= max(since, u.first)
+	return u.have && start <= max(since, first)
 }
 
 // unlessMissed is an instance held by ViolationUnlessMissed.

@@ -1036,7 +1036,10 @@ func TestBoundInsideAResolvedGap(t *testing.T) {
 	tr.AtomicAck(883, 40, 1)
 	tr.Ack(884, 41)
 	tr.IPIDs(21414, 34633)
-	_, findings := ht.AuditAll(&tr, ht.Capture())
+	tallies, findings := ht.AuditAll(&tr, ht.Capture())
+	if tallies[ID].Checked == 0 {
+		t.Errorf("no count checked: %+v", tallies[ID])
+	}
 	found := false
 	for _, f := range findings {
 		if f.ID == ID && f.Frame != fault.Frame {
@@ -1076,7 +1079,10 @@ func TestBoundFromAnACKInsideAREAD(t *testing.T) {
 	tr.AtomicAck(828, 302, 1)
 	tr.Ack(831, 303)
 	tr.IPIDs(4356, 57907)
-	_, findings := ht.AuditAll(&tr, ht.Capture())
+	tallies, findings := ht.AuditAll(&tr, ht.Capture())
+	if tallies[ID].Checked == 0 {
+		t.Errorf("no count checked: %+v", tallies[ID])
+	}
 	for _, f := range findings {
 		if f.ID == ID && f.Frame != fault.Frame {
 			t.Errorf("a finding at frame %d, not at the ACK at fault (frame %d): %s", f.Frame, fault.Frame, f.Message)
