@@ -95,7 +95,7 @@ type Conn struct {
 	NextReq    wire.PSN // one past the highest PSN a request used (READ: its reserved range)
 	reqs       [reqWindow / reqPage]*[reqPage]reqEntry
 	MTUGuess   int // largest payload of a First/Middle request or response seen (0: none)
-	atomicOrig map[wire.PSN]uint64
+	atomicOrig map[wire.PSN]AtomicAnswer
 
 	// Responses.
 	HaveResp   bool
@@ -137,6 +137,8 @@ type Conn struct {
 	// that a connection with few READs holds little.
 	spans  []ReadSpan
 	nSpans int
+	// spansClosed counts the spans closed (closeSpan).
+	spansClosed int
 	// nOwed counts the spans in the ring whose READ's answer is owed
 	// (ReadSpan.owed).
 	nOwed int
@@ -335,9 +337,25 @@ func (c *Conn) SentBefore(p wire.PSN) bool {
 	return p.AtOrAfter(c.FirstReq) && p.Before(c.NextReq) || c.reqAt(p).holds(p)
 }
 
+// AtomicAnswer is the first ATOMIC acknowledgment the trace showed at a
+// PSN: the original value it returned, its MSN and its capture frame (16
+// bytes: a connection keeps up to 4096 of them).
+type AtomicAnswer struct {
+	Orig  uint64
+	MSN   uint32
+	Frame int32
+}
+
 // AtomicOriginal returns the original value first returned for the
 // ATOMIC at PSN p.
 func (c *Conn) AtomicOriginal(p wire.PSN) (uint64, bool) {
+	v, ok := c.atomicOrig[p]
+	return v.Orig, ok
+}
+
+// AtomicFirstAnswer returns the first ATOMIC acknowledgment the trace
+// showed at PSN p.
+func (c *Conn) AtomicFirstAnswer(p wire.PSN) (AtomicAnswer, bool) {
 	v, ok := c.atomicOrig[p]
 	return v, ok
 }
@@ -568,10 +586,10 @@ func (c *Conn) absorb(r *trace.Record) {
 			c.lastAnswer = r
 		}
 		if c.atomicOrig == nil {
-			c.atomicOrig = map[wire.PSN]uint64{}
+			c.atomicOrig = map[wire.PSN]AtomicAnswer{}
 		}
 		if _, ok := c.atomicOrig[p.PSN]; !ok {
-			c.atomicOrig[p.PSN] = p.AtomicAck
+			c.atomicOrig[p.PSN] = AtomicAnswer{Orig: p.AtomicAck, MSN: p.AETH.MSN, Frame: int32(r.Frame)}
 			if len(c.atomicOrig) > 4096 {
 				for k := range c.atomicOrig {
 					if k.Before(p.PSN.Add(-2048)) {

@@ -55,6 +55,19 @@ type ReadSpan struct {
 // it is the order of the serial numbers.
 const orderedStep = 1 << 15
 
+// closeSpan marks span s closed: a Last or Only response at its last PSN
+// was seen.
+func (c *Conn) closeSpan(s *ReadSpan) {
+	if !s.Closed {
+		s.Closed = true
+		c.spansClosed++
+	}
+}
+
+// SpansClosed counts the READ spans closed so far (a version of what
+// ReadSpanAt tells of them).
+func (c *Conn) SpansClosed() int { return c.spansClosed }
+
 // Known reports whether the span's last PSN is known.
 func (s *ReadSpan) Known() bool { return s.LastMin == s.LastMax }
 

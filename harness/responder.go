@@ -345,7 +345,7 @@ func (c *Conn) reconResponse(r *trace.Record) {
 			if p.PSN == s.First {
 				if op == wire.ReadResponseOnly {
 					c.fixSpan(s, p.PSN)
-					s.Closed = true
+					c.closeSpan(s)
 				}
 				c.exp.raise(s.LastMin.Next(), r)
 				c.reconCovered(p.PSN)
@@ -353,7 +353,9 @@ func (c *Conn) reconResponse(r *trace.Record) {
 		case wire.ReadResponseLast:
 			if p.PSN.After(s.First) {
 				c.fixSpan(s, p.PSN)
-				s.Closed = s.Known()
+				if s.Known() {
+					c.closeSpan(s)
+				}
 			}
 			c.exp.raise(p.PSN.Next(), r)
 		default:

@@ -197,6 +197,23 @@ type MSNModel struct {
 	// misplaced is the latest ATOMIC acknowledgment at a PSN no ATOMIC
 	// in the capture used (when it came).
 	misplaced *trace.Record
+	// newestReq is the request that set nextLo (Request), and
+	// sinceNewest counts the requests the trace showed since.
+	newestReq   *trace.Record
+	sinceNewest int
+	// origOut and currOut each rule out, by the first ATOMIC answer given
+	// again that it does not explain, one of the two ways a responder may
+	// number such a replay (docs/interpretations.md, "MSN of a replayed
+	// answer"), which it keeps for every ATOMIC it answers again.
+	// origOut: a replay whose MSN is not that of the first answer the
+	// trace showed at its PSN (origFirst), so replays carry the count of
+	// the moment, which never goes back. currOut: a replay below the MSN
+	// currAbove (of currAboveRec), dated before it, so replays carry
+	// their first answer's MSN.
+	origOut, currOut *trace.Record
+	origFirst        harness.AtomicAnswer
+	currAbove        int64
+	currAboveRec     *trace.Record
 	// missedMax is the newest request PSN the capture missed and a
 	// response showed completed (resolve), for MissedAfter.
 	missedMax  wire.PSN
@@ -229,15 +246,15 @@ const maxGapCounted = 1 << 16
 // gap), at most one more for each of them where no message it counts
 // ends, since every message takes a PSN of its own. missing is that allowance;
 // ok is false when the gap is too long to bound anything.
-func (m *MSNModel) reached() (n, missing int, ok bool) {
+func (m *MSNModel) reached(c *harness.Conn) (n, missing int, ok bool) {
 	n = m.Seen()
 	if !m.unresolved {
 		return n, 0, true
 	}
 	// The count changes only when the gap or the messages do: walked
 	// once for them, not for every response.
-	if k := (unseenKey{m.allowFirst, m.gapLast, m.Seen(), true}); k != m.unseenAt {
-		m.unseenAt, m.unseenN = k, m.unseen(m.allowFirst, m.gapLast)
+	if k := (unseenKey{m.allowFirst, m.gapLast, m.Seen(), c.SpansClosed(), true}); k != m.unseenAt {
+		m.unseenAt, m.unseenN = k, m.unseen(c, m.allowFirst, m.gapLast)
 	}
 	missing = m.unseenN
 	if missing < 0 {
@@ -246,17 +263,17 @@ func (m *MSNModel) reached() (n, missing int, ok bool) {
 	return n + missing, missing, true
 }
 
-// unseenKey says for which gap and count of messages MSNModel.unseenN
-// was walked.
+// unseenKey says for which gap, count of messages and of closed READ
+// spans MSNModel.unseenN was walked.
 type unseenKey struct {
-	first, last wire.PSN
-	seen        int
-	walked      bool // false: never walked
+	first, last  wire.PSN
+	seen, closed int
+	walked       bool // false: never walked
 }
 
 // missingUpTo is reached's allowance for the missing request PSNs at or
 // before p (0 when the gap is too long to count).
-func (m *MSNModel) missingUpTo(p wire.PSN) int {
+func (m *MSNModel) missingUpTo(c *harness.Conn, p wire.PSN) int {
 	if !m.unresolved || p.Before(m.allowFirst) {
 		return 0
 	}
@@ -264,7 +281,7 @@ func (m *MSNModel) missingUpTo(p wire.PSN) int {
 	if p.Before(last) {
 		last = p
 	}
-	return max(m.unseen(m.allowFirst, last), 0)
+	return max(m.unseen(c, m.allowFirst, last), 0)
 }
 
 // endsAt reports whether a message the model counts ends at PSN p.
@@ -279,9 +296,12 @@ func (m *MSNModel) endsAt(p wire.PSN) bool {
 const exactUnseen = 1024
 
 // unseen counts the PSNs first..last where the model counts no message
-// ending (one it counts cannot share its PSN with another): -1 when they
-// are more than maxGapCounted.
-func (m *MSNModel) unseen(first, last wire.PSN) int {
+// ending (one it counts cannot share its PSN with another) and that are
+// not inside the span of a READ whose answer ended at its Last (the
+// responder numbered those as the READ's: for example, two READs seen
+// with the path MTU unknown, each answered to its Last, leave no missed
+// request between them): -1 when they are more than maxGapCounted.
+func (m *MSNModel) unseen(c *harness.Conn, first, last wire.PSN) int {
 	n := last.Diff(first) + 1
 	switch {
 	case n <= 0 || n > maxGapCounted:
@@ -291,7 +311,9 @@ func (m *MSNModel) unseen(first, last wire.PSN) int {
 	}
 	k := 0
 	for p := first; ; p = p.Next() {
-		if !m.endsAt(p) {
+		if s := c.ReadSpanAt(p); s != nil && s.Closed && p.After(s.First) && p.AtOrBefore(s.LastMin) {
+			// the READ's
+		} else if !m.endsAt(p) {
 			k++
 		}
 		if p == last {
@@ -400,6 +422,13 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 	op := p.Opcode
 	m.pin(c)
 	m.started = true
+	// none: the requester sent this request right after the newest one,
+	// its IPv4 IDs show, with nothing between (not even a packet the
+	// trace shows), so no request lies between them: PSNs this one skips
+	// are the READ's before it, or numbered by no request.
+	n, known := c.SentBetween(m.newestReq, r)
+	none := known && n == 0 && m.sinceNewest == 0
+	m.sinceNewest++
 	if c.SentBefore(p.PSN) {
 		m.resent = r
 	}
@@ -437,7 +466,7 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 		// not counted as a new message the second time).
 	case first.InRange(m.nextLo, m.nextHi):
 		isNew = true
-		if !complete && first.After(m.nextLo) {
+		if !complete && !none && first.After(m.nextLo) {
 			// Past the shortest span the newest READ may have (the MTU
 			// is unknown): the PSNs between are the READ's, or requests
 			// the capture missed, which the responder completes unseen.
@@ -445,7 +474,7 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 		}
 	case first.After(m.nextHi):
 		isNew = true
-		if !complete {
+		if !complete && !none {
 			// Requests missing from the capture: lost before the capture
 			// point (to be resent) or only missed by the capture (the
 			// responder completes them unseen).
@@ -480,6 +509,7 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 		}
 	}
 	if !m.haveNext || first.AtOrAfter(m.nextLo) {
+		m.newestReq, m.sinceNewest = r, 0
 		m.nextLo, m.nextHi, m.haveNext = lastMin.Next(), lastMax.Next(), true
 		m.nextRead, m.nextIsRead = first, op == wire.ReadRequest
 	}
@@ -603,7 +633,7 @@ func (m *MSNModel) gap(first, last wire.PSN) {
 
 // resolve ends an unresolved gap once a response shows that the responder
 // received every PSN before next.
-func (m *MSNModel) resolve(next wire.PSN) bool {
+func (m *MSNModel) resolve(c *harness.Conn, next wire.PSN) bool {
 	if !m.unresolved || !next.After(m.gapLast) {
 		return false
 	}
@@ -617,7 +647,7 @@ func (m *MSNModel) resolve(next wire.PSN) bool {
 	// response that acknowledged PSNs no request in the capture had shown
 	// is forgotten: its PSN may be the fault (an ACK inside a READ whose
 	// span the MTU left open), not the capture.
-	missing := m.unseen(m.allowFirst, m.gapLast)
+	missing := m.unseen(c, m.allowFirst, m.gapLast)
 	m.eachBasis(func(b *basis) {
 		if missing < 0 {
 			b.haveLo, b.haveHi = false, false
@@ -645,14 +675,14 @@ func (m *MSNModel) resolve(next wire.PSN) bool {
 // moved count's terms (for example, an ACK at a PSN inside the gap,
 // shown after a later ACK resolved it, bounds the start by the unseen
 // messages after its PSN less tightly).
-func (m *MSNModel) unseenFrom(p wire.PSN) int {
+func (m *MSNModel) unseenFrom(c *harness.Conn, p wire.PSN) int {
 	if !m.haveResolved || p.After(m.resolvedLast) {
 		return 0
 	}
 	if p.Before(m.resolvedFirst) {
 		p = m.resolvedFirst
 	}
-	return max(m.unseen(p, m.resolvedLast), 0)
+	return max(m.unseen(c, p, m.resolvedLast), 0)
 }
 
 // unwrap turns a 24-bit MSN into an integer near the previous one.

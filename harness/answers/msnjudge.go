@@ -207,7 +207,9 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	// unshown: a replay, or an answer that may be one, to an ATOMIC sent
 	// more than once or shown before any acknowledgment, where the trace
 	// shows no earlier answer to it.
-	replay, firstAtomic, unseen, unshown := false, false, false, false
+	// again: an answer to an ATOMIC the trace shows, given again (or
+	// that may be).
+	replay, firstAtomic, unseen, unshown, again := false, false, false, false, false
 	covers, incl, haveA := wire.PSN(0), true, false
 	executed, haveExec := wire.PSN(0), false
 	switch opc.Class(op) {
@@ -231,7 +233,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			// the latest copy is the first executed, and an ATOMIC
 			// acknowledgment whose MSN skips ahead does not pass as a
 			// replay).
-			replay, executed, haveExec = true, p.PSN, true
+			replay, executed, haveExec, again = true, p.PSN, true, true
 			_, answered := c.AtomicOriginal(p.PSN)
 			unshown = !answered
 		case !c.Complete() && m.haveCovered && p.PSN.AtOrBefore(m.covered):
@@ -242,14 +244,14 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			// such (as where the capture begins during a retransmission:
 			// the ATOMIC's first copy in the capture is already a
 			// resend).
-			replay, unseen = true, true
+			replay, unseen, again = true, true, true
 		case m.cutStart(c, p) && m.early(c, p.PSN) && !m.unexecutedAtStop(p.PSN):
 			// The capture begins mid-connection and showed the ATOMIC
 			// before any acknowledgment: the capture may have begun
 			// while the requester resent it, after the responder had
 			// executed it, and this may answer the duplicate, with the
 			// original MSN or the current one.
-			replay, executed, haveExec, unseen = true, p.PSN, true, true
+			replay, executed, haveExec, unseen, again = true, p.PSN, true, true, true
 			_, answered := c.AtomicOriginal(p.PSN)
 			unshown = !answered
 		case !c.Complete() && !c.FromStart() && c.HaveReq && p.PSN.Before(c.FirstReq):
@@ -260,7 +262,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			replay, executed, haveExec, unseen = true, p.PSN, true, true
 		default:
 			if _, seen := c.AtomicOriginal(p.PSN); seen {
-				replay, executed, haveExec = true, p.PSN, true
+				replay, executed, haveExec, again = true, p.PSN, true, true
 			} else {
 				// The first answer the trace shows, which acknowledges
 				// every message up to it. Off a complete trace it may
@@ -321,6 +323,14 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			replay = true // a Last in the wrong place (C9-96's concern)
 		}
 	}
+	if again && (!m.haveCovered || p.PSN.AtOrAfter(m.covered)) {
+		// Whichever MSN it carries, an answer given again went out after
+		// the responder executed the ATOMIC: it counts every message up
+		// to its PSN, as the first answer does. (Not behind a response
+		// that acknowledged past it: requests between, executed before
+		// the capture began, are not among the messages the model counts.)
+		covers, haveA = p.PSN, true
+	}
 	u := m.unwrap(p.AETH.MSN)
 	if haveA && (!m.haveCovered || covers.After(m.covered)) && !(op == wire.Acknowledge && c.AckPSNFault(r) != "") {
 		// (An ACK whose PSN no legal responder gives shows nothing
@@ -373,9 +383,9 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		m.gap(covers.Next(), c.FirstReq.Add(-1))
 	}
 	if haveA {
-		m.resolve(covers.Next())
+		m.resolve(c, covers.Next())
 	}
-	S, missing, reached := m.reached()
+	S, missing, reached := m.reached(c)
 	haveS := reached
 	// mayReplay: a replay, or an answer that may be one although it
 	// acknowledges what its PSN covers (firstAtomic).
@@ -385,6 +395,33 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	// (harness.Conn.DatedByID: where it does, lateResponse finds a
 	// response sent before one delivered earlier).
 	unordered := !c.Complete() && !c.Settings.Active && !c.DatedByID(r)
+	// origOff: r answers an ATOMIC again with an MSN other than the
+	// first answer's the trace showed at its PSN, so not the original
+	// one. exempt: a replay, exempt from "the MSN never goes back", unless
+	// the responder's ATOMIC replays are shown to carry the count of the
+	// moment. neither: r fits neither way of numbering a replay, the other
+	// ruled out before.
+	var first harness.AtomicAnswer
+	origOff := false
+	if again {
+		if a, ok := c.AtomicFirstAnswer(p.PSN); ok && a.MSN&0xFFFFFF != p.AETH.MSN&0xFFFFFF {
+			first, origOff = a, true
+		}
+	}
+	exempt := replay && !(again && (origOff || m.origOut != nil))
+	neither := origOff && m.currOut != nil
+	if b := &m.basis; again && m.origOut == nil && m.currOut == nil {
+		switch {
+		case origOff:
+			m.origOut, m.origFirst = r, first
+		case b.haveMono && u < b.mono && !(b.monoLate && unordered):
+			m.currOut, m.currAbove, m.currAboveRec = r, b.mono, b.monoRec
+		}
+	}
+	heldNote := "" // why a replay is held to "never goes back"
+	if replay && !exempt && m.origOut != nil {
+		heldNote = m.countOfTheMoment(r)
+	}
 	if mayReplay && !c.Complete() {
 		// A replayed answer carries the MSN of the moment, which counts
 		// requests newer than any in the capture if it dropped them: S
@@ -396,7 +433,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	if incl {
 		from = covers.Next()
 	}
-	hiC := bound{v: u - int64(A) + int64(m.unseenFrom(from)), rec: r, u: u, n: A, pastShown: pastShown}
+	hiC := bound{v: u - int64(A) + int64(m.unseenFrom(c, from)), rec: r, u: u, n: A, pastShown: pastShown}
 	m.ref = u
 	// wentBack is the violation of an MSN below that of account b's
 	// latest answer.
@@ -410,8 +447,15 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	// check judges the MSN against account b.
 	check := func(b *basis) Judgement {
 		switch {
-		case !replay && b.haveMono && u < b.mono && !(b.monoLate && unordered):
+		case neither:
+			return Judgement{Violation: true, Other: m.currOut,
+				Message: fmt.Sprintf("MSN %d answers the ATOMIC at PSN %d again by neither rule a responder may keep for such a replay: not with its first answer's MSN %d (frame %d), nor with the count of the moment, which the ATOMIC answered again in frame %d did not carry (its MSN %d is below MSN %d of frame %d, sent before it)",
+					msn24(u), p.PSN, first.MSN&0xFFFFFF, first.Frame, m.currOut.Frame, m.currOut.Packet.AETH.MSN&0xFFFFFF, msn24(m.currAbove), m.currAboveRec.Frame),
+				Expected: []string{fmt.Sprintf("MSN %d, its first answer's: this responder answers an ATOMIC again with the MSN it first gave", first.MSN&0xFFFFFF)},
+				Seen:     fmt.Sprintf("MSN %d", msn24(u))}
+		case !exempt && b.haveMono && u < b.mono && !(b.monoLate && unordered):
 			j := wentBack(b.mono, b.monoRec, false)
+			j.Message += heldNote
 			if b.haveFirm && u < b.firm && b.firmRec != b.monoRec && b.firmRec != nil {
 				// Below the firm count too (for example, an ACK two
 				// behind the count just after an ACK at a READ's last PSN
@@ -419,6 +463,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 				// the violation, but a READ answer before that ACK had
 				// carried the same count).
 				f := wentBack(b.firm, b.firmRec, b.firmNAK)
+				f.Message += heldNote
 				j.Firm = &f
 			}
 			return j
@@ -435,8 +480,10 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 				return wentBack(b.firm, b.firmRec, b.firmNAK)
 			}
 			return j
-		case !replay && b.haveFirm && u < b.firm:
-			return wentBack(b.firm, b.firmRec, b.firmNAK)
+		case !exempt && b.haveFirm && u < b.firm:
+			j := wentBack(b.firm, b.firmRec, b.firmNAK)
+			j.Message += heldNote
+			return j
 		case haveS && b.haveHi && loC.v > b.hi.v:
 			return Judgement{Violation: true, Other: b.hi.rec,
 				Message: fmt.Sprintf("MSN %d is too high: %s new messages had reached the responder by this packet%s, while %s shows the count started no higher than %d; duplicates never move the MSN",
@@ -464,7 +511,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	asNew, upToPSN := S, false
 	if firstAtomic || unshown {
 		if n, ok := m.count(p.PSN, true, false); ok {
-			asNew, upToPSN = n+m.missingUpTo(p.PSN), true
+			asNew, upToPSN = n+m.missingUpTo(c, p.PSN), true
 		}
 	}
 	overIfNew := func(b *basis) bool {
@@ -476,9 +523,12 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	})
 	j := check(&m.basis)
 	fits := !j.Violation
-	if !m.basis.haveHi || !fits {
-		// No bound checked its count from above (or it fits only
-		// another account): a NAK below it may show it too high.
+	if !m.basis.haveHi || replay && !upToPSN || !fits {
+		// No bound checked its count from above (none yet; or it
+		// replays an answer, whose count of the moment only the
+		// requests that had reached the responder bound, and a NAK may
+		// show some of them unexecuted; or it fits only another
+		// account): a NAK below it may show it too high.
 		m.unbounded = r.Frame
 	}
 	// below: an earlier answer that may replay one, unordered against
@@ -486,7 +536,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	var below *trace.Record
 	var belowMSN int64
 	var belowJ Judgement
-	if b := &m.basis; fits && !replay && b.haveMono && b.monoLate && unordered && u < b.mono {
+	if b := &m.basis; fits && !exempt && b.haveMono && b.monoLate && unordered && u < b.mono {
 		below, belowMSN, belowJ = b.monoRec, b.mono, wentBack(b.mono, b.monoRec, false)
 	}
 	n := 0 // the other accounts the packet fits, kept
@@ -554,7 +604,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		b.take(loC, hiC, haveS, haveA, u, r, mayReplay, !overIfNew(b), !c.Complete() && !c.Settings.Active)
 	})
 	if unseen && !open && reached && len(m.alts) == 0 {
-		m.asNew(r, u, loC)
+		m.asNew(c, r, u, loC)
 	}
 	switch {
 	case open:
@@ -618,6 +668,18 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	return Judgement{Undecided: true, Reason: "the first MSN a capture shows only fixes where the count starts"}
 }
 
+// countOfTheMoment tells, for an ATOMIC answered again (r) held to "the
+// MSN never goes back" as a new answer, why: the ATOMIC answered again
+// in frame origOut showed this responder's replays carry the count of the
+// moment, not their first answer's MSN.
+func (m *MSNModel) countOfTheMoment(r *trace.Record) string {
+	if m.origOut == r {
+		return fmt.Sprintf(", and this ATOMIC answered again does not carry its first answer's MSN %d (frame %d) either", m.origFirst.MSN&0xFFFFFF, m.origFirst.Frame)
+	}
+	return fmt.Sprintf(", though it answers an ATOMIC again: frame %d answered the ATOMIC at PSN %d again with MSN %d, not its first answer's %d (frame %d), so this responder gives such answers the count of the moment",
+		m.origOut.Frame, m.origOut.Packet.PSN, m.origOut.Packet.AETH.MSN&0xFFFFFF, m.origFirst.MSN&0xFFFFFF, m.origFirst.Frame)
+}
+
 // asNew keeps, beside the model's basis, the account where answer r
 // (MSN u), taken as a replay for what the capture may not show, is new:
 // its MSN then counts the messages that had reached the responder (loC)
@@ -627,7 +689,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 // acknowledgment whose MSN skips ahead of a READ answer's, which would
 // otherwise pass at the responder because that READ, shown before any
 // acknowledgment, might have been a resend).
-func (m *MSNModel) asNew(r *trace.Record, u int64, loC bound) {
+func (m *MSNModel) asNew(c *harness.Conn, r *trace.Record, u int64, loC bound) {
 	p := r.Packet
 	covers, incl := p.PSN, true
 	switch p.Opcode {
@@ -647,7 +709,7 @@ func (m *MSNModel) asNew(r *trace.Record, u int64, loC bound) {
 		// acknowledgment, each taken for a replay: bounding their account
 		// as new only by the requests seen would pass it).
 		if n, ok := m.count(covers, true, false); ok {
-			k := n + m.missingUpTo(covers)
+			k := n + m.missingUpTo(c, covers)
 			if v := u - int64(k); v > loC.v {
 				loC = bound{v: v, rec: r, u: u, n: k}
 			}

@@ -47,7 +47,7 @@ func (m *MSNModel) judgeNAK(c *harness.Conn, r *trace.Record) Judgement {
 	// A sequence NAK names the responder's expected PSN: it received every
 	// PSN before it and none from it on, so missing PSNs before it have
 	// completed and missing PSNs from it on have not.
-	S, missing, haveS := m.reached()
+	S, missing, haveS := m.reached(c)
 	if a := p.AETH; a.Kind() == wire.KindNAK && a.Value() == wire.NAKPSNSequence && m.unresolved && p.PSN.AtOrBefore(m.gapFirst) {
 		S, missing, haveS = m.Seen(), 0, true
 	}
@@ -240,7 +240,7 @@ func (m *MSNModel) nakBound(c *harness.Conn, r *trace.Record, fits bool) {
 	if !ok {
 		return
 	}
-	hi := bound{v: u - int64(a) + int64(m.unseenFrom(p.PSN)), rec: r, u: u, n: a, nak: true,
+	hi := bound{v: u - int64(a) + int64(m.unseenFrom(c, p.PSN)), rec: r, u: u, n: a, nak: true,
 		pastShown: m.haveNext && p.PSN.After(m.nextLo)}
 	m.eachBasis(func(b *basis) {
 		if b.haveLo && hi.v < b.lo.v {

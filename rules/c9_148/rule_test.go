@@ -1089,3 +1089,151 @@ func TestBoundFromAnACKInsideAREAD(t *testing.T) {
 		}
 	}
 }
+
+// TestAtomicAnsweredAgainBoundsTheCount: any answer to an ATOMIC, its
+// first or one given again for a duplicate, went out after the responder
+// executed it, so its MSN counts at least every message up to the
+// ATOMIC's PSN, whichever MSN a replay carries. The next ATOMIC's first
+// answer then counts at most one more: four more is legal only if the
+// capture missed requests or the first answer was a replay of one given
+// before it began, suspect, never a pass.
+func TestAtomicAnsweredAgainBoundsTheCount(t *testing.T) {
+	for _, msn := range []uint32{757, 760} {
+		var tr ht.Trace
+		tr.Atomic(wire.CompareSwap, 576)
+		tr.Atomic(wire.CompareSwap, 576) // sent again: its answers may replay one
+		tr.AtomicAck(576, 756, 7)
+		tr.AtomicAck(576, 756, 7)
+		tr.Atomic(wire.CompareSwap, 577)
+		tr.AtomicAck(577, msn, 8)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		tl := tallies[ID]
+		if skips := msn != 757; tl.Violations != 0 || (tl.Open > 0) != skips || (tl.Verdict() == reports.Pass) == skips {
+			t.Errorf("MSN %d: %s (%+v, %v), want a pass, or open when it skips ahead", msn, tl.Verdict(), tl, findings)
+		}
+	}
+}
+
+// TestOneRuleForAtomicAnswersGivenAgain: a responder answers every
+// duplicate ATOMIC either with its first answer's MSN or with the count
+// of the moment. An ATOMIC answered again with a count above its first
+// answer's shows the second rule, and another answered again after it
+// may not go back below it; one answered again below an earlier MSN shows
+// the first rule, and another answered again with a new MSN after it
+// fits neither.
+func TestOneRuleForAtomicAnswersGivenAgain(t *testing.T) {
+	prefix := func(tr *ht.Trace) {
+		for i := range wire.PSN(5) {
+			tr.Req(wire.SendOnly, 15+i, true)
+			tr.Ack(15+i, uint32(5+i))
+		}
+		tr.Atomic(wire.FetchAdd, 20)
+		tr.Atomic(wire.FetchAdd, 21)
+		tr.Atomic(wire.FetchAdd, 20)
+		tr.Req(wire.SendOnly, 22, true)
+		tr.Req(wire.SendOnly, 23, true)
+		tr.Atomic(wire.FetchAdd, 21)
+	}
+	for _, tc := range []struct {
+		name string
+		tail func(tr *ht.Trace)
+		want string // the finding's message holds it ("": none)
+	}{
+		{"first MSN again", func(tr *ht.Trace) {
+			tr.AtomicAck(20, 10, 7)
+			tr.AtomicAck(20, 10, 7)
+			tr.AtomicAck(21, 11, 8)
+			tr.Ack(23, 13)
+		}, ""},
+		{"count of the moment, then back", func(tr *ht.Trace) {
+			tr.AtomicAck(20, 10, 7)
+			tr.AtomicAck(20, 13, 7) // the count of the moment
+			tr.AtomicAck(21, 11, 8) // its first answer lost: with its first MSN
+			tr.Ack(23, 13)
+		}, "the count of the moment"},
+		{"first MSN, then the count of the moment", func(tr *ht.Trace) {
+			tr.AtomicAck(20, 10, 7)
+			tr.AtomicAck(21, 11, 8)
+			tr.Ack(23, 13)
+			tr.AtomicAck(20, 10, 7) // after MSN 13: its first MSN
+			tr.AtomicAck(21, 13, 8) // not its first answer's 11
+		}, "neither rule"},
+	} {
+		var tr ht.Trace
+		prefix(&tr)
+		tc.tail(&tr)
+		tr.IPIDs(100, 500)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		got := ""
+		for _, f := range findings {
+			if f.ID == ID {
+				got = f.Message
+			}
+		}
+		if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) || len(findings) > 1 {
+			t.Errorf("%s: %+v, %v; want a finding holding %q", tc.name, tallies[ID], findings, tc.want)
+		}
+	}
+}
+
+// TestNoMissedRequestWhereTheRequesterSentNothing: with the path MTU
+// unknown, a SEND three PSNs past a READ of 3072 bytes leaves two PSNs
+// between that are the READ's, or requests the capture missed, which the
+// responder would count. Where the requester's IPv4 Identifications run
+// on unbroken from the READ to the SEND, it sent nothing between: an ACK
+// counting two messages more than the READ and the SEND fails. Where they
+// skip two, the capture missed two packets, which may have been those
+// requests: it does not.
+func TestNoMissedRequestWhereTheRequesterSentNothing(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		for _, msn := range []uint32{22, 24} {
+			var tr ht.Trace
+			for i := range wire.PSN(10) { // the requester counts its IDs up
+				tr.Req(wire.SendOnly, 20+i, true)
+				tr.Ack(20+i, uint32(11+i))
+			}
+			tr.Read(30, 3072)
+			tr.Req(wire.SendOnly, 33, true)
+			tr.Ack(33, msn)
+			tr.IPIDs(100, 500)
+			if skip {
+				tr.Records[len(tr.Records)-2].IPID += 2
+			}
+			tallies, findings := ht.AuditAll(&tr, ht.Capture())
+			tl := tallies[ID]
+			if fails, want := tl.Violations > 0, msn != 22 && !skip; fails != want || tl.Checked == 0 {
+				t.Errorf("IDs skip %v, MSN %d: %s (%+v, %v), want fails %v", skip, msn, tl.Verdict(), tl, findings, want)
+			}
+		}
+	}
+}
+
+// TestREADsAnsweredLeaveNoMissedRequests: with the path MTU unknown, two
+// READs of 3072 bytes and an ATOMIC after them leave four PSNs that may be
+// the READs' or requests the capture missed. Once each READ's answer has
+// ended at its Last, three packets on, the responder has numbered them
+// all as the READs': none is a missed request. A READ answer counting
+// five past an ACK, with only the two READs and the ATOMIC after it, is
+// then above what the requests allow, and suspect, not passed.
+func TestREADsAnsweredLeaveNoMissedRequests(t *testing.T) {
+	for _, ackMSN := range []uint32{152, 148} {
+		var tr ht.Trace
+		tr.Req(wire.SendOnly, 90, true)
+		tr.Read(91, 3072)
+		tr.Req(wire.SendOnly, 90, true) // a resend: the answers after it may replay
+		tr.Read(91, 3072)
+		tr.Read(94, 3072)
+		tr.Atomic(wire.CompareSwap, 97)
+		tr.Ack(90, ackMSN)
+		tr.ReadStream(91, 3072, 1024, 153)
+		tr.Read(94, 3072)
+		tr.Atomic(wire.CompareSwap, 97)
+		tr.ReadStream(94, 3072, 1024, 154)
+		tr.AtomicAck(97, 155, 8)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		tl := tallies[ID]
+		if right := ackMSN == 152; tl.Violations != 0 || (tl.Verdict() == reports.Pass) != right || (tl.Open > 0) == right {
+			t.Errorf("ACK MSN %d: %s (%+v, %v), want a pass only for the right count, suspect otherwise", ackMSN, tl.Verdict(), tl, findings)
+		}
+	}
+}
