@@ -164,8 +164,18 @@ func (c *Conn) SentBetween(a, b *trace.Record) (n int, known bool) {
 // latest packet at or before capture frame f (a record's Frame): false
 // where f is 0 (an active run's records have no frame).
 func (c *Conn) sentAllSinceFrame(d trace.Dir, f int) bool {
-	u := &c.runs[d&1]
-	return f != 0 && u.countsByOne() && c.unbrokenFrom(u, uint64(f), uint64(u.startFrame), uint64(u.firstFrame))
+	return c.runs[d&1].countsByOne() && c.unbrokenFor(&MissedProof{Dir: d, Since: uint64(f), Frame: true})
+}
+
+// unbrokenFor is unbrokenSince for proof p's stretch, which starts at a
+// sequence number or a capture frame (false for frame 0: an active run's
+// records have none).
+func (c *Conn) unbrokenFor(p *MissedProof) bool {
+	if !p.Frame {
+		return c.unbrokenSince(p.Dir, p.Since)
+	}
+	u := &c.runs[p.Dir&1]
+	return p.Since != 0 && c.unbrokenFrom(u, p.Since, uint64(u.startFrame), uint64(u.firstFrame))
 }
 
 // unbrokenSince reports whether direction d's IDs ran on by ones from
@@ -220,8 +230,11 @@ type unlessMissed struct {
 // that, had it passed the capture point before the instance's record,
 // would make it legal.
 type MissedProof struct {
-	Dir    trace.Dir
-	Since  uint64
+	Dir   trace.Dir
+	Since uint64
+	// Frame: Since is a capture frame (a record's Frame), not a sequence
+	// number (for a stretch from a request the request table holds).
+	Frame  bool
 	Now    bool
 	Excuse func(next *trace.Record) bool
 	// unbroken: the sender's IDs ran on unbroken over the stretch, but
@@ -306,7 +319,7 @@ func (c *Conn) holdUnlessMissed(m unlessMissed, proofs []MissedProof) {
 		if !p.Now {
 			continue
 		}
-		if !c.unbrokenSince(p.Dir, p.Since) {
+		if !c.unbrokenFor(p) {
 			p.failed = true
 			continue
 		}
@@ -368,7 +381,7 @@ func (c *Conn) decideMissed(next *trace.Record) {
 			case p.failed || p.Dir != d || m.at >= c.seq:
 			case p.unbroken:
 				proved = proved || trusted
-			case p.Excuse != nil && p.Excuse(next) && MayBeReordered(m.rec, next), !c.unbrokenSince(d, p.Since):
+			case p.Excuse != nil && p.Excuse(next) && MayBeReordered(m.rec, next), !c.unbrokenFor(p):
 				p.failed = true
 			case trusted:
 				proved = true

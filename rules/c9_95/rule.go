@@ -76,6 +76,35 @@ type monitor struct {
 	// after it); resent: a SEND or WRITE was sent again since then,
 	// which the responder may have taken as a duplicate.
 	dupSinceAck, resent bool
+	// sw holds the frames and PSNs of the latest SENDs and WRITEs, nSW
+	// how many were seen (unprompted).
+	sw  [swRing]swSeen
+	nSW int
+}
+
+// swRing bounds the SENDs and WRITEs monitor.sw remembers.
+const swRing = 32
+
+// swSeen is a SEND or WRITE packet: its capture frame and PSN.
+type swSeen struct {
+	frame int32
+	psn   wire.PSN
+}
+
+// swUpTo reports whether a SEND or WRITE at or before PSN p came after
+// capture frame f, or may have (the ring no longer reaches back to f).
+func (m *monitor) swUpTo(p wire.PSN, f int) bool {
+	n := min(m.nSW, swRing)
+	for i := 1; i <= n; i++ {
+		e := m.sw[(m.nSW-i)%swRing]
+		if int(e.frame) <= f {
+			return false
+		}
+		if e.psn.AtOrBefore(p) {
+			return true
+		}
+	}
+	return m.nSW > swRing
 }
 
 // countClash reports ACK e, whose count leaves no room for the messages
@@ -336,6 +365,8 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if opc.IsRequest(p.Opcode) {
 		if cl := opc.Class(p.Opcode); cl == wire.ClassSend || cl == wire.ClassWrite {
 			m.noteDup(c, p.PSN) // C9-105 judges how these are answered
+			m.sw[m.nSW%swRing] = swSeen{int32(r.Frame), p.PSN}
+			m.nSW++
 		}
 		return
 	}
@@ -549,7 +580,49 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			return
 		}
 	}
+	if m.unprompted(c, r) {
+		return
+	}
 	c.Checked(ID)
+}
+
+// unprompted judges ACK r at the PSN of an ATOMIC the trace showed
+// answered. An ATOMIC is answered with an ATOMIC Acknowledge, so a plain
+// ACK there acknowledges no new request: it answers a duplicate SEND or
+// RDMA WRITE at or before its PSN, with the newest completed PSN. Where
+// the trace shows no SEND or WRITE at or before its PSN since the
+// ATOMIC's first copy or first answer, whichever came first (what came
+// before reached the responder before the ATOMIC), only one the capture
+// did not show prompted it: a violation where the requester's IPv4 IDs
+// ran on unbroken from there, open otherwise. It reports whether it
+// judged r. (Not a copy of an earlier ACK, nor one sent before responses
+// the trace shows earlier, nor in an active run, where the harness knows
+// every request.)
+func (m *monitor) unprompted(c *harness.Conn, r *trace.Record) bool {
+	p := r.Packet
+	op, _, frame, ok := c.Req(p.PSN)
+	if !ok || opc.Class(op) != wire.ClassAtomic || c.Settings.Active || c.MaybeCopy(r) || c.IsLate(r) {
+		return false
+	}
+	a, answered := c.AtomicFirstAnswer(p.PSN)
+	if !answered {
+		return false
+	}
+	frame = min(frame, int(a.Frame))
+	if m.swUpTo(p.PSN, frame) {
+		return false
+	}
+	msg := fmt.Sprintf("ACK PSN %d names an ATOMIC its ATOMIC Acknowledge had answered (frame %d): a plain ACK there answers only a duplicate SEND or RDMA WRITE at or before that PSN, and the trace shows none since frame %d", p.PSN, a.Frame, frame)
+	expected := []string{"an ACK prompted by a request: an ATOMIC is answered with an ATOMIC Acknowledge, a duplicate with the newest completed PSN"}
+	seen := fmt.Sprintf("ACK PSN %d with no request to answer", p.PSN)
+	if c.Complete() {
+		c.Violation(ID, r, msg, expected, seen)
+		return true
+	}
+	c.ViolationUnlessMissedAny(ID, r, msg, expected, seen,
+		fmt.Sprintf("frame %d: ACK PSN %d names an ATOMIC already answered, and the trace shows no SEND or WRITE at or before it since frame %d, which it could answer as a duplicate: legal only if the capture missed one (the requester's IPv4 Identifications do not show that it missed none since)", r.Frame, p.PSN, frame),
+		harness.MissedProof{Dir: trace.ToResponder, Since: uint64(frame), Frame: true, Now: true})
+	return true
 }
 
 func (m *monitor) End(*harness.Conn) {}

@@ -751,3 +751,48 @@ func TestCountClashOfALateACK(t *testing.T) {
 		}
 	}
 }
+
+// TestACKAtAnAnsweredAtomicsPSN: an ATOMIC is answered with an ATOMIC
+// Acknowledge, so a plain ACK naming its PSN afterwards answers only a
+// duplicate SEND or WRITE at or before it. With none in the trace, it
+// fails where the requester's IPv4 IDs ran on unbroken from the ATOMIC
+// (nothing the capture missed could have prompted it), and is open where
+// they skip a packet; a WRITE sent again before it makes it that
+// duplicate's answer.
+func TestACKAtAnAnsweredAtomicsPSN(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		skip bool // the requester's IDs skip one after the ATOMIC
+		dup  bool // a WRITE before the ATOMIC sent again
+		want reports.Verdict
+	}{
+		{"nothing missed", false, false, reports.Fail},
+		{"a packet missed", true, false, reports.Indeterminate},
+		{"a duplicate to answer", false, true, reports.Pass},
+	} {
+		var tr ht.Trace
+		for i := range wire.PSN(9) { // the requester counts its IDs up
+			tr.Req(wire.WriteOnly, 10+i, true)
+			tr.Ack(10+i, uint32(1+i))
+		}
+		tr.Atomic(wire.CompareSwap, 19)
+		tr.AtomicAck(19, 10, 7)
+		tr.Req(wire.SendFirst, 20, false)
+		if tc.dup {
+			tr.Req(wire.WriteOnly, 18, true)
+		}
+		tr.Ack(19, 10)
+		tr.IPIDs(100, 500)
+		if tc.skip {
+			for _, r := range tr.Records[20:] {
+				if r.Dir == trace.ToResponder {
+					r.IPID++
+				}
+			}
+		}
+		tl, findings := ht.Audit(&tr, ID, ht.Capture())
+		if got := tl.Verdict(); got != tc.want {
+			t.Errorf("%s: %s (%+v, %v), want %s", tc.name, got, tl, findings, tc.want)
+		}
+	}
+}
