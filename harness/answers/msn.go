@@ -311,9 +311,8 @@ func (m *MSNModel) unseen(c *harness.Conn, first, last wire.PSN) int {
 	}
 	k := 0
 	for p := first; ; p = p.Next() {
-		if s := c.ReadSpanAt(p); s != nil && s.Closed && p.After(s.First) && p.AtOrBefore(s.LastMin) {
-			// the READ's
-		} else if !m.endsAt(p) {
+		s := c.ReadSpanAt(p)
+		if read := s != nil && s.Closed && p.After(s.First) && p.AtOrBefore(s.LastMin); !read && !m.endsAt(p) {
 			k++
 		}
 		if p == last {
@@ -426,8 +425,11 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 	// its IPv4 IDs show, with nothing between (not even a packet the
 	// trace shows), so no request lies between them: PSNs this one skips
 	// are the READ's before it, or numbered by no request.
-	n, known := c.SentBetween(m.newestReq, r)
-	none := known && n == 0 && m.sinceNewest == 0
+	after := m.sinceNewest == 0
+	none := func() bool {
+		n, known := c.SentBetween(m.newestReq, r)
+		return after && known && n == 0
+	}
 	m.sinceNewest++
 	if c.SentBefore(p.PSN) {
 		m.resent = r
@@ -466,7 +468,7 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 		// not counted as a new message the second time).
 	case first.InRange(m.nextLo, m.nextHi):
 		isNew = true
-		if !complete && !none && first.After(m.nextLo) {
+		if !complete && first.After(m.nextLo) && !none() {
 			// Past the shortest span the newest READ may have (the MTU
 			// is unknown): the PSNs between are the READ's, or requests
 			// the capture missed, which the responder completes unseen.
@@ -474,7 +476,7 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 		}
 	case first.After(m.nextHi):
 		isNew = true
-		if !complete && !none {
+		if !complete && !none() {
 			// Requests missing from the capture: lost before the capture
 			// point (to be resent) or only missed by the capture (the
 			// responder completes them unseen).
