@@ -449,9 +449,11 @@ func (m *MSNModel) Request(c *harness.Conn, r *trace.Record, mtu int) {
 	isNew := false
 	complete := c.Complete()
 	switch {
-	case c.Settings.StartKnown && first.Before(c.Settings.StartPSN):
-		// Behind the QP's first expected PSN: a duplicate of nothing the
-		// QP executed, never a new message.
+	case c.Settings.StartKnown && first.Before(c.Settings.StartPSN),
+		complete && c.HaveReq && first.Before(c.FirstReq):
+		// Behind the QP's first expected PSN (on a complete trace, the
+		// first request's): a duplicate of nothing the QP executed, never
+		// a new message.
 	case !m.haveNext:
 		isNew = true
 	case op == wire.ReadRequest && c.InsideRead(first):

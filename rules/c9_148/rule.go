@@ -102,11 +102,10 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		c.Unresolved(ID, j.Reason)
 	case j.Undecided:
 		c.Indeterminate(ID, j.Reason)
-	case j.Violation && j.OwnPSN && (c.Complete() || j.MayHaveFailed):
-		// The trace shows the responder's expected PSN exactly, and
-		// C9-95 judges the ACK's PSN against it: a wrong PSN is that
-		// clause's alone (one root cause, one clause), which this one
-		// cannot see. (Or the request named may have failed, a third
+	case j.Violation && j.OwnPSN && (c.Settings.Active || j.MayHaveFailed):
+		// An active run's own scenarios judge the ACK's PSN against the
+		// expected PSN the harness knows (C9-95's alone: one root cause,
+		// one clause). (Or the request named may have failed, a third
 		// account.)
 		c.Unresolved(ID, "an ACK's MSN is lower than the messages its PSN acknowledges: either its PSN (judged under C9-95) or its MSN is wrong; "+j.Message)
 	case j.Violation && j.MayHaveFailed:
@@ -209,6 +208,13 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 				fmt.Sprintf("this MSN is right: the NAK (frame %d) carried an MSN above the messages completed", h.j.Other.Frame)
 		}
 		alts = append(alts, reports.Alternative{ID: "C9-149", If: nak})
+	}
+	if h.j.OwnPSN && c.Blamed(h.r, "C9-95") {
+		// C9-95 found the ACK's PSN wrong (on a trace showing the
+		// responder's expected PSN exactly, it judges it against that):
+		// the same root cause, that clause's alone.
+		c.Indeterminate(ID, harness.RestsOnBlamed(h.j.Message, "PSN", h.r, "C9-95"))
+		return
 	}
 	if h.j.OwnPSN {
 		mine = "the ACK's PSN is right: its MSN counts too few of the messages it acknowledges"

@@ -1237,3 +1237,41 @@ func TestREADsAnsweredLeaveNoMissedRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestCompleteTraceACKTooLowForItsPSN: on a complete trace, an ACK naming
+// a SEND's First packet, after two messages completed past the previous
+// ACK, with that ACK's count, is too low for what its PSN acknowledges or
+// names a PSN past what the responder had completed: C9-95 cannot tell a
+// plausible PSN ahead, so one finding names both clauses. And a request
+// behind the first one a complete trace shows is a duplicate of nothing
+// the QP executed, never a new message: a duplicate SEND there, answered
+// after two READs with their count, passes.
+func TestCompleteTraceACKTooLowForItsPSN(t *testing.T) {
+	for _, msn := range []uint32{5, 3} {
+		var tr ht.Trace
+		for i := range wire.PSN(3) {
+			tr.Req(wire.SendOnly, 811+i, true)
+			tr.Ack(811+i, uint32(1+i))
+		}
+		tr.Req(wire.SendOnly, 814, true)
+		tr.Req(wire.SendFirst, 815, false)
+		tr.Req(wire.SendLast, 816, true)
+		tr.Req(wire.SendFirst, 817, false)
+		tr.Ack(817, msn)
+		tallies, findings := ht.AuditAll(&tr, ht.Complete())
+		if fails, want := tallies[ID].Verdict() == reports.Fail, msn != 5; fails != want {
+			t.Errorf("MSN %d: %s (%+v, %v), want fails %v", msn, tallies[ID].Verdict(), tallies[ID], findings, want)
+		}
+	}
+	var tr ht.Trace
+	tr.Read(60000, 2048)
+	tr.ReadStream(60000, 2048, 1024, 1)
+	tr.Read(60002, 2048)
+	tr.ReadStream(60002, 2048, 1024, 2)
+	tr.Req(wire.SendOnly, 59998, true) // behind the first request: a duplicate
+	tr.Ack(60003, 2)
+	tallies, findings := ht.AuditAll(&tr, ht.Complete())
+	if tl := tallies[ID]; tl.Verdict() != reports.Pass {
+		t.Errorf("duplicate before the first request: %s (%+v, %v), want a pass", tl.Verdict(), tl, findings)
+	}
+}
