@@ -272,8 +272,10 @@ type Conn struct {
 	// respIndexed: the Auditor's resps holds the connection's key.
 	respIndexed bool
 	// rs follows a request that may have begun QPs made anew with the
-	// same numbers near the old PSNs (restart.go).
-	rs restart
+	// same numbers near the old PSNs (restart.go); judgedAt, while set
+	// (JudgedAt), the record the findings being raised were judged at.
+	rs       restart
+	judgedAt *trace.Record
 	// reservedOps are the latest requests with a reserved RC opcode,
 	// nReserved how many were noted (ReservedOps).
 	reservedOps []ReservedOp

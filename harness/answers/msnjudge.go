@@ -603,7 +603,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	m.eachBasis(func(b *basis) {
 		b.take(loC, hiC, haveS, haveA, u, r, mayReplay, !overIfNew(b), !c.Complete() && !c.Settings.Active)
 	})
-	if unseen && !open && reached && len(m.alts) == 0 {
+	if (unseen || firstAtomic) && !open && reached && len(m.alts) == 0 {
 		m.asNew(c, r, u, loC)
 	}
 	switch {
@@ -681,14 +681,18 @@ func (m *MSNModel) countOfTheMoment(r *trace.Record) string {
 }
 
 // asNew keeps, beside the model's basis, the account where answer r
-// (MSN u), taken as a replay for what the capture may not show, is new:
+// (MSN u), taken as a replay for what the capture may not show (or as
+// the first answer to an ATOMIC, which may yet be one), is new:
 // its MSN then counts the messages that had reached the responder (loC)
 // and, but for a READ's First, every message up to its PSN. A later packet
 // that fits the basis but not this account is legal only if r was a
 // replay, which nothing shows: suspect (for example, an ATOMIC
 // acknowledgment whose MSN skips ahead of a READ answer's, which would
 // otherwise pass at the responder because that READ, shown before any
-// acknowledgment, might have been a resend).
+// acknowledgment, might have been a resend; or an ACK of the messages
+// after an ATOMIC, no higher than the ATOMIC's first answer shown, which
+// passes only if that answer replayed one with the count of a later
+// moment).
 func (m *MSNModel) asNew(c *harness.Conn, r *trace.Record, u int64, loC bound) {
 	p := r.Packet
 	covers, incl := p.PSN, true

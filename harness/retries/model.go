@@ -430,7 +430,10 @@ func (t *Tracker) absorbResend(r *trace.Record, orig *Sent) {
 			i = t.growBack(p.PSN)
 			back = i >= 0
 		}
-		if i >= 0 && (back || t.c.SentBefore(p.PSN)) {
+		// In the window, before the first request the trace showed, p
+		// lies between that request and an older PSN resent before it
+		// (the window grew back to it): the requester used it.
+		if i >= 0 && (back || t.c.SentBefore(p.PSN) || p.PSN.Before(t.c.FirstReq)) {
 			s := t.newSent(r)
 			s.Sends = 2
 			n := s.End.Diff(p.PSN) + 1

@@ -317,7 +317,7 @@ const (
 const requestedAgain = "an ACK passed a READ whose response the capture had not shown, and the READ was then requested again: its response may have been lost before the capture point"
 
 // retryAt judges packet r of stream s, the held READ's own first answer
-// (begun before ACK h), where the requester has asked for part of that
+// (begun before ACK h; or firstAnswer's), where the requester has asked for part of that
 // READ again (a partial retry, at any time since the READ). C9-97
 // (§9.7.5.1.3): the answer to a READ, a retry of part of one included,
 // opens at its PSN with a First or Only, which carries the AETH; C9-101:
@@ -344,14 +344,18 @@ func (m *monitor) retryAt(c *harness.Conn, s *answers.Stream, h held, r *trace.R
 	x := r.Packet.PSN
 	var from *answers.ReadReq // the retry asking from the lowest PSN (the newest of them)
 	for _, d := range m.t.Reads() {
-		if d.Seq <= q.Seq || !d.Dup || !d.PSN.InRange(q.PSN, q.MaxLast()) {
+		if d.Seq <= q.Seq || !d.Dup || !d.PSN.InRange(q.PSN, q.MaxLast()) || d == s.Req {
+			// (The copy whose answer is the READ's first is no retry.)
 			continue
 		}
 		if from == nil || d.PSN.AtOrBefore(from.PSN) {
 			from = d
 		}
 	}
-	own := !s.Replay && s.Req == q && !opc.Has(r.Packet.Opcode, wire.HdrAETH) // a Middle of the READ's own answer
+	// A Middle of the READ's own answer: its stream, or the one answering
+	// a later copy of the whole READ that is its first answer (the
+	// READ's first copy lost on its way: firstAnswer).
+	own := (!s.Replay && s.Req == q || s.Replay && m.firstAnswer(s, h)) && !opc.Has(r.Packet.Opcode, wire.HdrAETH)
 	switch {
 	case from == nil || !own || x != from.PSN || s.StartSeq == 0 || s.StartSeq >= h.ackSeq:
 		if h.retried && !(own && from != nil && x.Before(from.PSN)) {

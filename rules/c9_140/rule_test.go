@@ -264,6 +264,17 @@ func TestMonitorHandBuilt(t *testing.T) {
 		{"capture begun during a resend, the responder's IDs show a packet missed", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
 			beganDuringAResend(s, true)
 		}, reqtest.Suspect},
+		// The same, the resend of the older PSN followed by one of the
+		// PSN between it and the first the capture showed, which a
+		// second NAK asks for: that resend too is a transmission of its
+		// PSN (the requester used every PSN between two it sent), and the
+		// early one after it is measured from it.
+		{"capture begun during a resend, a PSN between the older one and the first shown, the responder's IDs show the capture missed none of its packets", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			beganDuringAResendBetween(s, false)
+		}, reqtest.Fail},
+		{"capture begun during a resend, a PSN between the older one and the first shown, the responder's IDs show a packet missed", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			beganDuringAResendBetween(s, true)
+		}, reqtest.Suspect},
 		{"capture beginning mid-connection: the earlier transmission unseen", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
 			s.Req(wire.SendOnly, 101, 8)
 			s.Req(wire.SendOnly, 100, 8) // before the first PSN seen: older than the capture
@@ -433,4 +444,29 @@ func skipAfterREAD(s *reqtest.Script) {
 	s.Again(rd)
 	s.ReadResp(wire.ReadResponseOnly, 100, 1024)
 	s.At(T / 2).Again(x)
+}
+
+// beganDuringAResendBetween builds a capture beginning with a SEND at PSN
+// 102, then a sequence NAK naming 100 and the resend of 100, a NAK naming
+// 101 and the resend of 101 and 102, acknowledged; at half the interval
+// the requester sends 101 and 102 again (the ACK lost after the capture
+// point), then goes on with acknowledged SENDs. skip: the capture missed a
+// packet of the responder's before the early resend's ACKs.
+func beganDuringAResendBetween(s *reqtest.Script, skip bool) {
+	s.RspCounts = true
+	w := s.Req(wire.SendOnly, 102, 8)
+	s.NAK(100, wire.NAKPSNSequence)
+	s.Req(wire.SendOnly, 100, 8)
+	s.NAK(101, wire.NAKPSNSequence)
+	x := s.Req(wire.SendOnly, 101, 8)
+	s.Again(w)
+	s.ACK(102)
+	s.Wait(T / 2).Again(x)
+	s.Again(w)
+	s.RspSkip = skip
+	s.ACK(102)
+	for k := range wire.PSN(8) {
+		s.Req(wire.SendOnly, 103+k, 8)
+		s.ACK(103 + k)
+	}
 }

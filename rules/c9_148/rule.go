@@ -132,6 +132,8 @@ func (m *monitor) hold(c *harness.Conn, h heldViolation) {
 // violation where the responder's IPv4 IDs show r was sent after that
 // answer, open otherwise.
 func (m *monitor) report(c *harness.Conn, h heldViolation) {
+	// The model judged h when r was observed: what follows only excuses.
+	defer c.JudgedAt(h.r)()
 	if h.stop {
 		// Where a response's PSN is at fault, the earlier answer may be
 		// one at another PSN, or the bound may rest on it (one root

@@ -1275,3 +1275,68 @@ func TestCompleteTraceACKTooLowForItsPSN(t *testing.T) {
 		t.Errorf("duplicate before the first request: %s (%+v, %v), want a pass", tl.Verdict(), tl, findings)
 	}
 }
+
+// TestTooHighBeforeAResendThatMayBeginNewQPs: an ACK's MSN too high for
+// the messages that had reached the responder, then, after a silence, the
+// requester sends the acknowledged PSN again and the ACK before the fault
+// comes again (a resend after lost ACKs, or QPs made anew with the same
+// numbers, which no MSN after it tells apart). The fault was judged from
+// the old QPs' packets alone, so QPs made anew explain none of it: it
+// fails. The same resend after a right MSN leaves nothing to fail.
+func TestTooHighBeforeAResendThatMayBeginNewQPs(t *testing.T) {
+	for _, msn := range []uint32{20, 13} {
+		var tr ht.Trace
+		for i := range wire.PSN(10) {
+			tr.Req(wire.SendOnly, 800+i, true)
+			tr.Ack(800+i, uint32(4+i))
+		}
+		tr.Ack(809, msn) // 13: the ACK again, its MSN right
+		tr.Wait(14 * time.Millisecond)
+		tr.Req(wire.SendOnly, 809, true)
+		tr.Ack(809, 13)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		if fails, want := tallies[ID].Verdict() == reports.Fail, msn != 13; fails != want {
+			t.Errorf("MSN %d: %s (%+v, %v), want fails %v", msn, tallies[ID].Verdict(), tallies[ID], findings, want)
+		}
+	}
+}
+
+// TestACKNoHigherThanAnAtomicsFirstAnswer: after a READ sent twice and
+// answered once (a replay, maybe, which bounds no count), the first answer a capture shows to an ATOMIC sent once, then an ACK of the SEND and WRITE after
+// it, sent again, carrying the ATOMIC answer's MSN. Were that answer new,
+// it counted every message up to the ATOMIC, and the ACK counts two too
+// few; it passes only if the answer replayed one given before the capture
+// began, with the count of a later moment (every request here executed
+// before it): open, never a pass, on a capture; failed on a complete one.
+// The ACK counting both passes.
+func TestACKNoHigherThanAnAtomicsFirstAnswer(t *testing.T) {
+	cases := []struct {
+		msn      uint32
+		settings harness.Settings
+		want     reports.Verdict
+	}{
+		{50, ht.Capture(), reports.Indeterminate},
+		{50, ht.Complete(), reports.Fail},
+		{52, ht.Capture(), reports.Pass},
+	}
+	for _, tc := range cases {
+		var tr ht.Trace
+		tr.Read(99, 256)
+		tr.Wait(3 * time.Millisecond)
+		tr.Read(99, 256)
+		tr.ReadResp(wire.ReadResponseOnly, 99, 49, 256)
+		tr.Atomic(wire.FetchAdd, 100)
+		tr.Req(wire.SendOnly, 101, true)
+		tr.Req(wire.WriteOnly, 102, true)
+		tr.AtomicAck(100, 50, 7)
+		tr.Wait(20 * time.Millisecond)
+		tr.Req(wire.SendOnly, 101, true)
+		tr.Req(wire.WriteOnly, 102, true)
+		tr.Ack(102, tc.msn)
+		tallies, findings := ht.AuditAll(&tr, tc.settings)
+		tl := tallies[ID]
+		if got := tl.Verdict(); got != tc.want || tc.want == reports.Indeterminate && tl.Open == 0 {
+			t.Errorf("MSN %d, complete %v: %s (%+v, %v), want %s", tc.msn, tc.settings.Complete, got, tl, findings, tc.want)
+		}
+	}
+}

@@ -456,6 +456,20 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		behindLatest, last, lastMSN = true, a.Packet.PSN, a.Packet.AETH.MSN&0xFFFFFF
 		what = "ATOMIC Acknowledge"
 	}
+	// Nor behind a NAK where the request just before the PSN it names
+	// ends a SEND or WRITE, or is an ATOMIC: the responder had completed
+	// it (a NAK names the first request it had not executed: a sequence
+	// NAK its expected PSN, an RNR or other NAK the request it refused),
+	// so an ACK after the NAK names that request's PSN or a later one.
+	// (Not where it is a READ, whose answer may still have been going
+	// out: an ACK may then name the PSN before the READ, C9-101; nor in
+	// the middle of a message, which is not complete.)
+	if n := c.LastNAK; n != nil && !behindLatest && !byMSN && p.PSN.Before(n.Packet.PSN.Add(-1)) {
+		if op, _, _, ok := c.Req(n.Packet.PSN.Add(-1)); ok && op != wire.ReadRequest && opc.EndsMessage(op) {
+			behindLatest, last, lastMSN = true, n.Packet.PSN.Add(-1), n.Packet.AETH.MSN&0xFFFFFF
+			what = fmt.Sprintf("NAK of frame %d, naming PSN %d, acknowledging", n.Frame, n.Packet.PSN)
+		}
+	}
 	if behindLatest || byMSN {
 		dated := byMSN || byOrder
 		if m.answersDup(p.PSN) {

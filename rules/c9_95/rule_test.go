@@ -55,6 +55,13 @@ func TestMonitor(t *testing.T) {
 			tr.AtomicAck(10, 2, 0)
 			tr.Ack(9, 1)
 		}, reports.Indeterminate},
+		// A NAK acknowledges every PSN before the one it names: an ACK
+		// sent after it names that PSN's predecessor or a later one.
+		{"ACK behind a sequence NAK, the responder's IDs dating it after", ht.Capture(), func(tr *ht.Trace) {
+			behindNAK(tr)
+			tr.IPIDs(100, 200)
+		}, reports.Fail},
+		{"ACK behind a sequence NAK, no ID: it may have been sent first", ht.Capture(), behindNAK, reports.Indeterminate},
 		{"ACK inside the range of a READ resent from before the capture's first request", ht.CaptureMTU(256), func(tr *ht.Trace) {
 			tr.Read(294, 0)
 			tr.Read(291, 768) // PSNs 291..293 at a 256-byte path MTU
@@ -795,4 +802,19 @@ func TestACKAtAnAnsweredAtomicsPSN(t *testing.T) {
 			t.Errorf("%s: %s (%+v, %v), want %s", tc.name, got, tl, findings, tc.want)
 		}
 	}
+}
+
+// behindNAK builds acknowledged SENDs, then two more and a third past a
+// lost one, the sequence NAK naming the lost one, and an ACK naming the
+// PSN two before it, with the count of that PSN.
+func behindNAK(tr *ht.Trace) {
+	for psn := wire.PSN(1); psn < 8; psn++ {
+		tr.Req(wire.SendOnly, psn, true)
+		tr.Ack(psn, uint32(psn))
+	}
+	tr.Req(wire.SendOnly, 8, false)
+	tr.Req(wire.SendOnly, 9, false)
+	tr.Req(wire.SendOnly, 11, true)
+	tr.NAK(10, wire.NAKPSNSequence, 9)
+	tr.Ack(8, 8)
 }

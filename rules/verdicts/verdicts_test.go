@@ -1421,6 +1421,57 @@ func TestMiddleAtAnOwedAnswersLastPSN(t *testing.T) {
 	}
 }
 
+// TestMiddleAfterAnACKPastTheREAD: a READ sent twice (its first copy
+// lost after the capture point, the second executed and its answer seen
+// to its First), the responder's IDs then skipping its Middle and Last,
+// the rest of the READ asked for again, an ACK past the READ, and a
+// Middle at the retry's PSN dated after that ACK. It either goes on with
+// the READ's answer, which the ACK overtook (C9-101), or begins the
+// retry's answer without an AETH (C9-97): one finding naming both, though
+// the answer it goes on with answers the READ's second copy. With no ACK
+// past the READ, nothing fails.
+func TestMiddleAfterAnACKPastTheREAD(t *testing.T) {
+	for _, ack := range []bool{true, false} {
+		tr := &ht.Trace{}
+		for psn := wire.PSN(170); psn < 180; psn++ {
+			tr.Req(wire.SendOnly, psn, true)
+			tr.Ack(psn, uint32(psn))
+		}
+		tr.Read(180, 768) // lost after the capture point
+		tr.Wait(5 * time.Millisecond)
+		tr.Read(180, 768)
+		tr.ReadResp(wire.ReadResponseFirst, 180, 180, 256)
+		lost := len(tr.Records)
+		tr.ReadResp(wire.ReadResponseMiddle, 181, 0, 256)
+		tr.ReadResp(wire.ReadResponseLast, 182, 180, 256)
+		tr.Req(wire.SendOnly, 183, true)
+		retry := tr.Read(181, 512) // the rest asked for again
+		retry.Packet.RETH.VA += 256
+		if ack {
+			tr.Ack(183, 181)
+		}
+		tr.ReadResp(wire.ReadResponseMiddle, 181, 0, 256)
+		tr.ReadResp(wire.ReadResponseLast, 182, 181, 256)
+		tr.Req(wire.SendOnly, 184, true)
+		tr.Ack(184, 182)
+		tr.IPIDs(100, 200)
+		tr.Remove(lost + 1)
+		tr.Remove(lost)
+		tallies, findings := ht.AuditAll(tr, ht.Capture())
+		for _, clause := range []string{"C9-97", "C9-101"} {
+			tl := tallies[clause]
+			if failed := tl != nil && tl.Violations > 0; failed != ack {
+				t.Errorf("ACK past the READ %v: %s failed %v (%+v, %+v)", ack, clause, failed, tl, findings)
+			}
+		}
+		for _, f := range findings {
+			if len(f.Alternatives) != 2 || f.PSN != 181 {
+				t.Errorf("ACK past the READ %v: want only the finding at the Middle naming C9-97 and C9-101, got %+v", ack, f)
+			}
+		}
+	}
+}
+
 // TestMiddleOfACopysAnswer: the network copies a READ asked for again,
 // and the responder answers both copies; the first answer is seen but
 // for its Middle, the second from its Middle on. The Middle at the
