@@ -90,11 +90,15 @@ type Conn struct {
 	FirstFrame int
 
 	// Requests.
-	HaveReq    bool
-	FirstReq   wire.PSN // first request PSN seen
-	NextReq    wire.PSN // one past the highest PSN a request used (READ: its reserved range)
-	reqs       [reqWindow / reqPage]*[reqPage]reqEntry
-	MTUGuess   int // largest payload of a First/Middle request or response seen (0: none)
+	HaveReq  bool
+	FirstReq wire.PSN // first request PSN seen
+	NextReq  wire.PSN // one past the highest PSN a request used (READ: its reserved range)
+	reqs     [reqWindow / reqPage]*[reqPage]reqEntry
+	MTUGuess int // largest payload of a First/Middle request or response seen (0: none)
+	// sw holds the capture frames and PSNs of the latest SEND and WRITE
+	// packets, nSW how many were seen (SendOrWriteSince).
+	sw         [swRing]swSeen
+	nSW        int
 	atomicOrig map[wire.PSN]AtomicAnswer
 
 	// Responses.
@@ -137,8 +141,8 @@ type Conn struct {
 	// that a connection with few READs holds little.
 	spans  []ReadSpan
 	nSpans int
-	// spansClosed counts the spans closed (closeSpan).
-	spansClosed int
+	// spansNumbered counts the spans numbered (numberSpan).
+	spansNumbered int
 	// nOwed counts the spans in the ring whose READ's answer is owed
 	// (ReadSpan.owed).
 	nOwed int
@@ -339,6 +343,33 @@ func (c *Conn) SentBefore(p wire.PSN) bool {
 	return p.AtOrAfter(c.FirstReq) && p.Before(c.NextReq) || c.reqAt(p).holds(p)
 }
 
+// swRing bounds the SEND and WRITE packets Conn.sw remembers.
+const swRing = 32
+
+// swSeen is a SEND or WRITE packet: its capture frame and PSN.
+type swSeen struct {
+	frame int32
+	psn   wire.PSN
+}
+
+// SendOrWriteSince reports whether a SEND or WRITE packet at or before
+// PSN p came after capture frame f, or may have (the latest swRing of them
+// no longer reach back to f): one the responder may have answered as a
+// duplicate since (the request table keeps each PSN's first frame only).
+func (c *Conn) SendOrWriteSince(p wire.PSN, f int) bool {
+	n := min(c.nSW, swRing)
+	for i := 1; i <= n; i++ {
+		e := c.sw[(c.nSW-i)%swRing]
+		if int(e.frame) <= f {
+			return false
+		}
+		if e.psn.AtOrBefore(p) {
+			return true
+		}
+	}
+	return c.nSW > swRing
+}
+
 // AtomicAnswer is the first ATOMIC acknowledgment the trace showed at a
 // PSN: the original value it returned, its MSN and its capture frame (16
 // bytes: a connection keeps up to 4096 of them).
@@ -446,6 +477,10 @@ func (c *Conn) absorb(r *trace.Record) {
 	c.reconStart(r)
 	op := p.Opcode
 	if opc.IsRequest(op) {
+		if cl := opc.Class(op); cl == wire.ClassSend || cl == wire.ClassWrite {
+			c.sw[c.nSW%swRing] = swSeen{int32(r.Frame), p.PSN}
+			c.nSW++
+		}
 		last := p.PSN
 		if op == wire.ReadRequest {
 			mtu := c.MTU()

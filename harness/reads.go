@@ -38,6 +38,12 @@ type ReadSpan struct {
 	// Closed is set once a Last or Only response at the span's last PSN
 	// was seen.
 	Closed bool
+	// Numbered is set once the responder's answer showed which PSNs are
+	// the span's: a Last or Only at its last PSN (Closed), or a First at
+	// its first PSN, whose payload is the path MTU, which with the READ's
+	// length fixes its last PSN (the responder numbers its answer so,
+	// C9-96). None of its PSNs is another request's.
+	Numbered bool
 	// owed: a new READ seen with the path MTU known (its range exact
 	// from the start) whose answer is still owed: no Last or Only at its
 	// last PSN yet, and no positive acknowledgment beyond it (which
@@ -58,15 +64,22 @@ const orderedStep = 1 << 15
 // closeSpan marks span s closed: a Last or Only response at its last PSN
 // was seen.
 func (c *Conn) closeSpan(s *ReadSpan) {
-	if !s.Closed {
-		s.Closed = true
-		c.spansClosed++
+	s.Closed = true
+	c.numberSpan(s)
+}
+
+// numberSpan marks span s numbered by the responder's answer
+// (ReadSpan.Numbered).
+func (c *Conn) numberSpan(s *ReadSpan) {
+	if !s.Numbered {
+		s.Numbered = true
+		c.spansNumbered++
 	}
 }
 
-// SpansClosed counts the READ spans closed so far (a version of what
-// ReadSpanAt tells of them).
-func (c *Conn) SpansClosed() int { return c.spansClosed }
+// SpansNumbered counts the READ spans the responder's answers numbered so
+// far (a version of what ReadSpanAt tells of them).
+func (c *Conn) SpansNumbered() int { return c.spansNumbered }
 
 // Known reports whether the span's last PSN is known.
 func (s *ReadSpan) Known() bool { return s.LastMin == s.LastMax }

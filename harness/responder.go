@@ -346,6 +346,13 @@ func (c *Conn) reconResponse(r *trace.Record) {
 				if op == wire.ReadResponseOnly {
 					c.fixSpan(s, p.PSN)
 					c.closeSpan(s)
+				} else if n := r.PayloadLen; !r.Truncated && wire.ValidMTU(n) && (c.MTU() == 0 || c.MTU() == n) {
+					// A First carries a whole path MTU: with the READ's
+					// length it numbers the answer's PSNs (the span is
+					// narrowed to them as the MTU it shows is learnt).
+					if last := s.First.Add(wire.ReadResponsePackets(s.Length, n) - 1); last.InRange(s.LastMin, s.LastMax) {
+						c.numberSpan(s)
+					}
 				}
 				c.exp.raise(s.LastMin.Next(), r)
 				c.reconCovered(p.PSN)

@@ -253,7 +253,7 @@ func (m *MSNModel) reached(c *harness.Conn) (n, missing int, ok bool) {
 	}
 	// The count changes only when the gap or the messages do: walked
 	// once for them, not for every response.
-	if k := (unseenKey{m.allowFirst, m.gapLast, m.Seen(), c.SpansClosed(), true}); k != m.unseenAt {
+	if k := (unseenKey{m.allowFirst, m.gapLast, m.Seen(), c.SpansNumbered(), true}); k != m.unseenAt {
 		m.unseenAt, m.unseenN = k, m.unseen(c, m.allowFirst, m.gapLast)
 	}
 	missing = m.unseenN
@@ -263,12 +263,12 @@ func (m *MSNModel) reached(c *harness.Conn) (n, missing int, ok bool) {
 	return n + missing, missing, true
 }
 
-// unseenKey says for which gap, count of messages and of closed READ
+// unseenKey says for which gap, count of messages and of numbered READ
 // spans MSNModel.unseenN was walked.
 type unseenKey struct {
-	first, last  wire.PSN
-	seen, closed int
-	walked       bool // false: never walked
+	first, last    wire.PSN
+	seen, numbered int
+	walked         bool // false: never walked
 }
 
 // missingUpTo is reached's allowance for the missing request PSNs at or
@@ -297,10 +297,10 @@ const exactUnseen = 1024
 
 // unseen counts the PSNs first..last where the model counts no message
 // ending (one it counts cannot share its PSN with another) and that are
-// not inside the span of a READ whose answer ended at its Last (the
-// responder numbered those as the READ's: for example, two READs seen
-// with the path MTU unknown, each answered to its Last, leave no missed
-// request between them): -1 when they are more than maxGapCounted.
+// not inside the span of a READ whose answer numbered it (its Last, or a
+// First carrying the path MTU: the responder numbered those PSNs as the
+// READ's; for example, two READs seen with the path MTU unknown, each
+// answered to its Last, leave no missed request between them): -1 when they are more than maxGapCounted.
 func (m *MSNModel) unseen(c *harness.Conn, first, last wire.PSN) int {
 	n := last.Diff(first) + 1
 	switch {
@@ -312,7 +312,7 @@ func (m *MSNModel) unseen(c *harness.Conn, first, last wire.PSN) int {
 	k := 0
 	for p := first; ; p = p.Next() {
 		s := c.ReadSpanAt(p)
-		if read := s != nil && s.Closed && p.After(s.First) && p.AtOrBefore(s.LastMin); !read && !m.endsAt(p) {
+		if read := s != nil && s.Numbered && p.After(s.First) && p.AtOrBefore(s.LastMin); !read && !m.endsAt(p) {
 			k++
 		}
 		if p == last {
@@ -572,7 +572,7 @@ func (m *MSNModel) spanShown(c *harness.Conn) {
 		}
 	}
 	if m.unresolved && m.gapAfterRead {
-		if s := c.ReadSpanAt(m.gapRead); s != nil && s.First == m.gapRead && s.Closed {
+		if s := c.ReadSpanAt(m.gapRead); s != nil && s.First == m.gapRead && s.Numbered {
 			last := s.LastMin
 			switch {
 			case !last.Before(m.gapLast):

@@ -18,7 +18,15 @@ type SharedMSN struct {
 	memoN   int
 	memoJ   Judgement // Model's
 	memoNAK Judgement // NAK's
+	// wrong holds the latest responses whose count Model judged a
+	// violation, or one unless something unseen happened (JudgedWrong);
+	// nWrong how many there were.
+	wrong  [maxWrong]*trace.Record
+	nWrong int
 }
+
+// maxWrong bounds the responses SharedMSN.wrong remembers.
+const maxWrong = 16
 
 type sharedMSNKey struct{}
 
@@ -53,9 +61,27 @@ func (s *SharedMSN) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement
 			s.memoJ, s.memoNAK = Judgement{Skip: true}, s.m.NAK(c, r)
 		} else {
 			s.memoJ, s.memoNAK = s.m.Model(c, r, ev), Judgement{Skip: true}
+			if s.memoJ.Violation || s.memoJ.Open {
+				s.wrong[s.nWrong%maxWrong] = r
+				s.nWrong++
+			}
 		}
 	}
 	return s.memoJ
+}
+
+// JudgedWrong reports whether Model judged the count response r carries a
+// violation, or one unless something unseen happened (among the latest
+// maxWrong such responses): C9-148 decides it at the connection's end, or
+// leaves it open, and a judgement resting on that count waits for its
+// verdict (one root cause, one finding).
+func (s *SharedMSN) JudgedWrong(r *trace.Record) bool {
+	for i := range min(s.nWrong, maxWrong) {
+		if s.wrong[i] == r {
+			return true
+		}
+	}
+	return false
 }
 
 // isNAK reports whether p is a packet NAK judges: an Acknowledge with a

@@ -1340,3 +1340,31 @@ func TestACKNoHigherThanAnAtomicsFirstAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestREADsFirstNumbersItsSpan: the first ACK a capture shows, then two
+// READs asked for with the path MTU unknown, the first answered from its
+// First (256 bytes: the path MTU, so the READ takes three PSNs, the second
+// READ following them) but its Last lost. Its two PSNs after the First
+// are the READ's, no request the capture missed: a First counting three
+// past the ACK where only the READ lies between goes back from the count
+// the ACK showed. The ACK with the count one below the First's passes.
+func TestREADsFirstNumbersItsSpan(t *testing.T) {
+	for _, tc := range []struct {
+		msn  uint32
+		fail bool
+	}{{16, true}, {18, false}} {
+		var tr ht.Trace
+		tr.Req(wire.SendOnly, 77, true)
+		tr.Req(wire.WriteOnly, 78, true)
+		tr.Ack(78, tc.msn)
+		tr.Read(79, 768)
+		tr.Read(82, 768)
+		tr.ReadResp(wire.ReadResponseFirst, 79, 19, 256)
+		tr.ReadResp(wire.ReadResponseMiddle, 80, 0, 256)
+		tr.ReadStream(82, 768, 256, 20)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		if got := tallies[ID].Verdict() == reports.Fail; got != tc.fail {
+			t.Errorf("ACK MSN %d: %s (%+v, %v), want fail %v", tc.msn, tallies[ID].Verdict(), tallies[ID], findings, tc.fail)
+		}
+	}
+}

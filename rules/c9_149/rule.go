@@ -50,10 +50,24 @@ type monitor struct {
 	// stops are the sequence and RNR NAKs not yet followed by a
 	// positive ACK at or past their PSN (stoppedBefore).
 	stops []*trace.Record
+	// held are the NAKs whose violation rests on a count the shared
+	// model judged wrong, which C9-148 holds to the connection's end:
+	// they are judged then, once that clause has said whether it blamed
+	// the count (End).
+	held []heldNAK
 }
 
-// maxStops bounds the NAKs stoppedBefore keeps.
-const maxStops = 8
+// heldNAK is a NAK and its judgement, held (monitor.held).
+type heldNAK struct {
+	r *trace.Record
+	j answers.Judgement
+}
+
+// maxStops bounds the NAKs stoppedBefore keeps; maxHeld the NAKs held.
+const (
+	maxStops = 8
+	maxHeld  = 64
+)
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
@@ -65,7 +79,11 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	if j := m.shared.NAK(c, r); !j.Skip {
-		m.judge(c, r, j)
+		if j.Violation && j.Other != nil && m.shared.JudgedWrong(j.Other) && len(m.held) < maxHeld {
+			m.held = append(m.held, heldNAK{r, j})
+		} else {
+			m.judge(c, r, j)
+		}
 		if k := c.NAKCountPast(r); !j.Violation && k.Past > 0 && !c.Complete() {
 			countsPast(c, r, k)
 		}
@@ -194,4 +212,17 @@ func (m *monitor) judge(c *harness.Conn, r *trace.Record, j answers.Judgement) {
 	}
 }
 
-func (m *monitor) End(*harness.Conn) {}
+func (m *monitor) End(c *harness.Conn) {
+	for _, h := range m.held {
+		if j := h.j; j.Violation && !j.PastPSN && !answers.CountBlamed(c, j.Other) {
+			// C9-148 left that count open (it is wrong unless something
+			// unseen happened): one of the two is wrong.
+			c.ViolationEitherOn(j.Other, "C9-148", h.r, j.Message, j.Expected, j.Seen,
+				reports.Alternative{ID: ID, If: fmt.Sprintf("the MSN of frame %d is right: the NAK's is not the count of the moment", j.Other.Frame)},
+				reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK's MSN is right: frame %d, whose count disagreed with the responses before it, counted wrong", j.Other.Frame)})
+			continue
+		}
+		m.judge(c, h.r, h.j)
+	}
+	m.held = nil
+}

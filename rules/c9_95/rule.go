@@ -76,35 +76,6 @@ type monitor struct {
 	// after it); resent: a SEND or WRITE was sent again since then,
 	// which the responder may have taken as a duplicate.
 	dupSinceAck, resent bool
-	// sw holds the frames and PSNs of the latest SENDs and WRITEs, nSW
-	// how many were seen (unprompted).
-	sw  [swRing]swSeen
-	nSW int
-}
-
-// swRing bounds the SENDs and WRITEs monitor.sw remembers.
-const swRing = 32
-
-// swSeen is a SEND or WRITE packet: its capture frame and PSN.
-type swSeen struct {
-	frame int32
-	psn   wire.PSN
-}
-
-// swUpTo reports whether a SEND or WRITE at or before PSN p came after
-// capture frame f, or may have (the ring no longer reaches back to f).
-func (m *monitor) swUpTo(p wire.PSN, f int) bool {
-	n := min(m.nSW, swRing)
-	for i := 1; i <= n; i++ {
-		e := m.sw[(m.nSW-i)%swRing]
-		if int(e.frame) <= f {
-			return false
-		}
-		if e.psn.AtOrBefore(p) {
-			return true
-		}
-	}
-	return m.nSW > swRing
 }
 
 // countClash reports ACK e, whose count leaves no room for the messages
@@ -365,8 +336,6 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if opc.IsRequest(p.Opcode) {
 		if cl := opc.Class(p.Opcode); cl == wire.ClassSend || cl == wire.ClassWrite {
 			m.noteDup(c, p.PSN) // C9-105 judges how these are answered
-			m.sw[m.nSW%swRing] = swSeen{int32(r.Frame), p.PSN}
-			m.nSW++
 		}
 		return
 	}
@@ -623,7 +592,7 @@ func (m *monitor) unprompted(c *harness.Conn, r *trace.Record) bool {
 		return false
 	}
 	frame = min(frame, int(a.Frame))
-	if m.swUpTo(p.PSN, frame) {
+	if c.SendOrWriteSince(p.PSN, frame) {
 		return false
 	}
 	msg := fmt.Sprintf("ACK PSN %d names an ATOMIC its ATOMIC Acknowledge had answered (frame %d): a plain ACK there answers only a duplicate SEND or RDMA WRITE at or before that PSN, and the trace shows none since frame %d", p.PSN, a.Frame, frame)

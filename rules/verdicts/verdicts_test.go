@@ -1516,3 +1516,62 @@ func TestMiddleOfACopysAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestNAKOnACountJudgedWrong: an ACK whose MSN goes back below an ATOMIC
+// answer's that may replay one (open until the responder's IDs date the
+// two), then a sequence NAK whose MSN is too high for the count that ACK
+// shows but right for the one before it. One root cause: where the IDs
+// date the ACK after the answer, C9-148 fails it and the NAK's finding,
+// resting on its count, is not reported again; with no ID, one finding
+// names C9-149 and C9-148. Never a finding of C9-149 alone.
+func TestNAKOnACountJudgedWrong(t *testing.T) {
+	for _, ids := range []bool{true, false} {
+		var tr ht.Trace
+		tr.Read(301, 8)
+		tr.Atomic(wire.CompareSwap, 302)
+		tr.Req(wire.WriteOnly, 303, true)
+		tr.ReadResp(wire.ReadResponseOnly, 301, 85, 8)
+		tr.AtomicAck(302, 86, 1)
+		tr.Ack(303, 85) // went back: 87
+		tr.Read(304, 3072)
+		tr.Atomic(wire.FetchAdd, 307)
+		tr.Atomic(wire.CompareSwap, 308)
+		tr.ReadStream(304, 3072, 1024, 88)
+		tr.AtomicAck(307, 89, 2)
+		tr.AtomicAck(308, 90, 3)
+		tr.Wait(17 * time.Millisecond) // the ATOMIC answers lost after the capture point
+		tr.Atomic(wire.FetchAdd, 307)
+		tr.Atomic(wire.CompareSwap, 308)
+		lost := len(tr.Records)
+		tr.Atomic(wire.CompareSwap, 309) // lost before the responder, removed below
+		tr.Req(wire.SendOnly, 310, true)
+		tr.AtomicAck(307, 90, 2)
+		tr.AtomicAck(308, 90, 3)
+		tr.NAK(309, wire.NAKPSNSequence, 90)
+		tr.Atomic(wire.CompareSwap, 309)
+		tr.AtomicAck(309, 91, 4)
+		for psn := wire.PSN(310); psn < 318; psn++ {
+			tr.Req(wire.SendOnly, psn, true)
+			tr.Ack(psn, 92+uint32(psn-310))
+		}
+		if ids {
+			tr.IPIDs(100, 200)
+		}
+		tr.Remove(lost)
+		_, findings := ht.AuditAll(&tr, ht.Capture())
+		blamed148 := false
+		for _, f := range findings {
+			names148 := f.ID == "C9-148"
+			for _, a := range f.Alternatives {
+				names148 = names148 || a.ID == "C9-148"
+			}
+			if f.ID == "C9-149" && !names148 {
+				t.Errorf("IDs %v: a finding of C9-149 alone: %+v", ids, f)
+			}
+			blamed148 = blamed148 || names148
+		}
+		if ids && !blamed148 {
+			t.Errorf("IDs %v: C9-148 not failed: %+v", ids, findings)
+		}
+	}
+}
