@@ -300,7 +300,8 @@ const exactUnseen = 1024
 // not inside the span of a READ whose answer numbered it (its Last, or a
 // First carrying the path MTU: the responder numbered those PSNs as the
 // READ's; for example, two READs seen with the path MTU unknown, each
-// answered to its Last, leave no missed request between them): -1 when they are more than maxGapCounted.
+// answered to its Last, leave no missed request between them): -1 when
+// they are more than maxGapCounted.
 func (m *MSNModel) unseen(c *harness.Conn, first, last wire.PSN) int {
 	n := last.Diff(first) + 1
 	switch {
