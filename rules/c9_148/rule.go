@@ -145,6 +145,12 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 			c.Unresolved(ID, h.j.Reason)
 			return
 		}
+		if o != nil && answers.CountBlamed(c, o) {
+			// The bound rests on a count a finding already blamed (this
+			// clause's too, reported before it): one root cause.
+			c.Indeterminate(ID, harness.RestsOnBlamed(h.j.Message, "count", o, answers.CountClause(c, o)))
+			return
+		}
 		if !h.j.OtherNAK {
 			c.Violation(ID, h.r, h.j.Message, h.j.Expected, h.j.Seen)
 			return

@@ -1521,9 +1521,10 @@ func TestMiddleOfACopysAnswer(t *testing.T) {
 // answer's that may replay one (open until the responder's IDs date the
 // two), then a sequence NAK whose MSN is too high for the count that ACK
 // shows but right for the one before it. One root cause: where the IDs
-// date the ACK after the answer, C9-148 fails it and the NAK's finding,
-// resting on its count, is not reported again; with no ID, one finding
-// names C9-149 and C9-148. Never a finding of C9-149 alone.
+// date the ACK after the answer, C9-148 fails it, and neither the NAK's
+// finding nor the ATOMIC answer's after it, resting on its count, is a
+// finding of C9-149 or C9-148 alone; with no ID, one finding names C9-149
+// and C9-148. Never a finding of C9-149 alone.
 func TestNAKOnACountJudgedWrong(t *testing.T) {
 	for _, ids := range []bool{true, false} {
 		var tr ht.Trace
@@ -1572,6 +1573,15 @@ func TestNAKOnACountJudgedWrong(t *testing.T) {
 		}
 		if ids && !blamed148 {
 			t.Errorf("IDs %v: C9-148 not failed: %+v", ids, findings)
+		}
+		alone := 0
+		for _, f := range findings {
+			if f.ID == "C9-148" && len(f.Alternatives) == 0 {
+				alone++
+			}
+		}
+		if ids && alone != 1 {
+			t.Errorf("IDs %v: %d findings of C9-148 alone, want the one on the ACK whose MSN went back: %+v", ids, alone, findings)
 		}
 	}
 }
