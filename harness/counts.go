@@ -22,26 +22,30 @@ import (
 // ACK, an ATOMIC Acknowledge, a READ response ending its answer: each
 // counts the messages up to its PSN at least), baseOldest the oldest PSN
 // such a response named: Conn.CompletedByMSN counts from there, as from
-// top and topOldest.
+// top and topOldest. topRec and baseRec are the responses that named
+// topOldest and baseOldest with those counts.
 type ackCounts struct {
 	top                         uint32
 	topPSN, topOldest, belowPSN wire.PSN
+	topRec                      *trace.Record
 	haveTop, haveBelow          bool
 	base                        uint32
 	baseOldest                  wire.PSN
+	baseRec                     *trace.Record
 	haveBase                    bool
 	// late is the MSN of the latest positive ACK that came late
-	// (Conn.IsLate), latePSN the PSN it named (haveLate): whenever it
-	// was sent, its count covered the messages up to its PSN at least,
-	// and Conn.CompletedByMSN counts from there too.
+	// (Conn.IsLate, lateRec), latePSN the PSN it named (haveLate):
+	// whenever it was sent, its count covered the messages up to its
+	// PSN at least, and Conn.CompletedByMSN counts from there too.
 	late     uint32
 	latePSN  wire.PSN
+	lateRec  *trace.Record
 	haveLate bool
 }
 
 // noteLate takes in positive ACK r, late (Conn.IsLate).
 func (a *ackCounts) noteLate(r *trace.Record) {
-	a.late, a.latePSN, a.haveLate = r.Packet.AETH.MSN&0xFFFFFF, r.Packet.PSN, true
+	a.late, a.latePSN, a.lateRec, a.haveLate = r.Packet.AETH.MSN&0xFFFFFF, r.Packet.PSN, r, true
 }
 
 // noteCount takes in positive response r, whose MSN counts the messages
@@ -51,9 +55,9 @@ func (a *ackCounts) noteCount(r *trace.Record) {
 	msn := p.AETH.MSN & 0xFFFFFF
 	switch {
 	case !a.haveBase || MSNAfter(msn, a.base):
-		a.base, a.baseOldest, a.haveBase = msn, p.PSN, true
+		a.base, a.baseOldest, a.baseRec, a.haveBase = msn, p.PSN, r, true
 	case msn == a.base && p.PSN.Before(a.baseOldest):
-		a.baseOldest = p.PSN
+		a.baseOldest, a.baseRec = p.PSN, r
 	}
 }
 
@@ -64,16 +68,16 @@ func (a *ackCounts) note(r *trace.Record) {
 	a.noteCount(r)
 	switch {
 	case !a.haveTop:
-		a.top, a.topPSN, a.topOldest, a.haveTop = msn, p.PSN, p.PSN, true
+		a.top, a.topPSN, a.topOldest, a.topRec, a.haveTop = msn, p.PSN, p.PSN, r, true
 	case MSNAfter(msn, a.top):
 		if !a.haveBelow || a.topPSN.After(a.belowPSN) {
 			a.belowPSN, a.haveBelow = a.topPSN, true
 		}
-		a.top, a.topPSN, a.topOldest = msn, p.PSN, p.PSN
+		a.top, a.topPSN, a.topOldest, a.topRec = msn, p.PSN, p.PSN, r
 	case msn == a.top && p.PSN.After(a.topPSN):
 		a.topPSN = p.PSN
 	case msn == a.top && p.PSN.Before(a.topOldest):
-		a.topOldest = p.PSN
+		a.topOldest, a.topRec = p.PSN, r
 	}
 }
 

@@ -575,15 +575,18 @@ func (c *Conn) reconStart(r *trace.Record) {
 
 // Completed is what Conn.CompletedByMSN finds: the responder had
 // completed PSN Done, as the ACK's MSN counts past the count FromMSN a
-// response at PSN From carried. Past is how many messages the MSN counts
-// past every one that may end up to the ACK's own PSN, from the count
-// PastFromMSN a response at PSN PastFrom carried (0: none).
+// response at PSN From carried (FromRec). Past is how many messages the
+// MSN counts past every one that may end up to the ACK's own PSN, from
+// the count PastFromMSN a response at PSN PastFrom carried (PastFromRec;
+// 0: none).
 type Completed struct {
 	Done, From  wire.PSN
 	FromMSN     uint32
+	FromRec     *trace.Record
 	Past        int
 	PastFrom    wire.PSN
 	PastFromMSN uint32
+	PastFromRec *trace.Record
 	// Beyond is how many messages the MSN counts past every one that may
 	// end up to the ACK's own PSN, with no allowance: counted from any
 	// count, the latest ACK's at the same PSN included (a duplicate the
@@ -649,7 +652,7 @@ func (c *Conn) NAKCountPast(r *trace.Record) Completed {
 		return Completed{}
 	}
 	k, _ := c.countedFrom(p.AETH.MSN, p.PSN.Add(-1), 0)
-	return Completed{Past: k.Past, PastFrom: k.PastFrom, PastFromMSN: k.PastFromMSN}
+	return Completed{Past: k.Past, PastFrom: k.PastFrom, PastFromMSN: k.PastFromMSN, PastFromRec: k.PastFromRec}
 }
 
 // countedFrom is CompletedByMSN's count of MSN msn, carried by a response
@@ -658,7 +661,7 @@ func (c *Conn) NAKCountPast(r *trace.Record) Completed {
 func (c *Conn) countedFrom(msn uint32, at wire.PSN, slack int) (Completed, bool) {
 	a := &c.ackCounts
 	best, have := Completed{}, false
-	try := func(base uint32, from wire.PSN) {
+	try := func(base uint32, from wire.PSN, rec *trace.Record) {
 		if c.readInterior(from) {
 			// A READ's range known since shows the response's PSN
 			// was no completion's: its count fixes nothing.
@@ -673,17 +676,17 @@ func (c *Conn) countedFrom(msn uint32, at wire.PSN, slack int) (Completed, bool)
 			best.Beyond = beyond
 		}
 		if ok && (!have || done.After(best.Done)) {
-			best.Done, best.From, best.FromMSN, have = done, from, base, true
+			best.Done, best.From, best.FromMSN, best.FromRec, have = done, from, base, rec, true
 		}
 		if past-slack > best.Past {
-			best.Past, best.PastFrom, best.PastFromMSN = past-slack, from, base
+			best.Past, best.PastFrom, best.PastFromMSN, best.PastFromRec = past-slack, from, base, rec
 		}
 	}
 	if a.haveTop {
-		try(a.top, a.topOldest)
+		try(a.top, a.topOldest, a.topRec)
 	}
 	if a.haveBase {
-		try(a.base, a.baseOldest)
+		try(a.base, a.baseOldest, a.baseRec)
 	}
 	if a.haveLate {
 		// A late ACK's count, which the order of the trace does not
@@ -691,7 +694,7 @@ func (c *Conn) countedFrom(msn uint32, at wire.PSN, slack int) (Completed, bool)
 		// (for example, an ACK whose MSN went back, maybe late, then
 		// the next ACK, one PSN on, counting three messages past it
 		// where one ended).
-		try(a.late, a.latePSN)
+		try(a.late, a.latePSN, a.lateRec)
 	}
 	return best, have
 }

@@ -84,6 +84,28 @@ func (s *SharedMSN) JudgedWrong(r *trace.Record) bool {
 	return false
 }
 
+// AwaitCount calls judge for an instance judged at record r that rests
+// on the count response base carries: at once (held false), or, where
+// the shared model judged that count wrong (JudgedWrong), at the
+// connection's end (held true), once C9-148 has said whether it blamed
+// the count, so that a fault found only because a later packet
+// disagrees with that count is not a second finding of the same root
+// cause.
+func AwaitCount(c *harness.Conn, r, base *trace.Record, judge func(c *harness.Conn, held bool)) {
+	if base == nil || !SharedMSNModel(c).JudgedWrong(base) {
+		judge(c, false)
+		return
+	}
+	c.Await(func(c *harness.Conn, next *trace.Record) bool {
+		if next != nil {
+			return false
+		}
+		defer c.JudgedAt(r)()
+		judge(c, true)
+		return true
+	})
+}
+
 // isNAK reports whether p is a packet NAK judges: an Acknowledge with a
 // NAK or RNR syndrome.
 func isNAK(p *wire.Packet) bool { return p.Opcode == wire.Acknowledge && NAKKind(p) }

@@ -50,24 +50,10 @@ type monitor struct {
 	// stops are the sequence and RNR NAKs not yet followed by a
 	// positive ACK at or past their PSN (stoppedBefore).
 	stops []*trace.Record
-	// held are the NAKs whose violation rests on a count the shared
-	// model judged wrong, which C9-148 holds to the connection's end:
-	// they are judged then, once that clause has said whether it blamed
-	// the count (End).
-	held []heldNAK
 }
 
-// heldNAK is a NAK and its judgement, held (monitor.held).
-type heldNAK struct {
-	r *trace.Record
-	j answers.Judgement
-}
-
-// maxStops bounds the NAKs stoppedBefore keeps; maxHeld the NAKs held.
-const (
-	maxStops = 8
-	maxHeld  = 64
-)
+// maxStops bounds the NAKs stoppedBefore keeps.
+const maxStops = 8
 
 func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
@@ -79,10 +65,20 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	if j := m.shared.NAK(c, r); !j.Skip {
-		if j.Violation && j.Other != nil && m.shared.JudgedWrong(j.Other) && len(m.held) < maxHeld {
-			m.held = append(m.held, heldNAK{r, j})
+		if j.Violation {
+			// Where it rests on a count the shared model judged wrong,
+			// which C9-148 holds to the connection's end, it is judged
+			// then, once that clause has said whether it blamed the
+			// count (heldJudge).
+			answers.AwaitCount(c, r, j.Other, func(c *harness.Conn, held bool) {
+				if held {
+					heldJudge(c, r, j)
+					return
+				}
+				judge(c, r, j)
+			})
 		} else {
-			m.judge(c, r, j)
+			judge(c, r, j)
 		}
 		if k := c.NAKCountPast(r); !j.Violation && k.Past > 0 && !c.Complete() {
 			countsPast(c, r, k)
@@ -169,7 +165,7 @@ func pastAlts(np *wire.Packet, other string) []reports.Alternative {
 }
 
 // judge reports the judgement of a NAK's MSN.
-func (m *monitor) judge(c *harness.Conn, r *trace.Record, j answers.Judgement) {
+func judge(c *harness.Conn, r *trace.Record, j answers.Judgement) {
 	switch {
 	case j.Violation && answers.CountBlamed(c, j.Other):
 		c.Indeterminate(ID, harness.RestsOnBlamed(j.Message, "count", j.Other, answers.CountClause(c, j.Other)))
@@ -212,17 +208,18 @@ func (m *monitor) judge(c *harness.Conn, r *trace.Record, j answers.Judgement) {
 	}
 }
 
-func (m *monitor) End(c *harness.Conn) {
-	for _, h := range m.held {
-		if j := h.j; j.Violation && !j.PastPSN && !answers.CountBlamed(c, j.Other) {
-			// C9-148 left that count open (it is wrong unless something
-			// unseen happened): one of the two is wrong.
-			c.ViolationEitherOn(j.Other, "C9-148", h.r, j.Message, j.Expected, j.Seen,
-				reports.Alternative{ID: ID, If: fmt.Sprintf("the MSN of frame %d is right: the NAK's is not the count of the moment", j.Other.Frame)},
-				reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK's MSN is right: frame %d, whose count disagreed with the responses before it, counted wrong", j.Other.Frame)})
-			continue
-		}
-		m.judge(c, h.r, h.j)
+// heldJudge reports the violation j of NAK r, which rested on a count
+// the shared model judged wrong, at the connection's end (AwaitCount).
+func heldJudge(c *harness.Conn, r *trace.Record, j answers.Judgement) {
+	if !j.PastPSN && !answers.CountBlamed(c, j.Other) {
+		// C9-148 left that count open (it is wrong unless something
+		// unseen happened): one of the two is wrong.
+		c.ViolationEitherOn(j.Other, "C9-148", r, j.Message, j.Expected, j.Seen,
+			reports.Alternative{ID: ID, If: fmt.Sprintf("the MSN of frame %d is right: the NAK's is not the count of the moment", j.Other.Frame)},
+			reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK's MSN is right: frame %d, whose count disagreed with the responses before it, counted wrong", j.Other.Frame)})
+		return
 	}
-	m.held = nil
+	judge(c, r, j)
 }
+
+func (m *monitor) End(*harness.Conn) {}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/rcconform/rcconform/harness"
+	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/reports"
@@ -539,8 +540,10 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			alts = append(alts, reports.Alternative{ID: "C9-105", If: fmt.Sprintf("the MSNs are right and the ACK answers a request sent again as a duplicate: its PSN %d is behind PSN %d, the newest the responder had completed", p.PSN, done)})
 		}
 		alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("PSN %d is right: this ACK's MSN counts more messages than the requests up to it end, or the earlier ACK's counted too few", p.PSN)})
-		c.ViolationEither(r, fmt.Sprintf("ACK PSN %d, while its MSN %d counts messages past the response with PSN %d (MSN %d) up to PSN %d at least", p.PSN, p.AETH.MSN&0xFFFFFF, k.From, k.FromMSN, done),
-			[]string{fmt.Sprintf("an ACK PSN of at least %d, the newest request its MSN counts as completed", done)}, fmt.Sprintf("ACK PSN %d", p.PSN), alts...)
+		msg := fmt.Sprintf("ACK PSN %d, while its MSN %d counts messages past the response with PSN %d (MSN %d) up to PSN %d at least", p.PSN, p.AETH.MSN&0xFFFFFF, k.From, k.FromMSN, done)
+		restingOnCount(c, r, k.FromRec, msg, func(c *harness.Conn) {
+			c.ViolationEither(r, msg, []string{fmt.Sprintf("an ACK PSN of at least %d, the newest request its MSN counts as completed", done)}, fmt.Sprintf("ACK PSN %d", p.PSN), alts...)
+		})
 		return
 	}
 	if n, from, fromMSN := k.Past, k.PastFrom, k.PastFromMSN; n > 0 && !dupSinceAck && !c.Complete() {
@@ -553,8 +556,10 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			alts = append(alts, reports.Alternative{ID: "C9-105", If: fmt.Sprintf("the MSNs are right and the ACK answers a request sent again as a duplicate: its PSN %d is behind the newest the responder had completed", p.PSN)})
 		}
 		alts = append(alts, reports.Alternative{ID: "C9-148", If: fmt.Sprintf("PSN %d is right: this ACK's MSN counts more messages than the requests up to it end, or the earlier response's counted too few", p.PSN)})
-		c.ViolationEither(r, fmt.Sprintf("ACK PSN %d, while its MSN %d counts %d message(s) more than every PSN from the response with PSN %d (MSN %d) up to it may end", p.PSN, p.AETH.MSN&0xFFFFFF, n, from, fromMSN),
-			[]string{fmt.Sprintf("an MSN of at most %d for PSN %d, or the PSN of the newest request the MSN counts", (p.AETH.MSN-uint32(n))&0xFFFFFF, p.PSN)}, fmt.Sprintf("ACK PSN %d", p.PSN), alts...)
+		msg := fmt.Sprintf("ACK PSN %d, while its MSN %d counts %d message(s) more than every PSN from the response with PSN %d (MSN %d) up to it may end", p.PSN, p.AETH.MSN&0xFFFFFF, n, from, fromMSN)
+		restingOnCount(c, r, k.PastFromRec, msg, func(c *harness.Conn) {
+			c.ViolationEither(r, msg, []string{fmt.Sprintf("an MSN of at most %d for PSN %d, or the PSN of the newest request the MSN counts", (p.AETH.MSN-uint32(n))&0xFFFFFF, p.PSN)}, fmt.Sprintf("ACK PSN %d", p.PSN), alts...)
+		})
 		return
 	}
 	if _, _, _, ok := c.Req(p.PSN); !ok && c.ReadCovering(p.PSN) == nil {
@@ -567,6 +572,21 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	c.Checked(ID)
+}
+
+// restingOnCount raises ACK r's finding (raise), which rests on the count
+// response base carried: where the MSN model judged that count wrong,
+// the finding waits for C9-148's verdict at the connection's end, and is
+// none of its own where C9-148 blamed the count (one root cause, one
+// finding; the instance stays undecided here, resting on it).
+func restingOnCount(c *harness.Conn, r, base *trace.Record, message string, raise func(c *harness.Conn)) {
+	answers.AwaitCount(c, r, base, func(c *harness.Conn, held bool) {
+		if cl := answers.CountClause(c, base); held && cl != "" {
+			c.Indeterminate(ID, harness.RestsOnBlamed(message, "count", base, cl))
+			return
+		}
+		raise(c)
+	})
 }
 
 // unprompted judges ACK r at the PSN of an ATOMIC the trace showed
