@@ -110,17 +110,20 @@ func (c *Conn) fixSpan(s *ReadSpan, last wire.PSN) {
 	}
 }
 
-// mtuLearnt narrows the newest READ's span once the path MTU is
-// inferred (ReadSpanAt narrows the others when asked), so that NextReq
-// passes the PSNs it reserves from then on, whatever asks what, and its
+// mtuLearnt narrows the READ spans once the path MTU is inferred, so
+// that NextReq passes the PSNs they reserve from then on, whatever asks
+// what (the READ at the highest PSN need not be the newest seen: a READ
+// resent from behind newer requests is newer), and the newest READ's
 // answer, not yet ended, is owed.
 func (c *Conn) mtuLearnt() {
-	if c.nSpans == 0 {
-		return
-	}
-	if s := &c.spans[(c.nSpans-1)&(len(c.spans)-1)]; !s.Known() {
+	n := min(c.nSpans, len(c.spans))
+	for i := 1; i <= n; i++ {
+		s := &c.spans[(c.nSpans-i)&(len(c.spans)-1)]
+		if s.Known() {
+			continue
+		}
 		c.fixSpan(s, s.First.Add(wire.ReadResponsePackets(s.Length, c.MTU())-1))
-		if s.Known() && !s.Closed {
+		if i == 1 && s.Known() && !s.Closed {
 			// Owed its answer, as had the MTU been known when it was
 			// seen: an ACK inside its range names no PSN a responder
 			// gives (AckPSNFault).
@@ -174,12 +177,13 @@ const maxBoundScan = 1 << 12
 
 // boundBySeen ends the open span s of a READ seen first behind newer
 // requests (a resend of a READ whose first copy the capture missed)
-// before the first request already seen after it that is no READ: the
-// requester numbered that request after the READ's last PSN. (A READ
-// there may be a partial retry of this one, inside its span.) Found by a
-// lossy conformant exchange: the resent READ's span, left open to the
-// smallest path MTU, covered the READs after it, whose own spans it hid,
-// and their resends were taken for requests beyond the expected PSN.
+// before the first request already seen after it that is no partial
+// retry of it: the requester numbered that request after the READ's last
+// PSN. A READ there is such a retry only where it asks for fewer bytes
+// (the rest of the answer from its PSN); one the trace took as new,
+// asking for as many bytes or more, bounds s too. (Without that bound,
+// the resent READ's span, left open to the smallest path MTU, covered
+// the READs after it and hid their own spans.)
 func (c *Conn) boundBySeen(s *ReadSpan) {
 	if s.Known() {
 		return
@@ -187,13 +191,25 @@ func (c *Conn) boundBySeen(s *ReadSpan) {
 	n := min(s.LastMax.Diff(s.First), maxBoundScan)
 	for i := 1; i <= n; i++ {
 		x := s.First.Add(i)
-		if e := c.reqAt(x); e.holds(x) && e.op != wire.ReadRequest {
+		if e := c.reqAt(x); e.holds(x) && (e.op != wire.ReadRequest || c.newReadAsking(x, s.Length, s)) {
 			if end := x.Add(-1); end.AtOrAfter(s.LastMin) {
 				s.LastMax = end
 			}
 			return
 		}
 	}
+}
+
+// newReadAsking reports whether a new READ other than s, at PSN x, asked
+// for at least length bytes.
+func (c *Conn) newReadAsking(x wire.PSN, length uint32, s *ReadSpan) bool {
+	n := min(c.nSpans, len(c.spans))
+	for i := 1; i <= n; i++ {
+		if o := &c.spans[(c.nSpans-i)&(len(c.spans)-1)]; o != s && o.First == x {
+			return o.Length >= length
+		}
+	}
+	return false
 }
 
 // ReadInterior returns the READ whose known range holds PSN p strictly
@@ -301,8 +317,12 @@ func (c *Conn) ReadSpanAt(p wire.PSN) *ReadSpan {
 				if !s.Holds(p) {
 					// The MTU narrowed the span to end before p (on a
 					// lossy capture, where the READ's end had been bounded
-					// only by the next request seen).
-					return nil
+					// only by the next request seen): an older READ
+					// seen before it, at a higher PSN, may hold p.
+					if sorted {
+						return nil
+					}
+					continue
 				}
 			}
 		}

@@ -67,6 +67,31 @@ func TestMonitor(t *testing.T) {
 			tr.Read(291, 768) // PSNs 291..293 at a 256-byte path MTU
 			tr.Ack(292, 1)
 		}, reports.Fail},
+		{"ACK inside a READ's range, the READ before it resent from behind it once the path MTU showed", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Read(14, 3072) // the READ at 11 lost before the capture point
+			tr.NAK(11, wire.NAKPSNSequence, 1)
+			tr.Read(11, 3072)
+			tr.ReadStream(11, 3072, 1024, 2) // the path MTU: 1024, the READ at 14 spans 14..16
+			tr.Read(14, 3072)
+			tr.Ack(15, 2)
+			tr.ReadStream(14, 3072, 1024, 3)
+		}, reports.Fail},
+		{"ACK inside a READ's range, a READ behind it resent asking as many bytes", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Read(14, 3072) // the READ at 11 lost before the capture point
+			tr.Ack(15, 1)
+			tr.Req(wire.SendOnly, 17, true)
+			tr.NAK(11, wire.NAKPSNSequence, 1)
+			tr.Read(11, 3072) // not a retry of the READ at 14: it asks for as much
+			tr.Read(14, 3072)
+			tr.Req(wire.SendOnly, 17, true)
+			tr.ReadStream(11, 3072, 1024, 2)
+			tr.ReadStream(14, 3072, 1024, 3)
+			tr.Ack(17, 4)
+		}, reports.Fail},
 		{"ACK for a PSN before the capture's first request that no READ covers: may name a request sent before it began", ht.CaptureMTU(256), func(tr *ht.Trace) {
 			tr.Read(294, 0)
 			tr.Read(291, 768)
