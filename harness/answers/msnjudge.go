@@ -60,6 +60,14 @@ type Judgement struct {
 	// Other's PSN is at fault and this answer's is not what it rests on.
 	WentBack bool
 	Firm     *Judgement
+	// AckBefore (with WentBack): the packet answers again (or may) a
+	// request at a PSN past the one Other, a positive ACK, named. Were
+	// that ACK right, the responder had not executed the request when
+	// it sent it, so every answer to the request, a replay too, carries
+	// a count no lower: either this MSN is wrong (C9-148) or the ACK's
+	// PSN is behind a request already executed (C9-95's, or C9-105's
+	// where it may answer a duplicate).
+	AckBefore bool
 	// OtherUnchecked: Other's count is one nothing checked from above,
 	// off a complete trace: the first answer's with a count that the
 	// model took, one that came while no bound was known, one that fit
@@ -100,6 +108,19 @@ func (m *MSNModel) cutStart(c *harness.Conn, p *wire.Packet) bool {
 		return true
 	}
 	return int64(p.AETH.MSN&0xFFFFFF) > int64(m.Seen())
+}
+
+// before reports whether response r's PSN is before x (within half the
+// PSN space): r answers a request before x.
+func before(r *trace.Record, x wire.PSN) bool {
+	return r != nil && r.Packet.PSN.Before(x) && x.Diff(r.Packet.PSN) < 1<<22
+}
+
+// ackBefore reports whether r is a positive ACK naming a PSN before x:
+// the request at x was not executed when the responder sent it, were its
+// PSN right.
+func ackBefore(r *trace.Record, x wire.PSN) bool {
+	return before(r, x) && r.Packet.Opcode == wire.Acknowledge && r.Packet.AETH.IsACK()
 }
 
 // early reports whether the capture showed the request at PSN p first
@@ -484,6 +505,22 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			j := wentBack(b.firm, b.firmRec, b.firmNAK)
 			j.Message += heldNote
 			return j
+		case exempt && haveExec && b.haveMono && u < b.mono && !b.monoLate && before(b.monoRec, executed):
+			// A replay is exempt from the count of the moment where it
+			// may carry its first answer's MSN, but that is no lower
+			// than an answer to a request before its own (requests
+			// execute in PSN order), and under the count of the moment
+			// one sent after that answer carries a count no lower either.
+			j := wentBack(b.mono, b.monoRec, false)
+			j.Message += fmt.Sprintf(", and it answers the request at PSN %d again, past PSN %d of that answer: a replay carries its first answer's count, no lower than that answer's, or the count of the moment", executed, b.monoRec.Packet.PSN)
+			return j
+		case exempt && haveExec && b.haveFirm && u < b.firm && ackBefore(b.firmRec, executed):
+			// A replay is exempt from the count of the moment, not from
+			// the count of an ACK sent before its request executed.
+			j := wentBack(b.firm, b.firmRec, false)
+			j.AckBefore = true
+			j.Message += fmt.Sprintf(", and it answers the request at PSN %d, past PSN %d that ACK named: were that ACK right, the responder executed the request after sending it, so even a replayed answer counts no fewer messages", executed, b.firmRec.Packet.PSN)
+			return j
 		case haveS && b.haveHi && loC.v > b.hi.v:
 			return Judgement{Violation: true, Other: b.hi.rec,
 				Message: fmt.Sprintf("MSN %d is too high: %s new messages had reached the responder by this packet%s, while %s shows the count started no higher than %d; duplicates never move the MSN",
@@ -536,7 +573,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	var below *trace.Record
 	var belowMSN int64
 	var belowJ Judgement
-	if b := &m.basis; fits && !exempt && b.haveMono && b.monoLate && unordered && u < b.mono {
+	if b := &m.basis; fits && (!exempt || haveExec && before(b.monoRec, executed)) && b.haveMono && b.monoLate && unordered && u < b.mono {
 		below, belowMSN, belowJ = b.monoRec, b.mono, wentBack(b.mono, b.monoRec, false)
 	}
 	n := 0 // the other accounts the packet fits, kept

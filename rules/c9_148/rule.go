@@ -191,6 +191,20 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 		c.Unresolved(ID, "the MSN exceeds the new messages the capture showed had reached the responder, but the capture missed requests after this response's PSN: if the request it answers was a retransmission sent after them, the MSN counts them; "+h.j.Message)
 		return
 	}
+	if a := h.j.Other; h.j.AckBefore {
+		// Below the count of an ACK that names a PSN before the request
+		// this answers again: this MSN is wrong, or that ACK names a
+		// PSN behind a request already executed (one root cause, one
+		// finding naming both).
+		alts := []reports.Alternative{
+			{ID: ID, If: fmt.Sprintf("the ACK of frame %d names the right PSN: the request this answers was executed after it, and this MSN or that ACK's is wrong", a.Frame)},
+			{ID: "C9-95", If: fmt.Sprintf("this MSN is right: the ACK of frame %d names PSN %d, behind the request this answers, which the responder had executed", a.Frame, a.Packet.PSN)}}
+		if c.ReqSends(a.Packet.PSN) > 1 || !c.Complete() {
+			alts = append(alts, reports.Alternative{ID: "C9-105", If: fmt.Sprintf("this MSN is right and the ACK of frame %d answers a duplicate: it names PSN %d, behind the newest request the responder had completed", a.Frame, a.Packet.PSN)})
+		}
+		c.ViolationEitherOn(a, "C9-95", h.r, h.j.Message, h.j.Expected, h.j.Seen, alts...)
+		return
+	}
 	// A positive ACK names the newest request completed, a duplicate's
 	// answer too: one counting requests past its PSN that the capture
 	// missed names the wrong PSN (C9-95, or C9-105 where the request it

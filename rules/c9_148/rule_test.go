@@ -1368,3 +1368,45 @@ func TestREADsFirstNumbersItsSpan(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayBelowAnAnswerToAnEarlierRequest: on a capture begun while the
+// requester resent ATOMICs, their answers may all replay ones given
+// before it began. An answer to the ATOMIC at PSN 56 below the answer to
+// the one at 55 before it fits neither numbering of a replay (a first
+// answer's count grows with the PSN; the count of the moment grows with
+// time) unless it was sent first: a violation where the responder's IDs
+// date it after, open (no pass) where nothing does; the answer at 55
+// with its first MSN passes.
+func TestReplayBelowAnAnswerToAnEarlierRequest(t *testing.T) {
+	for _, tc := range []struct {
+		first uint32 // the MSN of the answer at 55
+		ids   bool
+		want  reports.Verdict
+	}{
+		{36, true, reports.Fail},
+		{36, false, reports.Indeterminate},
+		{33, true, reports.Pass},
+		{33, false, reports.Pass},
+	} {
+		var tr ht.Trace
+		tr.Atomic(wire.FetchAdd, 55)
+		tr.Wait(19 * time.Millisecond)
+		tr.Atomic(wire.FetchAdd, 55)
+		tr.Atomic(wire.FetchAdd, 56)
+		tr.Atomic(wire.CompareSwap, 57)
+		tr.AtomicAck(55, tc.first, 1)
+		tr.AtomicAck(56, 34, 2)
+		tr.AtomicAck(57, 35, 3)
+		for psn := wire.PSN(58); psn < 66; psn++ {
+			tr.Atomic(wire.FetchAdd, psn)
+			tr.AtomicAck(psn, 36+uint32(psn-58), uint64(psn))
+		}
+		if tc.ids {
+			tr.IPIDs(100, 200)
+		}
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		if got := tallies[ID].Verdict(); got != tc.want {
+			t.Errorf("%+v: %s (%+v), want %s; findings %v", tc, got, tallies[ID], tc.want, findings)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rcconform/rcconform/harness"
 	ht "github.com/rcconform/rcconform/harness/harnesstest"
+	"github.com/rcconform/rcconform/reports"
 	_ "github.com/rcconform/rcconform/rules"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -1583,6 +1584,42 @@ func TestNAKOnACountJudgedWrong(t *testing.T) {
 		}
 		if ids && (alone != 1 || len(findings) != 1) {
 			t.Errorf("IDs %v: %d findings of C9-148 alone among %d, want only the one on the ACK whose MSN went back: %+v", ids, alone, len(findings), findings)
+		}
+	}
+}
+
+// TestBelowAnACKBeforeItsRequest: a capture in the middle shows a SEND, a
+// READ and an ATOMIC before any response, so their answers may replay
+// ones given before it began; but the ACK of the SEND, before them,
+// names a PSN before the READ's. Were that ACK right, the responder
+// executed the READ after sending it, and every answer to it, a replay
+// too, counts no fewer messages: where the ACK's MSN skipped ahead, the
+// READ's answer below it fails C9-148 (or the ACK's PSN), in whatever
+// order the IDs give; where it did not, nothing fails.
+func TestBelowAnACKBeforeItsRequest(t *testing.T) {
+	for _, tc := range []struct {
+		ackMSN uint32
+		ids    bool
+	}{{14, true}, {14, false}, {10, true}, {10, false}} {
+		var tr ht.Trace
+		tr.Req(wire.SendOnly, 20, true)
+		tr.Read(21, 3072)
+		tr.Atomic(wire.CompareSwap, 24)
+		tr.Ack(20, tc.ackMSN)
+		tr.ReadStream(21, 3072, 1024, 11)
+		tr.AtomicAck(24, 12, 1)
+		if tc.ids {
+			tr.IPIDs(100, 200)
+		}
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		if tc.ackMSN == 10 {
+			if len(findings) != 0 {
+				t.Errorf("%+v: findings on a conformant trace: %+v", tc, findings)
+			}
+			continue
+		}
+		if tl := tallies["C9-148"]; tl == nil || tl.Verdict() != reports.Fail {
+			t.Errorf("%+v: C9-148 %+v, want fail", tc, tl)
 		}
 	}
 }
