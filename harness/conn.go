@@ -276,10 +276,10 @@ type Conn struct {
 	// respIndexed: the Auditor's resps holds the connection's key.
 	respIndexed bool
 	// rs follows a request that may have begun QPs made anew with the
-	// same numbers near the old PSNs (restart.go); judgedAt, while set
-	// (JudgedAt), the record the findings being raised were judged at.
-	rs       restart
-	judgedAt *trace.Record
+	// same numbers near the old PSNs (restart.go); judged, while set
+	// (JudgedAt), the moment the findings being raised were judged at.
+	rs     restart
+	judged *Judged
 	// reservedOps are the latest requests with a reserved RC opcode,
 	// nReserved how many were noted (ReservedOps).
 	reservedOps []ReservedOp

@@ -236,7 +236,7 @@ func (c *Conn) restartNext(p *wire.Packet) (wire.PSN, bool) {
 // pending (held back) or has shown QPs made anew (left undecided); false
 // when neither is so.
 func (c *Conn) restartHold(clause string, r *trace.Record, message string, expected []string, seen string, alts []reports.Alternative) bool {
-	if j := c.judgedAt; j != nil && j.Frame < c.rs.frame {
+	if j := c.judged; j != nil && j.r.Frame < c.rs.frame {
 		// Judged on records the old QPs sent before the request: QPs
 		// made anew since explain none of them.
 		return false
@@ -256,17 +256,6 @@ func (c *Conn) restartHold(clause string, r *trace.Record, message string, expec
 		return true
 	}
 	return false
-}
-
-// JudgedAt tells the connection that the findings a monitor raises until
-// it calls the function returned were judged when record r was observed,
-// from r and the records before it (a violation held until the
-// connection ends, say): where r came before a request that may have
-// begun QPs made anew, they concern the old QPs alone, and the restart
-// holds none of them back.
-func (c *Conn) JudgedAt(r *trace.Record) (done func()) {
-	c.judgedAt = r
-	return func() { c.judgedAt = nil }
 }
 
 // restartReason explains a finding left undecided because QPs made anew

@@ -37,9 +37,37 @@ func (c *Conn) ViolationOnAnyQPs(clause string, r *trace.Record, message string,
 	c.rs.phase = phase
 }
 
-// raise records a violation of clause by r, shown among recent, unless
-// a restart of the QPs the trace may show holds it (restartHold).
+// Judged is the moment a monitor judged record r, kept to raise the
+// finding later (a violation held until the connection ends, say): r
+// and the connection's latest records then (Conn.Judging).
+type Judged struct {
+	r      *trace.Record
+	recent []*trace.Record
+}
+
+// Judging returns the moment of record r, the one being observed.
+func (c *Conn) Judging(r *trace.Record) Judged {
+	return Judged{r: r, recent: append([]*trace.Record(nil), c.recent...)}
+}
+
+// JudgedAt tells the connection that the findings a monitor raises until
+// it calls the function returned were judged at moment j, from its record
+// and the records before it: their ladders show the records of that
+// moment, and where its record came before a request that may have begun
+// QPs made anew, they concern the old QPs alone, and the restart holds
+// none of them back.
+func (c *Conn) JudgedAt(j Judged) (done func()) {
+	c.judged = &j
+	return func() { c.judged = nil }
+}
+
+// raise records a violation of clause by r, shown among recent (or the
+// records of the moment it was judged at, JudgedAt), unless a restart of
+// the QPs the trace may show holds it (restartHold).
 func (c *Conn) raise(clause string, r *trace.Record, message string, expected []string, seen string, alts []reports.Alternative, recent []*trace.Record) {
+	if c.judged != nil {
+		recent = c.judged.recent
+	}
 	if c.rs.phase != restartNone && c.restartHold(clause, r, message, expected, seen, alts) {
 		return
 	}

@@ -96,11 +96,12 @@ func AwaitCount(c *harness.Conn, r, base *trace.Record, judge func(c *harness.Co
 		judge(c, false)
 		return
 	}
+	at := c.Judging(r)
 	c.Await(func(c *harness.Conn, next *trace.Record) bool {
 		if next != nil {
 			return false
 		}
-		defer c.JudgedAt(r)()
+		defer c.JudgedAt(at)()
 		judge(c, true)
 		return true
 	})

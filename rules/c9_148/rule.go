@@ -71,6 +71,7 @@ type heldViolation struct {
 	// IDs ran on unbroken from the NAK of j.StopSeq to r (unbroken) and
 	// it is seen to number its packets one by one (answers.Judgement).
 	stop, unbroken bool
+	at             harness.Judged // when r was judged (hold)
 }
 
 // maxHeld bounds the violations held per connection; past it they are
@@ -121,6 +122,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 
 // hold keeps h until the connection ends (report).
 func (m *monitor) hold(c *harness.Conn, h heldViolation) {
+	h.at = c.Judging(h.r)
 	if len(m.held) == maxHeld {
 		m.report(c, m.held[0])
 		m.held = m.held[1:]
@@ -133,7 +135,7 @@ func (m *monitor) hold(c *harness.Conn, h heldViolation) {
 // answer, open otherwise.
 func (m *monitor) report(c *harness.Conn, h heldViolation) {
 	// The model judged h when r was observed: what follows only excuses.
-	defer c.JudgedAt(h.r)()
+	defer c.JudgedAt(h.at)()
 	if h.stop {
 		// Where a response's PSN is at fault, the earlier answer may be
 		// one at another PSN, or the bound may rest on it (one root

@@ -1410,3 +1410,27 @@ func TestReplayBelowAnAnswerToAnEarlierRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldFindingShowsItsMoment: a violation held to the connection's end
+// (reported then) shows in its ladder the records up to the packet it
+// blames, as they were when it was judged, not the trace's last ones.
+func TestHeldFindingShowsItsMoment(t *testing.T) {
+	var tr ht.Trace
+	tr.Req(wire.SendOnly, 10, true)
+	tr.Ack(10, 5)
+	tr.Req(wire.SendOnly, 11, true)
+	tr.Ack(11, 4) // went back
+	for psn := wire.PSN(12); psn < 40; psn++ {
+		tr.Req(wire.SendOnly, psn, true)
+		tr.Ack(psn, 6+uint32(psn-11))
+	}
+	tr.IPIDs(100, 200)
+	_, findings := ht.AuditAll(&tr, ht.Capture())
+	if len(findings) != 1 {
+		t.Fatalf("findings %+v, want the ACK whose MSN went back", findings)
+	}
+	f := findings[0]
+	if n := len(f.Ladder); n == 0 || f.Ladder[n-1].Frame != f.Frame || !f.Ladder[n-1].Highlight || f.Ladder[0].Frame != 1 {
+		t.Errorf("ladder %+v: want the records from frame 1 up to frame %d, it highlighted", f.Ladder, f.Frame)
+	}
+}
