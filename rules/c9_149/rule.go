@@ -198,9 +198,7 @@ func judge(c *harness.Conn, r *trace.Record, j answers.Judgement) {
 		// The count it disagrees with is one nothing before it checked
 		// (the first the capture shows, or one above the count that
 		// only a replay explained): one of the two is wrong.
-		c.ViolationEitherOn(j.Other, "C9-148", r, j.Message, j.Expected, j.Seen,
-			reports.Alternative{ID: ID, If: fmt.Sprintf("the MSN of frame %d is right: the NAK's is not the count of the moment", j.Other.Frame)},
-			reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK's MSN is right: frame %d, a count nothing before it checked, counted wrong", j.Other.Frame)})
+		eitherCount(c, r, j, "a count nothing before it checked")
 	case j.Violation:
 		c.Violation(ID, r, j.Message, j.Expected, j.Seen)
 	default:
@@ -214,12 +212,19 @@ func heldJudge(c *harness.Conn, r *trace.Record, j answers.Judgement) {
 	if !j.PastPSN && !answers.CountBlamed(c, j.Other) {
 		// C9-148 left that count open (it is wrong unless something
 		// unseen happened): one of the two is wrong.
-		c.ViolationEitherOn(j.Other, "C9-148", r, j.Message, j.Expected, j.Seen,
-			reports.Alternative{ID: ID, If: fmt.Sprintf("the MSN of frame %d is right: the NAK's is not the count of the moment", j.Other.Frame)},
-			reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK's MSN is right: frame %d, whose count disagreed with the responses before it, counted wrong", j.Other.Frame)})
+		eitherCount(c, r, j, "whose count disagreed with the responses before it")
 		return
 	}
 	judge(c, r, j)
+}
+
+// eitherCount reports the violation j of NAK r as one finding naming
+// C9-149 (the NAK's MSN) and C9-148 (the count of j.Other, which what
+// says is in doubt).
+func eitherCount(c *harness.Conn, r *trace.Record, j answers.Judgement, what string) {
+	c.ViolationEitherOn(j.Other, "C9-148", r, j.Message, j.Expected, j.Seen,
+		reports.Alternative{ID: ID, If: fmt.Sprintf("the MSN of frame %d is right: the NAK's is not the count of the moment", j.Other.Frame)},
+		reports.Alternative{ID: "C9-148", If: fmt.Sprintf("the NAK's MSN is right: frame %d, %s, counted wrong", j.Other.Frame, what)})
 }
 
 func (m *monitor) End(*harness.Conn) {}
