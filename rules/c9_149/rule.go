@@ -69,13 +69,15 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			// Where it rests on a count the shared model judged wrong,
 			// which C9-148 holds to the connection's end, it is judged
 			// then, once that clause has said whether it blamed the
-			// count (heldJudge).
-			answers.AwaitCount(c, r, j.Other, func(c *harness.Conn, held bool) {
+			// count (heldJudge). (The closure takes copies: capturing
+			// the judgement itself would put every NAK's on the heap.)
+			nak, v := r, j
+			answers.AwaitCount(c, nak, v.Other, func(c *harness.Conn, held bool) {
 				if held {
-					heldJudge(c, r, j)
+					heldJudge(c, nak, v)
 					return
 				}
-				judge(c, r, j)
+				judge(c, nak, v)
 			})
 		} else {
 			judge(c, r, j)
