@@ -441,7 +441,12 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		}
 	}
 	if behindLatest || byMSN {
-		dated := byMSN || byOrder
+		// Dated after the response it goes behind by its IPv4 ID, or by
+		// its count: whenever it was sent, it carries a count no lower
+		// than that response's though a message ends between their
+		// PSNs, and an ACK's count is that of the messages up to the
+		// request it names.
+		dated := byMSN || byOrder || !harness.MSNAfter(lastMSN, p.AETH.MSN&0xFFFFFF) && c.EndsMessageIn(p.PSN, last)
 		if m.answersDup(p.PSN) {
 			// (Behind an ATOMIC acknowledgment, which shows its ATOMIC
 			// completed, only the duplicate's answer can be wrong:
@@ -476,11 +481,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			judge(c, judged && dated)
 			return
 		}
-		if dated || !harness.MSNAfter(lastMSN, p.AETH.MSN&0xFFFFFF) && c.EndsMessageIn(p.PSN, last) {
-			// Dated after the response it goes behind; or, whenever it
-			// was sent, it carries a count no lower than that response's
-			// though a message ends between their PSNs: an ACK's count is
-			// that of the messages up to the request it names.
+		if dated {
 			wentBack(c, r, what, last)
 			return
 		}

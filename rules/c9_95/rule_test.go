@@ -92,6 +92,24 @@ func TestMonitor(t *testing.T) {
 			tr.ReadStream(14, 3072, 1024, 3)
 			tr.Ack(17, 4)
 		}, reports.Fail},
+		{"ACK going back to a duplicate's PSN with the count of a later ACK, messages ending between: dated after it by its count", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Req(wire.SendOnly, 10, true) // a duplicate
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Req(wire.SendOnly, 12, true)
+			tr.Ack(12, 3)
+			tr.Ack(10, 3)
+		}, reports.Fail},
+		{"ACK going back to a duplicate's PSN with its own count: may have been sent first, left to C9-105", ht.Capture(), func(tr *ht.Trace) {
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Ack(10, 1)
+			tr.Req(wire.SendOnly, 10, true)
+			tr.Req(wire.SendOnly, 11, true)
+			tr.Req(wire.SendOnly, 12, true)
+			tr.Ack(12, 3)
+			tr.Ack(10, 1)
+		}, reports.Pass},
 		{"ACK for a PSN before the capture's first request that no READ covers: may name a request sent before it began", ht.CaptureMTU(256), func(tr *ht.Trace) {
 			tr.Read(294, 0)
 			tr.Read(291, 768)
