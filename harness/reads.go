@@ -237,6 +237,21 @@ func (c *Conn) ReadInteriorUnended(p wire.PSN) *ReadSpan {
 	return s
 }
 
+// ReadFirstNumbered returns the new READ at PSN p whose answer the
+// responder numbered over more than one PSN (ReadSpan.Numbered; nil:
+// none): the READ completes at its last PSN, so no completion has its
+// first, before its answer or after it.
+func (c *Conn) ReadFirstNumbered(p wire.PSN) *ReadSpan {
+	s := c.ReadSpanAt(p)
+	if s == nil || !s.Numbered || !s.Known() || p != s.First || !s.LastMin.After(s.First) {
+		return nil
+	}
+	if op, _, _, ok := c.Req(p); !ok || op != wire.ReadRequest {
+		return nil
+	}
+	return s
+}
+
 // readInterior is ReadInterior(p) != nil, answered at once where the
 // trace shows a request other than a READ at p (the common case of an
 // acknowledged PSN).

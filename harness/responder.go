@@ -128,7 +128,8 @@ func (c *Conn) notePSNFault(r *trace.Record, fault string, one bool) {
 // AckPSNFault says why positive ACK r carries a PSN no legal responder
 // gives it ("" when it may): beyond every request on a trace that holds
 // every request, inside the range of a READ whose response is not
-// complete, or at an ATOMIC's PSN before its ATOMIC Acknowledge (an ACK
+// complete, at the first PSN of a READ whose answer took more than one
+// (ReadFirstNumbered), or at an ATOMIC's PSN before its ATOMIC Acknowledge (an ACK
 // cannot carry an ATOMIC's result) where the trace is complete or holds
 // every response since the ATOMIC came.
 func (c *Conn) AckPSNFault(r *trace.Record) string {
@@ -165,6 +166,9 @@ func (c *Conn) ackPSNFault(r *trace.Record) string {
 		// Strictly inside a READ's range, known since the READ (from
 		// the path MTU or its answer), where no completion has a PSN.
 		return fmt.Sprintf("an ACK carries PSN %d, inside the range of the READ at PSN %d, which no completion has (frame %d): its PSN is C9-95's fault", p.PSN, s.First, r.Frame)
+	}
+	if s := c.ReadFirstNumbered(p.PSN); s != nil {
+		return fmt.Sprintf("an ACK carries PSN %d, the first of the READ's range %d..%d, which no completion has (frame %d): its PSN is C9-95's fault", p.PSN, s.First, s.LastMin, r.Frame)
 	}
 	if op, _, frame, ok := c.Req(p.PSN); ok && opc.Class(op) == wire.ClassAtomic && (c.Complete() || c.sentAllSinceFrame(trace.ToRequester, frame)) {
 		// (An ATOMIC executed with its answer lost before the capture

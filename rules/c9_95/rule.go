@@ -508,6 +508,12 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			fmt.Sprintf("ACK PSN %d", p.PSN))
 		return
 	}
+	if s := c.ReadFirstNumbered(p.PSN); s != nil {
+		c.Violation(ID, r, fmt.Sprintf("ACK PSN %d is the first PSN of the RDMA READ of frame %d, whose answer takes PSNs %d..%d: the READ completes at its last PSN, and no completion has its first", p.PSN, s.Frame, s.First, s.LastMin),
+			[]string{"the PSN of a SEND or RDMA WRITE request, or the newest completed request's PSN"},
+			fmt.Sprintf("ACK PSN %d", p.PSN))
+		return
+	}
 	if behind != "" {
 		c.AwaitDated(r, func(c *harness.Conn) {
 			if c.DatedByID(r) {

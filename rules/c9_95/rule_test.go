@@ -110,6 +110,20 @@ func TestMonitor(t *testing.T) {
 			tr.Ack(12, 3)
 			tr.Ack(10, 1)
 		}, reports.Pass},
+		{"ACK at the first PSN of a READ whose answer took three PSNs, after that answer", ht.Capture(), func(tr *ht.Trace) {
+			tr.Read(17, 768)
+			tr.Req(wire.SendOnly, 20, true)
+			tr.ReadStream(17, 768, 256, 6)
+			tr.Ack(17, 6)
+			tr.Ack(20, 7)
+		}, reports.Fail},
+		{"ACK at the PSN of a READ whose answer took one, after that answer", ht.Capture(), func(tr *ht.Trace) {
+			tr.Read(17, 256)
+			tr.Req(wire.SendOnly, 18, true)
+			tr.ReadStream(17, 256, 256, 6)
+			tr.Ack(17, 6)
+			tr.Ack(18, 7)
+		}, reports.Pass},
 		{"ACK for a PSN before the capture's first request that no READ covers: may name a request sent before it began", ht.CaptureMTU(256), func(tr *ht.Trace) {
 			tr.Read(294, 0)
 			tr.Read(291, 768)
