@@ -232,10 +232,10 @@ func (c *Conn) restartNext(p *wire.Packet) (wire.PSN, bool) {
 	return p.PSN, false
 }
 
-// restartHold takes the violation a monitor raised where a restart is
-// pending (held back) or has shown QPs made anew (left undecided); false
-// when neither is so.
-func (c *Conn) restartHold(clause string, r *trace.Record, message string, expected []string, seen string, alts []reports.Alternative) bool {
+// restartHold takes the violation a monitor raised, shown among recent,
+// where a restart is pending (held back) or has shown QPs made anew (left
+// undecided); false when neither is so.
+func (c *Conn) restartHold(clause string, r *trace.Record, message string, expected []string, seen string, alts []reports.Alternative, recent []*trace.Record) bool {
 	if j := c.judged; j != nil && j.r.Frame < c.rs.frame {
 		// Judged on records the old QPs sent before the request: QPs
 		// made anew since explain none of them.
@@ -249,7 +249,7 @@ func (c *Conn) restartHold(clause string, r *trace.Record, message string, expec
 			return true
 		}
 		c.rs.held = append(c.rs.held, heldFinding{clause: clause, message: message, r: r, expected: expected, seen: seen, alts: alts,
-			recent: append([]*trace.Record(nil), c.recent...)})
+			recent: append([]*trace.Record(nil), recent...)})
 		return true
 	case restartAnew:
 		c.Unresolved(clause, c.restartReason(r, message))

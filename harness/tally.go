@@ -68,7 +68,7 @@ func (c *Conn) raise(clause string, r *trace.Record, message string, expected []
 	if c.judged != nil {
 		recent = c.judged.recent
 	}
-	if c.rs.phase != restartNone && c.restartHold(clause, r, message, expected, seen, alts) {
+	if c.rs.phase != restartNone && c.restartHold(clause, r, message, expected, seen, alts, recent) {
 		return
 	}
 	if c.blamed(r, clause, false) {
