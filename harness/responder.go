@@ -129,9 +129,9 @@ func (c *Conn) notePSNFault(r *trace.Record, fault string, one bool) {
 // gives it ("" when it may): beyond every request on a trace that holds
 // every request, inside the range of a READ whose response is not
 // complete, at the first PSN of a READ whose answer took more than one
-// (ReadFirstNumbered), or at an ATOMIC's PSN before its ATOMIC Acknowledge (an ACK
-// cannot carry an ATOMIC's result) where the trace is complete or holds
-// every response since the ATOMIC came.
+// (ReadFirstNumbered), or at an ATOMIC's PSN before its ATOMIC
+// Acknowledge (an ACK cannot carry an ATOMIC's result) where the trace is
+// complete or holds every response since the ATOMIC came.
 func (c *Conn) AckPSNFault(r *trace.Record) string {
 	// The MSN model asks before the record is absorbed, and the
 	// reconstruction as it absorbs it: one answer for both.

@@ -465,8 +465,30 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			Expected: []string{fmt.Sprintf("an MSN of at least %d (the MSN only counts up)", msn24(mono))},
 			Seen:     fmt.Sprintf("MSN %d", msn24(u))}
 	}
+	// exemptFrom tells whether r, a replay (exempt), is exempt from "the
+	// MSN never goes back" against account b's latest answer (mono) and
+	// firm count (firm). A replay may carry its first answer's count,
+	// below the count of the moment, but not below an answer to a request
+	// before its own (a first answer's count grows with the PSN, the count
+	// of the moment with time: legal only if sent first), nor below a
+	// positive ACK naming a PSN before its request (were that ACK right,
+	// the request executed after it was sent: AckBefore).
+	exemptFrom := func(b *basis) (mono, firm bool) {
+		return exempt && !(haveExec && before(b.monoRec, executed)), exempt && !(haveExec && ackBefore(b.firmRec, executed))
+	}
+	// replayNote says why a replay below count v of response o is judged.
+	replayNote := func(o *trace.Record) string {
+		if !exempt {
+			return ""
+		}
+		if o.Packet.Opcode == wire.Acknowledge {
+			return fmt.Sprintf(", and it answers the request at PSN %d, past PSN %d that ACK named: were that ACK right, the responder executed the request after sending it, so even a replayed answer counts no fewer messages", executed, o.Packet.PSN)
+		}
+		return fmt.Sprintf(", and it answers the request at PSN %d again, past PSN %d of that answer: a replay carries its first answer's count, no lower than that answer's, or the count of the moment", executed, o.Packet.PSN)
+	}
 	// check judges the MSN against account b.
 	check := func(b *basis) Judgement {
+		exMono, exFirm := exemptFrom(b)
 		switch {
 		case neither:
 			return Judgement{Violation: true, Other: m.currOut,
@@ -474,17 +496,18 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 					msn24(u), p.PSN, first.MSN&0xFFFFFF, first.Frame, m.currOut.Frame, m.currOut.Packet.AETH.MSN&0xFFFFFF, msn24(m.currAbove), m.currAboveRec.Frame),
 				Expected: []string{fmt.Sprintf("MSN %d, its first answer's: this responder answers an ATOMIC again with the MSN it first gave", first.MSN&0xFFFFFF)},
 				Seen:     fmt.Sprintf("MSN %d", msn24(u))}
-		case !exempt && b.haveMono && u < b.mono && !(b.monoLate && unordered):
+		case !exMono && b.haveMono && u < b.mono && !(b.monoLate && unordered):
 			j := wentBack(b.mono, b.monoRec, false)
-			j.Message += heldNote
-			if b.haveFirm && u < b.firm && b.firmRec != b.monoRec && b.firmRec != nil {
+			j.Message += heldNote + replayNote(b.monoRec)
+			if !exFirm && b.haveFirm && u < b.firm && b.firmRec != b.monoRec && b.firmRec != nil {
 				// Below the firm count too (for example, an ACK two
 				// behind the count just after an ACK at a READ's last PSN
 				// whose Last the capture lost: that PSN fault undermines
 				// the violation, but a READ answer before that ACK had
 				// carried the same count).
 				f := wentBack(b.firm, b.firmRec, b.firmNAK)
-				f.Message += heldNote
+				f.Message += heldNote + replayNote(b.firmRec)
+				f.AckBefore = exempt
 				j.Firm = &f
 			}
 			return j
@@ -501,25 +524,10 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 				return wentBack(b.firm, b.firmRec, b.firmNAK)
 			}
 			return j
-		case !exempt && b.haveFirm && u < b.firm:
+		case !exFirm && b.haveFirm && u < b.firm:
 			j := wentBack(b.firm, b.firmRec, b.firmNAK)
-			j.Message += heldNote
-			return j
-		case exempt && haveExec && b.haveMono && u < b.mono && !b.monoLate && before(b.monoRec, executed):
-			// A replay is exempt from the count of the moment where it
-			// may carry its first answer's MSN, but that is no lower
-			// than an answer to a request before its own (requests
-			// execute in PSN order), and under the count of the moment
-			// one sent after that answer carries a count no lower either.
-			j := wentBack(b.mono, b.monoRec, false)
-			j.Message += fmt.Sprintf(", and it answers the request at PSN %d again, past PSN %d of that answer: a replay carries its first answer's count, no lower than that answer's, or the count of the moment", executed, b.monoRec.Packet.PSN)
-			return j
-		case exempt && haveExec && b.haveFirm && u < b.firm && ackBefore(b.firmRec, executed):
-			// A replay is exempt from the count of the moment, not from
-			// the count of an ACK sent before its request executed.
-			j := wentBack(b.firm, b.firmRec, false)
-			j.AckBefore = true
-			j.Message += fmt.Sprintf(", and it answers the request at PSN %d, past PSN %d that ACK named: were that ACK right, the responder executed the request after sending it, so even a replayed answer counts no fewer messages", executed, b.firmRec.Packet.PSN)
+			j.Message += heldNote + replayNote(b.firmRec)
+			j.AckBefore = exempt
 			return j
 		case haveS && b.haveHi && loC.v > b.hi.v:
 			return Judgement{Violation: true, Other: b.hi.rec,
@@ -573,8 +581,11 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	var below *trace.Record
 	var belowMSN int64
 	var belowJ Judgement
-	if b := &m.basis; fits && (!exempt || haveExec && before(b.monoRec, executed)) && b.haveMono && b.monoLate && unordered && u < b.mono {
-		below, belowMSN, belowJ = b.monoRec, b.mono, wentBack(b.mono, b.monoRec, false)
+	if b := &m.basis; fits && b.haveMono && b.monoLate && unordered && u < b.mono {
+		exMono, _ := exemptFrom(b)
+		if !exMono {
+			below, belowMSN, belowJ = b.monoRec, b.mono, wentBack(b.mono, b.monoRec, false)
+		}
 	}
 	n := 0 // the other accounts the packet fits, kept
 	// dropped: an answer only a replay now explains (basis.newAt), and
