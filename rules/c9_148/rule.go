@@ -275,7 +275,7 @@ func (m *monitor) blamedElsewhere(c *harness.Conn, r *trace.Record) bool {
 // violation h (harness.Conn.PSNFaultUndermines): one resting on the PSN
 // of the packet judged or of the one that set the bound it breaks. An
 // MSN below an earlier answer's went back whatever the packet's own PSN
-// (docs/verdicts.md: were its PSN wrong too, the count still went back):
+// (docs/verdicts-detail.md: were its PSN wrong too, the count still went back):
 // only that answer's PSN fault undermines it, as its count may be the
 // one its wrong PSN made.
 func undermined(c *harness.Conn, h heldViolation) bool {
