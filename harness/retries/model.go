@@ -93,13 +93,18 @@ type Tracker struct {
 	nak       *trace.Record
 	react     time.Duration
 	haveReact bool
-	// rnr is the PSN of an RNR NAK whose resend has not been seen
-	// (haveRNR): until then the requester waits out the RNR delay, and a
-	// sequence NAK's resend measures that wait, not a reaction.
-	rnr     wire.PSN
-	haveRNR bool
-	acked   []*Sent // the entries the response being read made Done
-	slab    []Sent  // where the next Sents are allocated
+	// rnr is the RNR NAK whose resend has not been seen (haveRNR): until
+	// then the requester waits out the RNR delay, and a sequence NAK's
+	// resend measures that wait, not a reaction. The resend, less the
+	// delay, bounds one from above (the requester waits at least the
+	// delay, often longer): rnrReact, the longest such, stands in for
+	// react where the trace shows no sequence NAK's resend (haveRNRReact).
+	rnr          *trace.Record
+	haveRNR      bool
+	rnrReact     time.Duration
+	haveRNRReact bool
+	acked        []*Sent // the entries the response being read made Done
+	slab         []Sent  // where the next Sents are allocated
 }
 
 // sentSlab is how many Sents are allocated at once.

@@ -207,8 +207,8 @@ func TestCauseNamesThePSN(t *testing.T) {
 
 // TestReactionNotTheRNRWait: a sequence NAK's PSN resent at once shows
 // the requester's reaction; resent after an RNR NAK's delay, it shows
-// that wait instead, which Reaction leaves out, whichever of the two NAKs
-// came first.
+// that wait instead, which Reaction leaves out where a sequence NAK's
+// resend shows a reaction, whichever of the two NAKs came first.
 func TestReactionNotTheRNRWait(t *testing.T) {
 	us := time.Microsecond
 	for _, rnrFirst := range []bool{true, false} {
@@ -237,5 +237,46 @@ func TestReactionNotTheRNRWait(t *testing.T) {
 		if d, ok := f.tr.Reaction(); !ok || d != 2*us {
 			t.Errorf("RNR NAK first %v: reaction %v (%v), want the 2µs of the first NAK's resend", rnrFirst, d, ok)
 		}
+	}
+}
+
+// TestFirstSentBehindTheBase: a request whose first transmission the
+// capture missed, sent after a sequence NAK naming it (which acknowledged
+// what came before and left its slot empty), is covered by a later ACK
+// of its PSN like any other: the model knows it acknowledged.
+func TestFirstSentBehindTheBase(t *testing.T) {
+	f := newFeed(harness.UnknownSettings())
+	f.Request(rec(wire.SendOnly, 10, 0))
+	f.Request(rec(wire.SendOnly, 12, time.Microsecond)) // PSN 11 missed by the capture
+	nak := rec(wire.Acknowledge, 11, 2*time.Microsecond)
+	nak.Packet.AETH.Syndrome = wire.SynNAK(wire.NAKPSNSequence)
+	f.Response(nak)
+	f.Request(rec(wire.SendOnly, 11, 3*time.Microsecond))
+	f.Request(rec(wire.SendOnly, 12, 4*time.Microsecond))
+	f.Response(rec(wire.Acknowledge, 11, 5*time.Microsecond))
+	if s := f.tr.Lookup(11); s == nil || !s.Done {
+		t.Errorf("PSN 11, first sent after the NAK named it and acknowledged since: %+v, want done", s)
+	}
+	if p, ok := f.tr.Base(); !ok || p != 12 {
+		t.Errorf("oldest outstanding PSN %d (%v), want 12", p, ok)
+	}
+}
+
+// TestReactionFromAnRNRWait: with no sequence NAK's resend in the trace,
+// the resend after an RNR NAK, less the delay the NAK asked for (code
+// 11: 480 µs), bounds the reaction: the requester waited at least that.
+func TestReactionFromAnRNRWait(t *testing.T) {
+	us := time.Microsecond
+	f := newFeed(harness.UnknownSettings())
+	f.Request(rec(wire.SendOnly, 10, 1*us))
+	rnr := rec(wire.Acknowledge, 10, 2*us)
+	rnr.Packet.AETH.Syndrome = wire.SynRNR(11)
+	f.Response(rnr)
+	if _, ok := f.tr.Reaction(); ok {
+		t.Fatalf("a reaction before any resend")
+	}
+	f.Request(rec(wire.SendOnly, 10, 500*us))
+	if d, ok := f.tr.Reaction(); !ok || d != 18*us {
+		t.Errorf("reaction %v (%v), want the 18µs the resend took beyond the 480µs delay", d, ok)
 	}
 }

@@ -101,13 +101,18 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 		// which errs toward a response still on its way.)
 		t.react, t.haveReact, t.nak = max(t.react, r.Time-n.Time), true, nil
 	}
-	if t.haveRNR && p.PSN == t.rnr {
-		t.haveRNR = false // the RNR delay waited out
+	if n := t.rnr; t.haveRNR && p.PSN == n.Packet.PSN {
+		// The RNR delay waited out: what the resend took beyond it is
+		// at least the time the NAK took to reach the requester.
+		if d := r.Time - n.Time - wire.RNRDelay(n.Packet.AETH.Value()); d >= 0 {
+			t.rnrReact, t.haveRNRReact = max(t.rnrReact, d), true
+		}
+		t.haveRNR = false
 	}
 	cont, gap, maybe := t.continues(r)
 	ev.Start, ev.SweepGap, ev.MaybeStart = !cont, gap, maybe
-	if a := t.coverAck; cont && a != nil && !a.Packet.PSN.Before(p.PSN) && t.haveReact && r.Time-a.Time > t.react {
-		ev.AckedBefore = a
+	if react, ok := t.Reaction(); cont && ok && t.coverAck != nil && !t.coverAck.Packet.PSN.Before(p.PSN) && r.Time-t.coverAck.Time > react {
+		ev.AckedBefore = t.coverAck
 	}
 	switch {
 	case gap:
@@ -149,11 +154,17 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 }
 
 // Reaction returns the longest interval the trace showed from a sequence
-// NAK to the requester's first resend of the PSN it named (ok false:
-// none yet): a bound, from the capture's own evidence, on how long a
-// response takes from the capture point to the requester and on to a
-// change in what the requester sends.
-func (t *Tracker) Reaction() (d time.Duration, ok bool) { return t.react, t.haveReact }
+// NAK to the requester's first resend of the PSN it named, or, where it
+// showed none, from an RNR NAK to that resend less the delay it asked for
+// (ok false: neither yet): a bound, from the capture's own evidence, on
+// how long a response takes from the capture point to the requester and
+// on to a change in what the requester sends.
+func (t *Tracker) Reaction() (d time.Duration, ok bool) {
+	if t.haveReact {
+		return t.react, true
+	}
+	return t.rnrReact, t.haveRNRReact
+}
 
 // swept notes, on the requests outstanding at the n PSNs from PSN from,
 // which a sweep passed after the previous resend without the trace

@@ -45,7 +45,7 @@ func (t *Tracker) response(r *trace.Record, ev *RespEvent) {
 			ev.NAK, ev.Code = CauseRNR, a.Value()
 			ev.Implied, ev.Progress = t.cover(p.PSN, false, nil)
 			t.trig = append(t.trig, Trigger{Cause: CauseRNR, Rec: r, PSN: p.PSN, Code: a.Value(), Seq: t.c.Seq()})
-			t.nak, t.rnr, t.haveRNR = nil, p.PSN, true
+			t.nak, t.rnr, t.haveRNR = nil, r, true
 		case a.Kind() == wire.KindNAK && a.Value() == wire.NAKPSNSequence:
 			ev.OutstandingBefore = t.Outstanding()
 			ev.NAK = CauseSeqNAK

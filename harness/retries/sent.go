@@ -97,9 +97,15 @@ func (t *Tracker) nextStart(i int) int {
 }
 
 // set stores s in entry i and marks it and the entry after it (whose
-// predecessor changed) as possible run starts.
+// predecessor changed) as possible run starts. An entry filled behind the
+// base (a PSN first sent after acknowledgments passed its empty slot: a
+// resend whose first transmission the capture missed) moves the base
+// back to it, so that the responses after it still cover it.
 func (t *Tracker) set(i int, s *Sent) {
 	t.ents[i] = s
+	if s != nil && !s.Done && i < t.base {
+		t.base = i
+	}
 	t.setStart(i)
 	if i+1 < len(t.ents) {
 		t.setStart(i + 1)

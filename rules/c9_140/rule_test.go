@@ -134,6 +134,16 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.ACK(8)
 			s.Wait(500 * time.Microsecond).Resend(r[2:]...)
 		}, reqtest.Suspect},
+		// With no sequence NAK's resend in the trace, an RNR NAK's
+		// resend less the delay it asked for (code 1: 10 µs) bounds how
+		// long a response takes to reach the requester.
+		{"capture, a sweep going on long after an ACK covering its next PSN, reaction shown by an RNR NAK's resend", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			r := s.Send(5, 4)
+			s.RNR(5, 1)
+			s.Wait(11 * time.Microsecond).Resend(r[:2]...)
+			s.ACK(8)
+			s.Wait(500 * time.Microsecond).Resend(r[2:]...)
+		}, reqtest.Suspect},
 		{"capture, a sweep going on right after an ACK covering its next PSN", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
 			r := s.Send(5, 4)
 			s.Wait(10*time.Microsecond).NAK(5, wire.NAKPSNSequence)
