@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
 )
@@ -401,4 +402,63 @@ func (c *Conn) ReadSpanOf(first wire.PSN, length uint32) *ReadSpan {
 func (c *Conn) ReadSpanMayEnd(first wire.PSN, length uint32, last wire.PSN) bool {
 	s := c.ReadSpanOf(first, length)
 	return s != nil && last.InRange(s.LastMin, s.LastMax)
+}
+
+// ReadOwed is what AwaitReadOwed reports of a READ whose answer a
+// response took to be still to come.
+type ReadOwed struct {
+	// Answered is called at the first packet of the READ's answer
+	// recorded after the response; it returns whether that settles the
+	// instance (false: held to the end of the trace, Ended).
+	Answered func(c *Conn) bool
+	// Passed is called at a response showing the responder past the
+	// READ's range (next: it names a PSN beyond it completed) with no
+	// packet of the READ's answer recorded since: the answer went out
+	// before the instance's response, or never (next then passed the
+	// READ unanswered).
+	Passed func(c *Conn, next *trace.Record)
+	// Ended is called at the end of the trace (the answer may still
+	// have come after it).
+	Ended func(c *Conn)
+}
+
+// AwaitReadOwed holds an instance that is legal only if the new READ
+// whose span begins at PSN read was not yet completed when the response
+// under judgement was sent: its answer was then still to come, and the
+// responder, which executes in PSN order, sends it before any response
+// completing a PSN past the READ's range. The instance is settled by the
+// responder's later responses (o).
+func (c *Conn) AwaitReadOwed(read wire.PSN, o ReadOwed) {
+	s := c.ReadSpanAt(read)
+	if s == nil || s.First != read {
+		o.Ended(c)
+		return
+	}
+	last, answered := s.LastMax, false
+	c.Await(func(c *Conn, next *trace.Record) bool {
+		if next == nil {
+			o.Ended(c)
+			return true
+		}
+		p := next.Packet
+		if answered || next.Dir != trace.ToRequester || !opc.IsResponse(p.Opcode) {
+			return false
+		}
+		if s := c.ReadSpanAt(read); s != nil && s.First == read {
+			last = s.LastMax
+		}
+		done := p.PSN
+		if p.Opcode == wire.Acknowledge && !p.AETH.IsACK() {
+			done = done.Add(-1) // a NAK names the PSN not completed
+		}
+		switch {
+		case opc.Class(p.Opcode) == wire.ClassReadResponse && p.PSN.InRange(read, last):
+			answered = true
+			return o.Answered(c)
+		case done.After(last):
+			o.Passed(c, next)
+			return true
+		}
+		return false
+	})
 }

@@ -71,6 +71,8 @@ type Stream struct {
 	LastKnown   bool
 	Open        bool
 	StartRec    *trace.Record
+	// LastRec is the stream's latest packet.
+	LastRec *trace.Record
 	// InterruptedBy is the stream that started while this one was open.
 	InterruptedBy *Stream
 }
@@ -332,6 +334,7 @@ func (s *answers) response(c *harness.Conn, t *Tracker, r *trace.Record, ev *Eve
 	switch opc.Class(p.Opcode) {
 	case wire.ClassReadResponse:
 		ev.Answer = s.readResponse(c, r)
+		ev.Answer.Stream.LastRec = r
 	case wire.ClassAtomicAck:
 		ans := s.answer()
 		st := &Stream{Start: p.PSN, Next: p.PSN.Next(), LastPSN: p.PSN, LastKnown: true, StartRec: r}

@@ -226,6 +226,24 @@ func (t *Tracker) ReadUnanswered(q wire.PSN, before int) (r *trace.Record, ok bo
 	return r, r != nil
 }
 
+// AnswerBegun returns the latest packet of an answer to the new READ at
+// PSN q that began and has not reached the READ's last PSN (ok false:
+// none): the responder was executing the READ when it sent that packet.
+func (t *Tracker) AnswerBegun(q wire.PSN) (last *trace.Record, ok bool) {
+	begun := func(st *Stream) bool {
+		return st != nil && st.Req != nil && !st.Req.Dup && !st.Req.Atomic && st.Req.PSN == q && !st.Req.Done && st.LastRec != nil
+	}
+	if st := t.ans.cur; begun(st) {
+		return st.LastRec, true
+	}
+	for i := len(t.ans.interrupted) - 1; i >= 0; i-- {
+		if st := t.ans.interrupted[i]; begun(st) {
+			return st.LastRec, true
+		}
+	}
+	return nil, false
+}
+
 // Exact reports whether the model currently makes exact judgments.
 func (t *Tracker) Exact() bool { return t.w != nil && t.w.Exact() }
 

@@ -72,11 +72,11 @@ type judge struct {
 type readWait struct {
 	// ack is the ACK's record while the wait may still raise a finding
 	// on it (nil once answered); acked what the messages need of it.
-	ack        *trace.Record
-	acked      sentPacket
-	seq        uint64   // the ACK's Seq
-	read, last wire.PSN // the READ's first PSN and its furthest last
-	dups       string
+	ack   *trace.Record
+	acked sentPacket
+	seq   uint64   // the ACK's Seq
+	read  wire.PSN // the READ's first PSN
+	dups  string
 	// fail is the finding the ACK is if the READ had been answered;
 	// open, the reason an instance that stays legal is undecided (""
 	// checked).
@@ -85,10 +85,11 @@ type readWait struct {
 	open string
 	// req is the READ request captured before the duplicates that the
 	// ACK's MSN counts (timed): the READ had then reached the responder,
-	// its answer not begun. answered: a packet of its answer came after
-	// the ACK.
-	req             sentPacket
-	timed, answered bool
+	// its answer not begun. Or, begun, the latest packet of the READ's
+	// answer captured before the ACK, the answer not ended: the responder
+	// was executing the READ, whose next packet was owed at once.
+	req          sentPacket
+	timed, begun bool
 }
 
 // sentPacket is what the judge keeps of a captured packet.
@@ -215,7 +216,7 @@ func (j *judge) Event(k *dupnak.Checker, c *harness.Conn, ev *receive.Event) {
 			return
 		}
 		wait.open = open
-		c.Await(wait.decide(k))
+		wait.await(k, c)
 	}
 	switch {
 	case !k.T.Complete() && (!ev.Exact || newest()) && !unended && behindCount(c, ev.Rec):
@@ -364,8 +365,10 @@ func readWaitOf(c *harness.Conn, t *receive.Tracker, ev *receive.Event, dups []*
 		want = []string{"an ACK with the PSN of the most recently completed new request, the READ's last PSN once answered"}
 	}
 	s := c.ReadSpanAt(p.PSN.Next())
-	w := &readWait{ack: ev.Rec, acked: sent(ev.Rec), seq: c.Seq(), read: s.First, last: s.LastMax, dups: dupnak.DupList(dups), fail: f, want: want}
-	if counted {
+	w := &readWait{ack: ev.Rec, acked: sent(ev.Rec), seq: c.Seq(), read: s.First, dups: dupnak.DupList(dups), fail: f, want: want}
+	if r, ok := t.AnswerBegun(s.First); ok {
+		w.req, w.timed, w.begun = sent(r), true, true
+	} else if counted {
 		// The responder, answering in order, had the READ before the
 		// last duplicate: sent before it.
 		if r, ok := t.ReadUnanswered(s.First, dups[len(dups)-1].Frame); ok {
@@ -375,56 +378,50 @@ func readWaitOf(c *harness.Conn, t *receive.Tracker, ev *receive.Event, dups []*
 	return w
 }
 
-// decide returns the Decide that settles w (Conn.Await) on the
-// responder's packets after the ACK: a packet of the READ's answer makes
-// the ACK legal (checked, or undecided for its own reason; a timed wait
-// at the end, against the longest reaction the whole trace shows); a
-// response past the READ (it completed a PSN beyond the READ's range)
-// with none of that answer since the ACK makes it a violation unless the
-// capture missed a packet the responder sent in between. At the end of
-// the trace the answer may still have come after it.
-func (w *readWait) decide(k *dupnak.Checker) harness.Decide {
-	return func(c *harness.Conn, next *trace.Record) bool {
-		if next == nil {
-			w.end(k, c)
-			return true
-		}
-		p := next.Packet
-		if w.answered || next.Dir != trace.ToRequester || !opc.IsResponse(p.Opcode) {
+// await holds w (Conn.AwaitReadOwed) until the responder's packets after
+// the ACK settle it: a packet of the READ's answer makes the ACK legal
+// (checked, or undecided for its own reason; a timed wait at the end,
+// against the longest reaction the whole trace shows); a response past
+// the READ (it completed a PSN beyond the READ's range) with none of that
+// answer since the ACK makes it a violation unless the capture missed a
+// packet the responder sent in between. At the end of the trace the
+// answer may still have come after it.
+func (w *readWait) await(k *dupnak.Checker, c *harness.Conn) {
+	c.AwaitReadOwed(w.read, harness.ReadOwed{
+		Answered: func(c *harness.Conn) bool {
+			if !w.timed {
+				w.judged(k, c)
+				return true
+			}
+			w.ack = nil
 			return false
-		}
-		last := w.last
-		if s := c.ReadSpanAt(w.read); s != nil && s.First == w.read {
-			last = s.LastMax
-		}
-		done := p.PSN
-		if p.Opcode == wire.Acknowledge && !p.AETH.IsACK() {
-			done = done.Add(-1) // a NAK names the PSN not completed
-		}
-		switch {
-		case opc.Class(p.Opcode) == wire.ClassReadResponse && p.PSN.InRange(w.read, last) && !w.timed:
-			w.judged(k, c)
-			return true
-		case opc.Class(p.Opcode) == wire.ClassReadResponse && p.PSN.InRange(w.read, last):
-			w.answered, w.ack = true, nil
-		case done.After(last):
-			reason := fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, the newest completed request only if the READ at PSN %d was not yet completed: its answer, owed before the response at frame %d (PSN %d), was then lost before the capture point", w.dups, w.acked.frame, w.acked.psn, w.read, next.Frame, p.PSN)
+		},
+		Passed: func(c *harness.Conn, next *trace.Record) {
+			reason := fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, the newest completed request only if the READ at PSN %d was not yet completed: its answer, owed before the response at frame %d (PSN %d), was then lost before the capture point", w.dups, w.acked.frame, w.acked.psn, w.read, next.Frame, next.Packet.PSN)
 			c.ViolationEitherUnlessMissed(ID, w.ack, w.fail, w.want, dupnak.Seen(w.ack), reason,
 				harness.MissedProof{Dir: trace.ToRequester, Since: w.seq, Now: true})
-			return true
-		}
-		return false
-	}
+		},
+		Ended: func(c *harness.Conn) { w.end(k, c) },
+	})
 }
 
 // end judges w at the end of the trace: a READ that reached the
 // responder before the duplicates (timed), longer before the ACK than any
 // other request shows the responder taking to begin an answer
 // (receive.Tracker.ReactionBesides), was owed its answer before the ACK,
-// and the instance is open; otherwise the ACK stays legal.
+// and the instance is open; so is one whose answer had begun, its latest
+// packet before the ACK longer before it than that (the rest of the
+// answer was owed at once); otherwise the ACK stays legal.
 func (w *readWait) end(k *dupnak.Checker, c *harness.Conn) {
 	bound, ok := k.T.ReactionBesides(w.read)
-	if gap := w.acked.at - w.req.at; w.timed && ok && gap > max(bound, time.Microsecond) {
+	gap := w.acked.at - w.req.at
+	switch {
+	case !w.timed || !ok || gap <= max(bound, time.Microsecond):
+	case w.begun:
+		c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, behind the READ at PSN %d whose answer had begun: legal only if the responder had not completed that READ, its answer paused %v after its packet of frame %d, while the capture shows it beginning an answer to a READ or ATOMIC within %v: only if the rest of that answer was lost before the capture point, or paused beyond that",
+			w.dups, w.acked.frame, w.acked.psn, w.read, gap, w.req.frame, bound))
+		return
+	default:
 		c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, behind the READ at PSN %d that its MSN counts: legal only if the responder had not completed that READ, which it received before the duplicate, captured %v before the ACK (frame %d), while the capture shows it beginning an answer to a READ or ATOMIC within %v: only if the READ was lost on its way, or its answer delayed beyond that",
 			w.dups, w.acked.frame, w.acked.psn, w.read, gap, w.req.frame, bound))
 		return

@@ -472,25 +472,43 @@ func TestAnswerStillToCome(t *testing.T) {
 // within 6 µs, and the READ came a millisecond before the ACK, the ACK
 // is legal only if the READ was lost on its way or its answer delayed
 // beyond that: open. 2 µs before, it is checked.
-func TestReadCountedLongBefore(t *testing.T) {
+//
+// So where the READ's answer had begun (its First captured, its Last
+// not yet): the responder was executing the READ, and the rest of its
+// answer was owed at once. Its First a millisecond before the ACK, the
+// ACK is legal only if the rest of that answer was lost before the
+// capture point or paused beyond that: open. Right after the First, it
+// is checked.
+func TestReadLongBeforeTheACK(t *testing.T) {
 	const e = wire.PSN(300)
 	const msn = dupnak.CountedMSN
-	for _, pause := range []time.Duration{0, time.Millisecond} {
-		b := dupnak.NewTraceBuilder(1024)
-		b.PerSender = true
-		b.CountedBefore(e)
-		b.Read(e, 1024)
-		b.Wait(5 * time.Microsecond)
-		b.ReadResp(wire.ReadResponseOnly, e, 1024, msn+1) // answered within 6 µs
-		b.Read(e+1, 1024)
-		b.Wait(pause)
-		b.Send(e - 3)
-		b.Ack(e, msn+2) // counts the READ at e+1
-		b.ReadResp(wire.ReadResponseOnly, e+1, 1024, msn+2)
-		sink := dupnak.Audit(b.Recs, false, 1024, ID)
-		tl := dupnak.Tally(sink, ID)
-		if open := pause > 0; tl.Violations != 0 || (tl.Open > 0) != open || tl.Checked == 0 && !open {
-			t.Errorf("READ %v before the duplicate: want open %v, got %+v %v", pause, open, tl, sink.Findings)
+	for _, begun := range []bool{false, true} {
+		for _, pause := range []time.Duration{0, time.Millisecond} {
+			b := dupnak.NewTraceBuilder(1024)
+			b.PerSender = true
+			b.CountedBefore(e)
+			b.Read(e, 1024)
+			b.Wait(5 * time.Microsecond)
+			b.ReadResp(wire.ReadResponseOnly, e, 1024, msn+1) // answered within 6 µs
+			if begun {
+				b.Read(e+1, 2048) // PSNs e+1, e+2
+				b.ReadResp(wire.ReadResponseFirst, e+1, 1024, msn+2)
+			} else {
+				b.Read(e+1, 1024)
+			}
+			b.Wait(pause)
+			b.Send(e - 3)
+			b.Ack(e, msn+2) // counts the READ at e+1
+			if begun {
+				b.ReadResp(wire.ReadResponseLast, e+2, 1024, msn+2)
+			} else {
+				b.ReadResp(wire.ReadResponseOnly, e+1, 1024, msn+2)
+			}
+			sink := dupnak.Audit(b.Recs, false, 1024, ID)
+			tl := dupnak.Tally(sink, ID)
+			if open := pause > 0; tl.Violations != 0 || (tl.Open > 0) != open || tl.Checked == 0 && !open {
+				t.Errorf("READ (answer begun %v) %v before the duplicate: want open %v, got %+v %v", begun, pause, open, tl, sink.Findings)
+			}
 		}
 	}
 }

@@ -578,7 +578,54 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if m.unprompted(c, r) {
 		return
 	}
+	if k.Past == 0 && k.Beyond > 0 && !dupSinceAck && !c.Complete() && !c.Settings.Active && readUnanswered(c, p.PSN.Next()) {
+		readCounted(c, r, resent)
+		return
+	}
 	c.Checked(ID)
+}
+
+// readUnanswered reports whether a new READ the trace shows begins at PSN
+// q, whose answer the trace has not shown end.
+func readUnanswered(c *harness.Conn, q wire.PSN) bool {
+	op, _, _, ok := c.Req(q)
+	s := c.ReadSpanAt(q)
+	return ok && op == wire.ReadRequest && s != nil && s.First == q && !s.Closed
+}
+
+// readCounted judges ACK r, whose MSN counts one message past every PSN
+// up to its own that may end one: the new READ right after its PSN,
+// counted as the responder validated it (Conn.CompletedByMSN allows
+// that), its answer not yet sent. The responder executes in PSN order,
+// so that answer comes after r and before any response completing a PSN
+// past the READ (Conn.AwaitReadOwed). A response past the READ with
+// none of its answer since r shows the answer went out before r, so that
+// r names a PSN behind the READ the responder had completed (this
+// clause; C9-105 where r may answer a request sent again), or never,
+// and that response passed the READ unanswered (C9-101): one finding
+// names them, where the responder's IPv4 IDs show the capture missed
+// none of its packets in between (open otherwise).
+func readCounted(c *harness.Conn, r *trace.Record, resent bool) {
+	p := r.Packet
+	read, seq := p.PSN.Next(), c.Seq()
+	c.AwaitReadOwed(read, harness.ReadOwed{
+		Answered: func(c *harness.Conn) bool { c.Checked(ID); return true },
+		Ended:    func(c *harness.Conn) { c.Checked(ID) },
+		Passed: func(c *harness.Conn, next *trace.Record) {
+			np := next.Packet
+			alts := []reports.Alternative{{ID: ID, If: fmt.Sprintf("the READ's answer went out before this ACK: it names PSN %d, behind the READ the responder had completed", p.PSN)}}
+			if resent {
+				alts = append(alts, reports.Alternative{ID: "C9-105", If: fmt.Sprintf("the READ's answer went out before this ACK, which answers a request sent again as a duplicate: its PSN %d is behind the READ, the newest the responder had completed", p.PSN)})
+			}
+			alts = append(alts, reports.Alternative{ID: "C9-101", If: fmt.Sprintf("the READ was never answered: the %s of frame %d (PSN %d) acknowledged past it", np.Opcode.ShortName(), next.Frame, np.PSN)})
+			msg := fmt.Sprintf("ACK PSN %d carries MSN %d, which counts the RDMA READ at PSN %d after it: that fits only while the READ's answer was still to come, yet the %s of frame %d (PSN %d) shows the responder past the READ with no packet of its answer since this ACK",
+				p.PSN, p.AETH.MSN&0xFFFFFF, read, np.Opcode.ShortName(), next.Frame, np.PSN)
+			reason := fmt.Sprintf("frame %d: ACK PSN %d carries an MSN that counts the RDMA READ at PSN %d after it, legal only while the READ's answer was still to come: its answer, owed before the %s of frame %d, was then lost before the capture point", r.Frame, p.PSN, read, np.Opcode.ShortName(), next.Frame)
+			c.ViolationEitherUnlessMissed(ID, r, harness.Either{Message: msg, Alts: alts},
+				[]string{fmt.Sprintf("an ACK PSN at or past the READ's last PSN, or an MSN that does not count the READ at PSN %d", read)}, fmt.Sprintf("ACK PSN %d", p.PSN), reason,
+				harness.MissedProof{Dir: trace.ToRequester, Since: seq, Now: true})
+		},
+	})
 }
 
 // restingOnCount raises ACK r's finding (raise), which rests on the count

@@ -27,6 +27,39 @@ func TestMonitor(t *testing.T) {
 		tr.Ack(11, 1)
 		tr.Ack(10, 1)
 	}
+	// readCounted: nine requests acknowledged one by one (the
+	// responder's IDs shown to count), a SEND, a one-packet READ and a
+	// SEND, then an ACK naming the first SEND whose MSN counts the READ
+	// too (validated, its answer still to come), then one past the READ.
+	// gapBefore skips a responder ID before the first ACK (the READ's
+	// answer may have gone out there), gapAfter one between the two ACKs
+	// (it may have gone out after the first), answer records the READ's
+	// answer between them.
+	readCounted := func(gapBefore, gapAfter, answer bool) func(tr *ht.Trace) {
+		return func(tr *ht.Trace) {
+			for p := range wire.PSN(9) {
+				tr.Req(wire.SendOnly, p, true)
+				tr.Ack(p, uint32(p)+1)
+			}
+			tr.Req(wire.SendOnly, 9, true)
+			tr.Read(10, 8)
+			tr.Req(wire.SendOnly, 11, true)
+			first := tr.Ack(9, 11)
+			if answer {
+				tr.ReadResp(wire.ReadResponseOnly, 10, 11, 8)
+			}
+			second := tr.Ack(11, 12)
+			tr.IPIDs(100, 500)
+			for _, r := range tr.Records {
+				if r.Dir == trace.ToRequester && gapBefore && r.Frame >= first.Frame {
+					r.IPID++
+				}
+				if r.Dir == trace.ToRequester && gapAfter && r.Frame >= second.Frame {
+					r.IPID++
+				}
+			}
+		}
+	}
 	cases := []struct {
 		name     string
 		settings harness.Settings
@@ -67,6 +100,10 @@ func TestMonitor(t *testing.T) {
 			tr.Read(291, 768) // PSNs 291..293 at a 256-byte path MTU
 			tr.Ack(292, 1)
 		}, reports.Fail},
+		{"ACK whose MSN counts the READ after it, a response past the READ next with no answer between, the responder's IDs unbroken since the ACK", ht.Capture(), readCounted(true, false, false), reports.Fail},
+		{"ACK whose MSN counts the READ after it, a response past the READ next, the responder's IDs broken between: its answer may have been lost", ht.Capture(), readCounted(true, true, false), reports.Indeterminate},
+		{"ACK whose MSN counts the READ after it, the READ's answer next", ht.Capture(), readCounted(true, false, true), reports.Pass},
+		{"ACK whose MSN counts the READ after it, the responder's IDs unbroken since the READ: its answer went out before this ACK or never", ht.Capture(), readCounted(false, false, false), reports.Fail},
 		{"ACK inside a READ's range, the READ before it resent from behind it once the path MTU showed", ht.Capture(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, true)
 			tr.Ack(10, 1)
