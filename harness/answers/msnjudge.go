@@ -752,19 +752,19 @@ func (m *MSNModel) asNew(c *harness.Conn, r *trace.Record, u int64, loC bound) {
 		return
 	}
 	alt := m.basis
-	if p.Opcode == wire.AtomicAcknowledge {
-		// Were it new, it was sent when the responder executed the
-		// ATOMIC, in PSN order: it counts no message ending after its PSN
-		// (as Model's asNew for a first answer), though later requests
-		// had reached the responder (for example, an ACK two behind the
-		// count after three ATOMIC answers the capture showed before any
-		// acknowledgment, each taken for a replay: bounding their account
-		// as new only by the requests seen would pass it).
-		if n, ok := m.count(covers, true, false); ok {
-			k := n + m.missingUpTo(c, covers)
-			if v := u - int64(k); v > loC.v {
-				loC = bound{v: v, rec: r, u: u, n: k}
-			}
+	// Were it new, it was sent when the responder executed the ATOMIC or
+	// READ, in PSN order: it counts no message ending after its PSN (as
+	// Model's asNew for a first answer; a READ's First may count the READ
+	// or not), though later requests had reached the responder (for
+	// example, an ACK two behind the count after three ATOMIC answers the
+	// capture showed before any acknowledgment, each taken for a replay:
+	// bounding their account as new only by the requests seen would pass
+	// it; or an ACK of the messages after a READ the capture showed first,
+	// carrying that READ's answer's MSN).
+	if n, ok := m.count(covers, true, false); ok {
+		k := n + m.missingUpTo(c, covers)
+		if v := u - int64(k); v > loC.v {
+			loC = bound{v: v, rec: r, u: u, n: k}
 		}
 	}
 	if !alt.haveLo || loC.v > alt.lo.v {

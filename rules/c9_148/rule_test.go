@@ -1434,3 +1434,35 @@ func TestHeldFindingShowsItsMoment(t *testing.T) {
 		t.Errorf("ladder %+v: want the records from frame 1 up to frame %d, it highlighted", f.Ladder, f.Frame)
 	}
 }
+
+// TestAckAtTheCountOfAREADShownFirst: a capture that begins with a READ
+// and the requests after it, the READ's answer first among the
+// responses: were that answer new, it counts the messages up to the READ
+// only (the responder answers in PSN order), so an ACK of the two
+// messages after it carrying the same MSN is too low; it fits only if the
+// answer replayed one with the count of a later moment (the capture began
+// while the requester resent requests already executed), which nothing
+// shows: open, not passed. Counting the two messages, it passes.
+func TestAckAtTheCountOfAREADShownFirst(t *testing.T) {
+	for _, tc := range []struct {
+		ack  uint32
+		want reports.Verdict
+	}{
+		{562, reports.Indeterminate},
+		{564, reports.Pass},
+	} {
+		var tr ht.Trace
+		tr.Read(851, 8)
+		tr.Req(wire.WriteOnly, 852, true)
+		tr.Req(wire.SendFirst, 853, false)
+		tr.Req(wire.SendMiddle, 854, false)
+		tr.Req(wire.SendLast, 855, true)
+		tr.ReadResp(wire.ReadResponseOnly, 851, 562, 8)
+		tr.Ack(855, tc.ack)
+		tr.IPIDs(100, 200)
+		tallies, findings := ht.AuditAll(&tr, ht.Capture())
+		if got := tallies[ID].Verdict(); got != tc.want {
+			t.Errorf("ACK MSN %d: %s (%+v), want %s; findings %v", tc.ack, got, tallies[ID], tc.want, findings)
+		}
+	}
+}
