@@ -83,7 +83,16 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 			judge(c, r, j)
 		}
 		if k := c.NAKCountPast(r); !j.Violation && k.Past > 0 && !c.Complete() {
-			countsPast(c, r, k)
+			// It rests on the count k.PastFromRec carried: where C9-148
+			// blames that count, no finding of its own (AwaitCount).
+			nak := r
+			answers.AwaitCount(c, nak, k.PastFromRec, func(c *harness.Conn, held bool) {
+				if cl := answers.CountClause(c, k.PastFromRec); held && cl != "" {
+					c.Indeterminate(ID, harness.RestsOnBlamed(pastMessage(nak, k), "count", k.PastFromRec, cl))
+					return
+				}
+				countsPast(c, nak, k)
+			})
 		}
 		if a := r.Packet.AETH; !j.Violation && !c.Complete() && !c.IsLate(r) && (a.Kind() == wire.KindRNR || a.IsNAK(wire.NAKPSNSequence)) {
 			if len(m.stops) == maxStops {
@@ -143,8 +152,14 @@ func countsPast(c *harness.Conn, n *trace.Record, k harness.Completed) {
 	np := n.Packet
 	mn := np.AETH.MSN & 0xFFFFFF
 	alts := pastAlts(np, fmt.Sprintf("the NAK is right: the response with PSN %d counts too few messages (MSN %d)", k.PastFrom, k.PastFromMSN))
-	c.ViolationEither(n, fmt.Sprintf("the NAK carries MSN %d, %d more than the messages that may end from the response with PSN %d (MSN %d) up to the PSN before its own %d leave room for: it counts a message at or past the PSN it names", mn, k.Past, k.PastFrom, k.PastFromMSN, np.PSN),
+	c.ViolationEither(n, pastMessage(n, k),
 		[]string{fmt.Sprintf("MSN %d or less (no message at or past PSN %d completed)", (mn-uint32(k.Past))&0xFFFFFF, np.PSN)}, fmt.Sprintf("%s with MSN %d", np.AETH, mn), alts...)
+}
+
+// pastMessage is countsPast's message for NAK n.
+func pastMessage(n *trace.Record, k harness.Completed) string {
+	np := n.Packet
+	return fmt.Sprintf("the NAK carries MSN %d, %d more than the messages that may end from the response with PSN %d (MSN %d) up to the PSN before its own %d leave room for: it counts a message at or past the PSN it names", np.AETH.MSN&0xFFFFFF, k.Past, k.PastFrom, k.PastFromMSN, np.PSN)
 }
 
 // pastAlts are the clauses a sequence or RNR NAK np whose MSN counts a
