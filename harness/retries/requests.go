@@ -93,18 +93,25 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	} else if ev.PrevSend != nil && (!r.HasIPID || !ev.PrevSend.HasIPID) && repeatsHeaders(ev.PrevSend.Packet, p) {
 		ev.Ambiguous = true
 	}
+	// A resend late enough for the transport timer to have prompted it
+	// measures no reaction: the NAK may never have reached the requester.
+	timer := t.timerMayHaveFired(r, ev.PrevSend)
 	if n := t.nak; n != nil && p.PSN == n.Packet.PSN {
 		// The requester's first resend of the PSN a sequence NAK named
 		// since: the NAK reached it and changed what it sent within
-		// this interval. (A resend the timer prompted instead shows
-		// another interval, shorter or longer: the longest is kept,
-		// which errs toward a response still on its way.)
-		t.react, t.haveReact, t.nak = max(t.react, r.Time-n.Time), true, nil
+		// this interval. (Where the timer's interval is unknown, a
+		// resend the timer prompted may show another interval, shorter
+		// or longer: the longest is kept, which errs toward a response
+		// still on its way.)
+		if !timer {
+			t.react, t.haveReact = max(t.react, r.Time-n.Time), true
+		}
+		t.nak = nil
 	}
 	if n := t.rnr; t.haveRNR && p.PSN == n.Packet.PSN {
 		// The RNR delay waited out: what the resend took beyond it is
 		// at least the time the NAK took to reach the requester.
-		if d := r.Time - n.Time - wire.RNRDelay(n.Packet.AETH.Value()); d >= 0 {
+		if d := r.Time - n.Time - wire.RNRDelay(n.Packet.AETH.Value()); d >= 0 && !timer {
 			t.rnrReact, t.haveRNRReact = max(t.rnrReact, d), true
 		}
 		t.haveRNR = false
@@ -153,10 +160,27 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	t.fillEpisode(ev)
 }
 
+// timerMayHaveFired reports whether resend r, of a PSN last sent at prev
+// (nil: not shown), came late enough after prev, or after the latest
+// transmission of the oldest request outstanding, for the transport
+// timer to have prompted it, the local ACK timeout known (and the timer
+// not disabled).
+func (t *Tracker) timerMayHaveFired(r, prev *trace.Record) bool {
+	d, zero, known := AckTimeout(t.c)
+	if !known || zero {
+		return false
+	}
+	if o := t.OldestOutstanding(); o != nil && o.Last != nil && (prev == nil || o.Last.Time < prev.Time) {
+		prev = o.Last
+	}
+	return prev != nil && r.Time-prev.Time >= TimerFloor(t.c, d)
+}
+
 // Reaction returns the longest interval the trace showed from a sequence
 // NAK to the requester's first resend of the PSN it named, or, where it
-// showed none, from an RNR NAK to that resend less the delay it asked for
-// (ok false: neither yet): a bound, from the capture's own evidence, on
+// showed none, from an RNR NAK to that resend less the delay it asked for,
+// leaving out resends the transport timer may have prompted
+// (timerMayHaveFired; ok false: none yet): a bound, from the capture's own evidence, on
 // how long a response takes from the capture point to the requester and
 // on to a change in what the requester sends.
 func (t *Tracker) Reaction() (d time.Duration, ok bool) {

@@ -144,6 +144,20 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.ACK(8)
 			s.Wait(500 * time.Microsecond).Resend(r[2:]...)
 		}, reqtest.Suspect},
+		// A NAK's PSN resent only once the timer could have fired (the
+		// NAK lost after the capture point) measures no reaction: the
+		// bound is the later NAK's, answered at once.
+		{"capture, a sweep going on long after an ACK covering its next PSN, a slower NAK's resend the timer's", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			b := s.Send(1, 1)
+			s.NAK(1, wire.NAKPSNSequence)
+			s.Wait(T + 10*time.Microsecond).Resend(b...)
+			s.ACK(1)
+			r := s.Send(2, 4)
+			s.NAK(2, wire.NAKPSNSequence)
+			s.Resend(r[:2]...)
+			s.ACK(5)
+			s.Wait(500 * time.Microsecond).Resend(r[2:]...)
+		}, reqtest.Suspect},
 		{"capture, a sweep going on right after an ACK covering its next PSN", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
 			r := s.Send(5, 4)
 			s.Wait(10*time.Microsecond).NAK(5, wire.NAKPSNSequence)
