@@ -95,8 +95,9 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	}
 	// A resend late enough for the transport timer to have prompted it
 	// measures no reaction: the NAK may never have reached the requester.
-	timer := t.timerMayHaveFired(r, ev.PrevSend)
-	if n := t.nak; n != nil && p.PSN == n.Packet.PSN {
+	nakd, rnrd := t.nak != nil && p.PSN == t.nak.Packet.PSN, t.haveRNR && p.PSN == t.rnr.Packet.PSN
+	timer := (nakd || rnrd) && t.timerMayHaveFired(r, ev.PrevSend)
+	if n := t.nak; nakd {
 		// The requester's first resend of the PSN a sequence NAK named
 		// since: the NAK reached it and changed what it sent within
 		// this interval. (Where the timer's interval is unknown, a
@@ -108,7 +109,7 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 		}
 		t.nak = nil
 	}
-	if n := t.rnr; t.haveRNR && p.PSN == n.Packet.PSN {
+	if n := t.rnr; rnrd {
 		// The RNR delay waited out: what the resend took beyond it is
 		// at least the time the NAK took to reach the requester.
 		if d := r.Time - n.Time - wire.RNRDelay(n.Packet.AETH.Value()); d >= 0 && !timer {
