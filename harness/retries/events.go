@@ -3,6 +3,7 @@ package retries
 import (
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
+	"time"
 )
 
 // Cause says what made a requester go back and resend.
@@ -65,8 +66,11 @@ type ReqEvent struct {
 	Start bool
 	// SweepGap: a continuation that skipped PSNs from GapFrom on (lost
 	// before the capture point, or left out by the requester).
-	SweepGap bool
-	GapFrom  wire.PSN
+	// SweepPause, on a continuation, is the time since the sweep's
+	// previous packet the trace shows.
+	SweepGap   bool
+	GapFrom    wire.PSN
+	SweepPause time.Duration
 	// MaybeStart marks a continuation that could also be a new retry
 	// start: on a real clock the pause since the previous resend reaches
 	// the transport timer's interval less the adapter's tolerance but not

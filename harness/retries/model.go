@@ -103,8 +103,13 @@ type Tracker struct {
 	haveRNR      bool
 	rnrReact     time.Duration
 	haveRNRReact bool
-	acked        []*Sent // the entries the response being read made Done
-	slab         []Sent  // where the next Sents are allocated
+	// pace is the longest interval the trace showed between consecutive
+	// packets of one go-back-N sweep, none skipped (havePace): how fast
+	// the requester sends a sweep (Pace).
+	pace     time.Duration
+	havePace bool
+	acked    []*Sent // the entries the response being read made Done
+	slab     []Sent  // where the next Sents are allocated
 }
 
 // sentSlab is how many Sents are allocated at once.

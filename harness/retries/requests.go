@@ -119,6 +119,12 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	}
 	cont, gap, maybe := t.continues(r)
 	ev.Start, ev.SweepGap, ev.MaybeStart = !cont, gap, maybe
+	if cont {
+		ev.SweepPause = r.Time - t.prev.Time
+		if !gap && !maybe {
+			t.pace, t.havePace = max(t.pace, ev.SweepPause), true
+		}
+	}
 	if react, ok := t.Reaction(); cont && ok && t.coverAck != nil && !t.coverAck.Packet.PSN.Before(p.PSN) && r.Time-t.coverAck.Time > react {
 		ev.AckedBefore = t.coverAck
 	}
@@ -160,6 +166,12 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	t.absorbResend(r, orig)
 	t.fillEpisode(ev)
 }
+
+// Pace returns the longest interval the trace showed between consecutive
+// packets of one go-back-N sweep (ok false: none yet): how soon after one
+// packet of a sweep the requester sends the next, as far as the capture
+// shows it.
+func (t *Tracker) Pace() (d time.Duration, ok bool) { return t.pace, t.havePace }
 
 // timerMayHaveFired reports whether resend r, of a PSN last sent at prev
 // (nil: not shown), came late enough after prev, or after the latest

@@ -7,6 +7,7 @@ package c9_140
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
@@ -84,6 +85,10 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	ev := m.t.Request(r)
 	if a := ev.AckedBefore; ev.Kind == retries.KindResend && a != nil {
 		m.afterAck(c, r, ev, a)
+		return
+	}
+	if ev.Kind == retries.KindResend && !ev.Start && ev.SweepGap {
+		m.pausedPastGap(c, r, ev)
 		return
 	}
 	if ev.Kind != retries.KindResend || !ev.Start || ev.Cause != retries.CauseTimeout && ev.AckedFirst == nil {
@@ -180,6 +185,39 @@ func (m *monitor) afterAck(c *harness.Conn, r *trace.Record, ev *retries.ReqEven
 	}
 	c.Unresolved(ID, fmt.Sprintf("PSN %d was sent again %v after its previous transmission, %s, going on with a go-back-N sweep although the ACK of frame %d, captured %v before it, covered it: legal only if that ACK took longer to reach the requester than the %v the capture shows a NAK taking to change what it sends",
 		r.Packet.PSN, r.Time-prev.Time, timer, a.Frame, r.Time-a.Time, react))
+}
+
+// pausedPastGap judges a resend read as a go-back-N sweep going on past
+// PSNs the capture does not show (lost before the capture point), after
+// a pause longer than the sweep's own pace allows for them: the trace's
+// sweeps send packet after packet within the pace (retries.Tracker.Pace),
+// so the packets between would have taken no more than one pace each.
+// Legal as the sweep going on only if the requester paused that long
+// mid-sweep and the capture missed the packets between, which nothing
+// shows; had it sent none, the resend began a retry of its own, before
+// the transport timer could expire (as far as the previous transmission
+// of its PSN, or of the oldest request outstanding, shows): open. Not
+// where the requester's IPv4 IDs count one by one: they show the packets
+// sent (a resend after none sent is read as a retry of its own).
+func (m *monitor) pausedPastGap(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {
+	if c.Complete() || c.Settings.Active || r.HasIPID && c.NumbersByOne(trace.ToResponder) {
+		return
+	}
+	pace, ok := m.t.Pace()
+	skipped := r.Packet.PSN.Diff(ev.GapFrom)
+	if !ok || skipped <= 0 || ev.SweepPause <= time.Duration(skipped+1)*pace {
+		return
+	}
+	d, zero, known := retries.AckTimeout(c)
+	prev := ev.PrevSend
+	if o := ev.OldestLast; o != nil && (prev == nil || o.Time < prev.Time) {
+		prev = o
+	}
+	if !known || prev == nil || !zero && r.Time-prev.Time >= retries.TimerFloor(c, d) {
+		return
+	}
+	c.Unresolved(ID, fmt.Sprintf("PSN %d was sent again %v after the transmission of frame %d, before the transport timer could expire, read as a go-back-N sweep going on past %d PSN(s) the capture does not show, %v after the sweep's previous packet, while the capture shows the requester's sweeps sending packet after packet within %v: legal only if the requester paused that long mid-sweep and the capture missed the packets between, which its IPv4 Identifications cannot show",
+		r.Packet.PSN, r.Time-prev.Time, prev.Frame, skipped, ev.SweepPause, pace))
 }
 
 // judge judges the retransmission r (its event ev) against the transport

@@ -158,6 +158,25 @@ func TestMonitorHandBuilt(t *testing.T) {
 			s.ACK(5)
 			s.Wait(500 * time.Microsecond).Resend(r[2:]...)
 		}, reqtest.Suspect},
+		// A sweep read as going on past PSNs the capture does not show
+		// (no IPv4 ID to tell whether they were sent), after a pause far
+		// longer than the sweep's own pace allows for them: legal only
+		// if the requester paused that long mid-sweep and the capture
+		// missed the packets between. Within the pace, it goes on.
+		{"capture without IDs, a sweep going on past a PSN nobody saw after a long pause", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			s.NoIPID = true
+			r := s.Send(5, 4)
+			s.NAK(5, wire.NAKPSNSequence)
+			s.Resend(r[:2]...)
+			s.Wait(500 * time.Microsecond).Resend(r[3])
+		}, reqtest.Suspect},
+		{"capture without IDs, a sweep going on past a PSN nobody saw at its pace", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
+			s.NoIPID = true
+			r := s.Send(5, 4)
+			s.NAK(5, wire.NAKPSNSequence)
+			s.Resend(r[:2]...)
+			s.Wait(time.Microsecond).Resend(r[3])
+		}, reqtest.None},
 		{"capture, a sweep going on right after an ACK covering its next PSN", reqtest.Capture(1024, 10, -1, -1, false), func(s *reqtest.Script) {
 			r := s.Send(5, 4)
 			s.Wait(10*time.Microsecond).NAK(5, wire.NAKPSNSequence)
