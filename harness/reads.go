@@ -404,6 +404,15 @@ func (c *Conn) ReadSpanMayEnd(first wire.PSN, length uint32, last wire.PSN) bool
 	return s != nil && last.InRange(s.LastMin, s.LastMax)
 }
 
+// ReadUnendedAt returns the span of the new READ beginning at PSN q whose
+// answer the trace has not shown end (nil: none).
+func (c *Conn) ReadUnendedAt(q wire.PSN) *ReadSpan {
+	if s := c.ReadSpanAt(q); s != nil && s.First == q && !s.Closed {
+		return s
+	}
+	return nil
+}
+
 // ReadOwed is what AwaitReadOwed reports of a READ whose answer a
 // response took to be still to come.
 type ReadOwed struct {

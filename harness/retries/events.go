@@ -68,9 +68,17 @@ type ReqEvent struct {
 	// before the capture point, or left out by the requester).
 	// SweepPause, on a continuation, is the time since the sweep's
 	// previous packet the trace shows.
+	// GapUnshown: such a continuation, the requester's IPv4 IDs not
+	// counting one by one to show the PSNs skipped sent, after a pause
+	// longer than the sweep's pace allows for them (the longest interval
+	// between consecutive packets of one sweep the trace showed, once per
+	// PSN skipped and once more): the sweep going on is the reading only
+	// if the requester paused that long mid-sweep and the capture missed
+	// those packets; otherwise the resend began a retry of its own.
 	SweepGap   bool
 	GapFrom    wire.PSN
 	SweepPause time.Duration
+	GapUnshown bool
 	// MaybeStart marks a continuation that could also be a new retry
 	// start: on a real clock the pause since the previous resend reaches
 	// the transport timer's interval less the adapter's tolerance but not

@@ -105,7 +105,7 @@ type Tracker struct {
 	haveRNRReact bool
 	// pace is the longest interval the trace showed between consecutive
 	// packets of one go-back-N sweep, none skipped (havePace): how fast
-	// the requester sends a sweep (Pace).
+	// the requester sends a sweep (ReqEvent.GapUnshown).
 	pace     time.Duration
 	havePace bool
 	acked    []*Sent // the entries the response being read made Done

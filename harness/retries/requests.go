@@ -124,6 +124,9 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 		if !gap && !maybe {
 			t.pace, t.havePace = max(t.pace, ev.SweepPause), true
 		}
+		if skipped := p.PSN.Diff(t.prevEnd.Next()); gap && t.havePace && !(r.HasIPID && t.c.NumbersByOne(trace.ToResponder)) {
+			ev.GapUnshown = ev.SweepPause > time.Duration(skipped+1)*t.pace
+		}
 	}
 	if react, ok := t.Reaction(); cont && ok && t.coverAck != nil && !t.coverAck.Packet.PSN.Before(p.PSN) && r.Time-t.coverAck.Time > react {
 		ev.AckedBefore = t.coverAck
@@ -166,12 +169,6 @@ func (t *Tracker) request(r *trace.Record, ev *ReqEvent) {
 	t.absorbResend(r, orig)
 	t.fillEpisode(ev)
 }
-
-// Pace returns the longest interval the trace showed between consecutive
-// packets of one go-back-N sweep (ok false: none yet): how soon after one
-// packet of a sweep the requester sends the next, as far as the capture
-// shows it.
-func (t *Tracker) Pace() (d time.Duration, ok bool) { return t.pace, t.havePace }
 
 // timerMayHaveFired reports whether resend r, of a PSN last sent at prev
 // (nil: not shown), came late enough after prev, or after the latest

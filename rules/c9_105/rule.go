@@ -415,15 +415,15 @@ func (w *readWait) await(k *dupnak.Checker, c *harness.Conn) {
 func (w *readWait) end(k *dupnak.Checker, c *harness.Conn) {
 	bound, ok := k.T.ReactionBesides(w.read)
 	gap := w.acked.at - w.req.at
-	switch {
-	case !w.timed || !ok || gap <= max(bound, time.Microsecond):
-	case w.begun:
-		c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, behind the READ at PSN %d whose answer had begun: legal only if the responder had not completed that READ, its answer paused %v after its packet of frame %d, while the capture shows it beginning an answer to a READ or ATOMIC within %v: only if the rest of that answer was lost before the capture point, or paused beyond that",
-			w.dups, w.acked.frame, w.acked.psn, w.read, gap, w.req.frame, bound))
-		return
-	default:
-		c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, behind the READ at PSN %d that its MSN counts: legal only if the responder had not completed that READ, which it received before the duplicate, captured %v before the ACK (frame %d), while the capture shows it beginning an answer to a READ or ATOMIC within %v: only if the READ was lost on its way, or its answer delayed beyond that",
-			w.dups, w.acked.frame, w.acked.psn, w.read, gap, w.req.frame, bound))
+	if w.timed && ok && gap > max(bound, time.Microsecond) {
+		// The READ was owed its answer since w.req: received before
+		// the duplicate, or its answer under way.
+		counted, owed, unless := " that its MSN counts", fmt.Sprintf("which it received before the duplicate, captured %v before the ACK (frame %d)", gap, w.req.frame), "the READ was lost on its way, or its answer delayed beyond that"
+		if w.begun {
+			counted, owed, unless = " whose answer had begun", fmt.Sprintf("its answer paused %v after its packet of frame %d", gap, w.req.frame), "the rest of that answer was lost before the capture point, or paused beyond that"
+		}
+		c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, behind the READ at PSN %d%s: legal only if the responder had not completed that READ, %s, while the capture shows it beginning an answer to a READ or ATOMIC within %v: only if %s",
+			w.dups, w.acked.frame, w.acked.psn, w.read, counted, owed, bound, unless))
 		return
 	}
 	w.judged(k, c)
@@ -478,8 +478,8 @@ func firstAt(pkts []sentPacket, p wire.PSN) (sentPacket, bool) {
 // beyond the range: it executes in PSN order, so the READ's answer had
 // ended).
 func readUnended(c *harness.Conn, q wire.PSN, ev *receive.Event) bool {
-	s := c.ReadSpanAt(q)
-	return s != nil && s.First == q && !s.Closed && !(ev.HaveLower && ev.Lower.Add(-1).After(s.LastMax))
+	s := c.ReadUnendedAt(q)
+	return s != nil && !(ev.HaveLower && ev.Lower.Add(-1).After(s.LastMax))
 }
 
 // behindCount reports whether the positive ACK r names a PSN before one

@@ -7,7 +7,6 @@ package c9_140
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/opc"
@@ -87,7 +86,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		m.afterAck(c, r, ev, a)
 		return
 	}
-	if ev.Kind == retries.KindResend && !ev.Start && ev.SweepGap {
+	if ev.Kind == retries.KindResend && !ev.Start && ev.GapUnshown {
 		m.pausedPastGap(c, r, ev)
 		return
 	}
@@ -187,25 +186,15 @@ func (m *monitor) afterAck(c *harness.Conn, r *trace.Record, ev *retries.ReqEven
 		r.Packet.PSN, r.Time-prev.Time, timer, a.Frame, r.Time-a.Time, react))
 }
 
-// pausedPastGap judges a resend read as a go-back-N sweep going on past
-// PSNs the capture does not show (lost before the capture point), after
-// a pause longer than the sweep's own pace allows for them: the trace's
-// sweeps send packet after packet within the pace (retries.Tracker.Pace),
-// so the packets between would have taken no more than one pace each.
-// Legal as the sweep going on only if the requester paused that long
-// mid-sweep and the capture missed the packets between, which nothing
-// shows; had it sent none, the resend began a retry of its own, before
+// pausedPastGap judges a resend the retry model reads as a go-back-N
+// sweep going on past PSNs the capture does not show, a reading that
+// holds only if the requester paused mid-sweep longer than its pace and
+// the capture missed the packets between (retries.ReqEvent.GapUnshown):
+// had it sent none, the resend began a retry of its own, which came before
 // the transport timer could expire (as far as the previous transmission
-// of its PSN, or of the oldest request outstanding, shows): open. Not
-// where the requester's IPv4 IDs count one by one: they show the packets
-// sent (a resend after none sent is read as a retry of its own).
+// of its PSN, or of the oldest request outstanding, shows): open.
 func (m *monitor) pausedPastGap(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {
-	if c.Complete() || c.Settings.Active || r.HasIPID && c.NumbersByOne(trace.ToResponder) {
-		return
-	}
-	pace, ok := m.t.Pace()
-	skipped := r.Packet.PSN.Diff(ev.GapFrom)
-	if !ok || skipped <= 0 || ev.SweepPause <= time.Duration(skipped+1)*pace {
+	if c.Complete() || c.Settings.Active {
 		return
 	}
 	d, zero, known := retries.AckTimeout(c)
@@ -216,8 +205,8 @@ func (m *monitor) pausedPastGap(c *harness.Conn, r *trace.Record, ev *retries.Re
 	if !known || prev == nil || !zero && r.Time-prev.Time >= retries.TimerFloor(c, d) {
 		return
 	}
-	c.Unresolved(ID, fmt.Sprintf("PSN %d was sent again %v after the transmission of frame %d, before the transport timer could expire, read as a go-back-N sweep going on past %d PSN(s) the capture does not show, %v after the sweep's previous packet, while the capture shows the requester's sweeps sending packet after packet within %v: legal only if the requester paused that long mid-sweep and the capture missed the packets between, which its IPv4 Identifications cannot show",
-		r.Packet.PSN, r.Time-prev.Time, prev.Frame, skipped, ev.SweepPause, pace))
+	c.Unresolved(ID, fmt.Sprintf("PSN %d was sent again %v after the transmission of frame %d, before the transport timer could expire, read as a go-back-N sweep going on past %d PSN(s) the capture does not show, %v after the sweep's previous packet, longer than the capture shows the requester's sweeps taking for them: legal only if the requester paused that long mid-sweep and the capture missed the packets between, which its IPv4 Identifications cannot show",
+		r.Packet.PSN, r.Time-prev.Time, prev.Frame, r.Packet.PSN.Diff(ev.GapFrom), ev.SweepPause))
 }
 
 // judge judges the retransmission r (its event ev) against the transport

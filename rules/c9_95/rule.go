@@ -589,8 +589,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 // q, whose answer the trace has not shown end.
 func readUnanswered(c *harness.Conn, q wire.PSN) bool {
 	op, _, _, ok := c.Req(q)
-	s := c.ReadSpanAt(q)
-	return ok && op == wire.ReadRequest && s != nil && s.First == q && !s.Closed
+	return ok && op == wire.ReadRequest && c.ReadUnendedAt(q) != nil
 }
 
 // readCounted judges ACK r, whose MSN counts one message past every PSN
