@@ -67,6 +67,31 @@ type Tracker struct {
 
 	ans answers
 	ev  Event // the event of the latest record (reused: valid until the next)
+
+	// fed: a monitor joined as the feeder (Join). memoRec is the record
+	// ev describes, memoN the connection's packet count then: the
+	// monitors sharing the tracker get the same event for a record.
+	fed     bool
+	memoRec *trace.Record
+	memoN   int
+}
+
+// sharedKey keys the connection's shared Tracker (harness.Conn.Shared).
+type sharedKey struct{}
+
+// Join returns the Tracker of connection c that every monitor judging
+// its responder's answers shares, built once per packet whatever the
+// number of monitors, and reports whether the caller (a monitor being
+// made, from its Monitor.New) is the first to join: the tracker's feeder.
+// The Auditor calls the feeder first for every record of the connection;
+// the feeder passes every record to Observe (its Kinds, if it is a
+// harness.KindFilter, are harness.AllKinds), so the others need to see
+// only the records they judge, and get the feeder's event for them.
+func Join(c *harness.Conn) (t *Tracker, feeder bool) {
+	t = c.Shared(sharedKey{}, func() any { return &Tracker{} }).(*Tracker)
+	feeder = !t.fed
+	t.fed = true
+	return t, feeder
 }
 
 // Latch is one NAK-latch episode: a sequence NAK was sent with PSN PSN;
@@ -163,9 +188,14 @@ type Event struct {
 	Answer *Answer
 }
 
-// Observe feeds one record and returns what it meant. The event is valid
-// until the next call.
+// Observe feeds one record and returns what it meant: the same event to
+// every monitor sharing the tracker (Join) for that record. The event is
+// valid until the next record.
 func (t *Tracker) Observe(c *harness.Conn, r *trace.Record) *Event {
+	if t.memoRec == r && t.memoN == c.Packets {
+		return &t.ev
+	}
+	t.memoRec, t.memoN = r, c.Packets
 	if !t.inited {
 		t.inited = true
 		t.complete = c.Complete()
@@ -207,29 +237,65 @@ func (t *Tracker) ReactionBesides(q wire.PSN) (d time.Duration, ok bool) {
 	return t.ans.react, t.ans.haveReact
 }
 
-// ReadUnanswered returns the latest READ request at PSN q captured before
-// frame before, where no request at q has had its answer begun (ok false:
-// none, or an answer began).
-func (t *Tracker) ReadUnanswered(q wire.PSN, before int) (r *trace.Record, ok bool) {
+// Owed is when, by the capture, the responder had a new READ whose
+// answer a response took to be still to come (Tracker.ReadOwed): the
+// READ request it had received, or (Begun) the latest packet of the
+// READ's answer, begun and not ended. From then on the answer, or its
+// rest, was owed at once.
+type Owed struct {
+	Frame int
+	At    time.Duration
+	Begun bool
+}
+
+// ReadOwed returns when the responder had the new READ at PSN q owed,
+// for a response at frame before that takes its answer to be still to
+// come (ok false: the capture does not show it): the latest packet of
+// the READ's answer where it began and has not reached its last PSN;
+// otherwise, where no request at q has had its answer begun, a READ
+// request at q captured before frame before: the latest (first false),
+// or the first of them (first), which the responder received unless it
+// was lost where nothing shows it.
+func (t *Tracker) ReadOwed(q wire.PSN, before int, first bool) (o Owed, ok bool) {
+	if r, begun := t.answerBegun(q); begun {
+		return Owed{Frame: r.Frame, At: r.Time, Begun: true}, true
+	}
+	var r *trace.Record
 	for i := len(t.ans.reqs) - 1; i >= 0; i-- {
 		a := t.ans.reqs[i]
 		if a.Atomic || a.PSN != q {
 			continue
 		}
 		if a.Answered {
-			return nil, false
+			return Owed{}, false
 		}
-		if r == nil && a.Rec.Frame < before {
+		if a.Rec.Frame < before && (r == nil || first) {
 			r = a.Rec
 		}
 	}
-	return r, r != nil
+	if r == nil {
+		return Owed{}, false
+	}
+	return Owed{Frame: r.Frame, At: r.Time}, true
 }
 
-// AnswerBegun returns the latest packet of an answer to the new READ at
+// Overdue reports whether a response captured at time at, taking the
+// answer to the READ at PSN q owed since o (ReadOwed) to be still to
+// come, came longer after o than the longest interval the capture shows
+// the responder taking to begin an answer to another READ or ATOMIC
+// (ReactionBesides), and returns both: legal then only if the READ was
+// lost on its way, or the rest of its answer before the capture point,
+// or the answer was delayed beyond anything the capture shows.
+func (t *Tracker) Overdue(o Owed, q wire.PSN, at time.Duration) (gap, bound time.Duration, overdue bool) {
+	bound, ok := t.ReactionBesides(q)
+	gap = at - o.At
+	return gap, bound, ok && gap > max(bound, time.Microsecond)
+}
+
+// answerBegun returns the latest packet of an answer to the new READ at
 // PSN q that began and has not reached the READ's last PSN (ok false:
 // none): the responder was executing the READ when it sent that packet.
-func (t *Tracker) AnswerBegun(q wire.PSN) (last *trace.Record, ok bool) {
+func (t *Tracker) answerBegun(q wire.PSN) (last *trace.Record, ok bool) {
 	begun := func(st *Stream) bool {
 		return st != nil && st.Req != nil && !st.Req.Dup && !st.Req.Atomic && st.Req.PSN == q && !st.Req.Done && st.LastRec != nil
 	}

@@ -83,13 +83,14 @@ type readWait struct {
 	fail harness.Either
 	want []string
 	open string
-	// req is the READ request captured before the duplicates that the
-	// ACK's MSN counts (timed): the READ had then reached the responder,
-	// its answer not begun. Or, begun, the latest packet of the READ's
-	// answer captured before the ACK, the answer not ended: the responder
-	// was executing the READ, whose next packet was owed at once.
-	req          sentPacket
-	timed, begun bool
+	// owed (timed) is the READ request captured before the duplicates
+	// that the ACK's MSN counts: the READ had then reached the responder,
+	// its answer not begun. Or (owed.Begun) the latest packet of the
+	// READ's answer captured before the ACK, the answer not ended: the
+	// responder was executing the READ, whose next packet was owed at
+	// once.
+	owed  receive.Owed
+	timed bool
 }
 
 // sentPacket is what the judge keeps of a captured packet.
@@ -366,14 +367,10 @@ func readWaitOf(c *harness.Conn, t *receive.Tracker, ev *receive.Event, dups []*
 	}
 	s := c.ReadSpanAt(p.PSN.Next())
 	w := &readWait{ack: ev.Rec, acked: sent(ev.Rec), seq: c.Seq(), read: s.First, dups: dupnak.DupList(dups), fail: f, want: want}
-	if r, ok := t.AnswerBegun(s.First); ok {
-		w.req, w.timed, w.begun = sent(r), true, true
-	} else if counted {
-		// The responder, answering in order, had the READ before the
-		// last duplicate: sent before it.
-		if r, ok := t.ReadUnanswered(s.First, dups[len(dups)-1].Frame); ok {
-			w.req, w.timed = sent(r), true
-		}
+	// The responder, answering in order, had the READ before the last
+	// duplicate (where the MSN counts it): sent before it.
+	if o, ok := t.ReadOwed(s.First, dups[len(dups)-1].Frame, false); ok && (o.Begun || counted) {
+		w.owed, w.timed = o, true
 	}
 	return w
 }
@@ -408,19 +405,17 @@ func (w *readWait) await(k *dupnak.Checker, c *harness.Conn) {
 // end judges w at the end of the trace: a READ that reached the
 // responder before the duplicates (timed), longer before the ACK than any
 // other request shows the responder taking to begin an answer
-// (receive.Tracker.ReactionBesides), was owed its answer before the ACK,
+// (receive.Tracker.Overdue), was owed its answer before the ACK,
 // and the instance is open; so is one whose answer had begun, its latest
 // packet before the ACK longer before it than that (the rest of the
 // answer was owed at once); otherwise the ACK stays legal.
 func (w *readWait) end(k *dupnak.Checker, c *harness.Conn) {
-	bound, ok := k.T.ReactionBesides(w.read)
-	gap := w.acked.at - w.req.at
-	if w.timed && ok && gap > max(bound, time.Microsecond) {
-		// The READ was owed its answer since w.req: received before
+	if gap, bound, overdue := k.T.Overdue(w.owed, w.read, w.acked.at); w.timed && overdue {
+		// The READ was owed its answer since w.owed: received before
 		// the duplicate, or its answer under way.
-		counted, owed, unless := " that its MSN counts", fmt.Sprintf("which it received before the duplicate, captured %v before the ACK (frame %d)", gap, w.req.frame), "the READ was lost on its way, or its answer delayed beyond that"
-		if w.begun {
-			counted, owed, unless = " whose answer had begun", fmt.Sprintf("its answer paused %v after its packet of frame %d", gap, w.req.frame), "the rest of that answer was lost before the capture point, or paused beyond that"
+		counted, owed, unless := " that its MSN counts", fmt.Sprintf("which it received before the duplicate, captured %v before the ACK (frame %d)", gap, w.owed.Frame), "the READ was lost on its way, or its answer delayed beyond that"
+		if w.owed.Begun {
+			counted, owed, unless = " whose answer had begun", fmt.Sprintf("its answer paused %v after its packet of frame %d", gap, w.owed.Frame), "the rest of that answer was lost before the capture point, or paused beyond that"
 		}
 		c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, behind the READ at PSN %d%s: legal only if the responder had not completed that READ, %s, while the capture shows it beginning an answer to a READ or ATOMIC within %v: only if %s",
 			w.dups, w.acked.frame, w.acked.psn, w.read, counted, owed, bound, unless))

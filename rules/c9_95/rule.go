@@ -9,6 +9,7 @@ import (
 	"github.com/rcconform/rcconform/harness"
 	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/opc"
+	"github.com/rcconform/rcconform/harness/receive"
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
@@ -18,7 +19,10 @@ import (
 const ID = "C9-95"
 
 func init() {
-	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(*harness.Conn) harness.Checker { return &monitor{} }})
+	harness.RegisterMonitor(harness.Monitor{Clause: ID, New: func(c *harness.Conn) harness.Checker {
+		t, feeder := receive.Join(c)
+		return &monitor{t: t, feeder: feeder}
+	}})
 }
 
 // monitor checks every positive Acknowledge:
@@ -77,6 +81,11 @@ type monitor struct {
 	// after it); resent: a SEND or WRITE was sent again since then,
 	// which the responder may have taken as a duplicate.
 	dupSinceAck, resent bool
+	// t is the responder's answers as the shared receive model reads
+	// them (when the responder had a READ owed, how long it takes to
+	// answer one); feeder: this monitor feeds it (receive.Join).
+	t      *receive.Tracker
+	feeder bool
 }
 
 // countClash reports ACK e, whose count leaves no room for the messages
@@ -146,7 +155,13 @@ func wentBack(c *harness.Conn, r *trace.Record, what string, last wire.PSN) {
 // Kinds implements harness.KindFilter: the monitor judges Acknowledges,
 // follows requests, and pairs counts with ATOMIC Acknowledges and the
 // READ responses that end an answer.
-func (*monitor) Kinds() harness.Kinds { return opcodes }
+// The feeder of the shared receive model sees every record.
+func (m *monitor) Kinds() harness.Kinds {
+	if m.feeder {
+		return harness.AllKinds
+	}
+	return opcodes
+}
 
 var opcodes = harness.KindsWhere(func(op wire.Opcode) bool {
 	return opc.IsRequest(op) || op == wire.Acknowledge || op == wire.AtomicAcknowledge ||
@@ -334,6 +349,12 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	p := r.Packet
+	if m.feeder {
+		m.t.Observe(c, r)
+		if opcodes&(1<<harness.KindOf(p)) == 0 {
+			return
+		}
+	}
 	if opc.IsRequest(p.Opcode) {
 		if cl := opc.Class(p.Opcode); cl == wire.ClassSend || cl == wire.ClassWrite {
 			m.noteDup(c, p.PSN) // C9-105 judges how these are answered
@@ -579,7 +600,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		return
 	}
 	if k.Past == 0 && k.Beyond > 0 && !dupSinceAck && !c.Complete() && !c.Settings.Active && readUnanswered(c, p.PSN.Next()) {
-		readCounted(c, r, resent)
+		m.readCounted(c, r, resent)
 		return
 	}
 	c.Checked(ID)
@@ -603,13 +624,38 @@ func readUnanswered(c *harness.Conn, q wire.PSN) bool {
 // clause; C9-105 where r may answer a request sent again), or never,
 // and that response passed the READ unanswered (C9-101): one finding
 // names them, where the responder's IPv4 IDs show the capture missed
-// none of its packets in between (open otherwise).
-func readCounted(c *harness.Conn, r *trace.Record, resent bool) {
+// none of its packets in between (open otherwise). The answer coming
+// after r settles nothing alone: the responder had the READ since its
+// first copy captured before r (receive.Tracker.ReadOwed) unless that
+// copy was lost, and where r came longer after it than the capture shows
+// the responder taking to begin any other answer (Overdue), the ACK is
+// legal only if something unseen happened: open at the trace's end.
+func (m *monitor) readCounted(c *harness.Conn, r *trace.Record, resent bool) {
 	p := r.Packet
 	read, seq := p.PSN.Next(), c.Seq()
+	// What the verdict at the trace's end needs of the ACK.
+	frame, at, psn := r.Frame, r.Time, p.PSN
+	owed, timed := m.t.ReadOwed(read, r.Frame, true)
 	c.AwaitReadOwed(read, harness.ReadOwed{
-		Answered: func(c *harness.Conn) bool { c.Checked(ID); return true },
-		Ended:    func(c *harness.Conn) { c.Checked(ID) },
+		Answered: func(c *harness.Conn) bool {
+			if !timed {
+				c.Checked(ID)
+			}
+			return !timed
+		},
+		Ended: func(c *harness.Conn) {
+			gap, bound, overdue := m.t.Overdue(owed, read, at)
+			if !timed || !overdue {
+				c.Checked(ID)
+				return
+			}
+			owedHow, unless := fmt.Sprintf("which reached it %v before the ACK (frame %d)", gap, owed.Frame), "that READ was lost on its way and a later copy counted, or its answer was delayed beyond that"
+			if owed.Begun {
+				owedHow, unless = fmt.Sprintf("whose answer had begun and paused %v after its packet of frame %d", gap, owed.Frame), "the rest of that answer was lost before the capture point, or paused beyond that"
+			}
+			c.Unresolved(ID, fmt.Sprintf("frame %d: ACK PSN %d carries an MSN that counts the RDMA READ at PSN %d after it, legal only while the READ's answer was still to come: the responder had the READ, %s, while the capture shows it beginning an answer to a READ or ATOMIC within %v: only if %s",
+				frame, psn, read, owedHow, bound, unless))
+		},
 		Passed: func(c *harness.Conn, next *trace.Record) {
 			np := next.Packet
 			alts := []reports.Alternative{{ID: ID, If: fmt.Sprintf("the READ's answer went out before this ACK: it names PSN %d, behind the READ the responder had completed", p.PSN)}}

@@ -34,15 +34,25 @@ func TestMonitor(t *testing.T) {
 	// gapBefore skips a responder ID before the first ACK (the READ's
 	// answer may have gone out there), gapAfter one between the two ACKs
 	// (it may have gone out after the first), answer records the READ's
-	// answer between them.
-	readCounted := func(gapBefore, gapAfter, answer bool) func(tr *ht.Trace) {
+	// answer between them. atomic makes the ninth request an ATOMIC, its
+	// answer shown 3µs after it (how long the responder takes to begin
+	// one), and held how much longer than 2µs before the ACK the READ
+	// was captured.
+	readCounted := func(gapBefore, gapAfter, answer, atomic bool, held time.Duration) func(tr *ht.Trace) {
 		return func(tr *ht.Trace) {
 			for p := range wire.PSN(9) {
+				if atomic && p == 8 {
+					tr.Atomic(wire.FetchAdd, p)
+					tr.Wait(2 * time.Microsecond)
+					tr.AtomicAck(p, uint32(p)+1, 0)
+					continue
+				}
 				tr.Req(wire.SendOnly, p, true)
 				tr.Ack(p, uint32(p)+1)
 			}
 			tr.Req(wire.SendOnly, 9, true)
 			tr.Read(10, 8)
+			tr.Wait(held)
 			tr.Req(wire.SendOnly, 11, true)
 			first := tr.Ack(9, 11)
 			if answer {
@@ -100,10 +110,12 @@ func TestMonitor(t *testing.T) {
 			tr.Read(291, 768) // PSNs 291..293 at a 256-byte path MTU
 			tr.Ack(292, 1)
 		}, reports.Fail},
-		{"ACK whose MSN counts the READ after it, a response past the READ next with no answer between, the responder's IDs unbroken since the ACK", ht.Capture(), readCounted(true, false, false), reports.Fail},
-		{"ACK whose MSN counts the READ after it, a response past the READ next, the responder's IDs broken between: its answer may have been lost", ht.Capture(), readCounted(true, true, false), reports.Indeterminate},
-		{"ACK whose MSN counts the READ after it, the READ's answer next", ht.Capture(), readCounted(true, false, true), reports.Pass},
-		{"ACK whose MSN counts the READ after it, the responder's IDs unbroken since the READ: its answer went out before this ACK or never", ht.Capture(), readCounted(false, false, false), reports.Fail},
+		{"ACK whose MSN counts the READ after it, a response past the READ next with no answer between, the responder's IDs unbroken since the ACK", ht.Capture(), readCounted(true, false, false, false, 0), reports.Fail},
+		{"ACK whose MSN counts the READ after it, a response past the READ next, the responder's IDs broken between: its answer may have been lost", ht.Capture(), readCounted(true, true, false, false, 0), reports.Indeterminate},
+		{"ACK whose MSN counts the READ after it, the READ's answer next", ht.Capture(), readCounted(true, false, true, false, 0), reports.Pass},
+		{"ACK whose MSN counts the READ after it, the READ's answer next, the READ captured as soon before it as the responder answers an ATOMIC", ht.Capture(), readCounted(true, false, true, true, 0), reports.Pass},
+		{"ACK whose MSN counts the READ after it, the READ's answer next, the READ captured a millisecond before it, the responder answering an ATOMIC in 3µs: legal only if that READ was lost", ht.Capture(), readCounted(true, false, true, true, time.Millisecond), reports.Indeterminate},
+		{"ACK whose MSN counts the READ after it, the responder's IDs unbroken since the READ: its answer went out before this ACK or never", ht.Capture(), readCounted(false, false, false, false, 0), reports.Fail},
 		{"ACK inside a READ's range, the READ before it resent from behind it once the path MTU showed", ht.Capture(), func(tr *ht.Trace) {
 			tr.Req(wire.SendOnly, 10, true)
 			tr.Ack(10, 1)

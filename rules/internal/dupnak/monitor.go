@@ -30,7 +30,6 @@ type Checker struct {
 	ID    string
 	T     *receive.Tracker
 	Judge Judge
-	s     *sharedTracker
 	// feeder: the first checker of the connection, which feeds the shared
 	// Tracker every record (the Auditor calls it first for each).
 	feeder bool
@@ -49,37 +48,12 @@ func (k *Checker) Kinds() harness.Kinds {
 	return harness.AllKinds
 }
 
-// sharedTracker is a connection's Tracker and the event of the record it
-// saw last (every checker of the connection sees each record in turn,
-// before the next record).
-type sharedTracker struct {
-	t    receive.Tracker
-	last *trace.Record
-	ev   *receive.Event
-	refs int
-}
-
-type sharedKey struct{}
-
-// acquire returns the shared tracker of c and whether the caller is the
-// first checker of c to use it. The tracker lives with the connection
-// (harness.Conn.Shared): nothing is kept across connections.
-func acquire(c *harness.Conn) (*sharedTracker, bool) {
-	s := c.Shared(sharedKey{}, func() any { return &sharedTracker{} }).(*sharedTracker)
-	s.refs++
-	return s, s.refs == 1
-}
-
 // Observe implements harness.Checker.
 func (k *Checker) Observe(c *harness.Conn, r *trace.Record) {
 	if !c.JudgesResponder() {
 		return
 	}
-	s := k.s
-	if s.last != r {
-		s.ev, s.last = s.t.Observe(c, r), r
-	}
-	k.Judge.Event(k, c, s.ev)
+	k.Judge.Event(k, c, k.T.Observe(c, r))
 }
 
 // End implements harness.Checker.
@@ -94,8 +68,8 @@ func (k *Checker) End(c *harness.Conn) {
 // newJudge (one per connection).
 func Monitor(id string, newJudge func() Judge) harness.Monitor {
 	return harness.Monitor{Clause: id, New: func(c *harness.Conn) harness.Checker {
-		s, first := acquire(c)
-		return &Checker{ID: id, Judge: newJudge(), s: s, T: &s.t, feeder: first}
+		t, first := receive.Join(c)
+		return &Checker{ID: id, Judge: newJudge(), T: t, feeder: first}
 	}}
 }
 
