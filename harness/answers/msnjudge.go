@@ -230,7 +230,8 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	// shows no earlier answer to it.
 	// again: an answer to an ATOMIC the trace shows, given again (or
 	// that may be).
-	replay, firstAtomic, unseen, unshown, again := false, false, false, false, false
+	// readAgain: a READ's answer that replays one, or may.
+	replay, firstAtomic, unseen, unshown, again, readAgain := false, false, false, false, false, false
 	covers, incl, haveA := wire.PSN(0), true, false
 	executed, haveExec := wire.PSN(0), false
 	switch opc.Class(op) {
@@ -314,13 +315,13 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		case s == nil || ev.Kind == EvOrphan || ev.Kind == EvSkip || ev.Kind == EvBeyond || ev.Kind == EvAfterNAK || s.Resynced:
 			replay = true // numbering broken (C9-96's concern): only S bounds it
 		case s.Replay, ev.MaybeReplay, s == m.replayStream:
-			replay, executed, haveExec = true, s.Start, true
+			replay, executed, haveExec, readAgain = true, s.Start, true, true
 		case ev.Kind == EvStart && s.Req.Early && m.cutStart(c, p) && !m.unexecutedAtStop(s.Start):
 			// As for an ATOMIC above: a READ the capture showed before
 			// any acknowledgment may resend one answered before it, and
 			// its whole answer may be the replay.
 			replay, m.replayStream, unseen = true, s, true
-			executed, haveExec = s.Start, true
+			executed, haveExec, readAgain = s.Start, true, true
 		case ev.Kind == EvStart && !c.Complete() && m.haveCovered && s.Start.AtOrBefore(m.covered):
 			// An earlier response already acknowledged the READ's PSN:
 			// the READ had been answered before (as for an ATOMIC
@@ -351,6 +352,16 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 		// that acknowledged past it: requests between, executed before
 		// the capture began, are not among the messages the model counts.)
 		covers, haveA = p.PSN, true
+	}
+	if readAgain && (!m.haveCovered || executed.After(m.covered)) {
+		// Likewise a READ's answer given again went out after the
+		// responder executed the READ, and every request before it:
+		// whichever MSN it carries (the first answer's, or the count of
+		// the moment, which only rises), it counts every message before
+		// the READ's PSN. (Not where an earlier response showed the READ
+		// executed: executed before the capture began, it is not among
+		// the messages the model counts from its start.)
+		covers, incl, haveA = executed, false, true
 	}
 	u := m.unwrap(p.AETH.MSN)
 	if haveA && (!m.haveCovered || covers.After(m.covered)) && !(op == wire.Acknowledge && c.AckPSNFault(r) != "") {
@@ -649,9 +660,15 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 	}
 	hi := m.basis.hi // the account the open doubt is stated against
 	m.eachBasis(func(b *basis) {
-		b.take(loC, hiC, haveS, haveA, u, r, mayReplay, !overIfNew(b), !c.Complete() && !c.Settings.Active)
+		// A replay's MSN bounds the ones after it from below, but not
+		// where it is above the count were it new in this account
+		// alone (that MSN may be the fault); where it is in every
+		// account, only the replay reading is left, and an answer after
+		// it with a lower MSN breaks either (the finding names this
+		// count, unchecked: MSNModel.unchecked).
+		b.take(loC, hiC, haveS, haveA, u, r, mayReplay, open || !overIfNew(b), !c.Complete() && !c.Settings.Active)
 	})
-	if (unseen || firstAtomic) && !open && reached && len(m.alts) == 0 {
+	if (unseen || firstAtomic || unshown) && !open && reached && len(m.alts) == 0 {
 		m.asNew(c, r, u, loC)
 	}
 	switch {
@@ -706,7 +723,7 @@ func (m *MSNModel) Model(c *harness.Conn, r *trace.Record, ev *Event) Judgement 
 			which, were = which+" or this answer", "both"
 		}
 		return Judgement{Undecided: true, Open: true,
-			Reason: fmt.Sprintf("MSN %d fits the count only if %s replayed an answer to a request executed before the capture began, which nothing shows: were %s new, %s",
+			Reason: fmt.Sprintf("MSN %d fits the count only if %s replayed an earlier answer the capture does not show (to a request executed before the capture began, or one whose first answer it missed), which nothing shows: were %s new, %s",
 				msn24(u), which, were, droppedWhy)}
 	case judged:
 		return Judgement{}
@@ -730,7 +747,8 @@ func (m *MSNModel) countOfTheMoment(r *trace.Record) string {
 
 // asNew keeps, beside the model's basis, the account where answer r
 // (MSN u), taken as a replay for what the capture may not show (or as
-// the first answer to an ATOMIC, which may yet be one), is new:
+// the first answer to an ATOMIC, which may yet be one, or the first one
+// shown to an ATOMIC sent more than once), is new:
 // its MSN then counts the messages that had reached the responder (loC)
 // and, but for a READ's First, every message up to its PSN. A later packet
 // that fits the basis but not this account is legal only if r was a
