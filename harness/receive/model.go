@@ -283,13 +283,20 @@ func (t *Tracker) ReadOwed(q wire.PSN, before int, first bool) (o Owed, ok bool)
 // answer to the READ at PSN q owed since o (ReadOwed) to be still to
 // come, came longer after o than the longest interval the capture shows
 // the responder taking to begin an answer to another READ or ATOMIC
-// (ReactionBesides), and returns both: legal then only if the READ was
-// lost on its way, or the rest of its answer before the capture point,
-// or the answer was delayed beyond anything the capture shows.
-func (t *Tracker) Overdue(o Owed, q wire.PSN, at time.Duration) (gap, bound time.Duration, overdue bool) {
+// (ReactionBesides): legal then only if the READ was lost on its way, or
+// the rest of its answer before the capture point, or the answer was
+// delayed beyond anything the capture shows. why says so, in the words
+// of an undecided instance's reason.
+func (t *Tracker) Overdue(o Owed, q wire.PSN, at time.Duration) (why string, overdue bool) {
 	bound, ok := t.ReactionBesides(q)
-	gap = at - o.At
-	return gap, bound, ok && gap > max(bound, time.Microsecond)
+	gap := at - o.At
+	if !ok || gap <= max(bound, time.Microsecond) {
+		return "", false
+	}
+	if o.Begun {
+		return fmt.Sprintf("its answer had begun and paused %v after its packet of frame %d, while the capture shows the responder beginning an answer to a READ or ATOMIC within %v: only if the rest of that answer was lost before the capture point, or paused beyond that", gap, o.Frame, bound), true
+	}
+	return fmt.Sprintf("the responder had received it %v before (frame %d), while the capture shows it beginning an answer to a READ or ATOMIC within %v: only if that copy was lost on its way, or its answer delayed beyond that", gap, o.Frame, bound), true
 }
 
 // answerBegun returns the latest packet of an answer to the new READ at

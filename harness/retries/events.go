@@ -1,9 +1,10 @@
 package retries
 
 import (
+	"time"
+
 	"github.com/rcconform/rcconform/harness/trace"
 	"github.com/rcconform/rcconform/wire"
-	"time"
 )
 
 // Cause says what made a requester go back and resend.

@@ -410,15 +410,9 @@ func (w *readWait) await(k *dupnak.Checker, c *harness.Conn) {
 // packet before the ACK longer before it than that (the rest of the
 // answer was owed at once); otherwise the ACK stays legal.
 func (w *readWait) end(k *dupnak.Checker, c *harness.Conn) {
-	if gap, bound, overdue := k.T.Overdue(w.owed, w.read, w.acked.at); w.timed && overdue {
-		// The READ was owed its answer since w.owed: received before
-		// the duplicate, or its answer under way.
-		counted, owed, unless := " that its MSN counts", fmt.Sprintf("which it received before the duplicate, captured %v before the ACK (frame %d)", gap, w.owed.Frame), "the READ was lost on its way, or its answer delayed beyond that"
-		if w.owed.Begun {
-			counted, owed, unless = " whose answer had begun", fmt.Sprintf("its answer paused %v after its packet of frame %d", gap, w.owed.Frame), "the rest of that answer was lost before the capture point, or paused beyond that"
-		}
-		c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, behind the READ at PSN %d%s: legal only if the responder had not completed that READ, %s, while the capture shows it beginning an answer to a READ or ATOMIC within %v: only if %s",
-			w.dups, w.acked.frame, w.acked.psn, w.read, counted, owed, bound, unless))
+	if why, overdue := k.T.Overdue(w.owed, w.read, w.acked.at); w.timed && overdue {
+		c.Unresolved(ID, fmt.Sprintf("the ACK answering the duplicate %s (frame %d) names PSN %d, the newest completed request only if the responder had not completed the READ at PSN %d: %s",
+			w.dups, w.acked.frame, w.acked.psn, w.read, why))
 		return
 	}
 	w.judged(k, c)

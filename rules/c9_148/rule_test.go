@@ -1472,19 +1472,26 @@ func TestAckAtTheCountOfAREADShownFirst(t *testing.T) {
 	}
 }
 
-// TestAckAfterAnATOMICSentTwice: an ATOMIC sent twice, its first answer
-// the capture shows, then three SENDs and an ACK of them with that
-// answer's MSN. Were the answer new it counts the ATOMIC, and the ACK
-// three messages more: too low. It fits only if the answer replayed
-// an earlier one the capture missed with the count of a later moment,
-// after requests the capture dropped too: open, not passed (recall test,
-// seeds 474 and 533, "C9-148 MSN goes back"). With the ACK's MSN three
-// above the answer's it passes.
-func TestAckAfterAnATOMICSentTwice(t *testing.T) {
-	for _, c := range []struct {
-		msn  uint32
-		open bool
-	}{{900, true}, {903, false}} {
+// TestAnswersThatFitOnlyAsUnseenReplays: an answer that fits the count
+// only if it, or an answer before it, replayed one the capture does not
+// show is open, not passed; one the count allows passes.
+//   - An ATOMIC sent twice, its first answer the capture shows, then three
+//     SENDs and an ACK of them with that answer's MSN. Were the answer new
+//     it counts the ATOMIC, and the ACK three messages more: too low. It
+//     fits only if the answer replayed an earlier one the capture missed
+//     with the count of a later moment, after requests the capture dropped
+//     too (recall test, seeds 474 and 533, "C9-148 MSN goes back"). Three
+//     above the answer's, it passes.
+//   - The capture begins with a READ sent twice and answered twice, which
+//     may replay answers given before the capture began; the ATOMIC after
+//     it is answered six messages on. A READ answered again went out after
+//     every request before it was executed, and carries its first answer's
+//     count or the count of the moment: either way its MSN bounds the count
+//     before the READ, and the ATOMIC's answer, were it new, counts one
+//     more (recall test, seed 657, "C9-148 MSN skips ahead"). One above the
+//     READ's count passes.
+func TestAnswersThatFitOnlyAsUnseenReplays(t *testing.T) {
+	atomicSentTwice := func(msn uint32) *rtest.Builder {
 		var b rtest.Builder
 		b.Atomic(96)
 		b.Atomic(96)
@@ -1492,40 +1499,35 @@ func TestAckAfterAnATOMICSentTwice(t *testing.T) {
 		b.Send(97, true)
 		b.Send(98, true)
 		b.Send(99, true)
-		b.Ack(99, c.msn)
-		if c.open {
-			rtest.WantOpen(t, b.Recs, rtest.Capture(0), ID, "an ACK no higher than the answer of an ATOMIC sent twice")
-		} else {
-			rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
-		}
+		b.Ack(99, msn)
+		return &b
 	}
-}
-
-// TestAtomicAnswerAboveAReplayedREAD: the capture begins with a READ sent
-// twice and answered twice, which may replay answers given before the
-// capture began; the ATOMIC after it is answered six messages on. A READ
-// answered again went out after every request before it was executed,
-// and carries its first answer's count or the count of the moment:
-// either way its MSN bounds the count before the READ, and the ATOMIC's
-// answer, were it new, counts one more. Above that it is legal only as a replay of an answer
-// the capture does not show: open, not passed (recall test, seed 657,
-// "C9-148 MSN skips ahead"); one above the READ's count passes.
-func TestAtomicAnswerAboveAReplayedREAD(t *testing.T) {
-	for _, c := range []struct {
-		msn  uint32
-		open bool
-	}{{218, true}, {213, false}} {
+	afterReplayedREAD := func(msn uint32) *rtest.Builder {
 		var b rtest.Builder
 		b.Read(91, 8)
 		b.Read(91, 8)
 		b.Resp(wire.ReadResponseOnly, 91, 0x1f, 212, 8)
 		b.Resp(wire.ReadResponseOnly, 91, 0x1f, 212, 8)
 		b.Atomic(92)
-		b.Resp(wire.AtomicAcknowledge, 92, 0x1f, c.msn, 0)
+		b.Resp(wire.AtomicAcknowledge, 92, 0x1f, msn, 0)
+		return &b
+	}
+	for _, c := range []struct {
+		what  string
+		build func(msn uint32) *rtest.Builder
+		msn   uint32
+		open  bool
+	}{
+		{"an ACK no higher than the answer of an ATOMIC sent twice", atomicSentTwice, 900, true},
+		{"an ACK three above the answer of an ATOMIC sent twice", atomicSentTwice, 903, false},
+		{"an ATOMIC answer above a replayed READ's count", afterReplayedREAD, 218, true},
+		{"an ATOMIC answer one above a replayed READ's count", afterReplayedREAD, 213, false},
+	} {
+		recs := c.build(c.msn).Recs
 		if c.open {
-			rtest.WantOpen(t, b.Recs, rtest.Capture(0), ID, "an ATOMIC answer above a replayed READ's count")
+			rtest.WantOpen(t, recs, rtest.Capture(0), ID, c.what)
 		} else {
-			rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
+			rtest.WantPass(t, recs, rtest.Capture(0), ID)
 		}
 	}
 }
