@@ -400,6 +400,12 @@ func (t *Tracker) classify(c *harness.Conn, r *trace.Record, ev *Event) {
 		t.lastAck, t.lastAckSeq = r, c.Seq()
 		switch {
 		case ACKKind(p):
+			if s := t.Current(); s != nil && s.EndKnown && p.PSN.After(s.End) {
+				// An ACK past the READ's range while its answer is open:
+				// it overtook the rest of the answer, or the rest was
+				// sent before it and not captured.
+				s.AckPast, s.AckPastSeq = r, c.Seq()
+			}
 			*ev = Event{Kind: EvAck, MTU: mtu}
 			return
 		case NAKKind(p):

@@ -162,6 +162,10 @@ type Stream struct {
 	NAKed   bool
 	NAKFrom wire.PSN
 	NAKRec  *trace.Record
+	// AckPast is the latest positive ACK past the READ's range that came
+	// while the stream was open, AckPastSeq its place (nil, 0: none).
+	AckPast    *trace.Record
+	AckPastSeq uint64
 }
 
 // Size returns how many response packets the stream's READ takes (0:

@@ -60,6 +60,9 @@ type monitor struct {
 	t    *answers.Tracker
 	m    *answers.SharedMSN // shared with C9-149
 	held []heldViolation
+	// firstHigh counts the held violations that are a READ's first
+	// answer too high (readFirstHigh), whose behind later responses set.
+	firstHigh int
 }
 
 // heldViolation is a violation, or an instance open unless IPv4 IDs date
@@ -72,6 +75,24 @@ type heldViolation struct {
 	// it is seen to number its packets one by one (answers.Judgement).
 	stop, unbroken bool
 	at             harness.Judged // when r was judged (hold)
+	// behind: a later response carried an MSN below r's (readFirstHigh).
+	behind bool
+}
+
+// readFirstHigh reports whether h is an MSN too high on the first answer
+// the trace shows to a READ (a First or Only judged as new). Off a
+// complete trace it may replay an answer, with the count of the moment,
+// to a copy of the READ the capture missed, sent before requests after
+// it that the capture missed too: legal unless the requester's IDs show
+// the capture missed none of its packets, or a later response's MSN
+// shows the count was never that high (the replay reading then needs
+// that response to be wrong as well: one root cause, this answer's).
+// (Left a violation on a capture that began mid-connection, where no
+// proof that the capture missed none of the requester's packets reaches
+// back far enough: docs/verdicts-detail.md.)
+func readFirstHigh(h heldViolation) bool {
+	op := h.r.Packet.Opcode
+	return h.j.Violation && h.j.Upper && (op == wire.ReadResponseFirst || op == wire.ReadResponseOnly)
 }
 
 // maxHeld bounds the violations held per connection; past it they are
@@ -86,6 +107,15 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 	if opc.IsRequest(r.Packet.Opcode) {
 		m.m.Request(c, r, ev.MTU)
 		return
+	}
+	if m.firstHigh > 0 && opc.Has(r.Packet.Opcode, wire.HdrAETH) {
+		for i := range m.held {
+			if h := &m.held[i]; readFirstHigh(*h) && h.r != r {
+				if d := (h.r.Packet.AETH.MSN - r.Packet.AETH.MSN) & 0xFFFFFF; d != 0 && d < 1<<23 {
+					h.behind = true
+				}
+			}
+		}
 	}
 	j := m.m.Model(c, r, ev)
 	switch {
@@ -125,9 +155,15 @@ func (m *monitor) hold(c *harness.Conn, h heldViolation) {
 	h.at = c.Judging(h.r)
 	if len(m.held) == maxHeld {
 		m.report(c, m.held[0])
+		if readFirstHigh(m.held[0]) {
+			m.firstHigh--
+		}
 		m.held = m.held[1:]
 	}
 	m.held = append(m.held, h)
+	if readFirstHigh(h) {
+		m.firstHigh++
+	}
 }
 
 // report judges a held violation, or a held open instance (After): a
@@ -191,6 +227,10 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 		// response's PSN: the request it answers may be a retransmission
 		// the responder took as a duplicate after completing them.
 		c.Unresolved(ID, "the MSN exceeds the new messages the capture showed had reached the responder, but the capture missed requests after this response's PSN: if the request it answers was a retransmission sent after them, the MSN counts them; "+h.j.Message)
+		return
+	}
+	if readFirstHigh(h) && !c.Complete() && c.FromStart() && !h.behind && !c.SentAllSince(trace.ToResponder, 0) {
+		c.Unresolved(ID, "the first answer the trace shows to a READ carries an MSN above the new messages that had reached the responder: legal only if it replays an answer to a copy of the READ sent before, with the count of the moment, after requests past it, all missed by the capture, which the requester's IPv4 Identifications do not rule out; "+h.j.Message)
 		return
 	}
 	if a := h.j.Other; h.j.AckBefore {
@@ -289,5 +329,5 @@ func (m *monitor) End(c *harness.Conn) {
 	for _, h := range m.held {
 		m.report(c, h)
 	}
-	m.held = nil
+	m.held, m.firstHigh = nil, 0
 }

@@ -1547,3 +1547,24 @@ func TestAckAfterAREADAnsweredBeforeItsRequest(t *testing.T) {
 	b.Ack(2101, 2)
 	rtest.WantPass(t, b.Recs, rtest.Capture(0), ID)
 }
+
+// A READ's first answer the trace shows, whose MSN is above what it could
+// carry were it new, on a capture showing the QP from its creation: legal
+// only as the replay of a copy of the READ sent before, and requests after
+// it, that the capture missed. Where the requester's IPv4 IDs show it
+// missed none of its packets, that is ruled out (a violation); where they
+// skip two before the READ, it stays open (the clause cannot pass).
+func TestREADsFirstAnswerAboveTheCount(t *testing.T) {
+	build := func(skip uint16) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		b.AckedSends(10, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+		q := b.Read(19, 256)
+		b.Resp(wire.ReadResponseOnly, 19, 0x04, 12, 256) // new: 10
+		s := b.Send(20, false)
+		q.IPID += skip
+		s.IPID += skip
+		return b.Recs
+	}
+	rtest.WantViolation(t, build(0), rtest.Capture(0), ID, "MSN 12 is too high")
+	rtest.WantOpen(t, build(2), rtest.Capture(0), ID, "want the READ's answer open")
+}

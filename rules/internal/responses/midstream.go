@@ -7,6 +7,7 @@ import (
 	"github.com/rcconform/rcconform/harness/answers"
 	"github.com/rcconform/rcconform/harness/opc"
 	"github.com/rcconform/rcconform/harness/trace"
+	"github.com/rcconform/rcconform/reports"
 	"github.com/rcconform/rcconform/wire"
 )
 
@@ -139,6 +140,16 @@ func (m *midStream) judge(c *harness.Conn, r *trace.Record, s *answers.Stream, n
 		}
 		msg := fmt.Sprintf("the READ at PSN %d failed after %d response packets (up to PSN %d); its NAK names %s instead of the refused packet's PSN %d",
 			s.Req.PSN, s.Packets, next.Add(-1), what, next)
+		if alts := m.answeredBeforeAck(c, s, next); alts != nil {
+			// Listed under C9-106/C9-115 too (by whichever of C9-100 and
+			// C9-112 judges first), so that neither passes.
+			for _, a := range alts {
+				if a.ID == m.clause || !c.Blamed(r, a.ID) {
+					c.ViolationOf(a.ID, r, msg, want, p.String(), alts...)
+				}
+			}
+			return
+		}
 		if own {
 			// Judged whichever was sent first: a NAK sent before the
 			// response refused the READ itself, and the response packets
@@ -154,6 +165,30 @@ func (m *midStream) judge(c *harness.Conn, r *trace.Record, s *answers.Stream, n
 			return
 		}
 		c.Indeterminate(m.clause, "a NAK inside a READ's response names a PSN past the last response packet seen: response packets may have been lost before the capture point (--complete decides)")
+	}
+}
+
+// answeredBeforeAck returns, for a NAK inside stream s's range at a PSN it
+// had delivered, the two readings left open where a positive ACK past the
+// READ's range came after the stream's latest packet and the responder's
+// IPv4 Identifications leave room for the rest of the answer (from next on)
+// between them: the ACK overtook the answer, and this NAK ended it (this
+// clause); or the rest went out before the ACK uncaptured, and the NAK,
+// behind the responder by then, answers the READ requested again, a
+// duplicate the capture did not show (an error on a duplicate is never
+// NAKed, C9-106/C9-115). Nil where no such ACK came, or the IDs rule the second out.
+func (m *midStream) answeredBeforeAck(c *harness.Conn, s *answers.Stream, next wire.PSN) []reports.Alternative {
+	if s.AckPast == nil || s.AckPastSeq < s.LastSeq || !s.EndKnown {
+		return nil
+	}
+	if n, known := c.SentBetween(s.LastRec, s.AckPast); known && n < s.End.Diff(next)+1 {
+		return nil
+	}
+	dup := fmt.Sprintf("the rest of the READ's answer went out uncaptured before the ACK with PSN %d (frame %d), as the responder's IPv4 Identifications allow, and this NAK answers the READ requested again, a duplicate the capture did not show", s.AckPast.Packet.PSN, s.AckPast.Frame)
+	return []reports.Alternative{
+		{ID: m.clause, If: fmt.Sprintf("the ACK with PSN %d (frame %d) overtook the rest of the READ's answer (C9-101's concern too) and this NAK ended that answer", s.AckPast.Packet.PSN, s.AckPast.Frame)},
+		{ID: "C9-106", If: dup},
+		{ID: "C9-115", If: dup},
 	}
 }
 

@@ -1,6 +1,7 @@
 package rtest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +90,40 @@ func MidStreamTests(t *testing.T, clause string) {
 		sink := Audit(b.Recs, Capture(0), clause)
 		if tl := Tally(sink, clause); tl.Violations != 0 {
 			t.Fatalf("%s: %s\n%s", clause, sink.Findings[0].Message, Dump(b.Recs))
+		}
+	})
+	t.Run("a NAK inside the range after an ACK past it", func(t *testing.T) {
+		// A READ of four packets, three of its answer captured, then an
+		// ACK of the SENDs after the READ and a NAK at the third packet's
+		// PSN. With a responder packet missing between the answer and the
+		// ACK (one ID skipped), the READ's Last may have gone out there:
+		// the NAK then answers a READ sent again (C9-106); otherwise the
+		// ACK overtook the answer and the NAK ended it at a wrong PSN.
+		for _, gap := range []bool{true, false} {
+			b := Builder{PerSender: true}
+			b.AckedSends(6093, 1, 2, 3, 4, 5, 6, 7, 8) // enough IDs to trust
+			b.Read(6101, 4*256)
+			b.Resp(wire.ReadResponseFirst, 6101, 0x04, 9, 256)
+			b.Resp(wire.ReadResponseMiddle, 6102, 0, 0, 256)
+			b.Resp(wire.ReadResponseMiddle, 6103, 0, 0, 256)
+			for psn := wire.PSN(6105); psn <= 6108; psn++ {
+				b.Send(psn, psn == 6108)
+			}
+			ack := b.Ack(6108, 13)
+			nak := b.NAK(6103, wire.NAKRemoteAccess, 13)
+			if gap {
+				ack.IPID++
+				nak.IPID++
+			}
+			sink := Audit(b.Recs, Capture(256), clause)
+			var alt, dup bool
+			for _, f := range sink.Findings {
+				alt = alt || f.ID == clause && strings.Contains(f.Message, "C9-106 if the rest of the READ's answer went out uncaptured")
+				dup = dup || f.ID == "C9-106"
+			}
+			if Tally(sink, clause).Violations != 1 || alt != gap || dup != gap {
+				t.Fatalf("gap %v: %s violations %d, naming C9-106 %v, listed under C9-106 %v\n%s", gap, clause, Tally(sink, clause).Violations, alt, dup, Dump(b.Recs))
+			}
 		}
 	})
 	t.Run("reference", func(t *testing.T) {
