@@ -60,9 +60,9 @@ type monitor struct {
 	t    *answers.Tracker
 	m    *answers.SharedMSN // shared with C9-149
 	held []heldViolation
-	// firstHigh counts the held violations that are a READ's first
-	// answer too high (readFirstHigh), whose behind later responses set.
-	firstHigh int
+	// answerHigh counts the held violations that are a READ's answer
+	// too high (readAnswerHigh), whose behind later responses set.
+	answerHigh int
 }
 
 // heldViolation is a violation, or an instance open unless IPv4 IDs date
@@ -75,24 +75,27 @@ type heldViolation struct {
 	// it is seen to number its packets one by one (answers.Judgement).
 	stop, unbroken bool
 	at             harness.Judged // when r was judged (hold)
-	// behind: a later response carried an MSN below r's (readFirstHigh).
-	behind bool
+	// behind: a later response carried an MSN below r's (readAnswerHigh).
+	// tail: r is a READ answer's Last that the responder's IDs show sent
+	// right after its previous packet (nothing missed between).
+	behind, tail bool
 }
 
-// readFirstHigh reports whether h is an MSN too high on the first answer
-// the trace shows to a READ (a First or Only judged as new). Off a
-// complete trace it may replay an answer, with the count of the moment,
-// to a copy of the READ the capture missed, sent before requests after
-// it that the capture missed too: legal unless the requester's IDs show
+// readAnswerHigh reports whether h is an MSN too high on a READ's answer
+// judged as new: the first the trace shows (a First or Only), or a Last
+// the responder may have sent after packets the capture missed (not
+// tail). Off a complete trace it may replay an answer, with the count of
+// the moment, to a copy of the READ the capture missed, sent before
+// requests after it that the capture missed too (the Last, the end of
+// that replay): legal unless the requester's IDs show
 // the capture missed none of its packets, or a later response's MSN
 // shows the count was never that high (the replay reading then needs
-// that response to be wrong as well: one root cause, this answer's).
-// (Left a violation on a capture that began mid-connection, where no
-// proof that the capture missed none of the requester's packets reaches
-// back far enough: docs/verdicts-detail.md.)
-func readFirstHigh(h heldViolation) bool {
+// that response to be wrong as well: one root cause, this answer's). The
+// IDs prove it only on a trace showing the connection's start: on one
+// begun mid-connection the copy may have gone before the capture did.
+func readAnswerHigh(h heldViolation) bool {
 	op := h.r.Packet.Opcode
-	return h.j.Violation && h.j.Upper && (op == wire.ReadResponseFirst || op == wire.ReadResponseOnly)
+	return h.j.Violation && h.j.Upper && (op == wire.ReadResponseFirst || op == wire.ReadResponseOnly || op == wire.ReadResponseLast && !h.tail)
 }
 
 // maxHeld bounds the violations held per connection; past it they are
@@ -108,9 +111,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		m.m.Request(c, r, ev.MTU)
 		return
 	}
-	if m.firstHigh > 0 && opc.Has(r.Packet.Opcode, wire.HdrAETH) {
+	if m.answerHigh > 0 && opc.Has(r.Packet.Opcode, wire.HdrAETH) {
 		for i := range m.held {
-			if h := &m.held[i]; readFirstHigh(*h) && h.r != r {
+			if h := &m.held[i]; readAnswerHigh(*h) && h.r != r {
 				if d := (h.r.Packet.AETH.MSN - r.Packet.AETH.MSN) & 0xFFFFFF; d != 0 && d < 1<<23 {
 					h.behind = true
 				}
@@ -144,7 +147,7 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 		// failed request, positively acknowledged, is §9.7.5.1.5's.
 		c.Indeterminate(ID, "an ACK naming a SEND with Invalidate carries an MSN that does not count it: the SEND failed if the responder could not invalidate the key it names (then the MSN is right and the positive ACK is §9.7.5.1.5's fault), which the trace does not show; "+j.Message)
 	case j.Violation:
-		m.hold(c, heldViolation{r: r, j: j})
+		m.hold(c, heldViolation{r: r, j: j, tail: r.Packet.Opcode == wire.ReadResponseLast && c.SentAllSince(trace.ToRequester, c.Seq()-1)})
 	default:
 		c.Checked(ID)
 	}
@@ -155,14 +158,14 @@ func (m *monitor) hold(c *harness.Conn, h heldViolation) {
 	h.at = c.Judging(h.r)
 	if len(m.held) == maxHeld {
 		m.report(c, m.held[0])
-		if readFirstHigh(m.held[0]) {
-			m.firstHigh--
+		if readAnswerHigh(m.held[0]) {
+			m.answerHigh--
 		}
 		m.held = m.held[1:]
 	}
 	m.held = append(m.held, h)
-	if readFirstHigh(h) {
-		m.firstHigh++
+	if readAnswerHigh(h) {
+		m.answerHigh++
 	}
 }
 
@@ -229,8 +232,8 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 		c.Unresolved(ID, "the MSN exceeds the new messages the capture showed had reached the responder, but the capture missed requests after this response's PSN: if the request it answers was a retransmission sent after them, the MSN counts them; "+h.j.Message)
 		return
 	}
-	if readFirstHigh(h) && !c.Complete() && c.FromStart() && !h.behind && !c.SentAllSince(trace.ToResponder, 0) {
-		c.Unresolved(ID, "the first answer the trace shows to a READ carries an MSN above the new messages that had reached the responder: legal only if it replays an answer to a copy of the READ sent before, with the count of the moment, after requests past it, all missed by the capture, which the requester's IPv4 Identifications do not rule out; "+h.j.Message)
+	if readAnswerHigh(h) && !c.Complete() && !h.behind && !c.SentAllSince(trace.ToResponder, 0) {
+		c.Unresolved(ID, "a READ's answer carries an MSN above the new messages that had reached the responder: legal only if it replays an answer to a copy of the READ sent before, with the count of the moment, after requests past it, all missed by the capture, which the requester's IPv4 Identifications do not rule out; "+h.j.Message)
 		return
 	}
 	if a := h.j.Other; h.j.AckBefore {
@@ -329,5 +332,5 @@ func (m *monitor) End(c *harness.Conn) {
 	for _, h := range m.held {
 		m.report(c, h)
 	}
-	m.held, m.firstHigh = nil, 0
+	m.held, m.answerHigh = nil, 0
 }

@@ -1350,14 +1350,17 @@ func TestACKNoHigherThanAnAtomicsFirstAnswer(t *testing.T) {
 // READs asked for with the path MTU unknown, the first answered from its
 // First (256 bytes: the path MTU, so the READ takes three PSNs, the second
 // READ following them) but its Last lost. Its two PSNs after the First
-// are the READ's, no request the capture missed: a First counting three
-// past the ACK where only the READ lies between goes back from the count
-// the ACK showed. The ACK with the count one below the First's passes.
+// are the READ's, no request the capture missed: a second READ's First
+// counting more than the two READs past the ACK is too high where the
+// trace is complete; on a capture it is open (no pass), as the first
+// answer the capture shows to a READ may replay one to a copy it missed,
+// with requests past it. The ACK with the count two below passes.
 func TestREADsFirstNumbersItsSpan(t *testing.T) {
 	for _, tc := range []struct {
-		msn  uint32
-		fail bool
-	}{{16, true}, {18, false}} {
+		msn      uint32
+		settings harness.Settings
+		want     reports.Verdict
+	}{{16, ht.Capture(), reports.Indeterminate}, {16, ht.Complete(), reports.Fail}, {18, ht.Capture(), reports.Pass}} {
 		var tr ht.Trace
 		tr.Req(wire.SendOnly, 77, true)
 		tr.Req(wire.WriteOnly, 78, true)
@@ -1367,9 +1370,10 @@ func TestREADsFirstNumbersItsSpan(t *testing.T) {
 		tr.ReadResp(wire.ReadResponseFirst, 79, 19, 256)
 		tr.ReadResp(wire.ReadResponseMiddle, 80, 0, 256)
 		tr.ReadStream(82, 768, 256, 20)
-		tallies, findings := ht.AuditAll(&tr, ht.Capture())
-		if got := tallies[ID].Verdict() == reports.Fail; got != tc.fail {
-			t.Errorf("ACK MSN %d: %s (%+v, %v), want fail %v", tc.msn, tallies[ID].Verdict(), tallies[ID], findings, tc.fail)
+		tallies, findings := ht.AuditAll(&tr, tc.settings)
+		tl := tallies[ID]
+		if got := tl.Verdict(); got != tc.want || tc.want == reports.Indeterminate && tl.Open == 0 {
+			t.Errorf("ACK MSN %d, complete %v: %s (%+v, %v), want %s", tc.msn, tc.settings.Complete, got, tl, findings, tc.want)
 		}
 	}
 }
@@ -1567,4 +1571,25 @@ func TestREADsFirstAnswerAboveTheCount(t *testing.T) {
 	}
 	rtest.WantViolation(t, build(0), rtest.Capture(0), ID, "MSN 12 is too high")
 	rtest.WantOpen(t, build(2), rtest.Capture(0), ID, "want the READ's answer open")
+}
+
+// TestREADsLastAboveTheCount: a READ's answer captured from its First,
+// then a Last whose MSN is above the count, the requester's IDs skipping
+// two packets before the READ. Where the responder's IDs skip packets
+// before the Last, it may end a replay of the READ sent again (after
+// requests past it, all missed by the capture): open. Where they show it
+// sent right after the Middle before it, it ends the answer the capture
+// shows from its First: a violation.
+func TestREADsLastAboveTheCount(t *testing.T) {
+	build := func(gap uint16) []*trace.Record {
+		b := rtest.Builder{PerSender: true}
+		b.AckedSends(10, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+		b.Read(19, 3*256).IPID += 2
+		b.Resp(wire.ReadResponseFirst, 19, 0x04, 10, 256)
+		b.Resp(wire.ReadResponseMiddle, 20, 0, 0, 256)
+		b.Resp(wire.ReadResponseLast, 21, 0x04, 12, 256).IPID += gap // new: 10
+		return b.Recs
+	}
+	rtest.WantViolation(t, build(0), rtest.Capture(0), ID, "MSN 12 is too high")
+	rtest.WantOpen(t, build(3), rtest.Capture(0), ID, "want the READ's Last open")
 }

@@ -98,17 +98,20 @@ func (m *monitor) missedResend(c *harness.Conn, r *trace.Record, ev *retries.Req
 		return
 	}
 	d, zero, known := retries.AckTimeout(c)
-	if !known {
-		return
-	}
-	if o := m.t.OldestOutstanding(); !zero && o != nil && o.Last != nil && o.Last != r && r.Time-o.Last.Time >= retries.TimerFloor(c, d) {
+	if o := m.t.OldestOutstanding(); known && !zero && o != nil && o.Last != nil && o.Last != r && r.Time-o.Last.Time >= retries.TimerFloor(c, d) {
 		return
 	}
 	prev := ev.Prev
+	unless := "unless another flow took those IDs"
+	if !known {
+		// As for a resend seen sooner than the delay (delay): a timer of
+		// unknown interval may have run, which leaves the resends open.
+		unless = "unless the transport timer, whose interval is not known (--ack-timeout), had run, or another flow took those IDs"
+	}
 	judge := func(c *harness.Conn) {
 		if n, known := c.SentBetween(prev, r); known && n > 0 {
-			c.Unresolved(ID, fmt.Sprintf("the requester's IPv4 Identifications show %d packet(s) it sent between frames %d and %d that the capture missed, within the delay of the RNR NAK with PSN %d (frame %d): the request of frame %d takes the PSN after frame %d's, so they were resends, sooner than the NAK's delay (or than the transport timer, had the NAK not arrived), unless another flow took those IDs",
-				n, prev.Frame, r.Frame, g.PSN, g.Rec.Frame, r.Frame, prev.Frame))
+			c.Unresolved(ID, fmt.Sprintf("the requester's IPv4 Identifications show %d packet(s) it sent between frames %d and %d that the capture missed, within the delay of the RNR NAK with PSN %d (frame %d): the request of frame %d takes the PSN after frame %d's, so they were resends, sooner than the NAK's delay (or than the transport timer, had the NAK not arrived), %s",
+				n, prev.Frame, r.Frame, g.PSN, g.Rec.Frame, r.Frame, prev.Frame, unless))
 		}
 	}
 	if !prev.HasIPID || !r.HasIPID || r.IPID-prev.IPID <= 1 {

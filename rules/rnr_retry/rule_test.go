@@ -235,9 +235,9 @@ func TestMonitorCaptures(t *testing.T) {
 // one, so the missed packet was no new request: a resend sooner than the
 // delay (or, had the NAK not arrived, sooner than the transport timer),
 // unless another flow took that ID. Open, not passed. With no missed
-// packet, or sent after the delay, nothing is left open; nor where a
-// transport timer may explain the resend (its interval unknown, or run
-// since the outstanding request was sent: code 1, 8 µs). A requester not
+// packet, or sent after the delay, nothing is left open; nor where the
+// transport timer had run since the outstanding request was sent (code 1,
+// 8 µs). Its interval unknown, it may have run: open. A requester not
 // yet seen to number its packets one by one is judged once its later
 // packets show it does (never, if the trace ends first). So is a resend
 // of the NAK's PSN no sooner than the delay (resend): legal as the first
@@ -257,7 +257,7 @@ func TestMissedResendDuringTheWait(t *testing.T) {
 		{"a packet missed within the delay", true, d12 / 4, 14, 9, 0, false, true},
 		{"none missed", false, d12 / 4, 14, 9, 0, false, false},
 		{"a packet missed after the delay", true, d12 + time.Millisecond, 14, 9, 0, false, false},
-		{"the transport timer unknown", true, d12 / 4, -1, 9, 0, false, false},
+		{"the transport timer unknown", true, d12 / 4, -1, 9, 0, false, true},
 		{"the transport timer run", true, d12 / 4, 1, 9, 0, false, false},
 		{"the IDs shown to count later", true, d12 / 4, 14, 1, 9, false, true},
 		{"the IDs never shown to count", true, d12 / 4, 14, 1, 0, false, false},
