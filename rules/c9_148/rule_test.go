@@ -1557,20 +1557,27 @@ func TestAckAfterAREADAnsweredBeforeItsRequest(t *testing.T) {
 // only as the replay of a copy of the READ sent before, and requests after
 // it, that the capture missed. Where the requester's IPv4 IDs show it
 // missed none of its packets, that is ruled out (a violation); where they
-// skip two before the READ, it stays open (the clause cannot pass).
+// skip two before the READ, it stays open (the clause cannot pass), unless
+// a later ACK's MSN is below the answer's: the count was never that high,
+// and the replay reading would need that ACK wrong too (a violation, the
+// answer's).
 func TestREADsFirstAnswerAboveTheCount(t *testing.T) {
-	build := func(skip uint16) []*trace.Record {
+	build := func(skip uint16, ackAfter bool) []*trace.Record {
 		b := rtest.Builder{PerSender: true}
 		b.AckedSends(10, 1, 2, 3, 4, 5, 6, 7, 8, 9)
 		q := b.Read(19, 256)
 		b.Resp(wire.ReadResponseOnly, 19, 0x04, 12, 256) // new: 10
-		s := b.Send(20, false)
+		s := b.Send(20, ackAfter)
+		if ackAfter {
+			b.Ack(20, 11)
+		}
 		q.IPID += skip
 		s.IPID += skip
 		return b.Recs
 	}
-	rtest.WantViolation(t, build(0), rtest.Capture(0), ID, "MSN 12 is too high")
-	rtest.WantOpen(t, build(2), rtest.Capture(0), ID, "want the READ's answer open")
+	rtest.WantViolation(t, build(0, false), rtest.Capture(0), ID, "MSN 12 is too high")
+	rtest.WantOpen(t, build(2, false), rtest.Capture(0), ID, "want the READ's answer open")
+	rtest.WantViolation(t, build(2, true), rtest.Capture(0), ID, "MSN 12 is too high")
 }
 
 // TestREADsLastAboveTheCount: a READ's answer captured from its First,
