@@ -90,9 +90,12 @@ type heldViolation struct {
 // that replay): legal unless the requester's IDs show
 // the capture missed none of its packets, or a later response's MSN
 // shows the count was never that high (the replay reading then needs
-// that response to be wrong as well: one root cause, this answer's). The
-// IDs prove it only on a trace showing the connection's start: on one
-// begun mid-connection the copy may have gone before the capture did.
+// that response to be wrong as well: one root cause, this answer's).
+// Only on a trace showing the connection's start: on one begun
+// mid-connection, a positive ACK naming a PSN before the READ, sent
+// after the READ's first copy could have been, shows it not yet executed,
+// and the requester's IDs from then on would decide; not done, so such an
+// answer is failed as before (docs/verdicts-detail.md).
 func readAnswerHigh(h heldViolation) bool {
 	op := h.r.Packet.Opcode
 	return h.j.Violation && h.j.Upper && (op == wire.ReadResponseFirst || op == wire.ReadResponseOnly || op == wire.ReadResponseLast && !h.tail)
@@ -232,7 +235,7 @@ func (m *monitor) report(c *harness.Conn, h heldViolation) {
 		c.Unresolved(ID, "the MSN exceeds the new messages the capture showed had reached the responder, but the capture missed requests after this response's PSN: if the request it answers was a retransmission sent after them, the MSN counts them; "+h.j.Message)
 		return
 	}
-	if readAnswerHigh(h) && !c.Complete() && !h.behind && !c.SentAllSince(trace.ToResponder, 0) {
+	if readAnswerHigh(h) && !c.Complete() && c.FromStart() && !h.behind && !c.SentAllSince(trace.ToResponder, 0) {
 		c.Unresolved(ID, "a READ's answer carries an MSN above the new messages that had reached the responder: legal only if it replays an answer to a copy of the READ sent before, with the count of the moment, after requests past it, all missed by the capture, which the requester's IPv4 Identifications do not rule out; "+h.j.Message)
 		return
 	}
