@@ -87,10 +87,10 @@ type heldViolation struct {
 // tail). Off a complete trace it may replay an answer, with the count of
 // the moment, to a copy of the READ the capture missed, sent before
 // requests after it that the capture missed too (the Last, the end of
-// that replay): legal unless the requester's IDs show
-// the capture missed none of its packets, or a later response's MSN
-// shows the count was never that high (the replay reading then needs
-// that response to be wrong as well: one root cause, this answer's).
+// that replay): legal unless the requester's IDs show the capture missed
+// none of its packets, or a later response's MSN shows the count was
+// never that high (the replay reading then needs that response to be
+// wrong as well: one root cause, this answer's).
 // Only on a trace showing the connection's start: on one begun
 // mid-connection, a positive ACK naming a PSN before the READ, sent
 // after the READ's first copy could have been, shows it not yet executed,

@@ -90,8 +90,9 @@ func (m *monitor) Observe(c *harness.Conn, r *trace.Record) {
 // NAK's delay, or, had the NAK not arrived, sooner than the transport
 // timer allowed, unless another flow on the same ID counter took the IDs
 // (for example, a resend lost before a capture in the middle). A
-// transport timer explains such a resend where the timer's interval is
-// not known, or had run since the oldest request outstanding was sent.
+// transport timer explains such a resend where it had run since the
+// oldest request outstanding was sent; one of unknown interval may have
+// run, which leaves the resends open too.
 func (m *monitor) missedResend(c *harness.Conn, r *trace.Record, ev *retries.ReqEvent) {
 	g := ev.RNRWait
 	if c.Complete() || c.Settings.Active || r.Time-g.Rec.Time >= wire.RNRDelay(g.Code) {

@@ -176,7 +176,8 @@ func (m *midStream) judge(c *harness.Conn, r *trace.Record, s *answers.Stream, n
 // clause); or the rest went out before the ACK uncaptured, and the NAK,
 // behind the responder by then, answers the READ requested again, a
 // duplicate the capture did not show (an error on a duplicate is never
-// NAKed, C9-106/C9-115). Nil where no such ACK came, or the IDs rule the second out.
+// NAKed, C9-106/C9-115). Nil where no such ACK came, or the IDs rule the
+// second out.
 func (m *midStream) answeredBeforeAck(c *harness.Conn, s *answers.Stream, next wire.PSN) []reports.Alternative {
 	if s.AckPast == nil || s.AckPastSeq < s.LastSeq || !s.EndKnown {
 		return nil
